@@ -1,1 +1,3 @@
 //! terraform-provider-sveltos: bridges KEP-4322 ClusterProfiles into Sveltos SveltosClusters.
+
+pub mod tfplugin;

@@ -1,0 +1,49 @@
+//! A generic Terraform / OpenTofu plugin server (protocol 6) for providers written in Rust.
+//!
+//! This layer knows nothing about any particular provider: it speaks go-plugin + tfplugin6 over gRPC and hands the
+//! provider decoded [`Value`]s. A provider implements three small traits:
+//!
+//! * [`Provider`]: the provider configuration [`Schema`], `configure`, and the lists of resources and data sources;
+//! * [`Resource`]: `schema`, `plan`, `apply`, `read`, optionally `validate`, `import`, `upgrade_state`;
+//! * [`DataSource`]: `schema`, `read`, optionally `validate`;
+//!
+//! and calls [`serve`] from `main`:
+//!
+//! ```no_run
+//! # use std::sync::Arc;
+//! # use tfsveltos::tfplugin::{self, Provider, ServeOptions};
+//! # async fn run(provider: Arc<dyn Provider>) -> Result<(), tfplugin::ServeError> {
+//! tfplugin::logging::init("provider");
+//! let debug = std::env::args().any(|a| a == "--debug");
+//! tfplugin::serve(provider, ServeOptions::new("registry.terraform.io/example/thing").debug(debug)).await
+//! # }
+//! ```
+//!
+//! What the server does for the provider:
+//! * the go-plugin handshake (magic cookie, protocol negotiation, port range, one line on stdout), AutoMTLS with
+//!   client-certificate pinning, the health / stdio / controller services, and `--debug` reattach mode;
+//! * caches schemas, decodes every `DynamicValue` with the right schema (msgpack or JSON) and encodes results back,
+//!   so providers never see wire formats; decode/encode problems become diagnostics with attribute paths;
+//! * answers every RPC Terraform may call: unknown type names and unsupported features (functions, ephemeral
+//!   resources, list resources, actions, state stores, resource identity, moves) get an empty response or an error
+//!   diagnostic, never a crash;
+//! * respects client capabilities: a `deferred` answer is only sent when the client allows deferral, otherwise it
+//!   becomes an error diagnostic.
+//!
+//! Null means "absent" everywhere: a plan with a null `proposed_new_state` is a destroy (passed to
+//! [`Resource::plan`], which may just return it), an apply with a null `planned_state` is a delete.
+
+pub mod diag;
+pub mod logging;
+pub mod path;
+pub mod provider;
+pub mod schema;
+mod serve;
+pub mod value;
+
+pub use diag::{Diagnostic, Diagnostics, Severity};
+pub use path::{AttributePath, PathStep};
+pub use provider::*;
+pub use schema::*;
+pub use serve::{ServeError, ServeOptions, serve};
+pub use value::{Number, Refinements, Type, Value, ValueError};

@@ -1,0 +1,365 @@
+//! The traits a provider implements, and their request / response types.
+//!
+//! The server decodes every `DynamicValue` with the matching schema before calling these methods and encodes the
+//! returned [`Value`]s with it afterwards, so implementations only handle [`Value`]s. Null states mean "does not
+//! exist": a plan whose `proposed_new_state` is null is a destroy, an apply whose `planned_state` is null is a delete,
+//! a read that returns a null `new_state` tells Terraform the object is gone.
+
+use super::diag::{Diagnostic, Diagnostics};
+use super::path::AttributePath;
+use super::schema::Schema;
+use super::value::Value;
+use async_trait::async_trait;
+use std::sync::Arc;
+
+/// What the Terraform client supports (sent with most requests).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ClientCapabilities {
+    /// The client understands deferred actions; only then may a response carry a [`DeferredReason`].
+    pub deferral_allowed: bool,
+    /// The client supports write-only attributes.
+    pub write_only_attributes_allowed: bool,
+}
+
+/// Why an action is deferred to a later plan/apply round. Only honoured when
+/// [`ClientCapabilities::deferral_allowed`]; otherwise the server turns it into an error diagnostic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeferredReason {
+    /// Unspecified.
+    Unknown,
+    /// The resource configuration contains unknown values.
+    ResourceConfigUnknown,
+    /// The provider configuration contains unknown values.
+    ProviderConfigUnknown,
+    /// A prerequisite is absent.
+    AbsentPrereq,
+}
+
+/// `ConfigureProvider` input.
+#[derive(Debug, Clone, Default)]
+pub struct ConfigureRequest {
+    /// The provider configuration (may contain unknowns at plan time).
+    pub config: Value,
+    /// Terraform/OpenTofu version string.
+    pub terraform_version: String,
+    /// Client capabilities.
+    pub client: ClientCapabilities,
+}
+
+/// `PlanResourceChange` input.
+#[derive(Debug, Clone, Default)]
+pub struct PlanRequest {
+    /// Resource type name.
+    pub type_name: String,
+    /// State before the change; null on create.
+    pub prior_state: Value,
+    /// Terraform's proposal (config merged with prior state); null on destroy.
+    pub proposed_new_state: Value,
+    /// The configuration; null on destroy.
+    pub config: Value,
+    /// Private data saved with the prior state.
+    pub prior_private: Vec<u8>,
+    /// `provider_meta` block (null unless the provider declares one).
+    pub provider_meta: Value,
+    /// Client capabilities.
+    pub client: ClientCapabilities,
+}
+
+impl PlanRequest {
+    /// Whether this plans a destroy.
+    pub fn is_destroy(&self) -> bool {
+        self.proposed_new_state.is_null()
+    }
+
+    /// Whether this plans a create.
+    pub fn is_create(&self) -> bool {
+        self.prior_state.is_null() && !self.proposed_new_state.is_null()
+    }
+}
+
+/// `PlanResourceChange` output.
+#[derive(Debug, Clone, Default)]
+pub struct PlanResponse {
+    /// The planned state (unknown where apply will decide; null for a destroy).
+    pub planned_state: Value,
+    /// Attributes whose change forces replacement.
+    pub requires_replace: Vec<AttributePath>,
+    /// Private data handed to apply.
+    pub planned_private: Vec<u8>,
+    /// Diagnostics.
+    pub diagnostics: Diagnostics,
+    /// Defer this change (only if the client allows it).
+    pub deferred: Option<DeferredReason>,
+}
+
+impl PlanResponse {
+    /// A response planning `planned_state`, keeping `req`'s private data.
+    pub fn planned(req: &PlanRequest, planned_state: Value) -> Self {
+        Self {
+            planned_state,
+            planned_private: req.prior_private.clone(),
+            ..Self::default()
+        }
+    }
+
+    /// A response with only an error diagnostic (planned state = proposed).
+    pub fn error(req: &PlanRequest, diagnostic: Diagnostic) -> Self {
+        Self {
+            planned_state: req.proposed_new_state.clone(),
+            planned_private: req.prior_private.clone(),
+            diagnostics: diagnostic.into(),
+            ..Self::default()
+        }
+    }
+}
+
+/// `ApplyResourceChange` input.
+#[derive(Debug, Clone, Default)]
+pub struct ApplyRequest {
+    /// Resource type name.
+    pub type_name: String,
+    /// State before the change; null on create.
+    pub prior_state: Value,
+    /// The planned state; null on delete.
+    pub planned_state: Value,
+    /// The configuration; null on delete.
+    pub config: Value,
+    /// Private data from plan.
+    pub planned_private: Vec<u8>,
+    /// `provider_meta` block.
+    pub provider_meta: Value,
+}
+
+impl ApplyRequest {
+    /// Whether this applies a delete.
+    pub fn is_delete(&self) -> bool {
+        self.planned_state.is_null()
+    }
+
+    /// Whether this applies a create.
+    pub fn is_create(&self) -> bool {
+        self.prior_state.is_null() && !self.planned_state.is_null()
+    }
+}
+
+/// `ApplyResourceChange` output.
+#[derive(Debug, Clone, Default)]
+pub struct ApplyResponse {
+    /// The new state (wholly known; null after a delete). On error, return what exists now.
+    pub new_state: Value,
+    /// Private data saved with the state.
+    pub private: Vec<u8>,
+    /// Diagnostics.
+    pub diagnostics: Diagnostics,
+}
+
+/// `ReadResource` input.
+#[derive(Debug, Clone, Default)]
+pub struct ReadRequest {
+    /// Resource type name.
+    pub type_name: String,
+    /// The state Terraform has.
+    pub current_state: Value,
+    /// Private data saved with the state.
+    pub private: Vec<u8>,
+    /// `provider_meta` block.
+    pub provider_meta: Value,
+    /// Client capabilities.
+    pub client: ClientCapabilities,
+}
+
+/// `ReadResource` output.
+#[derive(Debug, Clone, Default)]
+pub struct ReadResponse {
+    /// What exists now (null if the object is gone).
+    pub new_state: Value,
+    /// Private data to save.
+    pub private: Vec<u8>,
+    /// Diagnostics.
+    pub diagnostics: Diagnostics,
+    /// Defer the read (only if the client allows it).
+    pub deferred: Option<DeferredReason>,
+}
+
+/// `ImportResourceState` input.
+#[derive(Debug, Clone, Default)]
+pub struct ImportRequest {
+    /// Resource type name.
+    pub type_name: String,
+    /// The import ID given by the user.
+    pub id: String,
+    /// Client capabilities.
+    pub client: ClientCapabilities,
+}
+
+/// One imported object.
+#[derive(Debug, Clone, Default)]
+pub struct ImportedResource {
+    /// Resource type name (usually the requested one).
+    pub type_name: String,
+    /// Its state (Terraform reads it next).
+    pub state: Value,
+    /// Private data.
+    pub private: Vec<u8>,
+}
+
+/// `ImportResourceState` output.
+#[derive(Debug, Clone, Default)]
+pub struct ImportResponse {
+    /// Imported objects.
+    pub imported: Vec<ImportedResource>,
+    /// Diagnostics.
+    pub diagnostics: Diagnostics,
+    /// Defer the import (only if the client allows it).
+    pub deferred: Option<DeferredReason>,
+}
+
+/// `UpgradeResourceState` input.
+#[derive(Debug, Clone, Default)]
+pub struct UpgradeRequest {
+    /// Resource type name.
+    pub type_name: String,
+    /// Schema version the state was written with.
+    pub version: i64,
+    /// The stored state as JSON (as written by any earlier schema version).
+    pub raw_state_json: Vec<u8>,
+}
+
+/// `UpgradeResourceState` output.
+#[derive(Debug, Clone, Default)]
+pub struct UpgradeResponse {
+    /// The state, conforming to the current schema.
+    pub upgraded_state: Value,
+    /// Diagnostics.
+    pub diagnostics: Diagnostics,
+}
+
+impl UpgradeResponse {
+    /// Decodes `raw_state_json` against `schema` (attributes unknown to the schema are an error).
+    pub fn decode(raw_state_json: &[u8], schema: &Schema) -> Self {
+        match super::value::json::decode_state(raw_state_json, schema) {
+            Ok(v) => Self {
+                upgraded_state: v,
+                diagnostics: Diagnostics::new(),
+            },
+            Err(e) => Self {
+                upgraded_state: Value::Null,
+                diagnostics: e.to_diagnostic("Invalid stored state").into(),
+            },
+        }
+    }
+}
+
+/// `ReadDataSource` input.
+#[derive(Debug, Clone, Default)]
+pub struct DataReadRequest {
+    /// Data source type name.
+    pub type_name: String,
+    /// The configuration (computed attributes null).
+    pub config: Value,
+    /// `provider_meta` block.
+    pub provider_meta: Value,
+    /// Client capabilities.
+    pub client: ClientCapabilities,
+}
+
+/// `ReadDataSource` output.
+#[derive(Debug, Clone, Default)]
+pub struct DataReadResponse {
+    /// The result: the config with computed attributes filled in.
+    pub state: Value,
+    /// Diagnostics.
+    pub diagnostics: Diagnostics,
+    /// Defer the read (only if the client allows it).
+    pub deferred: Option<DeferredReason>,
+}
+
+/// A provider: its configuration schema, its resources and data sources.
+#[async_trait]
+pub trait Provider: Send + Sync + 'static {
+    /// Schema of the `provider` configuration block.
+    fn schema(&self) -> Schema;
+
+    /// The resource types (called once; the server caches them by type name).
+    fn resources(&self) -> Vec<Arc<dyn Resource>>;
+
+    /// The data source types (called once).
+    fn data_sources(&self) -> Vec<Arc<dyn DataSource>>;
+
+    /// Schema of the `provider_meta` block, if the provider supports one.
+    fn provider_meta_schema(&self) -> Option<Schema> {
+        None
+    }
+
+    /// Validates the provider configuration (may contain unknowns).
+    async fn validate_config(&self, _config: &Value) -> Diagnostics {
+        Diagnostics::new()
+    }
+
+    /// Configures the provider. Called before any resource or data source operation except validation.
+    async fn configure(&self, req: ConfigureRequest) -> Diagnostics;
+
+    /// Terraform asked the provider to stop in-flight operations (Ctrl-C). Return an error message, if any.
+    async fn stop(&self) -> Option<String> {
+        None
+    }
+}
+
+/// A managed resource type.
+#[async_trait]
+pub trait Resource: Send + Sync + 'static {
+    /// Full type name, e.g. `example_thing`.
+    fn type_name(&self) -> &'static str;
+
+    /// Schema (with its version).
+    fn schema(&self) -> Schema;
+
+    /// Validates a configuration (may contain unknowns).
+    async fn validate(&self, _config: &Value) -> Diagnostics {
+        Diagnostics::new()
+    }
+
+    /// Plans a create, update or destroy.
+    async fn plan(&self, req: PlanRequest) -> PlanResponse;
+
+    /// Applies a planned create, update or delete.
+    async fn apply(&self, req: ApplyRequest) -> ApplyResponse;
+
+    /// Refreshes the state.
+    async fn read(&self, req: ReadRequest) -> ReadResponse;
+
+    /// Imports an existing object by ID. Default: import is not supported.
+    async fn import(&self, req: ImportRequest) -> ImportResponse {
+        ImportResponse {
+            diagnostics: Diagnostic::error(
+                "Import not supported",
+                format!("Resource type {} does not support import.", req.type_name),
+            )
+            .into(),
+            ..ImportResponse::default()
+        }
+    }
+
+    /// Upgrades a stored state to the current schema. Default: decode the JSON against the current schema.
+    async fn upgrade_state(&self, req: UpgradeRequest) -> UpgradeResponse {
+        UpgradeResponse::decode(&req.raw_state_json, &self.schema())
+    }
+}
+
+/// A data source type.
+#[async_trait]
+pub trait DataSource: Send + Sync + 'static {
+    /// Full type name, e.g. `example_things`.
+    fn type_name(&self) -> &'static str;
+
+    /// Schema.
+    fn schema(&self) -> Schema;
+
+    /// Validates a configuration (may contain unknowns).
+    async fn validate(&self, _config: &Value) -> Diagnostics {
+        Diagnostics::new()
+    }
+
+    /// Reads the data.
+    async fn read(&self, req: DataReadRequest) -> DataReadResponse;
+}

@@ -1,0 +1,584 @@
+//! Typed schema builder: what Terraform learns from `GetProviderSchema`.
+//!
+//! ```
+//! use tfsveltos::tfplugin::{Attribute, Block, NestedBlock, Schema, Type, Nesting};
+//! let schema = Schema::new(1)
+//!     .markdown_description("Registers things.")
+//!     .attribute(Attribute::string("name").required().description("Name of the thing."))
+//!     .attribute(Attribute::string("id").computed())
+//!     .attribute(Attribute::new("labels", Type::map(Type::String)).optional())
+//!     .attribute(Attribute::string("token").optional().sensitive())
+//!     .attribute(Attribute::nested("endpoints", Nesting::List, [Attribute::string("url").required()]).optional())
+//!     .block(NestedBlock::list("rule", Block::new().attribute(Attribute::bool("enabled").optional())).max_items(3));
+//! assert!(schema.block.attribute_named("token").is_some_and(|a| a.sensitive));
+//! ```
+
+use super::value::{Refinements, Type, Value};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// How description text is formatted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum StringKind {
+    /// Plain text.
+    #[default]
+    Plain,
+    /// Markdown.
+    Markdown,
+}
+
+/// A versioned schema for a provider configuration, resource or data source.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Schema {
+    /// Schema version (resources: bump it when the state layout changes, and upgrade old states).
+    pub version: i64,
+    /// The top-level block.
+    pub block: Block,
+}
+
+/// A block: attributes and nested blocks.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Block {
+    /// Attributes, in declaration order.
+    pub attributes: Vec<Attribute>,
+    /// Nested block types, in declaration order.
+    pub blocks: Vec<NestedBlock>,
+    /// Description.
+    pub description: String,
+    /// Description format.
+    pub description_kind: StringKind,
+    /// Whether the whole block is deprecated.
+    pub deprecated: bool,
+    /// Deprecation message (protocol 6.9+; older clients ignore it).
+    pub deprecation_message: String,
+}
+
+/// What an attribute holds: a value of a type, or nested attributes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AttributeType {
+    /// A value of a cty type.
+    Type(Type),
+    /// Nested attributes (protocol 6 "nested attribute types").
+    Nested(NestedAttributes),
+}
+
+/// Nesting of nested attributes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Nesting {
+    /// One object.
+    Single,
+    /// A list of objects.
+    List,
+    /// A set of objects.
+    Set,
+    /// A map of objects.
+    Map,
+}
+
+/// Nested attributes of an attribute.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NestedAttributes {
+    /// How the objects are nested.
+    pub nesting: Nesting,
+    /// The objects' attributes.
+    pub attributes: Vec<Attribute>,
+}
+
+/// One attribute.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attribute {
+    /// Name.
+    pub name: String,
+    /// Type or nested attributes.
+    pub kind: AttributeType,
+    /// Description.
+    pub description: String,
+    /// Description format.
+    pub description_kind: StringKind,
+    /// Must be set in configuration.
+    pub required: bool,
+    /// May be set in configuration.
+    pub optional: bool,
+    /// Set by the provider (with `optional`: when not configured).
+    pub computed: bool,
+    /// Hidden in plan output.
+    pub sensitive: bool,
+    /// Deprecated.
+    pub deprecated: bool,
+    /// Deprecation message.
+    pub deprecation_message: String,
+}
+
+/// Nesting of nested blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockNesting {
+    /// At most one block; null when absent.
+    Single,
+    /// Exactly one block, never null (attributes null when absent).
+    Group,
+    /// An ordered list of blocks.
+    List,
+    /// A set of blocks.
+    Set,
+    /// Labelled blocks, by label.
+    Map,
+}
+
+/// A nested block type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NestedBlock {
+    /// The block type name as written in configuration.
+    pub type_name: String,
+    /// The block's contents.
+    pub block: Block,
+    /// Nesting mode.
+    pub nesting: BlockNesting,
+    /// Minimum number of blocks (list/set).
+    pub min_items: i64,
+    /// Maximum number of blocks (list/set; 0 = unlimited).
+    pub max_items: i64,
+}
+
+impl Schema {
+    /// An empty schema with the given version.
+    pub fn new(version: i64) -> Self {
+        Self {
+            version,
+            block: Block::new(),
+        }
+    }
+
+    /// Adds an attribute to the top-level block.
+    pub fn attribute(mut self, attribute: Attribute) -> Self {
+        self.block.attributes.push(attribute);
+        self
+    }
+
+    /// Adds a nested block type to the top-level block.
+    pub fn block(mut self, block: NestedBlock) -> Self {
+        self.block.blocks.push(block);
+        self
+    }
+
+    /// Sets a plain-text description.
+    pub fn description(mut self, text: impl Into<String>) -> Self {
+        self.block = self.block.description(text);
+        self
+    }
+
+    /// Sets a markdown description.
+    pub fn markdown_description(mut self, text: impl Into<String>) -> Self {
+        self.block = self.block.markdown_description(text);
+        self
+    }
+
+    /// Marks the whole schema deprecated.
+    pub fn deprecated(mut self, message: impl Into<String>) -> Self {
+        self.block = self.block.deprecated(message);
+        self
+    }
+
+    /// The object type of values of this schema.
+    pub fn value_type(&self) -> Type {
+        self.block.value_type()
+    }
+
+    /// Sets every computed attribute that is null in `proposed` to unknown (recursing into nested attributes
+    /// and blocks): the usual plan for a create, or for an update where computed values may change.
+    pub fn mark_computed_unknown(&self, proposed: &Value) -> Value {
+        self.block.mark_computed_unknown(proposed)
+    }
+}
+
+impl Block {
+    /// An empty block.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds an attribute.
+    pub fn attribute(mut self, attribute: Attribute) -> Self {
+        self.attributes.push(attribute);
+        self
+    }
+
+    /// Adds a nested block type.
+    pub fn block(mut self, block: NestedBlock) -> Self {
+        self.blocks.push(block);
+        self
+    }
+
+    /// Sets a plain-text description.
+    pub fn description(mut self, text: impl Into<String>) -> Self {
+        self.description = text.into();
+        self.description_kind = StringKind::Plain;
+        self
+    }
+
+    /// Sets a markdown description.
+    pub fn markdown_description(mut self, text: impl Into<String>) -> Self {
+        self.description = text.into();
+        self.description_kind = StringKind::Markdown;
+        self
+    }
+
+    /// Marks the block deprecated.
+    pub fn deprecated(mut self, message: impl Into<String>) -> Self {
+        self.deprecated = true;
+        self.deprecation_message = message.into();
+        self
+    }
+
+    /// The attribute called `name`.
+    pub fn attribute_named(&self, name: &str) -> Option<&Attribute> {
+        self.attributes.iter().find(|a| a.name == name)
+    }
+
+    /// The nested block type called `name`.
+    pub fn block_named(&self, name: &str) -> Option<&NestedBlock> {
+        self.blocks.iter().find(|b| b.type_name == name)
+    }
+
+    /// The object type of values of this block.
+    pub fn value_type(&self) -> Type {
+        let mut attributes = BTreeMap::new();
+        for a in &self.attributes {
+            attributes.insert(a.name.clone(), a.value_type());
+        }
+        for b in &self.blocks {
+            attributes.insert(b.type_name.clone(), b.value_type());
+        }
+        Type::Object {
+            attributes,
+            optional: BTreeSet::new(),
+        }
+    }
+
+    /// See [`Schema::mark_computed_unknown`].
+    pub fn mark_computed_unknown(&self, proposed: &Value) -> Value {
+        let Value::Object(map) = proposed else {
+            return proposed.clone();
+        };
+        let mut out = map.clone();
+        for a in &self.attributes {
+            let current = map.get(&a.name).cloned().unwrap_or(Value::Null);
+            let new = if a.computed && current.is_null() {
+                Value::Unknown(Refinements::default())
+            } else if let AttributeType::Nested(n) = &a.kind {
+                mark_nested(&n.attributes, n.nesting, &current)
+            } else {
+                current
+            };
+            out.insert(a.name.clone(), new);
+        }
+        for b in &self.blocks {
+            if let Some(current) = map.get(&b.type_name) {
+                let new = match (b.nesting, current) {
+                    (BlockNesting::Single | BlockNesting::Group, v) => {
+                        b.block.mark_computed_unknown(v)
+                    }
+                    (_, Value::List(items)) => Value::List(
+                        items
+                            .iter()
+                            .map(|v| b.block.mark_computed_unknown(v))
+                            .collect(),
+                    ),
+                    (_, Value::Set(items)) => Value::Set(
+                        items
+                            .iter()
+                            .map(|v| b.block.mark_computed_unknown(v))
+                            .collect(),
+                    ),
+                    (_, Value::Map(items)) => Value::Map(
+                        items
+                            .iter()
+                            .map(|(k, v)| (k.clone(), b.block.mark_computed_unknown(v)))
+                            .collect(),
+                    ),
+                    (_, v) => v.clone(),
+                };
+                out.insert(b.type_name.clone(), new);
+            }
+        }
+        Value::Object(out)
+    }
+}
+
+fn mark_nested(attrs: &[Attribute], nesting: Nesting, current: &Value) -> Value {
+    let block = Block {
+        attributes: attrs.to_vec(),
+        ..Block::default()
+    };
+    match (nesting, current) {
+        (Nesting::Single, v) => block.mark_computed_unknown(v),
+        (_, Value::List(items)) => Value::List(
+            items
+                .iter()
+                .map(|v| block.mark_computed_unknown(v))
+                .collect(),
+        ),
+        (_, Value::Set(items)) => Value::Set(
+            items
+                .iter()
+                .map(|v| block.mark_computed_unknown(v))
+                .collect(),
+        ),
+        (_, Value::Map(items)) => Value::Map(
+            items
+                .iter()
+                .map(|(k, v)| (k.clone(), block.mark_computed_unknown(v)))
+                .collect(),
+        ),
+        (_, v) => v.clone(),
+    }
+}
+
+impl Attribute {
+    /// An attribute of type `ty` (set `required()`, `optional()` and/or `computed()` next).
+    pub fn new(name: impl Into<String>, ty: Type) -> Self {
+        Self::with_kind(name, AttributeType::Type(ty))
+    }
+
+    fn with_kind(name: impl Into<String>, kind: AttributeType) -> Self {
+        Self {
+            name: name.into(),
+            kind,
+            description: String::new(),
+            description_kind: StringKind::Plain,
+            required: false,
+            optional: false,
+            computed: false,
+            sensitive: false,
+            deprecated: false,
+            deprecation_message: String::new(),
+        }
+    }
+
+    /// A `string` attribute.
+    pub fn string(name: impl Into<String>) -> Self {
+        Self::new(name, Type::String)
+    }
+
+    /// A `number` attribute.
+    pub fn number(name: impl Into<String>) -> Self {
+        Self::new(name, Type::Number)
+    }
+
+    /// A `bool` attribute.
+    pub fn bool(name: impl Into<String>) -> Self {
+        Self::new(name, Type::Bool)
+    }
+
+    /// A `dynamic` attribute.
+    pub fn dynamic(name: impl Into<String>) -> Self {
+        Self::new(name, Type::Dynamic)
+    }
+
+    /// A `list(elem)` attribute.
+    pub fn list(name: impl Into<String>, elem: Type) -> Self {
+        Self::new(name, Type::list(elem))
+    }
+
+    /// A `set(elem)` attribute.
+    pub fn set(name: impl Into<String>, elem: Type) -> Self {
+        Self::new(name, Type::set(elem))
+    }
+
+    /// A `map(elem)` attribute.
+    pub fn map(name: impl Into<String>, elem: Type) -> Self {
+        Self::new(name, Type::map(elem))
+    }
+
+    /// An attribute with nested attributes.
+    pub fn nested(
+        name: impl Into<String>,
+        nesting: Nesting,
+        attributes: impl IntoIterator<Item = Attribute>,
+    ) -> Self {
+        Self::with_kind(
+            name,
+            AttributeType::Nested(NestedAttributes {
+                nesting,
+                attributes: attributes.into_iter().collect(),
+            }),
+        )
+    }
+
+    /// Must be configured.
+    pub fn required(mut self) -> Self {
+        self.required = true;
+        self.optional = false;
+        self
+    }
+
+    /// May be configured.
+    pub fn optional(mut self) -> Self {
+        self.optional = true;
+        self.required = false;
+        self
+    }
+
+    /// Set by the provider.
+    pub fn computed(mut self) -> Self {
+        self.computed = true;
+        self
+    }
+
+    /// Hidden in plan output and logs.
+    pub fn sensitive(mut self) -> Self {
+        self.sensitive = true;
+        self
+    }
+
+    /// Deprecated, with a message.
+    pub fn deprecated(mut self, message: impl Into<String>) -> Self {
+        self.deprecated = true;
+        self.deprecation_message = message.into();
+        self
+    }
+
+    /// Plain-text description.
+    pub fn description(mut self, text: impl Into<String>) -> Self {
+        self.description = text.into();
+        self.description_kind = StringKind::Plain;
+        self
+    }
+
+    /// Markdown description.
+    pub fn markdown_description(mut self, text: impl Into<String>) -> Self {
+        self.description = text.into();
+        self.description_kind = StringKind::Markdown;
+        self
+    }
+
+    /// The type of this attribute's values.
+    pub fn value_type(&self) -> Type {
+        match &self.kind {
+            AttributeType::Type(t) => t.clone(),
+            AttributeType::Nested(n) => {
+                let mut attributes = BTreeMap::new();
+                let mut optional = BTreeSet::new();
+                for a in &n.attributes {
+                    attributes.insert(a.name.clone(), a.value_type());
+                    if a.optional || a.computed {
+                        optional.insert(a.name.clone());
+                    }
+                }
+                let obj = Type::Object {
+                    attributes,
+                    optional,
+                };
+                match n.nesting {
+                    Nesting::Single => obj,
+                    Nesting::List => Type::list(obj),
+                    Nesting::Set => Type::set(obj),
+                    Nesting::Map => Type::map(obj),
+                }
+            }
+        }
+    }
+}
+
+impl NestedBlock {
+    fn with(type_name: impl Into<String>, block: Block, nesting: BlockNesting) -> Self {
+        Self {
+            type_name: type_name.into(),
+            block,
+            nesting,
+            min_items: 0,
+            max_items: 0,
+        }
+    }
+
+    /// At most one block (null when absent).
+    pub fn single(type_name: impl Into<String>, block: Block) -> Self {
+        Self::with(type_name, block, BlockNesting::Single)
+    }
+
+    /// Exactly one block, never null.
+    pub fn group(type_name: impl Into<String>, block: Block) -> Self {
+        Self::with(type_name, block, BlockNesting::Group)
+    }
+
+    /// A list of blocks.
+    pub fn list(type_name: impl Into<String>, block: Block) -> Self {
+        Self::with(type_name, block, BlockNesting::List)
+    }
+
+    /// A set of blocks.
+    pub fn set(type_name: impl Into<String>, block: Block) -> Self {
+        Self::with(type_name, block, BlockNesting::Set)
+    }
+
+    /// Labelled blocks.
+    pub fn map(type_name: impl Into<String>, block: Block) -> Self {
+        Self::with(type_name, block, BlockNesting::Map)
+    }
+
+    /// Minimum number of blocks.
+    pub fn min_items(mut self, n: i64) -> Self {
+        self.min_items = n;
+        self
+    }
+
+    /// Maximum number of blocks.
+    pub fn max_items(mut self, n: i64) -> Self {
+        self.max_items = n;
+        self
+    }
+
+    /// The type of this block type's value in the parent object.
+    pub fn value_type(&self) -> Type {
+        let obj = self.block.value_type();
+        match self.nesting {
+            BlockNesting::Single | BlockNesting::Group => obj,
+            BlockNesting::List => Type::list(obj),
+            BlockNesting::Set => Type::set(obj),
+            BlockNesting::Map => Type::map(obj),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn implied_type_and_computed_marking() {
+        let s = Schema::new(0)
+            .attribute(Attribute::string("name").required())
+            .attribute(Attribute::string("id").computed())
+            .attribute(Attribute::nested(
+                "items",
+                Nesting::List,
+                [Attribute::string("x").optional().computed()],
+            ))
+            .block(NestedBlock::list(
+                "b",
+                Block::new().attribute(Attribute::number("n").computed()),
+            ));
+        let Type::Object { attributes, .. } = s.value_type() else {
+            panic!("object expected")
+        };
+        assert_eq!(attributes.len(), 4);
+        assert!(matches!(attributes.get("items"), Some(Type::List(_))));
+        let proposed = Value::object([
+            ("name", Value::string("a")),
+            ("id", Value::Null),
+            ("items", Value::list([Value::object([("x", Value::Null)])])),
+            ("b", Value::list([Value::object([("n", Value::int(1))])])),
+        ]);
+        let planned = s.mark_computed_unknown(&proposed);
+        assert!(!planned.get_attr("id").is_known());
+        assert!(
+            !planned
+                .get_attr("items")
+                .get_index(0)
+                .get_attr("x")
+                .is_known()
+        );
+        assert_eq!(
+            planned.get_attr("b").get_index(0).get_attr("n").as_i64(),
+            Some(1)
+        );
+    }
+}

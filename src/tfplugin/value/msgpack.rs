@@ -1,0 +1,902 @@
+//! The msgpack form of `DynamicValue`, directed by a [`Type`].
+//!
+//! Follows cty's encoding: nulls are `nil`; unknowns are extension values (type 0 for a plain unknown, type 12 with a
+//! map of refinements for a refined one; on input every extension is read as unknown); numbers are msgpack integers
+//! or floats when exact, otherwise decimal strings; `dynamic` values are a two-element array of the type's JSON and
+//! the value; objects and maps are msgpack maps; lists, sets and tuples are arrays. Every error names the attribute
+//! path where it happened and never includes the value (values may be secret).
+
+use super::{Number, Refinements, Type, Value, ValueError};
+use crate::tfplugin::path::{AttributePath, PathStep};
+use std::collections::BTreeMap;
+
+/// Nesting limit for decoding and encoding (guards against stack exhaustion on hostile input).
+const MAX_DEPTH: usize = 128;
+/// Refinement payloads larger than this are rejected, as cty does.
+const MAX_REFINEMENT_LEN: usize = 1024;
+const EXT_UNKNOWN_REFINED: i8 = 12;
+
+/// Decodes msgpack `bytes` as a value of type `ty`.
+pub fn decode(bytes: &[u8], ty: &Type) -> Result<Value, ValueError> {
+    let mut d = Decoder {
+        buf: bytes,
+        pos: 0,
+        path: AttributePath::root(),
+        depth: 0,
+    };
+    let v = d.value(ty)?;
+    if d.pos != bytes.len() {
+        return Err(d.err("trailing bytes after value"));
+    }
+    Ok(v)
+}
+
+/// Encodes `value` as msgpack for type `ty`.
+pub fn encode(value: &Value, ty: &Type) -> Result<Vec<u8>, ValueError> {
+    let mut e = Encoder {
+        out: Vec::with_capacity(64),
+        path: AttributePath::root(),
+        depth: 0,
+    };
+    e.value(value, ty)?;
+    Ok(e.out)
+}
+
+/// Infers the type of a known value (used for `dynamic` attributes). Nulls and unknowns are `dynamic`.
+pub fn infer_type(value: &Value) -> Result<Type, String> {
+    Ok(match value {
+        Value::Null | Value::Unknown(_) => Type::Dynamic,
+        Value::Bool(_) => Type::Bool,
+        Value::Number(_) => Type::Number,
+        Value::String(_) => Type::String,
+        Value::List(items) => Type::list(unify(items.iter())?),
+        Value::Set(items) => Type::set(unify(items.iter())?),
+        Value::Map(items) => Type::map(unify(items.values())?),
+        Value::Tuple(items) => Type::Tuple(items.iter().map(infer_type).collect::<Result<_, _>>()?),
+        Value::Object(attrs) => Type::object(
+            attrs
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), infer_type(v)?)))
+                .collect::<Result<Vec<_>, String>>()?,
+        ),
+    })
+}
+
+fn unify<'a>(items: impl Iterator<Item = &'a Value>) -> Result<Type, String> {
+    let mut ty = Type::Dynamic;
+    for item in items {
+        let t = infer_type(item)?;
+        if t == Type::Dynamic || t == ty {
+            continue;
+        }
+        if ty == Type::Dynamic {
+            ty = t;
+        } else {
+            return Err(format!(
+                "collection elements have different types ({ty} and {t})"
+            ));
+        }
+    }
+    Ok(ty)
+}
+
+struct Decoder<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    path: AttributePath,
+    depth: usize,
+}
+
+impl Decoder<'_> {
+    fn err(&self, msg: impl Into<String>) -> ValueError {
+        ValueError::new(&self.path, msg)
+    }
+
+    fn peek(&self) -> Result<u8, ValueError> {
+        self.buf
+            .get(self.pos)
+            .copied()
+            .ok_or_else(|| self.err("unexpected end of msgpack data"))
+    }
+
+    fn take(&mut self, n: usize) -> Result<&[u8], ValueError> {
+        let end = self.pos.checked_add(n).filter(|&e| e <= self.buf.len());
+        match end {
+            Some(end) => {
+                let s = &self.buf[self.pos..end];
+                self.pos = end;
+                Ok(s)
+            }
+            None => Err(self.err("unexpected end of msgpack data")),
+        }
+    }
+
+    fn byte(&mut self) -> Result<u8, ValueError> {
+        Ok(self.take(1)?[0])
+    }
+
+    fn be<const N: usize>(&mut self) -> Result<[u8; N], ValueError> {
+        let s = self.take(N)?;
+        let mut a = [0u8; N];
+        a.copy_from_slice(s);
+        Ok(a)
+    }
+
+    fn len_of(&mut self, size: u8) -> Result<usize, ValueError> {
+        Ok(match size {
+            1 => self.byte()? as usize,
+            2 => u16::from_be_bytes(self.be()?) as usize,
+            _ => u32::from_be_bytes(self.be()?) as usize,
+        })
+    }
+
+    /// Reads an extension header if one is next: (type, payload length).
+    fn ext_header(&mut self) -> Result<Option<(i8, usize)>, ValueError> {
+        let m = self.peek()?;
+        let (skip, len) = match m {
+            0xd4 => (1, 1),
+            0xd5 => (1, 2),
+            0xd6 => (1, 4),
+            0xd7 => (1, 8),
+            0xd8 => (1, 16),
+            0xc7 | 0xc8 | 0xc9 => {
+                self.pos += 1;
+                let size = match m {
+                    0xc7 => 1,
+                    0xc8 => 2,
+                    _ => 4,
+                };
+                let len = self.len_of(size)?;
+                let t = self.byte()? as i8;
+                return Ok(Some((t, len)));
+            }
+            _ => return Ok(None),
+        };
+        self.pos += skip;
+        let t = self.byte()? as i8;
+        Ok(Some((t, len)))
+    }
+
+    fn enter(&mut self) -> Result<(), ValueError> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(self.err("value nested too deeply"));
+        }
+        Ok(())
+    }
+
+    fn value(&mut self, ty: &Type) -> Result<Value, ValueError> {
+        self.enter()?;
+        let v = self.value_inner(ty);
+        self.depth -= 1;
+        v
+    }
+
+    fn value_inner(&mut self, ty: &Type) -> Result<Value, ValueError> {
+        if let Some((ext, len)) = self.ext_header()? {
+            let payload = self.take(len)?;
+            let refinements = if ext == EXT_UNKNOWN_REFINED && len > 1 && *ty != Type::Dynamic {
+                let payload = payload.to_vec();
+                self.refinements(&payload)?
+            } else {
+                Refinements::default()
+            };
+            return Ok(Value::Unknown(refinements));
+        }
+        if self.peek()? == 0xc0 {
+            self.pos += 1;
+            return Ok(Value::Null);
+        }
+        match ty {
+            Type::Dynamic => {
+                let n = self.array_len()?;
+                if n != 2 {
+                    return Err(self.err("dynamic value must be a [type, value] array"));
+                }
+                let type_json = self.bytes_or_str()?;
+                let inner =
+                    Type::from_json_bytes(&type_json).map_err(|e| self.err(e.to_string()))?;
+                self.value(&inner)
+            }
+            Type::String => {
+                let b = self.bytes_or_str()?;
+                String::from_utf8(b)
+                    .map(Value::String)
+                    .map_err(|_| self.err("string is not valid UTF-8"))
+            }
+            Type::Bool => match self.byte()? {
+                0xc2 => Ok(Value::Bool(false)),
+                0xc3 => Ok(Value::Bool(true)),
+                _ => Err(self.err("expected a bool")),
+            },
+            Type::Number => self.number().map(Value::Number),
+            Type::List(elem) | Type::Set(elem) => {
+                let n = self.array_len()?;
+                let mut items = Vec::with_capacity(n.min(self.remaining()));
+                let is_list = matches!(ty, Type::List(_));
+                for i in 0..n {
+                    if is_list {
+                        self.path.push(PathStep::KeyInt(i as i64));
+                    }
+                    let item = self.value(elem);
+                    if is_list {
+                        self.path.pop();
+                    }
+                    items.push(item?);
+                }
+                Ok(if is_list {
+                    Value::List(items)
+                } else {
+                    Value::Set(items)
+                })
+            }
+            Type::Tuple(elems) => {
+                let n = self.array_len()?;
+                if n != elems.len() {
+                    return Err(self.err(format!(
+                        "tuple has {n} elements but its type has {}",
+                        elems.len()
+                    )));
+                }
+                let mut items = Vec::with_capacity(n);
+                for (i, t) in elems.iter().enumerate() {
+                    self.path.push(PathStep::KeyInt(i as i64));
+                    let item = self.value(t);
+                    self.path.pop();
+                    items.push(item?);
+                }
+                Ok(Value::Tuple(items))
+            }
+            Type::Map(elem) => {
+                let n = self.map_len()?;
+                let mut items = BTreeMap::new();
+                for _ in 0..n {
+                    let key = self.key()?;
+                    self.path.push(PathStep::KeyString(key.clone()));
+                    let item = self.value(elem);
+                    self.path.pop();
+                    items.insert(key, item?);
+                }
+                Ok(Value::Map(items))
+            }
+            Type::Object { attributes, .. } => {
+                let n = self.map_len()?;
+                let mut items = BTreeMap::new();
+                for _ in 0..n {
+                    let key = self.key()?;
+                    self.path.push(PathStep::Attribute(key.clone()));
+                    let item = match attributes.get(&key) {
+                        Some(t) => self.value(t),
+                        None => Err(self.err("unsupported attribute (not in the schema)")),
+                    };
+                    self.path.pop();
+                    items.insert(key, item?);
+                }
+                for name in attributes.keys() {
+                    items.entry(name.clone()).or_insert(Value::Null);
+                }
+                Ok(Value::Object(items))
+            }
+        }
+    }
+
+    fn remaining(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
+    fn key(&mut self) -> Result<String, ValueError> {
+        let b = self.bytes_or_str()?;
+        String::from_utf8(b).map_err(|_| self.err("map key is not valid UTF-8"))
+    }
+
+    fn array_len(&mut self) -> Result<usize, ValueError> {
+        match self.byte()? {
+            m @ 0x90..=0x9f => Ok((m & 0x0f) as usize),
+            0xdc => self.len_of(2),
+            0xdd => self.len_of(4),
+            _ => Err(self.err("expected an array")),
+        }
+    }
+
+    fn map_len(&mut self) -> Result<usize, ValueError> {
+        match self.byte()? {
+            m @ 0x80..=0x8f => Ok((m & 0x0f) as usize),
+            0xde => self.len_of(2),
+            0xdf => self.len_of(4),
+            _ => Err(self.err("expected a map")),
+        }
+    }
+
+    fn bytes_or_str(&mut self) -> Result<Vec<u8>, ValueError> {
+        let n = match self.byte()? {
+            m @ 0xa0..=0xbf => (m & 0x1f) as usize,
+            0xd9 | 0xc4 => self.len_of(1)?,
+            0xda | 0xc5 => self.len_of(2)?,
+            0xdb | 0xc6 => self.len_of(4)?,
+            _ => return Err(self.err("expected a string")),
+        };
+        Ok(self.take(n)?.to_vec())
+    }
+
+    fn number(&mut self) -> Result<Number, ValueError> {
+        let m = self.peek()?;
+        let n = match m {
+            0x00..=0x7f => {
+                self.pos += 1;
+                Number::Int(i64::from(m))
+            }
+            0xe0..=0xff => {
+                self.pos += 1;
+                Number::Int(i64::from(m as i8))
+            }
+            0xcc => {
+                self.pos += 1;
+                Number::Int(i64::from(self.byte()?))
+            }
+            0xcd => {
+                self.pos += 1;
+                Number::Int(i64::from(u16::from_be_bytes(self.be()?)))
+            }
+            0xce => {
+                self.pos += 1;
+                Number::Int(i64::from(u32::from_be_bytes(self.be()?)))
+            }
+            0xcf => {
+                self.pos += 1;
+                let u = u64::from_be_bytes(self.be()?);
+                i64::try_from(u)
+                    .map(Number::Int)
+                    .unwrap_or_else(|_| Number::Big(u.to_string()))
+            }
+            0xd0 => {
+                self.pos += 1;
+                Number::Int(i64::from(self.byte()? as i8))
+            }
+            0xd1 => {
+                self.pos += 1;
+                Number::Int(i64::from(i16::from_be_bytes(self.be()?)))
+            }
+            0xd2 => {
+                self.pos += 1;
+                Number::Int(i64::from(i32::from_be_bytes(self.be()?)))
+            }
+            0xd3 => {
+                self.pos += 1;
+                Number::Int(i64::from_be_bytes(self.be()?))
+            }
+            0xca => {
+                self.pos += 1;
+                let x = f64::from(f32::from_be_bytes(self.be()?));
+                self.float(x)?
+            }
+            0xcb => {
+                self.pos += 1;
+                let x = f64::from_be_bytes(self.be()?);
+                self.float(x)?
+            }
+            0xa0..=0xbf | 0xd9 | 0xda | 0xdb => {
+                let b = self.bytes_or_str()?;
+                let s = std::str::from_utf8(&b)
+                    .map_err(|_| self.err("number string is not valid UTF-8"))?;
+                parse_decimal(s).ok_or_else(|| self.err("string is not a valid number"))?
+            }
+            _ => return Err(self.err("expected a number")),
+        };
+        Ok(n)
+    }
+
+    fn float(&self, x: f64) -> Result<Number, ValueError> {
+        if x.is_nan() {
+            return Err(self.err("NaN is not a valid number"));
+        }
+        Ok(normalize_float(x))
+    }
+
+    fn refinements(&mut self, payload: &[u8]) -> Result<Refinements, ValueError> {
+        if payload.len() > MAX_REFINEMENT_LEN {
+            return Err(self.err("oversize unknown value refinement"));
+        }
+        let mut d = Decoder {
+            buf: payload,
+            pos: 0,
+            path: self.path.clone(),
+            depth: self.depth,
+        };
+        let mut r = Refinements::default();
+        let n = d.map_len()?;
+        for _ in 0..n {
+            let key = d
+                .number()?
+                .as_i64()
+                .ok_or_else(|| d.err("refinement key must be an integer"))?;
+            match key {
+                1 => match d.byte()? {
+                    0xc2 => r.not_null = true,
+                    0xc3 => {}
+                    _ => return Err(d.err("null refinement must be a bool")),
+                },
+                2 => {
+                    let b = d.bytes_or_str()?;
+                    r.string_prefix = Some(
+                        String::from_utf8(b)
+                            .map_err(|_| d.err("string prefix refinement is not valid UTF-8"))?,
+                    );
+                }
+                3 | 4 => {
+                    if d.array_len()? != 2 {
+                        return Err(d.err("number bound refinement must be a [number, bool] array"));
+                    }
+                    let bound = d.number()?;
+                    let inclusive = match d.byte()? {
+                        0xc2 => false,
+                        0xc3 => true,
+                        _ => {
+                            return Err(
+                                d.err("number bound refinement must be a [number, bool] array")
+                            );
+                        }
+                    };
+                    if key == 3 {
+                        r.number_lower = Some((bound, inclusive));
+                    } else {
+                        r.number_upper = Some((bound, inclusive));
+                    }
+                }
+                5 | 6 => {
+                    let bound = d.number()?.as_i64().and_then(|i| u64::try_from(i).ok());
+                    let bound = bound.ok_or_else(|| {
+                        d.err("length bound refinement must be a non-negative integer")
+                    })?;
+                    if key == 5 {
+                        r.length_lower = Some(bound);
+                    } else {
+                        r.length_upper = Some(bound);
+                    }
+                }
+                _ => d.skip()?,
+            }
+        }
+        Ok(r)
+    }
+
+    /// Skips one msgpack item of any kind.
+    fn skip(&mut self) -> Result<(), ValueError> {
+        self.enter()?;
+        if let Some((_, len)) = self.ext_header()? {
+            self.take(len)?;
+            self.depth -= 1;
+            return Ok(());
+        }
+        let m = self.byte()?;
+        match m {
+            0x00..=0x7f | 0xe0..=0xff | 0xc0 | 0xc2 | 0xc3 => {}
+            0x80..=0x8f | 0xde | 0xdf => {
+                self.pos -= 1;
+                let n = self.map_len()?;
+                for _ in 0..n {
+                    self.skip()?;
+                    self.skip()?;
+                }
+            }
+            0x90..=0x9f | 0xdc | 0xdd => {
+                self.pos -= 1;
+                let n = self.array_len()?;
+                for _ in 0..n {
+                    self.skip()?;
+                }
+            }
+            0xa0..=0xbf | 0xd9..=0xdb | 0xc4..=0xc6 => {
+                self.pos -= 1;
+                self.bytes_or_str()?;
+            }
+            0xcc | 0xd0 => {
+                self.take(1)?;
+            }
+            0xcd | 0xd1 => {
+                self.take(2)?;
+            }
+            0xce | 0xd2 | 0xca => {
+                self.take(4)?;
+            }
+            0xcf | 0xd3 | 0xcb => {
+                self.take(8)?;
+            }
+            _ => return Err(self.err("invalid msgpack marker")),
+        }
+        self.depth -= 1;
+        Ok(())
+    }
+}
+
+/// Integral floats that fit in `i64` become `Int`, as cty stores them exactly.
+fn normalize_float(x: f64) -> Number {
+    if x.fract() == 0.0 && (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&x) {
+        Number::Int(x as i64)
+    } else {
+        Number::Float(x)
+    }
+}
+
+/// Parses decimal text (as cty writes numbers that fit neither `i64` nor `f64` exactly).
+pub(crate) fn parse_decimal(s: &str) -> Option<Number> {
+    if !is_decimal_syntax(s) {
+        return None;
+    }
+    if let Ok(i) = s.parse::<i64>() {
+        return Some(Number::Int(i));
+    }
+    Some(Number::Big(s.to_owned()))
+}
+
+/// `-?digits(.digits)?([eE][+-]?digits)?`
+fn is_decimal_syntax(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    if b.first() == Some(&b'-') {
+        i += 1;
+    }
+    let digits = |i: &mut usize| {
+        let start = *i;
+        while *i < b.len() && b[*i].is_ascii_digit() {
+            *i += 1;
+        }
+        *i > start
+    };
+    if !digits(&mut i) {
+        return false;
+    }
+    if i < b.len() && b[i] == b'.' {
+        i += 1;
+        if !digits(&mut i) {
+            return false;
+        }
+    }
+    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        i += 1;
+        if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+            i += 1;
+        }
+        if !digits(&mut i) {
+            return false;
+        }
+    }
+    i == b.len()
+}
+
+struct Encoder {
+    out: Vec<u8>,
+    path: AttributePath,
+    depth: usize,
+}
+
+impl Encoder {
+    fn err(&self, msg: impl Into<String>) -> ValueError {
+        ValueError::new(&self.path, msg)
+    }
+
+    fn mismatch(&self, ty: &Type, v: &Value) -> ValueError {
+        self.err(format!("expected a value of type {ty}, got {}", v.kind()))
+    }
+
+    fn value(&mut self, v: &Value, ty: &Type) -> Result<(), ValueError> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(self.err("value nested too deeply"));
+        }
+        let r = self.value_inner(v, ty);
+        self.depth -= 1;
+        r
+    }
+
+    fn value_inner(&mut self, v: &Value, ty: &Type) -> Result<(), ValueError> {
+        match v {
+            Value::Null => {
+                self.out.push(0xc0);
+                return Ok(());
+            }
+            Value::Unknown(r) => {
+                self.unknown(r, ty);
+                return Ok(());
+            }
+            _ => {}
+        }
+        match (ty, v) {
+            (Type::Dynamic, _) => {
+                let inner = infer_type(v).map_err(|m| self.err(m))?;
+                self.array_len(2);
+                let json = inner.to_json_bytes();
+                self.bin(&json);
+                self.value(v, &inner)
+            }
+            (Type::String, Value::String(s)) => {
+                self.str(s);
+                Ok(())
+            }
+            (Type::Bool, Value::Bool(b)) => {
+                self.out.push(if *b { 0xc3 } else { 0xc2 });
+                Ok(())
+            }
+            (Type::Number, Value::Number(n)) => self.number(n),
+            (Type::List(elem), Value::List(items) | Value::Set(items) | Value::Tuple(items)) => {
+                self.array_len(items.len());
+                for (i, item) in items.iter().enumerate() {
+                    self.path.push(PathStep::KeyInt(i as i64));
+                    let r = self.value(item, elem);
+                    self.path.pop();
+                    r?;
+                }
+                Ok(())
+            }
+            (Type::Set(elem), Value::List(items) | Value::Set(items) | Value::Tuple(items)) => {
+                self.array_len(items.len());
+                for item in items {
+                    self.value(item, elem)?;
+                }
+                Ok(())
+            }
+            (Type::Tuple(elems), Value::List(items) | Value::Tuple(items)) => {
+                if elems.len() != items.len() {
+                    return Err(self.err(format!(
+                        "tuple value has {} elements but its type has {}",
+                        items.len(),
+                        elems.len()
+                    )));
+                }
+                self.array_len(items.len());
+                for (i, (item, t)) in items.iter().zip(elems).enumerate() {
+                    self.path.push(PathStep::KeyInt(i as i64));
+                    let r = self.value(item, t);
+                    self.path.pop();
+                    r?;
+                }
+                Ok(())
+            }
+            (Type::Map(elem), Value::Map(items) | Value::Object(items)) => {
+                self.map_len(items.len());
+                for (k, item) in items {
+                    self.str(k);
+                    self.path.push(PathStep::KeyString(k.clone()));
+                    let r = self.value(item, elem);
+                    self.path.pop();
+                    r?;
+                }
+                Ok(())
+            }
+            (Type::Object { attributes, .. }, Value::Object(items) | Value::Map(items)) => {
+                if let Some(extra) = items.keys().find(|k| !attributes.contains_key(*k)) {
+                    let at = self.path.clone().then_attr(extra.clone());
+                    return Err(ValueError::new(&at, "attribute is not in the schema"));
+                }
+                self.map_len(attributes.len());
+                for (name, t) in attributes {
+                    self.str(name);
+                    self.path.push(PathStep::Attribute(name.clone()));
+                    let r = self.value(items.get(name).unwrap_or(&Value::Null), t);
+                    self.path.pop();
+                    r?;
+                }
+                Ok(())
+            }
+            _ => Err(self.mismatch(ty, v)),
+        }
+    }
+
+    fn unknown(&mut self, r: &Refinements, ty: &Type) {
+        let mut body = Vec::new();
+        let mut entries = 0u32;
+        if *ty != Type::Dynamic {
+            if r.not_null {
+                entries += 1;
+                body.push(1);
+                body.push(0xc2);
+            }
+            match ty {
+                Type::String => {
+                    if let Some(prefix) = r.string_prefix.as_deref().filter(|p| !p.is_empty()) {
+                        entries += 1;
+                        body.push(2);
+                        let _ = rmp::encode::write_str(&mut body, prefix);
+                    }
+                }
+                Type::Number => {
+                    for (key, bound) in [(3u8, &r.number_lower), (4u8, &r.number_upper)] {
+                        if let Some((n, inclusive)) = bound {
+                            let mut tmp = Encoder {
+                                out: Vec::new(),
+                                path: AttributePath::root(),
+                                depth: 0,
+                            };
+                            if tmp.number(n).is_ok() {
+                                entries += 1;
+                                body.push(key);
+                                body.push(0x92);
+                                body.extend_from_slice(&tmp.out);
+                                body.push(if *inclusive { 0xc3 } else { 0xc2 });
+                            }
+                        }
+                    }
+                }
+                Type::List(_) | Type::Set(_) | Type::Map(_) => {
+                    for (key, bound) in [
+                        (5u8, r.length_lower.filter(|&l| l > 0)),
+                        (6u8, r.length_upper),
+                    ] {
+                        if let Some(b) = bound {
+                            entries += 1;
+                            body.push(key);
+                            let _ = rmp::encode::write_uint(&mut body, b);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        if entries == 0 {
+            self.out.extend_from_slice(&[0xd4, 0, 0]);
+            return;
+        }
+        let mut payload = Vec::with_capacity(body.len() + 1);
+        let _ = rmp::encode::write_map_len(&mut payload, entries);
+        payload.extend_from_slice(&body);
+        let _ =
+            rmp::encode::write_ext_meta(&mut self.out, payload.len() as u32, EXT_UNKNOWN_REFINED);
+        self.out.extend_from_slice(&payload);
+    }
+
+    fn number(&mut self, n: &Number) -> Result<(), ValueError> {
+        match n {
+            Number::Int(i) => {
+                let _ = rmp::encode::write_sint(&mut self.out, *i);
+            }
+            Number::Float(x) => {
+                if x.is_nan() {
+                    return Err(self.err("NaN is not a valid number"));
+                }
+                match normalize_float(*x) {
+                    Number::Int(i) => {
+                        let _ = rmp::encode::write_sint(&mut self.out, i);
+                    }
+                    _ => {
+                        let _ = rmp::encode::write_f64(&mut self.out, *x);
+                    }
+                }
+            }
+            Number::Big(s) => match parse_decimal(s) {
+                Some(Number::Int(i)) => {
+                    let _ = rmp::encode::write_sint(&mut self.out, i);
+                }
+                Some(_) => self.str(s),
+                None => return Err(self.err("number text is not a valid decimal number")),
+            },
+        }
+        Ok(())
+    }
+
+    fn str(&mut self, s: &str) {
+        let _ = rmp::encode::write_str(&mut self.out, s);
+    }
+
+    fn bin(&mut self, b: &[u8]) {
+        let _ = rmp::encode::write_bin(&mut self.out, b);
+    }
+
+    fn array_len(&mut self, n: usize) {
+        let _ = rmp::encode::write_array_len(&mut self.out, n as u32);
+    }
+
+    fn map_len(&mut self, n: usize) {
+        let _ = rmp::encode::write_map_len(&mut self.out, n as u32);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obj_type() -> Type {
+        Type::object([
+            ("s", Type::String),
+            ("n", Type::Number),
+            ("l", Type::list(Type::Bool)),
+            ("m", Type::map(Type::Number)),
+            ("d", Type::Dynamic),
+        ])
+    }
+
+    #[test]
+    fn round_trip_object() {
+        let v = Value::object([
+            ("s", Value::string("héllo")),
+            ("n", Value::float(1.5)),
+            ("l", Value::list([Value::bool(true), Value::unknown()])),
+            (
+                "m",
+                Value::map([
+                    ("a", Value::Number(Number::Big("1e400".into()))),
+                    ("b", Value::int(-7)),
+                ]),
+            ),
+            (
+                "d",
+                Value::object([("x", Value::list([Value::string("y")]))]),
+            ),
+        ]);
+        let bytes = encode(&v, &obj_type()).expect("encode");
+        assert_eq!(decode(&bytes, &obj_type()).expect("decode"), v);
+    }
+
+    #[test]
+    fn unknown_encodings() {
+        assert_eq!(
+            encode(&Value::unknown(), &Type::String).expect("enc"),
+            vec![0xd4, 0, 0]
+        );
+        let refined = Value::Unknown(Refinements {
+            not_null: true,
+            string_prefix: Some("ab".into()),
+            ..Refinements::default()
+        });
+        let bytes = encode(&refined, &Type::String).expect("enc");
+        assert_eq!(bytes[0], 0xc7);
+        assert_eq!(bytes[2], 12);
+        assert_eq!(decode(&bytes, &Type::String).expect("dec"), refined);
+        let num = Value::Unknown(Refinements {
+            number_lower: Some((Number::Int(0), true)),
+            number_upper: Some((Number::Float(2.5), false)),
+            ..Refinements::default()
+        });
+        let bytes = encode(&num, &Type::Number).expect("enc");
+        assert_eq!(decode(&bytes, &Type::Number).expect("dec"), num);
+        // any extension is unknown
+        assert_eq!(
+            decode(&[0xd5, 3, 1, 2], &Type::Bool).expect("dec"),
+            Value::unknown()
+        );
+    }
+
+    #[test]
+    fn errors_carry_paths() {
+        let t = Type::object([("a", Type::list(Type::object([("b", Type::Number)])))]);
+        let v = Value::object([(
+            "a",
+            Value::list([Value::object([("b", Value::string("x"))])]),
+        )]);
+        let e = encode(&v, &t).expect_err("mismatch");
+        assert_eq!(e.path.to_string(), "a[0].b");
+        // a string where a number is expected
+        let bytes = [0x81, 0xa1, b'a', 0x91, 0x81, 0xa1, b'b', 0xa1, b'x'];
+        let e = decode(&bytes, &t).expect_err("bad number");
+        assert_eq!(e.path.to_string(), "a[0].b");
+        let e = decode(&[0x81, 0xa1, b'z', 0xc0], &t).expect_err("extra attribute");
+        assert_eq!(e.path.to_string(), "z");
+    }
+
+    #[test]
+    fn numbers() {
+        let dec = |b: &[u8]| decode(b, &Type::Number).expect("dec");
+        assert_eq!(
+            dec(&[0xcf, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]),
+            Value::Number(Number::Big(u64::MAX.to_string()))
+        );
+        assert_eq!(dec(&[0xcb, 0x40, 0x10, 0, 0, 0, 0, 0, 0]), Value::int(4));
+        assert_eq!(
+            dec(&[0xa3, b'1', b'.', b'5']),
+            Value::Number(Number::Big("1.5".into()))
+        );
+        assert!(decode(&[0xa3, b'1', b'x', b'5'], &Type::Number).is_err());
+        assert!(decode(&[0xcb, 0x7f, 0xf8, 0, 0, 0, 0, 0, 1], &Type::Number).is_err());
+    }
+
+    #[test]
+    fn hostile_input() {
+        // huge claimed array length with no data
+        assert!(decode(&[0xdd, 0xff, 0xff, 0xff, 0xff], &Type::list(Type::String)).is_err());
+        // dynamic nesting bomb
+        let mut b = Vec::new();
+        for _ in 0..200 {
+            b.extend_from_slice(&[0x92, 0xa7]);
+            b.extend_from_slice(b"dynamic");
+        }
+        assert!(decode(&b, &Type::Dynamic).is_err());
+    }
+}
