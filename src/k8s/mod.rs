@@ -1,0 +1,3 @@
+//! Kubernetes connectivity.
+
+pub mod config;
