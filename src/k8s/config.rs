@@ -540,6 +540,11 @@ fn resolve_with(
         _ => {}
     }
 
+    tracing::debug!(
+        origin = %selected.origin,
+        server = selected.cluster.server.as_deref().unwrap_or_default(),
+        "resolved the Kubernetes connection settings"
+    );
     let kubeconfig = Kubeconfig {
         clusters: vec![NamedCluster {
             name: MERGED_NAME.to_owned(),
