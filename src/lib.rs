@@ -2,3 +2,4 @@
 
 pub mod tfplugin;
 pub mod k8s;
+pub mod provider;

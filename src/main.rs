@@ -1,1 +1,67 @@
-fn main() {}
+//! `terraform-provider-sveltos`: the plugin binary started by Terraform / OpenTofu.
+//!
+//! Usage: `terraform-provider-sveltos [--debug] [--version] [--help]`.
+
+use std::process::ExitCode;
+use tfsveltos::tfplugin::{self, ServeError, ServeOptions};
+
+/// The provider's registry address.
+const PROVIDER_ADDRESS: &str = "registry.terraform.io/clusterinventory/sveltos";
+
+const HELP: &str = "\
+terraform-provider-sveltos: Terraform/OpenTofu provider registering Cluster Inventory ClusterProfiles in Sveltos.
+
+This is a plugin: terraform or tofu start it themselves. Options:
+  --debug    serve without the plugin host and print a TF_REATTACH_PROVIDERS value to use with terraform/tofu
+  --version  print the version
+  --help     print this help
+";
+
+fn main() -> ExitCode {
+    let mut debug = false;
+    for arg in std::env::args().skip(1) {
+        match arg.as_str() {
+            "--debug" | "-debug" => debug = true,
+            "--version" | "-version" | "-v" => {
+                println!("terraform-provider-sveltos {}", env!("CARGO_PKG_VERSION"));
+                return ExitCode::SUCCESS;
+            }
+            "--help" | "-help" | "-h" => {
+                print!("{HELP}");
+                return ExitCode::SUCCESS;
+            }
+            other => {
+                eprintln!("unknown argument {other:?}\n\n{HELP}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    tfplugin::logging::init("sveltos");
+    let opts = ServeOptions::new(PROVIDER_ADDRESS).debug(debug);
+    match runtime.block_on(tfplugin::serve(tfsveltos::provider::new(), opts)) {
+        Ok(()) => {
+            // Do not wait for lingering blocking tasks (e.g. stdin readers) once the host asked us to exit.
+            runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+            ExitCode::SUCCESS
+        }
+        Err(ServeError::NotStartedByTerraform) => {
+            eprintln!("{}", ServeError::NotStartedByTerraform);
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "provider server failed");
+            eprintln!("terraform-provider-sveltos: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -33,17 +33,25 @@
 //! Null means "absent" everywhere: a plan with a null `proposed_new_state` is a destroy (passed to
 //! [`Resource::plan`], which may just return it), an apply with a null `planned_state` is a delete.
 
+mod convert;
 pub mod diag;
 pub mod logging;
 pub mod path;
+#[doc(hidden)]
+pub mod pb;
 pub mod provider;
 pub mod schema;
 mod serve;
+mod server;
+pub mod tls;
 pub mod value;
 
 pub use diag::{Diagnostic, Diagnostics, Severity};
 pub use path::{AttributePath, PathStep};
 pub use provider::*;
 pub use schema::*;
-pub use serve::{ServeError, ServeOptions, serve};
+pub use serve::{
+    ListenConfig, MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE, MAX_MESSAGE_SIZE, PROTOCOL_VERSION,
+    RunningServer, ServeError, ServeOptions, negotiate_protocol, serve, start,
+};
 pub use value::{Number, Refinements, Type, Value, ValueError};

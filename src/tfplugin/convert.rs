@@ -1,0 +1,258 @@
+//! Conversions between the provider-facing types and the generated protocol types.
+
+use super::diag::{Diagnostic, Diagnostics, Severity};
+use super::path::{AttributePath, PathStep};
+use super::pb::tfplugin6 as pb;
+use super::provider::{ClientCapabilities, DeferredReason};
+use super::schema::{
+    Attribute, AttributeType, Block, BlockNesting, NestedBlock, Nesting, Schema, StringKind,
+};
+use super::value::{Type, Value, ValueError, json, msgpack};
+
+pub(crate) fn diagnostic(d: &Diagnostic) -> pb::Diagnostic {
+    pb::Diagnostic {
+        severity: match d.severity {
+            Severity::Error => pb::diagnostic::Severity::Error as i32,
+            Severity::Warning => pb::diagnostic::Severity::Warning as i32,
+        },
+        summary: d.summary.clone(),
+        detail: d.detail.clone(),
+        attribute: d.attribute.as_ref().map(attribute_path),
+    }
+}
+
+pub(crate) fn diagnostics(d: &Diagnostics) -> Vec<pb::Diagnostic> {
+    d.iter().map(diagnostic).collect()
+}
+
+pub(crate) fn attribute_path(p: &AttributePath) -> pb::AttributePath {
+    use pb::attribute_path::{Step, step::Selector};
+    pb::AttributePath {
+        steps: p
+            .steps()
+            .iter()
+            .map(|s| Step {
+                selector: Some(match s {
+                    PathStep::Attribute(n) => Selector::AttributeName(n.clone()),
+                    PathStep::KeyString(k) => Selector::ElementKeyString(k.clone()),
+                    PathStep::KeyInt(i) => Selector::ElementKeyInt(*i),
+                }),
+            })
+            .collect(),
+    }
+}
+
+pub(crate) fn client_capabilities(c: Option<&pb::ClientCapabilities>) -> ClientCapabilities {
+    c.map(|c| ClientCapabilities {
+        deferral_allowed: c.deferral_allowed,
+        write_only_attributes_allowed: c.write_only_attributes_allowed,
+    })
+    .unwrap_or_default()
+}
+
+/// Converts a provider's deferral into the protocol, honouring the client's capabilities: when deferral is not
+/// allowed, an error diagnostic is added instead and nothing is deferred.
+pub(crate) fn deferred(
+    reason: Option<DeferredReason>,
+    client: ClientCapabilities,
+    diags: &mut Diagnostics,
+) -> Option<pb::Deferred> {
+    let reason = reason?;
+    if !client.deferral_allowed {
+        diags.error(
+            "Deferred action not supported by this Terraform version",
+            "The provider needs to defer this action to a later run (for example because its configuration \
+             depends on values not known yet), but this Terraform / OpenTofu version does not support deferred \
+             actions. Make the values known (e.g. apply dependencies first with -target) and retry.",
+        );
+        return None;
+    }
+    use pb::deferred::Reason;
+    let r = match reason {
+        DeferredReason::Unknown => Reason::Unknown,
+        DeferredReason::ResourceConfigUnknown => Reason::ResourceConfigUnknown,
+        DeferredReason::ProviderConfigUnknown => Reason::ProviderConfigUnknown,
+        DeferredReason::AbsentPrereq => Reason::AbsentPrereq,
+    };
+    Some(pb::Deferred { reason: r as i32 })
+}
+
+fn string_kind(k: StringKind) -> i32 {
+    match k {
+        StringKind::Plain => pb::StringKind::Plain as i32,
+        StringKind::Markdown => pb::StringKind::Markdown as i32,
+    }
+}
+
+pub(crate) fn schema(s: &Schema) -> pb::Schema {
+    pb::Schema {
+        version: s.version,
+        block: Some(block(&s.block, s.version)),
+    }
+}
+
+fn block(b: &Block, version: i64) -> pb::schema::Block {
+    pb::schema::Block {
+        version,
+        attributes: b.attributes.iter().map(attribute).collect(),
+        block_types: b.blocks.iter().map(nested_block).collect(),
+        description: b.description.clone(),
+        description_kind: string_kind(b.description_kind),
+        deprecated: b.deprecated,
+        deprecation_message: b.deprecation_message.clone(),
+    }
+}
+
+fn attribute(a: &Attribute) -> pb::schema::Attribute {
+    let (ty, nested_type) = match &a.kind {
+        AttributeType::Type(t) => (t.to_json_bytes(), None),
+        AttributeType::Nested(n) => {
+            use pb::schema::object::NestingMode;
+            let nesting = match n.nesting {
+                Nesting::Single => NestingMode::Single,
+                Nesting::List => NestingMode::List,
+                Nesting::Set => NestingMode::Set,
+                Nesting::Map => NestingMode::Map,
+            };
+            #[allow(deprecated)]
+            let obj = pb::schema::Object {
+                attributes: n.attributes.iter().map(attribute).collect(),
+                nesting: nesting as i32,
+                min_items: 0,
+                max_items: 0,
+            };
+            (Vec::new(), Some(obj))
+        }
+    };
+    pb::schema::Attribute {
+        name: a.name.clone(),
+        r#type: ty,
+        nested_type,
+        description: a.description.clone(),
+        required: a.required,
+        optional: a.optional,
+        computed: a.computed,
+        sensitive: a.sensitive,
+        description_kind: string_kind(a.description_kind),
+        deprecated: a.deprecated,
+        write_only: false,
+        deprecation_message: a.deprecation_message.clone(),
+    }
+}
+
+fn nested_block(b: &NestedBlock) -> pb::schema::NestedBlock {
+    use pb::schema::nested_block::NestingMode;
+    let nesting = match b.nesting {
+        BlockNesting::Single => NestingMode::Single,
+        BlockNesting::Group => NestingMode::Group,
+        BlockNesting::List => NestingMode::List,
+        BlockNesting::Set => NestingMode::Set,
+        BlockNesting::Map => NestingMode::Map,
+    };
+    pb::schema::NestedBlock {
+        type_name: b.type_name.clone(),
+        block: Some(block(&b.block, 0)),
+        nesting: nesting as i32,
+        min_items: b.min_items,
+        max_items: b.max_items,
+    }
+}
+
+/// Decodes an optional `DynamicValue` (absent or empty = null).
+pub(crate) fn decode(dv: Option<&pb::DynamicValue>, ty: &Type) -> Result<Value, ValueError> {
+    match dv {
+        None => Ok(Value::Null),
+        Some(dv) if !dv.msgpack.is_empty() => msgpack::decode(&dv.msgpack, ty),
+        Some(dv) if !dv.json.is_empty() => json::decode(&dv.json, ty),
+        Some(_) => Ok(Value::Null),
+    }
+}
+
+/// Encodes a value of a schema's block as a `DynamicValue`, normalizing nested blocks first.
+pub(crate) fn encode(v: &Value, b: &Block, ty: &Type) -> Result<pb::DynamicValue, ValueError> {
+    let v = normalize(v, b);
+    Ok(pb::DynamicValue {
+        msgpack: msgpack::encode(&v, ty)?,
+        json: Vec::new(),
+    })
+}
+
+/// Terraform never has null list/set/map blocks or null group blocks: absent ones are empty collections (or an
+/// object of nulls). Providers may simply leave them out or null; this fixes that up before encoding.
+pub(crate) fn normalize(v: &Value, b: &Block) -> Value {
+    let Value::Object(map) = v else {
+        return v.clone();
+    };
+    if b.blocks.is_empty() {
+        return v.clone();
+    }
+    let mut out = map.clone();
+    for nb in &b.blocks {
+        let current = map.get(&nb.type_name).unwrap_or(&Value::Null);
+        let new = match (nb.nesting, current) {
+            (BlockNesting::List, Value::Null) => Value::List(Vec::new()),
+            (BlockNesting::Set, Value::Null) => Value::Set(Vec::new()),
+            (BlockNesting::Map, Value::Null) => Value::Map(Default::default()),
+            (BlockNesting::Group, Value::Null) => {
+                normalize(&Value::Object(Default::default()), &nb.block)
+            }
+            (_, Value::List(items)) => {
+                Value::List(items.iter().map(|i| normalize(i, &nb.block)).collect())
+            }
+            (_, Value::Set(items)) => {
+                Value::Set(items.iter().map(|i| normalize(i, &nb.block)).collect())
+            }
+            (_, Value::Map(items)) => Value::Map(
+                items
+                    .iter()
+                    .map(|(k, i)| (k.clone(), normalize(i, &nb.block)))
+                    .collect(),
+            ),
+            (_, other) => normalize(other, &nb.block),
+        };
+        out.insert(nb.type_name.clone(), new);
+    }
+    Value::Object(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalize_blocks() {
+        let b = Block::new()
+            .block(NestedBlock::list("l", Block::new()))
+            .block(NestedBlock::set("s", Block::new()))
+            .block(NestedBlock::group(
+                "g",
+                Block::new().attribute(Attribute::string("x").optional()),
+            ))
+            .block(NestedBlock::single("o", Block::new()));
+        let v = normalize(&Value::object([("l", Value::Null)]), &b);
+        assert_eq!(v.get_attr("l"), &Value::List(vec![]));
+        assert_eq!(v.get_attr("s"), &Value::Set(vec![]));
+        assert_eq!(v.get_attr("g"), &Value::object([("x", Value::Null)]));
+        assert!(v.get_attr("o").is_null());
+    }
+
+    #[test]
+    fn deferral_respects_client() {
+        let mut d = Diagnostics::new();
+        let allowed = ClientCapabilities {
+            deferral_allowed: true,
+            ..Default::default()
+        };
+        assert!(deferred(Some(DeferredReason::AbsentPrereq), allowed, &mut d).is_some());
+        assert!(d.is_empty());
+        assert!(
+            deferred(
+                Some(DeferredReason::AbsentPrereq),
+                ClientCapabilities::default(),
+                &mut d
+            )
+            .is_none()
+        );
+        assert!(d.has_errors());
+    }
+}

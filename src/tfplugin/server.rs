@@ -1,0 +1,979 @@
+//! The tfplugin6 `Provider` gRPC service: decodes requests with the cached schemas, calls the provider, encodes the
+//! answers. Every RPC of protocol 6.11 is answered; features this layer does not offer (functions, ephemeral and list
+//! resources, actions, state stores, resource identity, moves, config generation) get an empty response or an error
+//! diagnostic, never an `Unimplemented` status or a crash.
+
+use super::convert;
+use super::diag::{Diagnostic, Diagnostics};
+use super::pb::tfplugin6 as pb;
+use super::pb::tfplugin6::provider_server::Provider as ProviderRpc;
+use super::provider::{
+    ApplyRequest, ConfigureRequest, DataReadRequest, DataSource, ImportRequest, PlanRequest,
+    Provider, ReadRequest, Resource, UpgradeRequest,
+};
+use super::schema::{Block, Schema};
+use super::value::{Type, Value, ValueError};
+use std::collections::HashMap;
+use std::pin::Pin;
+use std::sync::Arc;
+use tonic::{Request, Response, Status};
+use tracing::{Instrument, debug, info_span, warn};
+
+type RpcResult<T> = Result<Response<T>, Status>;
+type BoxStream<T> = Pin<Box<dyn futures::Stream<Item = Result<T, Status>> + Send + 'static>>;
+
+/// A schema with its derived value type, computed once.
+struct Cached {
+    schema: Schema,
+    ty: Type,
+}
+
+impl Cached {
+    fn new(schema: Schema) -> Self {
+        let ty = schema.value_type();
+        Self { schema, ty }
+    }
+
+    fn block(&self) -> &Block {
+        &self.schema.block
+    }
+}
+
+struct ResourceEntry {
+    resource: Arc<dyn Resource>,
+    schema: Cached,
+}
+
+struct DataSourceEntry {
+    data_source: Arc<dyn DataSource>,
+    schema: Cached,
+}
+
+/// The gRPC service wrapping a [`Provider`].
+pub(crate) struct ProviderService {
+    provider: Arc<dyn Provider>,
+    provider_schema: Cached,
+    provider_meta: Option<Cached>,
+    resources: HashMap<String, ResourceEntry>,
+    data_sources: HashMap<String, DataSourceEntry>,
+    schema_response: pb::get_provider_schema::Response,
+    metadata_response: pb::get_metadata::Response,
+}
+
+fn server_capabilities() -> pb::ServerCapabilities {
+    pb::ServerCapabilities {
+        plan_destroy: true,
+        get_provider_schema_optional: true,
+        move_resource_state: false,
+        generate_resource_config: false,
+    }
+}
+
+/// Turns a codec error on a request into an error diagnostic.
+fn decode_diag(what: &str, e: &ValueError) -> Diagnostic {
+    e.to_diagnostic(&format!("Invalid {what} received from Terraform"))
+}
+
+/// Turns a codec error on a provider result into an error diagnostic.
+fn encode_diag(what: &str, e: &ValueError) -> Diagnostic {
+    e.to_diagnostic(&format!("Provider produced an invalid {what}"))
+}
+
+fn unknown_type(kind: &str, name: &str) -> Diagnostics {
+    Diagnostic::error(
+        format!("Unknown {kind} type"),
+        format!("This provider has no {kind} type named {name:?}."),
+    )
+    .into()
+}
+
+fn unsupported(feature: &str) -> Vec<pb::Diagnostic> {
+    convert::diagnostics(
+        &Diagnostic::error(
+            format!("{feature} not supported"),
+            format!("This provider does not implement {feature}."),
+        )
+        .into(),
+    )
+}
+
+fn encode_opt(
+    v: &Value,
+    cached: &Cached,
+    what: &str,
+    diags: &mut Diagnostics,
+) -> Option<pb::DynamicValue> {
+    match convert::encode(v, cached.block(), &cached.ty) {
+        Ok(dv) => Some(dv),
+        Err(e) => {
+            diags.push(encode_diag(what, &e));
+            None
+        }
+    }
+}
+
+impl ProviderService {
+    pub(crate) fn new(provider: Arc<dyn Provider>) -> Self {
+        let provider_schema = Cached::new(provider.schema());
+        let provider_meta = provider.provider_meta_schema().map(Cached::new);
+        let mut resources = HashMap::new();
+        for r in provider.resources() {
+            let schema = Cached::new(r.schema());
+            resources.insert(
+                r.type_name().to_owned(),
+                ResourceEntry {
+                    resource: r,
+                    schema,
+                },
+            );
+        }
+        let mut data_sources = HashMap::new();
+        for d in provider.data_sources() {
+            let schema = Cached::new(d.schema());
+            data_sources.insert(
+                d.type_name().to_owned(),
+                DataSourceEntry {
+                    data_source: d,
+                    schema,
+                },
+            );
+        }
+        let schema_response = pb::get_provider_schema::Response {
+            provider: Some(convert::schema(&provider_schema.schema)),
+            resource_schemas: resources
+                .iter()
+                .map(|(k, e)| (k.clone(), convert::schema(&e.schema.schema)))
+                .collect(),
+            data_source_schemas: data_sources
+                .iter()
+                .map(|(k, e)| (k.clone(), convert::schema(&e.schema.schema)))
+                .collect(),
+            provider_meta: provider_meta.as_ref().map(|m| convert::schema(&m.schema)),
+            server_capabilities: Some(server_capabilities()),
+            ..Default::default()
+        };
+        let mut resource_names: Vec<&String> = resources.keys().collect();
+        resource_names.sort();
+        let mut data_names: Vec<&String> = data_sources.keys().collect();
+        data_names.sort();
+        let metadata_response = pb::get_metadata::Response {
+            server_capabilities: Some(server_capabilities()),
+            resources: resource_names
+                .into_iter()
+                .map(|n| pb::get_metadata::ResourceMetadata {
+                    type_name: n.clone(),
+                })
+                .collect(),
+            data_sources: data_names
+                .into_iter()
+                .map(|n| pb::get_metadata::DataSourceMetadata {
+                    type_name: n.clone(),
+                })
+                .collect(),
+            ..Default::default()
+        };
+        Self {
+            provider,
+            provider_schema,
+            provider_meta,
+            resources,
+            data_sources,
+            schema_response,
+            metadata_response,
+        }
+    }
+
+    fn provider_meta(&self, dv: Option<&pb::DynamicValue>, diags: &mut Diagnostics) -> Value {
+        let Some(meta) = &self.provider_meta else {
+            return Value::Null;
+        };
+        match convert::decode(dv, &meta.ty) {
+            Ok(v) => v,
+            Err(e) => {
+                diags.push(decode_diag("provider_meta", &e));
+                Value::Null
+            }
+        }
+    }
+}
+
+/// Decodes `$dv` with `$cached`, or returns early with a response carrying the diagnostic.
+macro_rules! decode_or_return {
+    ($dv:expr, $cached:expr, $what:literal, $diags:ident, $resp:expr) => {
+        match convert::decode($dv, &$cached.ty) {
+            Ok(v) => v,
+            Err(e) => {
+                $diags.push(decode_diag($what, &e));
+                let diagnostics = convert::diagnostics(&$diags);
+                return Ok(Response::new($resp(diagnostics)));
+            }
+        }
+    };
+}
+
+#[tonic::async_trait]
+impl ProviderRpc for ProviderService {
+    async fn get_metadata(
+        &self,
+        _req: Request<pb::get_metadata::Request>,
+    ) -> RpcResult<pb::get_metadata::Response> {
+        debug!(tf_rpc = "GetMetadata", "served metadata");
+        Ok(Response::new(self.metadata_response.clone()))
+    }
+
+    async fn get_provider_schema(
+        &self,
+        _req: Request<pb::get_provider_schema::Request>,
+    ) -> RpcResult<pb::get_provider_schema::Response> {
+        debug!(tf_rpc = "GetProviderSchema", "served schema");
+        Ok(Response::new(self.schema_response.clone()))
+    }
+
+    async fn get_resource_identity_schemas(
+        &self,
+        _req: Request<pb::get_resource_identity_schemas::Request>,
+    ) -> RpcResult<pb::get_resource_identity_schemas::Response> {
+        Ok(Response::new(Default::default()))
+    }
+
+    async fn validate_provider_config(
+        &self,
+        req: Request<pb::validate_provider_config::Request>,
+    ) -> RpcResult<pb::validate_provider_config::Response> {
+        let req = req.into_inner();
+        let span = info_span!("rpc", tf_rpc = "ValidateProviderConfig");
+        async {
+            let mut diags = Diagnostics::new();
+            let config = decode_or_return!(
+                req.config.as_ref(),
+                self.provider_schema,
+                "provider configuration",
+                diags,
+                |diagnostics| pb::validate_provider_config::Response { diagnostics }
+            );
+            diags.extend(self.provider.validate_config(&config).await);
+            Ok(Response::new(pb::validate_provider_config::Response {
+                diagnostics: convert::diagnostics(&diags),
+            }))
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn validate_resource_config(
+        &self,
+        req: Request<pb::validate_resource_config::Request>,
+    ) -> RpcResult<pb::validate_resource_config::Response> {
+        let req = req.into_inner();
+        let span =
+            info_span!("rpc", tf_rpc = "ValidateResourceConfig", tf_resource_type = %req.type_name);
+        async {
+            let mut diags = Diagnostics::new();
+            let resp = |diagnostics| pb::validate_resource_config::Response { diagnostics };
+            let Some(entry) = self.resources.get(&req.type_name) else {
+                return Ok(Response::new(resp(convert::diagnostics(&unknown_type(
+                    "resource",
+                    &req.type_name,
+                )))));
+            };
+            let config = decode_or_return!(
+                req.config.as_ref(),
+                entry.schema,
+                "resource configuration",
+                diags,
+                resp
+            );
+            diags.extend(entry.resource.validate(&config).await);
+            Ok(Response::new(resp(convert::diagnostics(&diags))))
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn validate_data_resource_config(
+        &self,
+        req: Request<pb::validate_data_resource_config::Request>,
+    ) -> RpcResult<pb::validate_data_resource_config::Response> {
+        let req = req.into_inner();
+        let span = info_span!("rpc", tf_rpc = "ValidateDataResourceConfig", tf_data_source_type = %req.type_name);
+        async {
+            let mut diags = Diagnostics::new();
+            let resp = |diagnostics| pb::validate_data_resource_config::Response { diagnostics };
+            let Some(entry) = self.data_sources.get(&req.type_name) else {
+                return Ok(Response::new(resp(convert::diagnostics(&unknown_type(
+                    "data source",
+                    &req.type_name,
+                )))));
+            };
+            let config = decode_or_return!(
+                req.config.as_ref(),
+                entry.schema,
+                "data source configuration",
+                diags,
+                resp
+            );
+            diags.extend(entry.data_source.validate(&config).await);
+            Ok(Response::new(resp(convert::diagnostics(&diags))))
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn upgrade_resource_state(
+        &self,
+        req: Request<pb::upgrade_resource_state::Request>,
+    ) -> RpcResult<pb::upgrade_resource_state::Response> {
+        let req = req.into_inner();
+        let span =
+            info_span!("rpc", tf_rpc = "UpgradeResourceState", tf_resource_type = %req.type_name);
+        async {
+            let Some(entry) = self.resources.get(&req.type_name) else {
+                return Ok(Response::new(pb::upgrade_resource_state::Response {
+                    upgraded_state: None,
+                    diagnostics: convert::diagnostics(&unknown_type("resource", &req.type_name)),
+                }));
+            };
+            let raw = req.raw_state.unwrap_or_default();
+            if raw.json.is_empty() && !raw.flatmap.is_empty() {
+                return Ok(Response::new(pb::upgrade_resource_state::Response {
+                    upgraded_state: None,
+                    diagnostics: unsupported("Upgrading legacy flatmap state"),
+                }));
+            }
+            let mut diags = Diagnostics::new();
+            let upgraded = if raw.json.is_empty() {
+                Value::Null
+            } else {
+                let resp = entry
+                    .resource
+                    .upgrade_state(UpgradeRequest {
+                        type_name: req.type_name.clone(),
+                        version: req.version,
+                        raw_state_json: raw.json,
+                    })
+                    .await;
+                diags.extend(resp.diagnostics);
+                resp.upgraded_state
+            };
+            let upgraded_state = if diags.has_errors() {
+                None
+            } else {
+                encode_opt(&upgraded, &entry.schema, "upgraded state", &mut diags)
+            };
+            debug!(from_version = req.version, "upgraded state");
+            Ok(Response::new(pb::upgrade_resource_state::Response {
+                upgraded_state,
+                diagnostics: convert::diagnostics(&diags),
+            }))
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn upgrade_resource_identity(
+        &self,
+        _req: Request<pb::upgrade_resource_identity::Request>,
+    ) -> RpcResult<pb::upgrade_resource_identity::Response> {
+        Ok(Response::new(pb::upgrade_resource_identity::Response {
+            upgraded_identity: None,
+            diagnostics: unsupported("Resource identity"),
+        }))
+    }
+
+    async fn configure_provider(
+        &self,
+        req: Request<pb::configure_provider::Request>,
+    ) -> RpcResult<pb::configure_provider::Response> {
+        let req = req.into_inner();
+        let span = info_span!("rpc", tf_rpc = "ConfigureProvider");
+        async {
+            let mut diags = Diagnostics::new();
+            let resp = |diagnostics| pb::configure_provider::Response { diagnostics };
+            let config =
+                decode_or_return!(req.config.as_ref(), self.provider_schema, "provider configuration", diags, resp);
+            let client = convert::client_capabilities(req.client_capabilities.as_ref());
+            debug!(terraform_version = %req.terraform_version, deferral_allowed = client.deferral_allowed, "configuring");
+            diags.extend(
+                self.provider
+                    .configure(ConfigureRequest { config, terraform_version: req.terraform_version, client })
+                    .await,
+            );
+            Ok(Response::new(resp(convert::diagnostics(&diags))))
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn read_resource(
+        &self,
+        req: Request<pb::read_resource::Request>,
+    ) -> RpcResult<pb::read_resource::Response> {
+        let req = req.into_inner();
+        let span = info_span!("rpc", tf_rpc = "ReadResource", tf_resource_type = %req.type_name);
+        async {
+            let mut diags = Diagnostics::new();
+            let fail = |diagnostics| pb::read_resource::Response {
+                new_state: req.current_state.clone(),
+                diagnostics,
+                private: req.private.clone(),
+                deferred: None,
+                new_identity: None,
+            };
+            let Some(entry) = self.resources.get(&req.type_name) else {
+                return Ok(Response::new(fail(convert::diagnostics(&unknown_type(
+                    "resource",
+                    &req.type_name,
+                )))));
+            };
+            let current_state = decode_or_return!(
+                req.current_state.as_ref(),
+                entry.schema,
+                "state",
+                diags,
+                fail
+            );
+            let provider_meta = self.provider_meta(req.provider_meta.as_ref(), &mut diags);
+            let client = convert::client_capabilities(req.client_capabilities.as_ref());
+            let resp = entry
+                .resource
+                .read(ReadRequest {
+                    type_name: req.type_name.clone(),
+                    current_state,
+                    private: req.private.clone(),
+                    provider_meta,
+                    client,
+                })
+                .await;
+            diags.extend(resp.diagnostics);
+            let deferred = convert::deferred(resp.deferred, client, &mut diags);
+            let new_state = encode_opt(&resp.new_state, &entry.schema, "state", &mut diags);
+            Ok(Response::new(pb::read_resource::Response {
+                new_state,
+                diagnostics: convert::diagnostics(&diags),
+                private: resp.private,
+                deferred,
+                new_identity: None,
+            }))
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn plan_resource_change(
+        &self,
+        req: Request<pb::plan_resource_change::Request>,
+    ) -> RpcResult<pb::plan_resource_change::Response> {
+        let req = req.into_inner();
+        let span =
+            info_span!("rpc", tf_rpc = "PlanResourceChange", tf_resource_type = %req.type_name);
+        async {
+            let mut diags = Diagnostics::new();
+            let fail = |diagnostics| pb::plan_resource_change::Response {
+                diagnostics,
+                ..Default::default()
+            };
+            let Some(entry) = self.resources.get(&req.type_name) else {
+                return Ok(Response::new(fail(convert::diagnostics(&unknown_type(
+                    "resource",
+                    &req.type_name,
+                )))));
+            };
+            let prior_state = decode_or_return!(
+                req.prior_state.as_ref(),
+                entry.schema,
+                "prior state",
+                diags,
+                fail
+            );
+            let proposed_new_state = decode_or_return!(
+                req.proposed_new_state.as_ref(),
+                entry.schema,
+                "proposed new state",
+                diags,
+                fail
+            );
+            let config = decode_or_return!(
+                req.config.as_ref(),
+                entry.schema,
+                "configuration",
+                diags,
+                fail
+            );
+            let provider_meta = self.provider_meta(req.provider_meta.as_ref(), &mut diags);
+            let client = convert::client_capabilities(req.client_capabilities.as_ref());
+            let destroy = proposed_new_state.is_null();
+            let resp = entry
+                .resource
+                .plan(PlanRequest {
+                    type_name: req.type_name.clone(),
+                    prior_state,
+                    proposed_new_state,
+                    config,
+                    prior_private: req.prior_private,
+                    provider_meta,
+                    client,
+                })
+                .await;
+            diags.extend(resp.diagnostics);
+            let mut planned = resp.planned_state;
+            if destroy && !planned.is_null() {
+                warn!("provider planned a non-null state for a destroy; planning null");
+                planned = Value::Null;
+            }
+            let deferred = convert::deferred(resp.deferred, client, &mut diags);
+            let planned_state = encode_opt(&planned, &entry.schema, "planned state", &mut diags);
+            debug!(
+                destroy,
+                requires_replace = resp.requires_replace.len(),
+                "planned"
+            );
+            Ok(Response::new(pb::plan_resource_change::Response {
+                planned_state,
+                requires_replace: resp
+                    .requires_replace
+                    .iter()
+                    .map(convert::attribute_path)
+                    .collect(),
+                planned_private: resp.planned_private,
+                diagnostics: convert::diagnostics(&diags),
+                legacy_type_system: false,
+                deferred,
+                planned_identity: None,
+            }))
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn apply_resource_change(
+        &self,
+        req: Request<pb::apply_resource_change::Request>,
+    ) -> RpcResult<pb::apply_resource_change::Response> {
+        let req = req.into_inner();
+        let span =
+            info_span!("rpc", tf_rpc = "ApplyResourceChange", tf_resource_type = %req.type_name);
+        async {
+            let mut diags = Diagnostics::new();
+            let fail = |diagnostics| pb::apply_resource_change::Response {
+                new_state: req.prior_state.clone(),
+                diagnostics,
+                ..Default::default()
+            };
+            let Some(entry) = self.resources.get(&req.type_name) else {
+                return Ok(Response::new(fail(convert::diagnostics(&unknown_type(
+                    "resource",
+                    &req.type_name,
+                )))));
+            };
+            let prior_state = decode_or_return!(
+                req.prior_state.as_ref(),
+                entry.schema,
+                "prior state",
+                diags,
+                fail
+            );
+            let planned_state = decode_or_return!(
+                req.planned_state.as_ref(),
+                entry.schema,
+                "planned state",
+                diags,
+                fail
+            );
+            let config = decode_or_return!(
+                req.config.as_ref(),
+                entry.schema,
+                "configuration",
+                diags,
+                fail
+            );
+            let provider_meta = self.provider_meta(req.provider_meta.as_ref(), &mut diags);
+            let resp = entry
+                .resource
+                .apply(ApplyRequest {
+                    type_name: req.type_name.clone(),
+                    prior_state,
+                    planned_state,
+                    config,
+                    planned_private: req.planned_private.clone(),
+                    provider_meta,
+                })
+                .await;
+            diags.extend(resp.diagnostics);
+            let new_state = encode_opt(&resp.new_state, &entry.schema, "new state", &mut diags);
+            debug!(errors = diags.has_errors(), "applied");
+            Ok(Response::new(pb::apply_resource_change::Response {
+                new_state,
+                private: resp.private,
+                diagnostics: convert::diagnostics(&diags),
+                legacy_type_system: false,
+                new_identity: None,
+            }))
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn import_resource_state(
+        &self,
+        req: Request<pb::import_resource_state::Request>,
+    ) -> RpcResult<pb::import_resource_state::Response> {
+        let req = req.into_inner();
+        let span =
+            info_span!("rpc", tf_rpc = "ImportResourceState", tf_resource_type = %req.type_name);
+        async {
+            let fail = |diagnostics| pb::import_resource_state::Response {
+                diagnostics,
+                ..Default::default()
+            };
+            let Some(entry) = self.resources.get(&req.type_name) else {
+                return Ok(Response::new(fail(convert::diagnostics(&unknown_type(
+                    "resource",
+                    &req.type_name,
+                )))));
+            };
+            if req.id.is_empty() && req.identity.is_some() {
+                return Ok(Response::new(fail(unsupported(
+                    "Import by resource identity",
+                ))));
+            }
+            let client = convert::client_capabilities(req.client_capabilities.as_ref());
+            let resp = entry
+                .resource
+                .import(ImportRequest {
+                    type_name: req.type_name.clone(),
+                    id: req.id,
+                    client,
+                })
+                .await;
+            let mut diags = resp.diagnostics;
+            let deferred = convert::deferred(resp.deferred, client, &mut diags);
+            let mut imported_resources = Vec::new();
+            for imported in resp.imported {
+                let type_name = if imported.type_name.is_empty() {
+                    req.type_name.clone()
+                } else {
+                    imported.type_name
+                };
+                let Some(target) = self.resources.get(&type_name) else {
+                    diags.extend(unknown_type("resource", &type_name));
+                    continue;
+                };
+                let state = encode_opt(
+                    &imported.state,
+                    &target.schema,
+                    "imported state",
+                    &mut diags,
+                );
+                imported_resources.push(pb::import_resource_state::ImportedResource {
+                    type_name,
+                    state,
+                    private: imported.private,
+                    identity: None,
+                });
+            }
+            Ok(Response::new(pb::import_resource_state::Response {
+                imported_resources,
+                diagnostics: convert::diagnostics(&diags),
+                deferred,
+            }))
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn move_resource_state(
+        &self,
+        _req: Request<pb::move_resource_state::Request>,
+    ) -> RpcResult<pb::move_resource_state::Response> {
+        Ok(Response::new(pb::move_resource_state::Response {
+            diagnostics: unsupported("Moving resource state between resource types"),
+            ..Default::default()
+        }))
+    }
+
+    async fn read_data_source(
+        &self,
+        req: Request<pb::read_data_source::Request>,
+    ) -> RpcResult<pb::read_data_source::Response> {
+        let req = req.into_inner();
+        let span =
+            info_span!("rpc", tf_rpc = "ReadDataSource", tf_data_source_type = %req.type_name);
+        async {
+            let mut diags = Diagnostics::new();
+            let fail = |diagnostics| pb::read_data_source::Response {
+                diagnostics,
+                ..Default::default()
+            };
+            let Some(entry) = self.data_sources.get(&req.type_name) else {
+                return Ok(Response::new(fail(convert::diagnostics(&unknown_type(
+                    "data source",
+                    &req.type_name,
+                )))));
+            };
+            let config = decode_or_return!(
+                req.config.as_ref(),
+                entry.schema,
+                "configuration",
+                diags,
+                fail
+            );
+            let provider_meta = self.provider_meta(req.provider_meta.as_ref(), &mut diags);
+            let client = convert::client_capabilities(req.client_capabilities.as_ref());
+            let resp = entry
+                .data_source
+                .read(DataReadRequest {
+                    type_name: req.type_name.clone(),
+                    config,
+                    provider_meta,
+                    client,
+                })
+                .await;
+            diags.extend(resp.diagnostics);
+            let deferred = convert::deferred(resp.deferred, client, &mut diags);
+            let state = if deferred.is_some() || !resp.state.is_null() || !diags.has_errors() {
+                encode_opt(&resp.state, &entry.schema, "data source state", &mut diags)
+            } else {
+                None
+            };
+            Ok(Response::new(pb::read_data_source::Response {
+                state,
+                diagnostics: convert::diagnostics(&diags),
+                deferred,
+            }))
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn generate_resource_config(
+        &self,
+        _req: Request<pb::generate_resource_config::Request>,
+    ) -> RpcResult<pb::generate_resource_config::Response> {
+        Ok(Response::new(pb::generate_resource_config::Response {
+            config: None,
+            diagnostics: unsupported("Generating resource configuration"),
+        }))
+    }
+
+    async fn validate_ephemeral_resource_config(
+        &self,
+        req: Request<pb::validate_ephemeral_resource_config::Request>,
+    ) -> RpcResult<pb::validate_ephemeral_resource_config::Response> {
+        let name = req.into_inner().type_name;
+        Ok(Response::new(
+            pb::validate_ephemeral_resource_config::Response {
+                diagnostics: convert::diagnostics(&unknown_type("ephemeral resource", &name)),
+            },
+        ))
+    }
+
+    async fn open_ephemeral_resource(
+        &self,
+        req: Request<pb::open_ephemeral_resource::Request>,
+    ) -> RpcResult<pb::open_ephemeral_resource::Response> {
+        let name = req.into_inner().type_name;
+        Ok(Response::new(pb::open_ephemeral_resource::Response {
+            diagnostics: convert::diagnostics(&unknown_type("ephemeral resource", &name)),
+            ..Default::default()
+        }))
+    }
+
+    async fn renew_ephemeral_resource(
+        &self,
+        req: Request<pb::renew_ephemeral_resource::Request>,
+    ) -> RpcResult<pb::renew_ephemeral_resource::Response> {
+        let name = req.into_inner().type_name;
+        Ok(Response::new(pb::renew_ephemeral_resource::Response {
+            diagnostics: convert::diagnostics(&unknown_type("ephemeral resource", &name)),
+            ..Default::default()
+        }))
+    }
+
+    async fn close_ephemeral_resource(
+        &self,
+        req: Request<pb::close_ephemeral_resource::Request>,
+    ) -> RpcResult<pb::close_ephemeral_resource::Response> {
+        let name = req.into_inner().type_name;
+        Ok(Response::new(pb::close_ephemeral_resource::Response {
+            diagnostics: convert::diagnostics(&unknown_type("ephemeral resource", &name)),
+        }))
+    }
+
+    type ListResourceStream = BoxStream<pb::list_resource::Event>;
+
+    async fn list_resource(
+        &self,
+        req: Request<pb::list_resource::Request>,
+    ) -> RpcResult<Self::ListResourceStream> {
+        let name = req.into_inner().type_name;
+        let event = pb::list_resource::Event {
+            diagnostic: convert::diagnostics(&unknown_type("list resource", &name)),
+            ..Default::default()
+        };
+        Ok(Response::new(Box::pin(futures::stream::iter([Ok(event)]))))
+    }
+
+    async fn validate_list_resource_config(
+        &self,
+        req: Request<pb::validate_list_resource_config::Request>,
+    ) -> RpcResult<pb::validate_list_resource_config::Response> {
+        let name = req.into_inner().type_name;
+        Ok(Response::new(pb::validate_list_resource_config::Response {
+            diagnostics: convert::diagnostics(&unknown_type("list resource", &name)),
+        }))
+    }
+
+    async fn get_functions(
+        &self,
+        _req: Request<pb::get_functions::Request>,
+    ) -> RpcResult<pb::get_functions::Response> {
+        Ok(Response::new(Default::default()))
+    }
+
+    async fn call_function(
+        &self,
+        req: Request<pb::call_function::Request>,
+    ) -> RpcResult<pb::call_function::Response> {
+        let name = req.into_inner().name;
+        Ok(Response::new(pb::call_function::Response {
+            result: None,
+            error: Some(pb::FunctionError {
+                text: format!("This provider has no function named {name:?}."),
+                function_argument: None,
+            }),
+        }))
+    }
+
+    async fn validate_action_config(
+        &self,
+        req: Request<pb::validate_action_config::Request>,
+    ) -> RpcResult<pb::validate_action_config::Response> {
+        let name = req.into_inner().action_type;
+        Ok(Response::new(pb::validate_action_config::Response {
+            diagnostics: convert::diagnostics(&unknown_type("action", &name)),
+        }))
+    }
+
+    async fn plan_action(
+        &self,
+        req: Request<pb::plan_action::Request>,
+    ) -> RpcResult<pb::plan_action::Response> {
+        let name = req.into_inner().action_type;
+        Ok(Response::new(pb::plan_action::Response {
+            diagnostics: convert::diagnostics(&unknown_type("action", &name)),
+            deferred: None,
+        }))
+    }
+
+    type InvokeActionStream = BoxStream<pb::invoke_action::Event>;
+
+    async fn invoke_action(
+        &self,
+        req: Request<pb::invoke_action::Request>,
+    ) -> RpcResult<Self::InvokeActionStream> {
+        let name = req.into_inner().action_type;
+        let event = pb::invoke_action::Event {
+            r#type: Some(pb::invoke_action::event::Type::Completed(
+                pb::invoke_action::event::Completed {
+                    diagnostics: convert::diagnostics(&unknown_type("action", &name)),
+                },
+            )),
+        };
+        Ok(Response::new(Box::pin(futures::stream::iter([Ok(event)]))))
+    }
+
+    async fn validate_state_store_config(
+        &self,
+        req: Request<pb::validate_state_store_config::Request>,
+    ) -> RpcResult<pb::validate_state_store_config::Response> {
+        let name = req.into_inner().type_name;
+        Ok(Response::new(pb::validate_state_store_config::Response {
+            diagnostics: convert::diagnostics(&unknown_type("state store", &name)),
+        }))
+    }
+
+    async fn configure_state_store(
+        &self,
+        req: Request<pb::configure_state_store::Request>,
+    ) -> RpcResult<pb::configure_state_store::Response> {
+        let name = req.into_inner().type_name;
+        Ok(Response::new(pb::configure_state_store::Response {
+            diagnostics: convert::diagnostics(&unknown_type("state store", &name)),
+            capabilities: None,
+        }))
+    }
+
+    type ReadStateBytesStream = BoxStream<pb::read_state_bytes::ResponseChunk>;
+
+    async fn read_state_bytes(
+        &self,
+        req: Request<pb::read_state_bytes::Request>,
+    ) -> RpcResult<Self::ReadStateBytesStream> {
+        let name = req.into_inner().type_name;
+        let chunk = pb::read_state_bytes::ResponseChunk {
+            diagnostics: convert::diagnostics(&unknown_type("state store", &name)),
+            ..Default::default()
+        };
+        Ok(Response::new(Box::pin(futures::stream::iter([Ok(chunk)]))))
+    }
+
+    async fn write_state_bytes(
+        &self,
+        _req: Request<tonic::Streaming<pb::write_state_bytes::RequestChunk>>,
+    ) -> RpcResult<pb::write_state_bytes::Response> {
+        Ok(Response::new(pb::write_state_bytes::Response {
+            diagnostics: unsupported("State storage"),
+        }))
+    }
+
+    async fn lock_state(
+        &self,
+        req: Request<pb::lock_state::Request>,
+    ) -> RpcResult<pb::lock_state::Response> {
+        let name = req.into_inner().type_name;
+        Ok(Response::new(pb::lock_state::Response {
+            lock_id: String::new(),
+            diagnostics: convert::diagnostics(&unknown_type("state store", &name)),
+        }))
+    }
+
+    async fn unlock_state(
+        &self,
+        req: Request<pb::unlock_state::Request>,
+    ) -> RpcResult<pb::unlock_state::Response> {
+        let name = req.into_inner().type_name;
+        Ok(Response::new(pb::unlock_state::Response {
+            diagnostics: convert::diagnostics(&unknown_type("state store", &name)),
+        }))
+    }
+
+    async fn get_states(
+        &self,
+        req: Request<pb::get_states::Request>,
+    ) -> RpcResult<pb::get_states::Response> {
+        let name = req.into_inner().type_name;
+        Ok(Response::new(pb::get_states::Response {
+            state_ids: Vec::new(),
+            diagnostics: convert::diagnostics(&unknown_type("state store", &name)),
+        }))
+    }
+
+    async fn delete_state(
+        &self,
+        req: Request<pb::delete_state::Request>,
+    ) -> RpcResult<pb::delete_state::Response> {
+        let name = req.into_inner().type_name;
+        Ok(Response::new(pb::delete_state::Response {
+            diagnostics: convert::diagnostics(&unknown_type("state store", &name)),
+        }))
+    }
+
+    async fn stop_provider(
+        &self,
+        _req: Request<pb::stop_provider::Request>,
+    ) -> RpcResult<pb::stop_provider::Response> {
+        debug!(tf_rpc = "StopProvider", "stop requested");
+        let error = self.provider.stop().await.unwrap_or_default();
+        Ok(Response::new(pb::stop_provider::Response { error }))
+    }
+}
