@@ -1,0 +1,161 @@
+//! KEP-4322 `ClusterProfile` (`multicluster.x-k8s.io/v1alpha1`).
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Desired state of a ClusterProfile.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[kube(
+    group = "multicluster.x-k8s.io",
+    version = "v1alpha1",
+    kind = "ClusterProfile",
+    plural = "clusterprofiles",
+    singular = "clusterprofile",
+    namespaced,
+    status = "ClusterProfileStatus"
+)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterProfileSpec {
+    /// Human-readable name of the cluster.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display_name: Option<String>,
+    /// The cluster manager that owns this profile (immutable).
+    pub cluster_manager: ClusterManager,
+}
+
+/// Identity of the cluster manager.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+pub struct ClusterManager {
+    /// Name of the cluster manager.
+    pub name: String,
+}
+
+/// Observed state of a ClusterProfile.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterProfileStatus {
+    /// Conditions; `ControlPlaneHealthy` is the one the bridge reads.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+    /// Version information of the cluster.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<ClusterVersion>,
+    /// Properties of the cluster.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub properties: Vec<Property>,
+    /// How to reach the cluster (current KEP).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub access_providers: Vec<AccessProvider>,
+    /// Deprecated predecessor of `accessProviders` (same shape; `accessProviders` wins on a name clash).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub credential_providers: Vec<AccessProvider>,
+}
+
+/// Version information reported for the cluster.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+pub struct ClusterVersion {
+    /// Kubernetes version of the cluster.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubernetes: Option<String>,
+}
+
+/// A name/value property of the cluster.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Property {
+    /// Property name.
+    pub name: String,
+    /// Property value.
+    pub value: String,
+    /// When the value was last observed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_observed_time: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
+}
+
+/// An access provider: a name and a kubeconfig `cluster` entry.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+pub struct AccessProvider {
+    /// Provider name, e.g. `kubeconfig-secretreader` or an exec plugin provider's name.
+    pub name: String,
+    /// How to reach the cluster.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<KubeconfigCluster>,
+}
+
+/// A kubeconfig `cluster` entry, with kubeconfig (dashed) field names.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+pub struct KubeconfigCluster {
+    /// API server URL.
+    pub server: String,
+    /// Path to a CA file (not usable by the bridge; reported only).
+    #[serde(
+        rename = "certificate-authority",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub certificate_authority: Option<String>,
+    /// Base64 PEM CA bundle.
+    #[serde(
+        rename = "certificate-authority-data",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub certificate_authority_data: Option<String>,
+    /// TLS server name to verify.
+    #[serde(
+        rename = "tls-server-name",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub tls_server_name: Option<String>,
+    /// Skip TLS verification.
+    #[serde(
+        rename = "insecure-skip-tls-verify",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub insecure_skip_tls_verify: Option<bool>,
+    /// Proxy URL.
+    #[serde(rename = "proxy-url", default, skip_serializing_if = "Option::is_none")]
+    pub proxy_url: Option<String>,
+    /// Disable response compression.
+    #[serde(
+        rename = "disable-compression",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub disable_compression: Option<bool>,
+    /// Named extensions (e.g. `client.authentication.k8s.io/exec`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extensions: Vec<NamedExtension>,
+}
+
+/// A named kubeconfig extension holding arbitrary JSON.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+pub struct NamedExtension {
+    /// Extension name.
+    pub name: String,
+    /// Extension content.
+    #[schemars(schema_with = "super::preserve_unknown_object")]
+    pub extension: serde_json::Value,
+}
+
+impl ClusterProfile {
+    /// `namespace/name` key of this profile.
+    pub fn key(&self) -> String {
+        format!(
+            "{}/{}",
+            self.metadata.namespace.as_deref().unwrap_or_default(),
+            self.metadata.name.as_deref().unwrap_or_default()
+        )
+    }
+
+    /// The profile's labels (empty when none).
+    pub fn labels_map(&self) -> BTreeMap<String, String> {
+        self.metadata.labels.clone().unwrap_or_default()
+    }
+}

@@ -1,0 +1,68 @@
+//! Kubernetes API types the provider reads and writes, and the CRDs generated from them.
+//!
+//! `ClusterProfile` (KEP-4322, `multicluster.x-k8s.io/v1alpha1`) and `SveltosCluster`
+//! (`lib.projectsveltos.io/v1beta1`) are modelled with kube's `CustomResource` derive. Field names follow
+//! upstream exactly; only the fields the provider reads or writes are modelled (see `docs/adr/` for the list
+//! of upstream fields left out). The CRDs installed by the test environment are generated from these types
+//! (`testenv/crds/`), and a test compares them with the upstream copies.
+
+mod clusterprofile;
+mod sveltoscluster;
+
+pub use clusterprofile::*;
+pub use sveltoscluster::*;
+
+use kube::CustomResourceExt;
+
+/// Well-known label and annotation keys.
+pub mod keys {
+    /// Label on a kubeconfig Secret naming the ClusterProfile it belongs to (push model).
+    pub const CLUSTER_PROFILE_LABEL: &str = "x-k8s.io/cluster-profile";
+    /// Optional label on such a Secret naming the ClusterProfile's namespace (default: the Secret's own).
+    pub const CLUSTER_PROFILE_NAMESPACE_LABEL: &str = "x-k8s.io/cluster-profile-namespace";
+    /// Namespace label that marks the namespace as holding credentials for a given consumer.
+    pub const CONSUMER_NAMESPACE_LABEL: &str = "x-k8s.io/cluster-inventory-consumer";
+    /// Label on a ClusterProfile naming its cluster manager.
+    pub const CLUSTER_MANAGER_LABEL: &str = "x-k8s.io/cluster-manager";
+    /// Ownership label the bridge writes on every object it creates; the value is the bridge's name.
+    pub const BRIDGE_LABEL: &str = "sveltos.clusterinventory.io/bridge";
+    /// Annotation on bridged objects naming the source ClusterProfile (`namespace/name`).
+    pub const SOURCE_ANNOTATION: &str = "sveltos.clusterinventory.io/cluster-profile";
+    /// Annotation carrying the ClusterProfile's display name on the SveltosCluster.
+    pub const DISPLAY_NAME_ANNOTATION: &str = "sveltos.clusterinventory.io/display-name";
+    /// Annotation on the bridged Secret with the SHA-256 of the kubeconfig it holds.
+    pub const KUBECONFIG_SHA_ANNOTATION: &str = "sveltos.clusterinventory.io/kubeconfig-sha256";
+    /// Annotation on the bridged Secret with the credential's expiry (RFC 3339), when known.
+    pub const EXPIRES_ANNOTATION: &str = "sveltos.clusterinventory.io/credential-expires-at";
+    /// Label written by sveltoscluster-manager; never touched by the bridge.
+    pub const SVELTOS_K8S_VERSION_LABEL: &str = "projectsveltos.io/k8s-version";
+    /// The ClusterProfile condition type that reports control plane health.
+    pub const CONTROL_PLANE_HEALTHY: &str = "ControlPlaneHealthy";
+    /// The access provider that names a Secret holding a complete kubeconfig.
+    pub const SECRET_READER_PROVIDER: &str = "kubeconfig-secretreader";
+    /// Cluster extension holding the exec configuration of an access provider.
+    pub const EXEC_EXTENSION: &str = "client.authentication.k8s.io/exec";
+    /// KEP-5339 extension: extra args for an exec plugin.
+    pub const ADDITIONAL_ARGS_EXTENSION: &str =
+        "clusterprofiles.multicluster.x-k8s.io/exec/additional-args";
+    /// KEP-5339 extension: extra env vars for an exec plugin.
+    pub const ADDITIONAL_ENVS_EXTENSION: &str =
+        "clusterprofiles.multicluster.x-k8s.io/exec/additional-envs";
+}
+
+/// The CRDs of the modelled types, as `(file stem, YAML)` pairs, in a stable order.
+pub fn crd_yamls() -> Vec<(&'static str, String)> {
+    let render = |crd| serde_yaml::to_string(&crd).expect("a CRD always serializes");
+    vec![
+        ("clusterprofiles", render(ClusterProfile::crd())),
+        ("sveltosclusters", render(SveltosCluster::crd())),
+    ]
+}
+
+/// Schema for a field that keeps arbitrary JSON (`x-kubernetes-preserve-unknown-fields`).
+pub(crate) fn preserve_unknown_object(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object",
+        "x-kubernetes-preserve-unknown-fields": true
+    })
+}

@@ -1,0 +1,332 @@
+//! What the bridge writes for one ClusterProfile: a SveltosCluster `ns/name` and a Secret
+//! `ns/name-sveltos-kubeconfig`, and the state entry Terraform records for them.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::{
+    ByteString, api::core::v1::Secret, apimachinery::pkg::apis::meta::v1::ObjectMeta,
+};
+
+use super::{
+    BridgeSpec, CREDENTIAL_CONFIG_ANNOTATION, CREDENTIAL_SOURCE_ANNOTATION, SECRET_KEY,
+    SECRET_SUFFIX, credentials::CredentialSource, sha256_hex,
+};
+use crate::api::{ClusterProfile, SveltosCluster, SveltosClusterSpec, keys};
+
+/// One cluster's entry in the resource's `clusters` attribute: identities and hashes, never credential bytes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClusterEntry {
+    /// `namespace/name` of the SveltosCluster, `None` if it does not exist.
+    pub sveltos_cluster: Option<String>,
+    /// `namespace/name` of the kubeconfig Secret, `None` if it does not exist.
+    pub secret: Option<String>,
+    /// Where the kubeconfig came from (see [`CredentialSource`]'s `Display`).
+    pub credential_source: String,
+    /// SHA-256 of the kubeconfig; `None` if unknown (no Secret, or a credential to be minted at apply).
+    pub kubeconfig_sha256: Option<String>,
+    /// Credential expiry (RFC 3339), when known.
+    pub credential_expires_at: Option<String>,
+    /// Labels the bridge sets on the SveltosCluster (without the ownership label).
+    pub labels: BTreeMap<String, String>,
+    /// SHA-256 of the SveltosCluster spec fields and annotations the bridge manages.
+    pub config_sha256: String,
+    /// The credential is minted at apply: `kubeconfig_sha256` and `credential_expires_at` are unknown.
+    pub credential_pending: bool,
+}
+
+/// The kubeconfig material for one cluster, as far as plan knows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Material {
+    /// The bytes to write (and the credential's expiry when it has one).
+    Bytes {
+        /// Kubeconfig bytes. Never logged, never in state.
+        bytes: Vec<u8>,
+        /// Expiry, RFC 3339.
+        expires_at: Option<String>,
+        /// Hash of the exec provider settings that minted it.
+        config_sha256: Option<String>,
+    },
+    /// Keep the Secret that exists (a still-valid exec credential).
+    Reuse {
+        /// Its kubeconfig hash.
+        kubeconfig_sha256: String,
+        /// Its expiry.
+        expires_at: Option<String>,
+    },
+    /// Mint at apply (exec plugin).
+    Pending,
+}
+
+/// Everything written for one profile.
+#[derive(Debug, Clone)]
+pub struct DesiredCluster {
+    /// `namespace/name`.
+    pub key: String,
+    /// The state entry.
+    pub entry: ClusterEntry,
+    /// The Secret to apply (`None` when an existing one is kept or the credential is minted at apply).
+    pub secret: Option<Secret>,
+    /// The SveltosCluster to apply.
+    pub sveltos_cluster: SveltosCluster,
+}
+
+/// The name of the bridged Secret for a profile name.
+pub fn secret_name(profile_name: &str) -> String {
+    format!("{profile_name}{SECRET_SUFFIX}")
+}
+
+/// Hash of the managed SveltosCluster fields: spec fields the bridge sets and the given annotations.
+pub fn config_sha256(annotations: &BTreeMap<String, String>, spec: &SveltosClusterSpec) -> String {
+    let doc = serde_json::json!({
+        "annotations": annotations,
+        "kubeconfigName": spec.kubeconfig_name,
+        "kubeconfigKeyName": spec.kubeconfig_key_name,
+        "paused": spec.paused,
+        "consecutiveFailureThreshold": spec.consecutive_failure_threshold,
+        "activeWindow": spec.active_window,
+    });
+    sha256_hex(doc.to_string().as_bytes())
+}
+
+/// Labels the SveltosCluster gets (without the ownership label): the profile's, minus labels Sveltos owns,
+/// plus the bridge-wide and per-cluster extras.
+pub fn cluster_labels(spec: &BridgeSpec, profile: &ClusterProfile) -> BTreeMap<String, String> {
+    let mut labels = profile.labels_map();
+    labels.remove(keys::SVELTOS_K8S_VERSION_LABEL);
+    labels.remove(keys::BRIDGE_LABEL);
+    labels.extend(spec.extra_labels.clone());
+    if let Some(o) = spec.overrides.get(&profile.key()) {
+        labels.extend(o.extra_labels.clone());
+    }
+    labels
+}
+
+/// Builds the objects and entry for one profile with its credential.
+pub fn desired(
+    spec: &BridgeSpec,
+    profile: &ClusterProfile,
+    source: &CredentialSource,
+    material: &Material,
+) -> DesiredCluster {
+    let key = profile.key();
+    let ns = profile.metadata.namespace.clone().unwrap_or_default();
+    let name = profile.metadata.name.clone().unwrap_or_default();
+    let over = spec.overrides.get(&key);
+    let labels = cluster_labels(spec, profile);
+
+    let mut annotations = spec.extra_annotations.clone();
+    if let Some(o) = over {
+        annotations.extend(o.extra_annotations.clone());
+    }
+    annotations.insert(keys::SOURCE_ANNOTATION.into(), key.clone());
+    if let Some(d) = profile.spec.display_name.as_ref().filter(|d| !d.is_empty()) {
+        annotations.insert(keys::DISPLAY_NAME_ANNOTATION.into(), d.clone());
+    }
+    let sc_spec = SveltosClusterSpec {
+        kubeconfig_name: Some(secret_name(&name)),
+        kubeconfig_key_name: Some(SECRET_KEY.into()),
+        paused: over.and_then(|o| o.paused).or(spec.paused),
+        consecutive_failure_threshold: spec.consecutive_failure_threshold,
+        active_window: spec.active_window.clone(),
+        ..Default::default()
+    };
+    let config = config_sha256(&annotations, &sc_spec);
+    let mut sc_labels = labels.clone();
+    sc_labels.insert(keys::BRIDGE_LABEL.into(), spec.name.clone());
+    let mut sc = SveltosCluster::new(&name, sc_spec);
+    sc.metadata.namespace = Some(ns.clone());
+    sc.metadata.labels = Some(sc_labels);
+    sc.metadata.annotations = Some(annotations);
+
+    let (secret, sha, expires, pending) = match material {
+        Material::Bytes {
+            bytes,
+            expires_at,
+            config_sha256,
+        } => {
+            let sha = sha256_hex(bytes);
+            let mut ann = BTreeMap::from([
+                (keys::SOURCE_ANNOTATION.to_string(), key.clone()),
+                (keys::KUBECONFIG_SHA_ANNOTATION.to_string(), sha.clone()),
+                (CREDENTIAL_SOURCE_ANNOTATION.to_string(), source.to_string()),
+            ]);
+            if let Some(e) = expires_at {
+                ann.insert(keys::EXPIRES_ANNOTATION.into(), e.clone());
+            }
+            if let Some(c) = config_sha256 {
+                ann.insert(CREDENTIAL_CONFIG_ANNOTATION.into(), c.clone());
+            }
+            let secret = Secret {
+                metadata: ObjectMeta {
+                    name: Some(secret_name(&name)),
+                    namespace: Some(ns.clone()),
+                    labels: Some(BTreeMap::from([(
+                        keys::BRIDGE_LABEL.to_string(),
+                        spec.name.clone(),
+                    )])),
+                    annotations: Some(ann),
+                    ..Default::default()
+                },
+                type_: Some("Opaque".into()),
+                data: Some(BTreeMap::from([(
+                    SECRET_KEY.to_string(),
+                    ByteString(bytes.clone()),
+                )])),
+                ..Default::default()
+            };
+            (Some(secret), Some(sha), expires_at.clone(), false)
+        }
+        Material::Reuse {
+            kubeconfig_sha256,
+            expires_at,
+        } => (
+            None,
+            Some(kubeconfig_sha256.clone()),
+            expires_at.clone(),
+            false,
+        ),
+        Material::Pending => (None, None, None, true),
+    };
+    DesiredCluster {
+        entry: ClusterEntry {
+            sveltos_cluster: Some(key.clone()),
+            secret: Some(format!("{ns}/{}", secret_name(&name))),
+            credential_source: source.to_string(),
+            kubeconfig_sha256: sha,
+            credential_expires_at: expires,
+            labels,
+            config_sha256: config,
+            credential_pending: pending,
+        },
+        key,
+        secret,
+        sveltos_cluster: sc,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bridge::{Override, testutil::*};
+
+    fn src() -> CredentialSource {
+        CredentialSource::LabelledSecret {
+            namespace: "a".into(),
+            name: "s".into(),
+            key: "Config".into(),
+        }
+    }
+
+    fn bytes() -> Material {
+        Material::Bytes {
+            bytes: KUBECONFIG.as_bytes().to_vec(),
+            expires_at: None,
+            config_sha256: None,
+        }
+    }
+
+    #[test]
+    fn writes_cluster_and_secret_in_the_profile_namespace() {
+        let spec = BridgeSpec {
+            name: "main".into(),
+            extra_labels: BTreeMap::from([("env".into(), "prod".into())]),
+            ..Default::default()
+        };
+        let mut p = profile(
+            "team-a",
+            "c1",
+            &[
+                ("enabled", "true"),
+                ("empty", ""),
+                (keys::SVELTOS_K8S_VERSION_LABEL, "v1"),
+            ],
+        );
+        p.metadata
+            .labels
+            .as_mut()
+            .unwrap()
+            .insert("x".into(), "1".into());
+        let d = desired(&spec, &p, &src(), &bytes());
+        let sc = &d.sveltos_cluster;
+        assert_eq!(sc.metadata.namespace.as_deref(), Some("team-a"));
+        assert_eq!(
+            sc.spec.kubeconfig_name.as_deref(),
+            Some("c1-sveltos-kubeconfig")
+        );
+        assert_eq!(sc.spec.kubeconfig_key_name.as_deref(), Some("kubeconfig"));
+        let labels = sc.metadata.labels.as_ref().unwrap();
+        assert_eq!(labels["enabled"], "true");
+        assert_eq!(labels["empty"], "");
+        assert_eq!(labels["env"], "prod");
+        assert_eq!(labels[keys::BRIDGE_LABEL], "main");
+        assert!(!labels.contains_key(keys::SVELTOS_K8S_VERSION_LABEL));
+        assert!(!d.entry.labels.contains_key(keys::BRIDGE_LABEL));
+        assert_eq!(
+            sc.metadata.annotations.as_ref().unwrap()[keys::DISPLAY_NAME_ANNOTATION],
+            "c1 display"
+        );
+        let secret = d.secret.as_ref().unwrap();
+        assert_eq!(secret.metadata.namespace.as_deref(), Some("team-a"));
+        assert_eq!(
+            secret.data.as_ref().unwrap()["kubeconfig"].0,
+            KUBECONFIG.as_bytes()
+        );
+        assert_eq!(
+            d.entry.kubeconfig_sha256.as_deref(),
+            Some(sha256_hex(KUBECONFIG.as_bytes()).as_str())
+        );
+        assert_eq!(
+            d.entry.secret.as_deref(),
+            Some("team-a/c1-sveltos-kubeconfig")
+        );
+        // Nothing sensitive leaves the Secret.
+        let sc_json = serde_json::to_string(&d.sveltos_cluster).unwrap();
+        assert!(!sc_json.contains("canary"));
+        assert!(!format!("{:?}", d.entry).contains("canary"));
+    }
+
+    #[test]
+    fn overrides_win_and_change_the_config_hash() {
+        let p = profile("team-a", "c1", &[]);
+        let base = BridgeSpec {
+            name: "main".into(),
+            paused: Some(false),
+            ..Default::default()
+        };
+        let mut spec = base.clone();
+        spec.overrides.insert(
+            "team-a/c1".into(),
+            Override {
+                paused: Some(true),
+                extra_labels: BTreeMap::from([("tier".into(), "gold".into())]),
+                ..Default::default()
+            },
+        );
+        let a = desired(&base, &p, &src(), &bytes());
+        let b = desired(&spec, &p, &src(), &bytes());
+        assert_eq!(b.sveltos_cluster.spec.paused, Some(true));
+        assert_eq!(b.entry.labels["tier"], "gold");
+        assert_ne!(a.entry.config_sha256, b.entry.config_sha256);
+    }
+
+    #[test]
+    fn pending_and_reused_credentials_write_no_secret() {
+        let p = profile("n", "c", &[]);
+        let spec = BridgeSpec::default();
+        let d = desired(&spec, &p, &src(), &Material::Pending);
+        assert!(
+            d.secret.is_none() && d.entry.credential_pending && d.entry.kubeconfig_sha256.is_none()
+        );
+        let d = desired(
+            &spec,
+            &p,
+            &src(),
+            &Material::Reuse {
+                kubeconfig_sha256: "abc".into(),
+                expires_at: Some("2030-01-01T00:00:00Z".into()),
+            },
+        );
+        assert!(d.secret.is_none() && !d.entry.credential_pending);
+        assert_eq!(d.entry.kubeconfig_sha256.as_deref(), Some("abc"));
+    }
+}

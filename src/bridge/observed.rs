@@ -1,0 +1,372 @@
+//! What exists: the objects a bridge owns, read back into state entries, and the objects it must not touch.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::{
+    api::core::v1::Secret,
+    apimachinery::pkg::apis::meta::v1::{ManagedFieldsEntry, ObjectMeta},
+};
+
+use super::{
+    CREDENTIAL_CONFIG_ANNOTATION, CREDENTIAL_SOURCE_ANNOTATION, FIELD_MANAGER, SECRET_KEY,
+    SECRET_SUFFIX,
+    desired::{ClusterEntry, config_sha256},
+    sha256_hex,
+};
+use crate::api::{SveltosCluster, keys};
+
+/// A bridged Secret as found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ObservedSecret {
+    /// `namespace/name`.
+    pub id: String,
+    /// SHA-256 of its `kubeconfig` value (`None` if the key is missing).
+    pub kubeconfig_sha256: Option<String>,
+    /// Recorded expiry.
+    pub expires_at: Option<String>,
+    /// Recorded credential source.
+    pub credential_source: Option<String>,
+    /// Recorded exec-provider settings hash.
+    pub credential_config_sha256: Option<String>,
+}
+
+/// A bridged SveltosCluster as found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ObservedCluster {
+    /// `namespace/name`.
+    pub id: String,
+    /// Labels our field manager owns (without the ownership label).
+    pub labels: BTreeMap<String, String>,
+    /// Hash of the managed fields as they are.
+    pub config_sha256: String,
+}
+
+/// Both objects of one bridged profile, as found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Observed {
+    /// The SveltosCluster, if it exists.
+    pub sveltos_cluster: Option<ObservedCluster>,
+    /// The Secret, if it exists.
+    pub secret: Option<ObservedSecret>,
+}
+
+impl Observed {
+    /// The state entry describing what exists.
+    pub fn entry(&self) -> ClusterEntry {
+        let sc = self.sveltos_cluster.as_ref();
+        let secret = self.secret.as_ref();
+        ClusterEntry {
+            sveltos_cluster: sc.map(|s| s.id.clone()),
+            secret: secret.map(|s| s.id.clone()),
+            credential_source: secret
+                .and_then(|s| s.credential_source.clone())
+                .unwrap_or_default(),
+            kubeconfig_sha256: secret.and_then(|s| s.kubeconfig_sha256.clone()),
+            credential_expires_at: secret.and_then(|s| s.expires_at.clone()),
+            labels: sc.map(|s| s.labels.clone()).unwrap_or_default(),
+            config_sha256: sc.map(|s| s.config_sha256.clone()).unwrap_or_default(),
+            credential_pending: false,
+        }
+    }
+}
+
+/// Everything relevant that exists, for one bridge.
+#[derive(Debug, Clone, Default)]
+pub struct World {
+    /// Objects owned by this bridge, by profile key `namespace/name`.
+    pub owned: BTreeMap<String, Observed>,
+    /// SveltosClusters (`namespace/name`) that exist and are not owned by this bridge, with their owner bridge.
+    pub foreign_clusters: BTreeMap<String, Option<String>>,
+    /// Secrets (`namespace/name`) that exist and are not owned by this bridge, with their owner bridge.
+    pub foreign_secrets: BTreeMap<String, Option<String>>,
+}
+
+fn id(meta: &ObjectMeta) -> String {
+    format!(
+        "{}/{}",
+        meta.namespace.as_deref().unwrap_or_default(),
+        meta.name.as_deref().unwrap_or_default()
+    )
+}
+
+fn owner(meta: &ObjectMeta) -> Option<&str> {
+    meta.labels
+        .as_ref()?
+        .get(keys::BRIDGE_LABEL)
+        .map(String::as_str)
+}
+
+/// Keys under `f:metadata` → `f:<section>` that `manager` owns through server-side apply.
+fn owned_keys(managed: Option<&Vec<ManagedFieldsEntry>>, section: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for entry in managed.into_iter().flatten() {
+        if entry.manager.as_deref() != Some(FIELD_MANAGER)
+            || entry.operation.as_deref() != Some("Apply")
+        {
+            continue;
+        }
+        let Some(fields) = entry.fields_v1.as_ref() else {
+            continue;
+        };
+        if let Some(map) = fields
+            .0
+            .get("f:metadata")
+            .and_then(|m| m.get(section))
+            .and_then(|s| s.as_object())
+        {
+            out.extend(
+                map.keys()
+                    .filter_map(|k| k.strip_prefix("f:"))
+                    .map(String::from),
+            );
+        }
+    }
+    out
+}
+
+/// Reads a SveltosCluster the bridge owns.
+pub fn observe_cluster(sc: &SveltosCluster) -> ObservedCluster {
+    let managed = sc.metadata.managed_fields.as_ref();
+    let own_labels = owned_keys(managed, "f:labels");
+    let own_annotations = owned_keys(managed, "f:annotations");
+    let pick = |m: Option<&BTreeMap<String, String>>,
+                keys: &BTreeSet<String>|
+     -> BTreeMap<String, String> {
+        m.map(|m| {
+            m.iter()
+                .filter(|(k, _)| keys.contains(*k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
+        })
+        .unwrap_or_default()
+    };
+    let mut labels = pick(sc.metadata.labels.as_ref(), &own_labels);
+    labels.remove(keys::BRIDGE_LABEL);
+    let annotations = pick(sc.metadata.annotations.as_ref(), &own_annotations);
+    ObservedCluster {
+        id: id(&sc.metadata),
+        labels,
+        config_sha256: config_sha256(&annotations, &sc.spec),
+    }
+}
+
+/// Reads a Secret the bridge owns (hashing, never keeping, its kubeconfig).
+pub fn observe_secret(secret: &Secret) -> ObservedSecret {
+    let ann = secret.metadata.annotations.as_ref();
+    let get = |k: &str| ann.and_then(|a| a.get(k)).cloned();
+    ObservedSecret {
+        id: id(&secret.metadata),
+        kubeconfig_sha256: secret
+            .data
+            .as_ref()
+            .and_then(|d| d.get(SECRET_KEY))
+            .map(|b| sha256_hex(&b.0)),
+        expires_at: get(keys::EXPIRES_ANNOTATION),
+        credential_source: get(CREDENTIAL_SOURCE_ANNOTATION),
+        credential_config_sha256: get(CREDENTIAL_CONFIG_ANNOTATION),
+    }
+}
+
+fn profile_key(meta: &ObjectMeta, strip: &str) -> String {
+    if let Some(k) = meta
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(keys::SOURCE_ANNOTATION))
+    {
+        return k.clone();
+    }
+    let name = meta.name.as_deref().unwrap_or_default();
+    format!(
+        "{}/{}",
+        meta.namespace.as_deref().unwrap_or_default(),
+        name.strip_suffix(strip).unwrap_or(name)
+    )
+}
+
+impl World {
+    /// Builds the view for bridge `bridge` from: every SveltosCluster in scope, the Secrets carrying the
+    /// ownership label (with data), and the metadata of every Secret in scope (for name collisions).
+    pub fn build(
+        bridge: &str,
+        clusters: &[SveltosCluster],
+        owned_secrets: &[Secret],
+        secret_metas: &[ObjectMeta],
+    ) -> Self {
+        let mut w = World::default();
+        for sc in clusters {
+            match owner(&sc.metadata) {
+                Some(o) if o == bridge => {
+                    w.owned
+                        .entry(profile_key(&sc.metadata, ""))
+                        .or_default()
+                        .sveltos_cluster = Some(observe_cluster(sc));
+                }
+                o => {
+                    w.foreign_clusters
+                        .insert(id(&sc.metadata), o.map(String::from));
+                }
+            }
+        }
+        for s in owned_secrets
+            .iter()
+            .filter(|s| owner(&s.metadata) == Some(bridge))
+        {
+            w.owned
+                .entry(profile_key(&s.metadata, SECRET_SUFFIX))
+                .or_default()
+                .secret = Some(observe_secret(s));
+        }
+        for m in secret_metas {
+            match owner(m) {
+                Some(o) if o == bridge => {}
+                o => {
+                    w.foreign_secrets.insert(id(m), o.map(String::from));
+                }
+            }
+        }
+        w
+    }
+
+    /// State entries for everything this bridge owns.
+    pub fn entries(&self) -> BTreeMap<String, ClusterEntry> {
+        self.owned
+            .iter()
+            .map(|(k, o)| (k.clone(), o.entry()))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bridge::{
+        BridgeSpec,
+        credentials::CredentialSource,
+        desired::{Material, desired},
+        testutil::*,
+    };
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::FieldsV1;
+
+    /// Simulates what the API server records after our server-side apply of `obj`'s labels and annotations.
+    fn applied(mut sc: SveltosCluster) -> SveltosCluster {
+        let f = |m: &Option<BTreeMap<String, String>>| {
+            serde_json::Value::Object(
+                m.iter()
+                    .flatten()
+                    .map(|(k, _)| (format!("f:{k}"), serde_json::json!({})))
+                    .collect(),
+            )
+        };
+        sc.metadata.managed_fields = Some(vec![ManagedFieldsEntry {
+            manager: Some(FIELD_MANAGER.into()),
+            operation: Some("Apply".into()),
+            fields_v1: Some(FieldsV1(serde_json::json!({
+                "f:metadata": {"f:labels": f(&sc.metadata.labels), "f:annotations": f(&sc.metadata.annotations)}
+            }))),
+            ..Default::default()
+        }]);
+        sc
+    }
+
+    fn bridged() -> (BridgeSpec, crate::bridge::desired::DesiredCluster) {
+        let spec = BridgeSpec {
+            name: "main".into(),
+            ..Default::default()
+        };
+        let p = profile("ns", "c1", &[("a", "1")]);
+        let src = CredentialSource::LabelledSecret {
+            namespace: "ns".into(),
+            name: "s".into(),
+            key: "Config".into(),
+        };
+        let material = Material::Bytes {
+            bytes: KUBECONFIG.as_bytes().to_vec(),
+            expires_at: None,
+            config_sha256: None,
+        };
+        let d = desired(&spec, &p, &src, &material);
+        (spec, d)
+    }
+
+    #[test]
+    fn reading_back_what_was_written_gives_the_planned_entry() {
+        let (_, d) = bridged();
+        let mut sc = applied(d.sveltos_cluster.clone());
+        // Fields others write never show: the k8s-version label, status, foreign annotations.
+        sc.metadata
+            .labels
+            .as_mut()
+            .unwrap()
+            .insert(keys::SVELTOS_K8S_VERSION_LABEL.into(), "v1.37.2".into());
+        sc.metadata
+            .annotations
+            .as_mut()
+            .unwrap()
+            .insert("other".into(), "x".into());
+        sc.status = Some(Default::default());
+        let w = World::build("main", &[sc], &[d.secret.clone().unwrap()], &[]);
+        assert_eq!(w.entries()["ns/c1"], d.entry);
+    }
+
+    #[test]
+    fn out_of_band_edits_show() {
+        let (_, d) = bridged();
+        let mut sc = applied(d.sveltos_cluster.clone());
+        sc.metadata
+            .labels
+            .as_mut()
+            .unwrap()
+            .insert("a".into(), "edited".into());
+        sc.spec.paused = Some(true);
+        let mut secret = d.secret.clone().unwrap();
+        secret
+            .data
+            .as_mut()
+            .unwrap()
+            .get_mut("kubeconfig")
+            .unwrap()
+            .0 = b"other".to_vec();
+        let w = World::build("main", &[sc], &[secret], &[]);
+        let e = &w.entries()["ns/c1"];
+        assert_eq!(e.labels["a"], "edited");
+        assert_ne!(e.config_sha256, d.entry.config_sha256);
+        assert_ne!(e.kubeconfig_sha256, d.entry.kubeconfig_sha256);
+    }
+
+    #[test]
+    fn ownership_is_by_label_value() {
+        let (_, d) = bridged();
+        let mut other = d.sveltos_cluster.clone();
+        other
+            .metadata
+            .labels
+            .as_mut()
+            .unwrap()
+            .insert(keys::BRIDGE_LABEL.into(), "other".into());
+        let mut unlabelled = d.sveltos_cluster.clone();
+        unlabelled.metadata.name = Some("c2".into());
+        unlabelled.metadata.labels = None;
+        let w = World::build(
+            "main",
+            &[other, unlabelled],
+            &[],
+            &[d.secret.clone().unwrap().metadata],
+        );
+        assert!(w.owned.is_empty());
+        assert_eq!(w.foreign_clusters["ns/c1"], Some("other".into()));
+        assert_eq!(w.foreign_clusters["ns/c2"], None);
+        assert!(
+            w.foreign_secrets.is_empty(),
+            "our own Secret is not foreign"
+        );
+    }
+
+    #[test]
+    fn half_written_cluster_reads_as_partial_entry() {
+        let (_, d) = bridged();
+        let w = World::build("main", &[], &[d.secret.clone().unwrap()], &[]);
+        let e = &w.entries()["ns/c1"];
+        assert_eq!(e.sveltos_cluster, None);
+        assert_eq!(e.secret.as_deref(), Some("ns/c1-sveltos-kubeconfig"));
+    }
+}
