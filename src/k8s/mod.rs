@@ -1,3 +1,5 @@
 //! Kubernetes connectivity.
 
 pub mod config;
+pub mod exec;
+pub mod io;

@@ -1,0 +1,252 @@
+//! Reads and writes against the API server: paginated LISTs, server-side apply with the provider's field
+//! manager, deletes, and retries on conflicts, throttling and server errors.
+
+use std::{fmt::Debug, future::Future, time::Duration};
+
+use k8s_openapi::{NamespaceResourceScope, apimachinery::pkg::apis::meta::v1::ObjectMeta};
+use kube::{
+    Api, Client, Resource,
+    api::{DeleteParams, ListParams, Patch, PatchParams},
+    core::Status,
+};
+use serde::{Serialize, de::DeserializeOwned};
+
+use crate::bridge::FIELD_MANAGER;
+
+/// Page size of every LIST.
+pub const PAGE_SIZE: u32 = 500;
+const MAX_ATTEMPTS: u32 = 6;
+
+/// An API error with the object it concerns.
+#[derive(Debug, thiserror::Error)]
+#[error("{action} {object}: {message}")]
+pub struct IoError {
+    /// What was being done (`list`, `apply`, `delete`, `get`).
+    pub action: &'static str,
+    /// Kind and `namespace/name` (or the collection).
+    pub object: String,
+    /// What went wrong, with a hint where one helps.
+    pub message: String,
+    /// HTTP status, when the server answered.
+    pub code: Option<u16>,
+}
+
+fn status(err: &kube::Error) -> Option<&Status> {
+    match err {
+        kube::Error::Api(s) => Some(s),
+        _ => None,
+    }
+}
+
+fn is_retryable(err: &kube::Error) -> bool {
+    match err {
+        kube::Error::Api(s) => s.code == 409 || s.code == 429 || s.code >= 500,
+        kube::Error::HyperError(_) | kube::Error::Service(_) => true,
+        _ => false,
+    }
+}
+
+fn describe(err: &kube::Error, kind: &str) -> String {
+    match err {
+        kube::Error::Api(s)
+            if s.code == 404
+                && s.reason == "NotFound"
+                && s.message
+                    .contains("the server could not find the requested resource") =>
+        {
+            format!("the {kind} API is not served by this cluster: install its CRD (HTTP 404)")
+        }
+        kube::Error::Api(s) if s.code == 403 => format!(
+            "forbidden (HTTP 403): {}. Grant the provider's identity access to {kind} objects.",
+            s.message
+        ),
+        kube::Error::Api(s) => format!("{} (HTTP {}, reason {})", s.message, s.code, s.reason),
+        other => other.to_string(),
+    }
+}
+
+/// Runs `op` with retries on 409/429/5xx and transport errors (exponential backoff, 6 attempts).
+pub async fn with_retry<T, F, Fut>(
+    action: &'static str,
+    kind: &str,
+    object: &str,
+    mut op: F,
+) -> Result<T, IoError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, kube::Error>>,
+{
+    let mut delay = Duration::from_millis(100);
+    let mut attempt = 1;
+    loop {
+        match op().await {
+            Ok(v) => return Ok(v),
+            Err(e) if attempt < MAX_ATTEMPTS && is_retryable(&e) => {
+                tracing::debug!(action, kind, object, attempt, error = %e, "retrying Kubernetes request");
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(Duration::from_secs(5));
+                attempt += 1;
+            }
+            Err(e) => {
+                return Err(IoError {
+                    action,
+                    object: format!("{kind} {object}"),
+                    message: describe(&e, kind),
+                    code: status(&e).map(|s| s.code),
+                });
+            }
+        }
+    }
+}
+
+/// The namespaced API for `K`, in one namespace or across all.
+pub fn api<K>(client: &Client, namespace: Option<&str>) -> Api<K>
+where
+    K: Resource<Scope = NamespaceResourceScope>,
+    <K as Resource>::DynamicType: Default,
+{
+    match namespace {
+        Some(ns) => Api::namespaced(client.clone(), ns),
+        None => Api::all(client.clone()),
+    }
+}
+
+fn scope_label(namespace: Option<&str>) -> String {
+    namespace
+        .map(|n| format!("in namespace {n}"))
+        .unwrap_or_else(|| "in all namespaces".into())
+}
+
+/// Lists every `K` in the given namespaces (all when empty) matching `label_selector`, page by page.
+pub async fn list<K>(
+    client: &Client,
+    namespaces: &[String],
+    label_selector: Option<&str>,
+) -> Result<Vec<K>, IoError>
+where
+    K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Debug,
+    <K as Resource>::DynamicType: Default,
+{
+    let kind = K::kind(&Default::default()).to_string();
+    let scopes: Vec<Option<&str>> = if namespaces.is_empty() {
+        vec![None]
+    } else {
+        namespaces.iter().map(|n| Some(n.as_str())).collect()
+    };
+    let mut out = Vec::new();
+    for ns in scopes {
+        let api: Api<K> = api(client, ns);
+        let mut token: Option<String> = None;
+        loop {
+            let mut lp = ListParams::default().limit(PAGE_SIZE);
+            if let Some(sel) = label_selector {
+                lp = lp.labels(sel);
+            }
+            if let Some(t) = &token {
+                lp = lp.continue_token(t);
+            }
+            let page = with_retry("list", &kind, &scope_label(ns), || api.list(&lp)).await?;
+            token = page.metadata.continue_.clone().filter(|t| !t.is_empty());
+            out.extend(page.items);
+            if token.is_none() {
+                break;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Like [`list`], metadata only (no object bodies cross the wire).
+pub async fn list_metadata<K>(
+    client: &Client,
+    namespaces: &[String],
+) -> Result<Vec<ObjectMeta>, IoError>
+where
+    K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Debug,
+    <K as Resource>::DynamicType: Default,
+{
+    let kind = K::kind(&Default::default()).to_string();
+    let scopes: Vec<Option<&str>> = if namespaces.is_empty() {
+        vec![None]
+    } else {
+        namespaces.iter().map(|n| Some(n.as_str())).collect()
+    };
+    let mut out = Vec::new();
+    for ns in scopes {
+        let api: Api<K> = api(client, ns);
+        let mut token: Option<String> = None;
+        loop {
+            let mut lp = ListParams::default().limit(PAGE_SIZE);
+            if let Some(t) = &token {
+                lp = lp.continue_token(t);
+            }
+            let page =
+                with_retry("list", &kind, &scope_label(ns), || api.list_metadata(&lp)).await?;
+            token = page.metadata.continue_.clone().filter(|t| !t.is_empty());
+            out.extend(page.items.into_iter().map(|o| o.metadata));
+            if token.is_none() {
+                break;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Reads one object; `None` when it does not exist.
+pub async fn get_opt<K>(client: &Client, namespace: &str, name: &str) -> Result<Option<K>, IoError>
+where
+    K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Debug,
+    <K as Resource>::DynamicType: Default,
+{
+    let kind = K::kind(&Default::default()).to_string();
+    let api: Api<K> = api(client, Some(namespace));
+    let object = format!("{namespace}/{name}");
+    with_retry("get", &kind, &object, || api.get_opt(name)).await
+}
+
+/// Server-side applies `obj` with the provider's field manager, taking over fields others changed.
+pub async fn apply<K>(client: &Client, obj: &K) -> Result<K, IoError>
+where
+    K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Serialize + Debug,
+    <K as Resource>::DynamicType: Default,
+{
+    let kind = K::kind(&Default::default()).to_string();
+    let meta = obj.meta();
+    let (ns, name) = (
+        meta.namespace.clone().unwrap_or_default(),
+        meta.name.clone().unwrap_or_default(),
+    );
+    let api: Api<K> = api(client, Some(&ns));
+    let pp = PatchParams::apply(FIELD_MANAGER).force();
+    // The body carries apiVersion/kind, as server-side apply requires.
+    let mut body = serde_json::to_value(obj).map_err(|e| IoError {
+        action: "apply",
+        object: format!("{kind} {ns}/{name}"),
+        message: format!("cannot serialize: {e}"),
+        code: None,
+    })?;
+    body["apiVersion"] = K::api_version(&Default::default()).to_string().into();
+    body["kind"] = kind.clone().into();
+    let object = format!("{ns}/{name}");
+    let patch = Patch::Apply(&body);
+    with_retry("apply", &kind, &object, || api.patch(&name, &pp, &patch)).await
+}
+
+/// Deletes one object; absent objects are fine.
+pub async fn delete<K>(client: &Client, namespace: &str, name: &str) -> Result<(), IoError>
+where
+    K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Debug,
+    <K as Resource>::DynamicType: Default,
+{
+    let kind = K::kind(&Default::default()).to_string();
+    let api: Api<K> = api(client, Some(namespace));
+    let object = format!("{namespace}/{name}");
+    with_retry("delete", &kind, &object, || async {
+        match api.delete(name, &DeleteParams::background()).await {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+            Err(e) => Err(e),
+        }
+    })
+    .await
+}
