@@ -19,6 +19,7 @@ use tracing::field::{Field, Visit};
 use tracing::level_filters::LevelFilter;
 use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::Layer;
+use tracing_subscriber::filter::Targets;
 use tracing_subscriber::layer::Context;
 use tracing_subscriber::prelude::*;
 use tracing_subscriber::registry::LookupSpan;
@@ -31,10 +32,36 @@ const LAYER_PREFIX: &str = {
 
 /// Installs the global subscriber (once; later calls do nothing). `module` becomes `@module`.
 pub fn init(module: &'static str) {
-    let filter = level_from_env(|k| std::env::var(k).ok());
+    let level = level_from_env(|k| std::env::var(k).ok());
     let _ = tracing_subscriber::registry()
-        .with(HclogLayer::new(module).with_filter(filter))
+        .with(HclogLayer::new(module).with_filter(filter(level)))
         .try_init();
+}
+
+/// Libraries whose debug output (HTTP/2 frames, TLS handshakes) would drown the provider's own logs.
+const NOISY_TARGETS: &[&str] = &[
+    "h2",
+    "hyper",
+    "hyper_util",
+    "rustls",
+    "tokio_rustls",
+    "tonic",
+    "tower",
+    "mio",
+];
+
+/// `level` for everything, capped at `WARN` for transport libraries (`DEBUG` when `level` is `TRACE`).
+pub fn filter(level: LevelFilter) -> Targets {
+    let noisy = if level == LevelFilter::TRACE {
+        LevelFilter::DEBUG
+    } else {
+        level.min(LevelFilter::WARN)
+    };
+    NOISY_TARGETS
+        .iter()
+        .fold(Targets::new().with_default(level), |t, name| {
+            t.with_target(*name, noisy)
+        })
 }
 
 /// The level filter for `TF_LOG_PROVIDER` / `TF_LOG`, read through `get`.
@@ -184,6 +211,9 @@ where
             Json::from(timestamp(SystemTime::now())),
         );
         for (k, v) in fields {
+            if k.starts_with("log.") {
+                continue; // location fields added by the `log` bridge
+            }
             // hclog reserves '@' keys; keep user fields apart.
             let key = if k.starts_with('@') {
                 format!("_{k}")

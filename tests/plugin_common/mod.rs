@@ -1,0 +1,448 @@
+//! Shared helpers for the plugin-layer tests: a Terraform-like client certificate, a mutual-TLS tonic channel that
+//! pins the server certificate from the handshake line, and a toy provider (nothing project-specific).
+
+#![allow(dead_code)]
+
+use async_trait::async_trait;
+use base64::Engine as _;
+use hyper_util::rt::TokioIo;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName, UnixTime};
+use rustls::{DigitallySignedStruct, SignatureScheme};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use tfsveltos::tfplugin::value::msgpack;
+use tfsveltos::tfplugin::{
+    ApplyRequest, ApplyResponse, Attribute, AttributePath, Block, ConfigureRequest,
+    DataReadRequest, DataReadResponse, DataSource, DeferredReason, Diagnostic, Diagnostics,
+    ImportRequest, ImportResponse, ImportedResource, NestedBlock, Nesting, PlanRequest,
+    PlanResponse, Provider, ReadRequest, ReadResponse, Resource, Schema, Type, Value,
+};
+use tonic::transport::{Channel, Endpoint};
+
+pub use tfsveltos::tfplugin::pb;
+
+/// A client certificate like the one Terraform generates: ECDSA P-521, self-signed, CA:true.
+pub struct ClientCert {
+    pub pem: String,
+    pub der: CertificateDer<'static>,
+    pub key: PrivateKeyDer<'static>,
+}
+
+pub fn terraform_like_client_cert() -> ClientCert {
+    use rcgen::{
+        BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
+        KeyUsagePurpose,
+    };
+    let key = KeyPair::generate_for(&rcgen::PKCS_ECDSA_P521_SHA512).expect("P-521 key");
+    let mut params = CertificateParams::new(vec!["localhost".to_owned()]).expect("params");
+    params
+        .distinguished_name
+        .push(DnType::CommonName, "localhost");
+    params
+        .distinguished_name
+        .push(DnType::OrganizationName, "HashiCorp");
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    params.key_usages = vec![
+        KeyUsagePurpose::DigitalSignature,
+        KeyUsagePurpose::KeyEncipherment,
+        KeyUsagePurpose::KeyCertSign,
+    ];
+    params.extended_key_usages = vec![
+        ExtendedKeyUsagePurpose::ClientAuth,
+        ExtendedKeyUsagePurpose::ServerAuth,
+    ];
+    let cert = params.self_signed(&key).expect("self-signed");
+    ClientCert {
+        pem: cert.pem(),
+        der: cert.der().clone(),
+        key: PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der())),
+    }
+}
+
+/// A parsed go-plugin handshake line.
+#[derive(Debug)]
+pub struct Handshake {
+    pub addr: SocketAddr,
+    pub cert: Option<CertificateDer<'static>>,
+}
+
+pub fn parse_handshake(line: &str) -> Handshake {
+    let parts: Vec<&str> = line.trim_end_matches('\n').split('|').collect();
+    assert_eq!(parts.len(), 6, "handshake line {line:?}");
+    assert_eq!(parts[0], "1", "core protocol");
+    assert_eq!(parts[1], "6", "app protocol");
+    assert_eq!(parts[2], "tcp");
+    assert_eq!(parts[4], "grpc");
+    let addr: SocketAddr = parts[3].parse().expect("address");
+    assert!(addr.ip().is_loopback());
+    let cert = (!parts[5].is_empty()).then(|| {
+        assert!(!parts[5].ends_with('='), "raw (unpadded) base64");
+        CertificateDer::from(
+            base64::engine::general_purpose::STANDARD_NO_PAD
+                .decode(parts[5])
+                .expect("base64 std, no padding"),
+        )
+    });
+    Handshake { addr, cert }
+}
+
+/// Accepts exactly the certificate advertised in the handshake (as go-plugin's client does by pinning it as root).
+#[derive(Debug)]
+struct PinnedServer {
+    cert: CertificateDer<'static>,
+    algs: rustls::crypto::WebPkiSupportedAlgorithms,
+}
+
+impl ServerCertVerifier for PinnedServer {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        if end_entity.as_ref() == self.cert.as_ref() {
+            Ok(ServerCertVerified::assertion())
+        } else {
+            Err(rustls::Error::InvalidCertificate(
+                rustls::CertificateError::UnknownIssuer,
+            ))
+        }
+    }
+    fn verify_tls12_signature(
+        &self,
+        m: &[u8],
+        c: &CertificateDer<'_>,
+        d: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(m, c, d, &self.algs)
+    }
+    fn verify_tls13_signature(
+        &self,
+        m: &[u8],
+        c: &CertificateDer<'_>,
+        d: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(m, c, d, &self.algs)
+    }
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.algs.supported_schemes()
+    }
+}
+
+/// A gRPC channel over mutual TLS: presents `client`, accepts only `server_cert`, ALPN h2.
+pub async fn mtls_channel(
+    addr: SocketAddr,
+    server_cert: CertificateDer<'static>,
+    client: &ClientCert,
+) -> Result<Channel, tonic::transport::Error> {
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let verifier = Arc::new(PinnedServer {
+        cert: server_cert,
+        algs: provider.signature_verification_algorithms,
+    });
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("versions")
+        .dangerous()
+        .with_custom_certificate_verifier(verifier)
+        .with_client_auth_cert(vec![client.der.clone()], client.key.clone_key())
+        .expect("client auth");
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    Endpoint::from_static("http://localhost")
+        .connect_with_connector(tower::service_fn(move |_uri| {
+            let connector = connector.clone();
+            async move {
+                let tcp = tokio::net::TcpStream::connect(addr).await?;
+                let name = ServerName::try_from("localhost").map_err(std::io::Error::other)?;
+                let tls = connector.connect(name, tcp).await?;
+                Ok::<_, std::io::Error>(TokioIo::new(tls))
+            }
+        }))
+        .await
+}
+
+/// A plain (no TLS) channel, for debug mode.
+pub async fn plain_channel(addr: SocketAddr) -> Result<Channel, tonic::transport::Error> {
+    Endpoint::from_shared(format!("http://{addr}"))
+        .expect("uri")
+        .connect()
+        .await
+}
+
+// ------------------------------------------------------------------------------------------------------------------
+// Toy provider
+// ------------------------------------------------------------------------------------------------------------------
+
+/// Records what the provider saw, for assertions.
+#[derive(Default)]
+pub struct Seen {
+    pub configured: Mutex<Option<ConfigureRequest>>,
+    pub plans: AtomicUsize,
+    pub stops: AtomicUsize,
+}
+
+pub struct ToyProvider {
+    pub seen: Arc<Seen>,
+}
+
+pub fn toy_provider() -> (Arc<dyn Provider>, Arc<Seen>) {
+    let seen = Arc::new(Seen::default());
+    (Arc::new(ToyProvider { seen: seen.clone() }), seen)
+}
+
+#[async_trait]
+impl Provider for ToyProvider {
+    fn schema(&self) -> Schema {
+        Schema::new(0)
+            .attribute(
+                Attribute::string("endpoint")
+                    .optional()
+                    .description("Where things live."),
+            )
+            .attribute(Attribute::string("token").optional().sensitive())
+    }
+
+    fn resources(&self) -> Vec<Arc<dyn Resource>> {
+        vec![Arc::new(Thing {
+            seen: self.seen.clone(),
+        })]
+    }
+
+    fn data_sources(&self) -> Vec<Arc<dyn DataSource>> {
+        vec![Arc::new(Echo)]
+    }
+
+    async fn validate_config(&self, config: &Value) -> Diagnostics {
+        let mut d = Diagnostics::new();
+        if config.get_attr("endpoint").as_str() == Some("") {
+            d.attribute_error(
+                AttributePath::attr("endpoint"),
+                "Empty endpoint",
+                "endpoint must not be empty",
+            );
+        }
+        d
+    }
+
+    async fn configure(&self, req: ConfigureRequest) -> Diagnostics {
+        if let Ok(mut c) = self.seen.configured.lock() {
+            *c = Some(req);
+        }
+        Diagnostics::new()
+    }
+
+    async fn stop(&self) -> Option<String> {
+        self.seen.stops.fetch_add(1, Ordering::SeqCst);
+        None
+    }
+}
+
+pub struct Thing {
+    seen: Arc<Seen>,
+}
+
+pub fn thing_schema() -> Schema {
+    Schema::new(2)
+        .markdown_description("A **thing**.")
+        .attribute(Attribute::string("id").computed())
+        .attribute(Attribute::string("name").required())
+        .attribute(Attribute::number("size").optional())
+        .attribute(Attribute::map("tags", Type::String).optional())
+        .attribute(Attribute::string("secret").optional().sensitive())
+        .attribute(Attribute::dynamic("extra").optional())
+        .attribute(Attribute::string("old").optional().deprecated("use name"))
+        .attribute(
+            Attribute::nested(
+                "endpoints",
+                Nesting::List,
+                [
+                    Attribute::string("url").required(),
+                    Attribute::number("port").optional().computed(),
+                ],
+            )
+            .optional(),
+        )
+        .block(
+            NestedBlock::list(
+                "rule",
+                Block::new().attribute(Attribute::bool("enabled").optional()),
+            )
+            .max_items(2),
+        )
+}
+
+#[async_trait]
+impl Resource for Thing {
+    fn type_name(&self) -> &'static str {
+        "toy_thing"
+    }
+
+    fn schema(&self) -> Schema {
+        thing_schema()
+    }
+
+    async fn validate(&self, config: &Value) -> Diagnostics {
+        let mut d = Diagnostics::new();
+        if let Some(size) = config.get_attr("size").as_i64()
+            && size < 0
+        {
+            d.attribute_error(
+                AttributePath::attr("size"),
+                "Negative size",
+                "size must be >= 0",
+            );
+        }
+        d
+    }
+
+    async fn plan(&self, req: PlanRequest) -> PlanResponse {
+        self.seen.plans.fetch_add(1, Ordering::SeqCst);
+        if req.is_destroy() {
+            return PlanResponse::planned(&req, req.proposed_new_state.clone());
+        }
+        let mut planned = thing_schema().mark_computed_unknown(&req.proposed_new_state);
+        let mut resp = PlanResponse::default();
+        if !req.prior_state.is_null() {
+            planned.set_attr("id", req.prior_state.get_attr("id").clone());
+            if req.prior_state.get_attr("name") != req.proposed_new_state.get_attr("name") {
+                resp.requires_replace.push(AttributePath::attr("name"));
+            }
+        }
+        if !req.config.get_attr("name").is_known() {
+            resp.deferred = Some(DeferredReason::ResourceConfigUnknown);
+        }
+        resp.planned_state = planned;
+        resp.planned_private = b"planned".to_vec();
+        resp
+    }
+
+    async fn apply(&self, req: ApplyRequest) -> ApplyResponse {
+        if req.is_delete() {
+            return ApplyResponse::default();
+        }
+        let mut state = req.planned_state.clone();
+        let name = state
+            .get_attr("name")
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        state.set_attr("id", Value::string(format!("id-{name}")));
+        if let Some(Value::List(eps)) = state.get_attr_mut("endpoints") {
+            for ep in eps {
+                if !ep.get_attr("port").is_known() {
+                    ep.set_attr("port", Value::int(443));
+                }
+            }
+        }
+        // Leave out the `rule` block entirely: the server must encode it as an empty list.
+        if let Value::Object(m) = &mut state
+            && m.get("rule")
+                .and_then(Value::as_list)
+                .is_some_and(<[Value]>::is_empty)
+        {
+            m.remove("rule");
+        }
+        ApplyResponse {
+            new_state: state,
+            private: req.planned_private,
+            diagnostics: Diagnostics::new(),
+        }
+    }
+
+    async fn read(&self, req: ReadRequest) -> ReadResponse {
+        ReadResponse {
+            new_state: req.current_state,
+            private: req.private,
+            ..Default::default()
+        }
+    }
+
+    async fn import(&self, req: ImportRequest) -> ImportResponse {
+        if req.id == "bad" {
+            return ImportResponse {
+                diagnostics: Diagnostic::error("Bad import ID", "no such thing").into(),
+                ..Default::default()
+            };
+        }
+        ImportResponse {
+            imported: vec![ImportedResource {
+                type_name: String::new(),
+                state: Value::object([
+                    ("id", Value::string(req.id.clone())),
+                    ("name", Value::string(req.id)),
+                ]),
+                private: Vec::new(),
+            }],
+            ..Default::default()
+        }
+    }
+}
+
+pub struct Echo;
+
+pub fn echo_schema() -> Schema {
+    Schema::new(0)
+        .attribute(Attribute::string("input").required())
+        .attribute(Attribute::string("output").computed())
+}
+
+#[async_trait]
+impl DataSource for Echo {
+    fn type_name(&self) -> &'static str {
+        "toy_echo"
+    }
+
+    fn schema(&self) -> Schema {
+        echo_schema()
+    }
+
+    async fn read(&self, req: DataReadRequest) -> DataReadResponse {
+        let input = req.config.get_attr("input");
+        if !input.is_known() {
+            return DataReadResponse {
+                state: echo_schema().mark_computed_unknown(&req.config),
+                deferred: Some(DeferredReason::ResourceConfigUnknown),
+                ..Default::default()
+            };
+        }
+        let mut state = req.config.clone();
+        state.set_attr(
+            "output",
+            Value::string(input.as_str().unwrap_or_default().to_uppercase()),
+        );
+        DataReadResponse {
+            state,
+            ..Default::default()
+        }
+    }
+}
+
+/// Encodes `v` as a msgpack `DynamicValue` for `schema`.
+pub fn dv(v: &Value, schema: &Schema) -> Option<pb::tfplugin6::DynamicValue> {
+    Some(pb::tfplugin6::DynamicValue {
+        msgpack: msgpack::encode(v, &schema.value_type()).expect("encode"),
+        json: Vec::new(),
+    })
+}
+
+/// Decodes a `DynamicValue` for `schema`.
+pub fn undv(dv: &Option<pb::tfplugin6::DynamicValue>, schema: &Schema) -> Value {
+    match dv {
+        Some(dv) => msgpack::decode(&dv.msgpack, &schema.value_type()).expect("decode"),
+        None => Value::Null,
+    }
+}
+
+/// The error summaries of protocol diagnostics.
+pub fn errors(diags: &[pb::tfplugin6::Diagnostic]) -> Vec<String> {
+    diags
+        .iter()
+        .filter(|d| d.severity == 1)
+        .map(|d| d.summary.clone())
+        .collect()
+}
