@@ -91,7 +91,15 @@ async fn cluster_profile_created_with_kube_is_read_back_with_kubectl() {
         .await
         .expect("creating a ClusterProfile");
 
-    let out = env.kubectl(&["get", "clusterprofiles.multicluster.x-k8s.io", "alpha", "-n", &ns, "-o", "json"]);
+    let out = env.kubectl(&[
+        "get",
+        "clusterprofiles.multicluster.x-k8s.io",
+        "alpha",
+        "-n",
+        &ns,
+        "-o",
+        "json",
+    ]);
     let got: serde_json::Value = serde_json::from_str(&out).expect("kubectl output is JSON");
     assert_eq!(got["apiVersion"], "multicluster.x-k8s.io/v1alpha1");
     assert_eq!(got["kind"], "ClusterProfile");
@@ -138,19 +146,15 @@ fn clis_report_their_versions() {
     }
 }
 
-/// The runner works with every CLI and the dev_overrides configuration (no provider resources
-/// here: the provider's own tests use it for that).
+/// The runner works with every CLI and its dev_overrides configuration. The configuration names
+/// no provider: every CLI loads the schema of each required provider, even an unused one, so that
+/// is left to the provider's own tests.
 #[test]
 fn tf_runner_plans_and_applies_with_every_cli() {
     for cli in Cli::all() {
         let tf = Tf::new(&cli);
         tf.write_main(
             r#"
-terraform {
-  required_providers {
-    sveltos = { source = "clusterinventory/sveltos" }
-  }
-}
 variable "greeting" {
   type    = string
   default = "hello"
@@ -162,7 +166,11 @@ output "greeting" {
         );
         assert_eq!(tf.plan(), 2, "{}: an output to add is a change", cli.name);
         let applied = tf.apply();
-        assert!(applied.contains("Apply complete"), "{}: {applied}", cli.name);
+        assert!(
+            applied.contains("Apply complete"),
+            "{}: {applied}",
+            cli.name
+        );
         assert_eq!(tf.plan(), 0, "{}: nothing left to change", cli.name);
         let outputs = tf.outputs_json();
         assert_eq!(

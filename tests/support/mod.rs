@@ -61,7 +61,11 @@ pub fn bin_dir() -> &'static Path {
             .stderr(Stdio::inherit())
             .output()
             .expect("running scripts/testenv build");
-        assert!(out.status.success(), "scripts/testenv build failed ({})", out.status);
+        assert!(
+            out.status.success(),
+            "scripts/testenv build failed ({})",
+            out.status
+        );
         PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
     })
 }
@@ -111,7 +115,11 @@ impl TestEnv {
 
     /// The environment described by this process's variables, when they describe a running one.
     fn from_process_env() -> Option<TestEnv> {
-        let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+        let var = |k: &str| {
+            std::env::var_os(k)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
         let dir = var("TESTENV_DIR")?;
         let bin = var("TESTENV_BIN")?;
         let kubeconfig = var("KUBECONFIG")?;
@@ -385,7 +393,11 @@ pub fn pids_with_cmdline_containing(needle: &str) -> Vec<u32> {
         .filter(|&pid| pid != me)
         .filter(|&pid| {
             std::fs::read(format!("/proc/{pid}/cmdline"))
-                .map(|c| String::from_utf8_lossy(&c).replace('\0', " ").contains(needle))
+                .map(|c| {
+                    String::from_utf8_lossy(&c)
+                        .replace('\0', " ")
+                        .contains(needle)
+                })
                 .unwrap_or(false)
         })
         .filter(|&pid| pid_alive(pid))
@@ -469,9 +481,12 @@ impl Cli {
 /// How a [`Tf`] working directory finds the provider.
 #[derive(Clone, Debug)]
 pub enum Install {
-    /// `dev_overrides` pointing at the directory of [`provider_binary`]. No `init` is needed (or,
-    /// for Terraform 1.0.3 with no other provider, possible): `plan`/`apply` use the override
-    /// directly and print a warning about it.
+    /// `dev_overrides` pointing at the directory of [`provider_binary`] (under both registry
+    /// hosts: OpenTofu resolves `clusterinventory/sveltos` to registry.opentofu.org, Terraform to
+    /// registry.terraform.io). Do not call `init`: with no network every CLI (tofu 1.12,
+    /// terraform 1.0.3 and 1.11) fails it, looking the overridden provider up in the registry.
+    /// `plan`/`apply`/`import`/`providers schema` work without it and print a warning about the
+    /// override. Every CLI loads the provider's schema as soon as `required_providers` names it.
     DevOverrides,
     /// A `filesystem_mirror` at this directory (see [`make_unpacked_mirror`]) for our provider,
     /// `direct` for anything else; `init` installs from it and writes `.terraform.lock.hcl`.
@@ -483,7 +498,10 @@ pub fn cli_config(install: &Install) -> String {
     let quoted = |p: &Path| {
         format!(
             "\"{}\"",
-            p.display().to_string().replace('\\', "\\\\").replace('"', "\\\"")
+            p.display()
+                .to_string()
+                .replace('\\', "\\\\")
+                .replace('"', "\\\"")
         )
     };
     let addrs: Vec<String> = PROVIDER_HOSTS
@@ -524,7 +542,12 @@ pub fn make_unpacked_mirror(root: &Path, version: &str) {
     let (ns, ty) = PROVIDER_SOURCE.split_once('/').expect("namespace/type");
     let platform = format!("{}_{}", std::env::consts::OS, go_arch());
     for host in PROVIDER_HOSTS {
-        let dir = root.join(host).join(ns).join(ty).join(version).join(&platform);
+        let dir = root
+            .join(host)
+            .join(ns)
+            .join(ty)
+            .join(version)
+            .join(&platform);
         std::fs::create_dir_all(&dir).expect("creating mirror directory");
         std::fs::copy(
             provider_binary(),
@@ -664,7 +687,7 @@ impl Tf {
         )
     }
 
-    /// `init`. Only needed with [`Install::Mirror`] or for other providers/modules.
+    /// `init`. Needed (and possible) only with [`Install::Mirror`]; see [`Install::DevOverrides`].
     pub fn init(&self) -> String {
         self.run_ok(&["init", "-input=false", "-no-color"])
     }
