@@ -250,3 +250,34 @@ where
     })
     .await
 }
+
+/// Lists every cluster-scoped `K` matching `label_selector`, page by page.
+pub async fn list_cluster_scoped<K>(
+    client: &Client,
+    label_selector: Option<&str>,
+) -> Result<Vec<K>, IoError>
+where
+    K: Resource<Scope = k8s_openapi::ClusterResourceScope> + Clone + DeserializeOwned + Debug,
+    <K as Resource>::DynamicType: Default,
+{
+    let kind = K::kind(&Default::default()).to_string();
+    let api: Api<K> = Api::all(client.clone());
+    let mut out = Vec::new();
+    let mut token: Option<String> = None;
+    loop {
+        let mut lp = ListParams::default().limit(PAGE_SIZE);
+        if let Some(sel) = label_selector {
+            lp = lp.labels(sel);
+        }
+        if let Some(t) = &token {
+            lp = lp.continue_token(t);
+        }
+        let page = with_retry("list", &kind, "(cluster-scoped)", || api.list(&lp)).await?;
+        token = page.metadata.continue_.clone().filter(|t| !t.is_empty());
+        out.extend(page.items);
+        if token.is_none() {
+            break;
+        }
+    }
+    Ok(out)
+}

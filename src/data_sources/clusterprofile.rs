@@ -1,0 +1,173 @@
+//! `sveltos_clusterprofile`: one KEP-4322 ClusterProfile by `namespace` and `name`, with where the bridge would
+//! take its credentials from.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use super::{
+    lookup::credential_statuses,
+    profile_value::{
+        credential_options, credentials_block, failed, profile_attributes, profile_attrs,
+        unknown_config,
+    },
+};
+use crate::{
+    api::ClusterProfile,
+    k8s::io,
+    provider::{NotReady, ProviderState},
+    tfplugin::{
+        AttributePath, DataReadRequest, DataReadResponse, DataSource, Diagnostic, Diagnostics,
+        Schema, Value, schema::Attribute,
+    },
+};
+
+/// The `sveltos_clusterprofile` data source.
+pub struct ClusterProfileDataSource {
+    state: Arc<ProviderState>,
+}
+
+impl ClusterProfileDataSource {
+    /// The data source, using the provider's shared state.
+    pub fn new(state: Arc<ProviderState>) -> Self {
+        Self { state }
+    }
+}
+
+/// The schema of `sveltos_clusterprofile`.
+pub fn schema() -> Schema {
+    let mut s = Schema::new(0)
+        .markdown_description(
+            "Reads one KEP-4322 `ClusterProfile` (`multicluster.x-k8s.io/v1alpha1`) and reports where \
+             `sveltos_cluster_inventory_bridge` would take its kubeconfig from. Never exposes credential data.",
+        )
+        .attribute(
+            Attribute::string("namespace")
+                .required()
+                .markdown_description("Namespace of the ClusterProfile."),
+        )
+        .attribute(
+            Attribute::string("name")
+                .required()
+                .markdown_description("Name of the ClusterProfile."),
+        );
+    for a in profile_attributes(false) {
+        s = s.attribute(a);
+    }
+    s.block(credentials_block())
+}
+
+fn check_identity(config: &Value) -> Diagnostics {
+    let mut diags = Diagnostics::new();
+    for attr in ["namespace", "name"] {
+        if config.get_attr(attr).as_str() == Some("") {
+            diags.attribute_error(
+                AttributePath::attr(attr),
+                format!("Invalid {attr}"),
+                format!("The ClusterProfile {attr} must not be empty."),
+            );
+        }
+    }
+    diags
+}
+
+#[async_trait]
+impl DataSource for ClusterProfileDataSource {
+    fn type_name(&self) -> &'static str {
+        "sveltos_clusterprofile"
+    }
+
+    fn schema(&self) -> Schema {
+        schema()
+    }
+
+    async fn validate(&self, config: &Value) -> Diagnostics {
+        check_identity(config)
+    }
+
+    async fn read(&self, req: DataReadRequest) -> DataReadResponse {
+        let schema = schema();
+        if let Some(resp) = unknown_config(&schema, &req) {
+            return resp;
+        }
+        let config = &req.config;
+        let diags = check_identity(config);
+        if diags.has_errors() {
+            return failed(config, diags);
+        }
+        let namespace = config.get_attr("namespace").as_str().unwrap_or_default();
+        let name = config.get_attr("name").as_str().unwrap_or_default();
+        let (options, providers) = match credential_options(config.get_attr("credentials")) {
+            Ok(v) => v,
+            Err(d) => return failed(config, d),
+        };
+        let client = match self.state.client(req.client) {
+            Ok(c) => c,
+            Err(NotReady::Defer(reason)) => {
+                return DataReadResponse {
+                    state: schema.mark_computed_unknown(config),
+                    deferred: Some(reason),
+                    ..DataReadResponse::default()
+                };
+            }
+            Err(NotReady::Fail(d)) => return failed(config, d.into()),
+        };
+        let profile = match io::get_opt::<ClusterProfile>(&client, namespace, name).await {
+            Ok(Some(p)) => p,
+            Ok(None) => {
+                return failed(
+                    config,
+                    Diagnostic::error(
+                        format!("ClusterProfile {namespace}/{name} not found"),
+                        format!(
+                            "There is no ClusterProfile (multicluster.x-k8s.io/v1alpha1) named {name} in \
+                             namespace {namespace}."
+                        ),
+                    )
+                    .with_attribute(AttributePath::attr("name"))
+                    .into(),
+                );
+            }
+            Err(e) => {
+                return failed(
+                    config,
+                    Diagnostic::error(
+                        format!("Cannot read ClusterProfile {namespace}/{name}"),
+                        e.to_string(),
+                    )
+                    .into(),
+                );
+            }
+        };
+        let profiles = [profile];
+        let statuses =
+            match credential_statuses(&client, &options, providers.as_ref(), &profiles).await {
+                Ok(s) => s,
+                Err(e) => {
+                    return failed(
+                        config,
+                        Diagnostic::error(
+                            format!(
+                                "Cannot locate the credentials of ClusterProfile {namespace}/{name}"
+                            ),
+                            e.to_string(),
+                        )
+                        .into(),
+                    );
+                }
+            };
+        let mut state = config.clone();
+        if let Some(status) = statuses.first() {
+            for (k, v) in profile_attrs(&profiles[0], status) {
+                // `name` and `namespace` stay as configured.
+                if k != "name" && k != "namespace" {
+                    state.set_attr(k, v);
+                }
+            }
+        }
+        DataReadResponse {
+            state,
+            ..DataReadResponse::default()
+        }
+    }
+}

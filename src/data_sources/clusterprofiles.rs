@@ -1,0 +1,284 @@
+//! `sveltos_clusterprofiles`: the KEP-4322 ClusterProfiles matching some filters, each with where the bridge would
+//! take its credentials from.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use super::{
+    lookup::credential_statuses,
+    profile_value::{
+        credential_options, credentials_block, failed, profile_object_type, profile_value,
+        unknown_config,
+    },
+};
+use crate::{
+    api::ClusterProfile,
+    bridge::{Selection, selection_miss, selector::Selector},
+    k8s::io,
+    provider::{NotReady, ProviderState},
+    tfplugin::{
+        AttributePath, DataReadRequest, DataReadResponse, DataSource, Diagnostic, Diagnostics,
+        Schema, Type, Value, schema::Attribute,
+    },
+};
+
+/// The `sveltos_clusterprofiles` data source.
+pub struct ClusterProfilesDataSource {
+    state: Arc<ProviderState>,
+}
+
+impl ClusterProfilesDataSource {
+    /// The data source, using the provider's shared state.
+    pub fn new(state: Arc<ProviderState>) -> Self {
+        Self { state }
+    }
+}
+
+/// The schema of `sveltos_clusterprofiles`.
+pub fn schema() -> Schema {
+    Schema::new(0)
+        .markdown_description(
+            "Lists KEP-4322 `ClusterProfile`s (`multicluster.x-k8s.io/v1alpha1`) matching the given filters, \
+             each with where `sveltos_cluster_inventory_bridge` would take its kubeconfig from. Never exposes \
+             credential data.",
+        )
+        .attribute(
+            Attribute::string("id")
+                .computed()
+                .markdown_description("A description of the query (the filters)."),
+        )
+        .attribute(
+            Attribute::list("namespaces", Type::String)
+                .optional()
+                .markdown_description("Only ClusterProfiles in these namespaces (default: all namespaces)."),
+        )
+        .attribute(
+            Attribute::string("label_selector")
+                .optional()
+                .markdown_description(
+                    "Only ClusterProfiles whose labels match this Kubernetes label selector, e.g. \
+                     `env=prod,tier in (a,b),!legacy`.",
+                ),
+        )
+        .attribute(
+            Attribute::string("cluster_manager")
+                .optional()
+                .markdown_description("Only ClusterProfiles whose `spec.clusterManager.name` is this."),
+        )
+        .attribute(
+            Attribute::bool("healthy_only")
+                .optional()
+                .markdown_description(
+                    "Only ClusterProfiles whose `ControlPlaneHealthy` condition is `True` (default `false`).",
+                ),
+        )
+        .attribute(
+            Attribute::list("cluster_profiles", profile_object_type())
+                .computed()
+                .markdown_description(
+                    "The matching ClusterProfiles, ordered by namespace and name. Each has the attributes of \
+                     the `sveltos_clusterprofile` data source.",
+                ),
+        )
+        .block(credentials_block())
+}
+
+/// The filters of a configuration, or diagnostics with attribute paths.
+fn selection(config: &Value) -> Result<Selection, Diagnostics> {
+    let mut diags = Diagnostics::new();
+    let mut namespaces = config.get_attr("namespaces").as_string_vec();
+    namespaces.sort();
+    namespaces.dedup();
+    if namespaces.iter().any(String::is_empty) {
+        diags.attribute_error(
+            AttributePath::attr("namespaces"),
+            "Invalid namespaces",
+            "Namespace names must not be empty.",
+        );
+    }
+    let label_selector = match config.get_attr("label_selector").as_str() {
+        Some(s) => match Selector::parse(s) {
+            Ok(sel) => Some(sel),
+            Err(e) => {
+                diags.attribute_error(
+                    AttributePath::attr("label_selector"),
+                    "Invalid label selector",
+                    e.to_string(),
+                );
+                None
+            }
+        },
+        None => None,
+    };
+    if diags.has_errors() {
+        return Err(diags);
+    }
+    Ok(Selection {
+        namespaces,
+        names: Vec::new(),
+        label_selector,
+        cluster_manager: config
+            .get_attr("cluster_manager")
+            .as_str()
+            .map(str::to_string),
+        require_healthy: config.get_attr("healthy_only").as_bool().unwrap_or(false),
+    })
+}
+
+fn query_id(sel: &Selection) -> String {
+    format!(
+        "namespaces={};label_selector={};cluster_manager={};healthy_only={}",
+        if sel.namespaces.is_empty() {
+            "*".to_string()
+        } else {
+            sel.namespaces.join(",")
+        },
+        sel.label_selector
+            .as_ref()
+            .map(ToString::to_string)
+            .unwrap_or_default(),
+        sel.cluster_manager.as_deref().unwrap_or_default(),
+        sel.require_healthy
+    )
+}
+
+#[async_trait]
+impl DataSource for ClusterProfilesDataSource {
+    fn type_name(&self) -> &'static str {
+        "sveltos_clusterprofiles"
+    }
+
+    fn schema(&self) -> Schema {
+        schema()
+    }
+
+    async fn validate(&self, config: &Value) -> Diagnostics {
+        // Only known values can be checked; unknown ones are checked at read time.
+        let mut known = config.clone();
+        for attr in ["namespaces", "label_selector"] {
+            if !config.get_attr(attr).is_wholly_known() {
+                known.set_attr(attr, Value::Null);
+            }
+        }
+        selection(&known).err().unwrap_or_default()
+    }
+
+    async fn read(&self, req: DataReadRequest) -> DataReadResponse {
+        let schema = schema();
+        if let Some(resp) = unknown_config(&schema, &req) {
+            return resp;
+        }
+        let config = &req.config;
+        let sel = match selection(config) {
+            Ok(s) => s,
+            Err(d) => return failed(config, d),
+        };
+        let (options, providers) = match credential_options(config.get_attr("credentials")) {
+            Ok(v) => v,
+            Err(d) => return failed(config, d),
+        };
+        let client = match self.state.client(req.client) {
+            Ok(c) => c,
+            Err(NotReady::Defer(reason)) => {
+                return DataReadResponse {
+                    state: schema.mark_computed_unknown(config),
+                    deferred: Some(reason),
+                    ..DataReadResponse::default()
+                };
+            }
+            Err(NotReady::Fail(d)) => return failed(config, d.into()),
+        };
+        let mut profiles: Vec<ClusterProfile> = match io::list(&client, &sel.namespaces, None).await
+        {
+            Ok(p) => p,
+            Err(e) => {
+                return failed(
+                    config,
+                    Diagnostic::error("Cannot list ClusterProfiles", e.to_string()).into(),
+                );
+            }
+        };
+        profiles.retain(|p| selection_miss(&sel, p).is_none());
+        profiles.sort_by_key(ClusterProfile::key);
+        let statuses =
+            match credential_statuses(&client, &options, providers.as_ref(), &profiles).await {
+                Ok(s) => s,
+                Err(e) => {
+                    return failed(
+                        config,
+                        Diagnostic::error(
+                            "Cannot locate the credentials of the ClusterProfiles",
+                            e.to_string(),
+                        )
+                        .into(),
+                    );
+                }
+            };
+        let list: Vec<Value> = profiles
+            .iter()
+            .zip(&statuses)
+            .map(|(p, s)| profile_value(p, s))
+            .collect();
+        let mut state = config.clone();
+        state.set_attr("id", Value::string(query_id(&sel)));
+        state.set_attr("cluster_profiles", Value::List(list));
+        DataReadResponse {
+            state,
+            ..DataReadResponse::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filters_and_bad_selector_path() {
+        let cfg = Value::object([
+            ("namespaces", Value::string_list(["b", "a", "b"])),
+            ("label_selector", Value::string("env in (prod),!legacy")),
+            ("cluster_manager", Value::string("ocm")),
+            ("healthy_only", Value::bool(true)),
+        ]);
+        let sel = selection(&cfg).unwrap();
+        assert_eq!(sel.namespaces, vec!["a".to_string(), "b".to_string()]);
+        assert!(sel.require_healthy);
+        assert_eq!(
+            query_id(&sel),
+            "namespaces=a,b;label_selector=env in (prod),!legacy;cluster_manager=ocm;healthy_only=true"
+        );
+        let bad = Value::object([("label_selector", Value::string("env in (prod"))]);
+        let d = selection(&bad).unwrap_err();
+        let first = d.iter().next().unwrap();
+        assert_eq!(first.attribute, Some(AttributePath::attr("label_selector")));
+        assert!(first.detail.contains("env in (prod"), "{}", first.detail);
+    }
+
+    #[test]
+    fn schema_uses_plain_types_for_computed_lists() {
+        let s = schema();
+        let a = s.block.attribute_named("cluster_profiles").unwrap();
+        assert!(matches!(
+            &a.kind,
+            crate::tfplugin::schema::AttributeType::Type(Type::List(_))
+        ));
+        let single = super::super::clusterprofile::schema();
+        for name in ["id", "labels", "credential_source", "ready_to_bridge"] {
+            assert!(
+                single
+                    .block
+                    .attribute_named(name)
+                    .is_some_and(|a| a.computed),
+                "{name}"
+            );
+        }
+        assert!(
+            single
+                .block
+                .attribute_named("name")
+                .is_some_and(|a| a.required)
+        );
+    }
+}

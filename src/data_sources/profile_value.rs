@@ -1,0 +1,738 @@
+//! What both ClusterProfile data sources share: the per-profile attributes and their object type, the conversion
+//! of a `ClusterProfile` (plus its credential status) into a Terraform value, the optional `credentials` block,
+//! and the handling of configurations that are not wholly known.
+//!
+//! Nothing here ever reads Secret data into a value: access providers are reported without certificate data or
+//! extension contents, and the credential status carries names and keys only.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::Secret;
+
+use crate::{
+    api::{AccessProvider, ClusterProfile},
+    bridge::{
+        CredentialOptions,
+        credentials::{
+            CredentialSource, Lookup, access_providers, check_kubeconfig, kubeconfig_in_secret,
+        },
+        default_kubeconfig_keys,
+        exec::ProvidersFile,
+    },
+    tfplugin::{
+        AttributePath, DataReadRequest, DataReadResponse, DeferredReason, Diagnostic, Diagnostics,
+        Schema, Type, Value,
+        schema::{Attribute, Block, NestedBlock},
+    },
+};
+
+/// Type of one element of `conditions`.
+pub fn condition_type() -> Type {
+    Type::object([
+        ("type", Type::String),
+        ("status", Type::String),
+        ("reason", Type::String),
+        ("message", Type::String),
+        ("last_transition_time", Type::String),
+    ])
+}
+
+/// Type of one element of `access_providers`.
+pub fn access_provider_type() -> Type {
+    Type::object([
+        ("name", Type::String),
+        ("server", Type::String),
+        ("tls_server_name", Type::String),
+        ("insecure_skip_tls_verify", Type::Bool),
+        ("proxy_url", Type::String),
+        ("has_ca", Type::Bool),
+        ("extensions", Type::list(Type::String)),
+    ])
+}
+
+/// The computed attributes describing one profile. With `identity`, `name` and `namespace` are included (as
+/// computed); the single data source declares those itself as required arguments.
+pub fn profile_attributes(identity: bool) -> Vec<Attribute> {
+    let c = |a: Attribute, doc: &str| a.computed().markdown_description(doc);
+    let mut out = vec![c(
+        Attribute::string("id"),
+        "`namespace/name` of the ClusterProfile.",
+    )];
+    if identity {
+        out.push(c(Attribute::string("name"), "Name of the ClusterProfile."));
+        out.push(c(
+            Attribute::string("namespace"),
+            "Namespace of the ClusterProfile.",
+        ));
+    }
+    out.extend([
+        c(
+            Attribute::map("labels", Type::String),
+            "Labels of the ClusterProfile (empty values included).",
+        ),
+        c(
+            Attribute::map("annotations", Type::String),
+            "Annotations of the ClusterProfile.",
+        ),
+        c(
+            Attribute::string("display_name"),
+            "`spec.displayName` (null when unset).",
+        ),
+        c(
+            Attribute::string("cluster_manager"),
+            "`spec.clusterManager.name`.",
+        ),
+        c(
+            Attribute::string("kubernetes_version"),
+            "`status.version.kubernetes` (null when not reported).",
+        ),
+        c(
+            Attribute::list("conditions", condition_type()),
+            "`status.conditions`: `type`, `status`, `reason`, `message`, `last_transition_time` (RFC 3339).",
+        ),
+        c(
+            Attribute::map("properties", Type::String),
+            "`status.properties` as a map from property name to value.",
+        ),
+        c(
+            Attribute::list("access_providers", access_provider_type()),
+            "`status.accessProviders` (then deprecated `status.credentialProviders` whose names are not already \
+             listed): `name`, `server`, `tls_server_name`, `insecure_skip_tls_verify`, `proxy_url`, `has_ca` \
+             (whether CA data or a CA file is given) and the `extensions` names. No certificate data and no \
+             extension contents.",
+        ),
+        c(
+            Attribute::string("credential_source"),
+            "Where the bridge would take this cluster's kubeconfig from: `secret:<ns>/<name>#<key>` (labelled \
+             Secret), `access-provider:kubeconfig-secretreader:<ns>/<name>[#<key>]`, `exec:<provider>`; \
+             `none: <reason>` or `ambiguous: <secrets>` when there is no single usable source. A source that \
+             exists but cannot be used has ` (not usable: <reason>)` appended.",
+        ),
+        c(
+            Attribute::bool("ready_to_bridge"),
+            "Whether usable credentials were found: for Secrets, the Secret exists and holds a kubeconfig under \
+             the expected key; for exec providers, the provider is configured in `exec_providers_file` (the \
+             plugin is not run by the data source).",
+        ),
+    ]);
+    out
+}
+
+/// The object type of one element of `cluster_profiles`.
+pub fn profile_object_type() -> Type {
+    let mut block = Block::new();
+    for a in profile_attributes(true) {
+        block = block.attribute(a);
+    }
+    block.value_type()
+}
+
+/// The optional `credentials` block (same meaning as on `sveltos_cluster_inventory_bridge`).
+pub fn credentials_block() -> NestedBlock {
+    NestedBlock::single(
+        "credentials",
+        Block::new()
+            .markdown_description(
+                "How credentials are looked up, as on `sveltos_cluster_inventory_bridge`. Only affects \
+                 `credential_source` and `ready_to_bridge`.",
+            )
+            .attribute(
+                Attribute::string("secret_label")
+                    .optional()
+                    .markdown_description(
+                        "Label naming the ClusterProfile on kubeconfig Secrets. Default: `x-k8s.io/cluster-profile`.",
+                    ),
+            )
+            .attribute(Attribute::string("consumer").optional().markdown_description(
+                "Only Secrets in namespaces labelled `x-k8s.io/cluster-inventory-consumer=<consumer>` count.",
+            ))
+            .attribute(
+                Attribute::list("kubeconfig_keys", Type::String)
+                    .optional()
+                    .markdown_description(
+                        "Keys tried, in order, for the kubeconfig inside a Secret. Default: \
+                         `[\"Config\", \"config\", \"kubeconfig\", \"value\"]`.",
+                    ),
+            )
+            .attribute(
+                Attribute::bool("use_access_providers")
+                    .optional()
+                    .markdown_description(
+                        "Consider exec-plugin access providers (default `true`; `kubeconfig-secretreader` is \
+                         always understood).",
+                    ),
+            )
+            .attribute(
+                Attribute::string("exec_providers_file")
+                    .optional()
+                    .markdown_description(
+                        "Path of the KEP-4322 providers file (`{\"providers\": [{\"name\", \"execConfig\"}]}`) \
+                         naming the exec plugins that may be used.",
+                    ),
+            ),
+    )
+    .max_items(1)
+}
+
+fn cred_path(attr: &str) -> AttributePath {
+    AttributePath::attr("credentials").then_attr(attr)
+}
+
+/// Maps the `credentials` block (null when absent) to [`CredentialOptions`], reading and parsing the providers
+/// file. Problems are error diagnostics with the attribute path of the offending setting.
+pub fn credential_options(
+    block: &Value,
+) -> Result<(CredentialOptions, Option<ProvidersFile>), Diagnostics> {
+    let mut opts = CredentialOptions::default();
+    let mut diags = Diagnostics::new();
+    if block.is_null() {
+        return Ok((opts, None));
+    }
+    if let Some(label) = block.get_attr("secret_label").as_str() {
+        if label.trim().is_empty() {
+            diags.attribute_error(
+                cred_path("secret_label"),
+                "Invalid credentials.secret_label",
+                "The label key must not be empty.",
+            );
+        }
+        opts.secret_label = label.to_string();
+    }
+    if let Some(consumer) = block.get_attr("consumer").as_str() {
+        if consumer.is_empty() {
+            diags.attribute_error(
+                cred_path("consumer"),
+                "Invalid credentials.consumer",
+                "Leave consumer unset instead of setting it to an empty string.",
+            );
+        }
+        opts.consumer = Some(consumer.to_string());
+    }
+    let keys = block.get_attr("kubeconfig_keys");
+    if !keys.is_null() {
+        let keys = keys.as_string_vec();
+        if keys.is_empty() || keys.iter().any(String::is_empty) {
+            diags.attribute_error(
+                cred_path("kubeconfig_keys"),
+                "Invalid credentials.kubeconfig_keys",
+                format!(
+                    "Give at least one non-empty key (default {:?}).",
+                    default_kubeconfig_keys()
+                ),
+            );
+        }
+        opts.kubeconfig_keys = keys;
+    }
+    if let Some(b) = block.get_attr("use_access_providers").as_bool() {
+        opts.use_access_providers = b;
+    }
+    let mut providers = None;
+    if let Some(path) = block.get_attr("exec_providers_file").as_str() {
+        opts.exec_providers_file = Some(path.to_string());
+        match std::fs::read(path) {
+            Ok(bytes) => match ProvidersFile::parse(&bytes) {
+                Ok(file) => providers = Some(file),
+                Err(e) => diags.attribute_error(
+                    cred_path("exec_providers_file"),
+                    "Invalid exec providers file",
+                    format!("{path}: {e}"),
+                ),
+            },
+            Err(e) => diags.attribute_error(
+                cred_path("exec_providers_file"),
+                "Cannot read the exec providers file",
+                format!("{path}: {e}"),
+            ),
+        }
+    }
+    if diags.has_errors() {
+        Err(diags)
+    } else {
+        Ok((opts, providers))
+    }
+}
+
+/// Where a profile's credentials would come from, and whether they are usable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CredentialStatus {
+    /// Value of `credential_source`.
+    pub source: String,
+    /// Value of `ready_to_bridge`.
+    pub ready: bool,
+}
+
+fn secret_usable(secret: &Secret, keys: &[String]) -> Result<(), String> {
+    let (_, bytes) = kubeconfig_in_secret(secret, keys)?;
+    check_kubeconfig(bytes).map_err(|e| {
+        format!(
+            "Secret {}/{}: {e}",
+            secret.metadata.namespace.as_deref().unwrap_or_default(),
+            secret.metadata.name.as_deref().unwrap_or_default()
+        )
+    })
+}
+
+/// Judges a [`Lookup`]: `labelled` are the Secrets carrying the credential label, `fetched` the Secrets named by
+/// `kubeconfig-secretreader` providers (`None`: does not exist). Only names and keys reach the result.
+pub fn assess(
+    lookup: &Lookup,
+    options: &CredentialOptions,
+    labelled: &[Secret],
+    fetched: &BTreeMap<(String, String), Option<Secret>>,
+) -> CredentialStatus {
+    let describe = lookup.describe();
+    let source = match lookup {
+        Lookup::Found(s) => s,
+        Lookup::Missing(_) | Lookup::Ambiguous(_) => {
+            return CredentialStatus {
+                source: describe,
+                ready: false,
+            };
+        }
+    };
+    let verdict = match source {
+        CredentialSource::LabelledSecret {
+            namespace,
+            name,
+            key,
+        } => labelled
+            .iter()
+            .find(|s| {
+                s.metadata.namespace.as_deref() == Some(namespace)
+                    && s.metadata.name.as_deref() == Some(name)
+            })
+            .ok_or_else(|| format!("Secret {namespace}/{name} vanished"))
+            .and_then(|s| secret_usable(s, std::slice::from_ref(key))),
+        CredentialSource::SecretReader {
+            namespace,
+            name,
+            key,
+        } => match fetched
+            .get(&(namespace.clone(), name.clone()))
+            .and_then(Option::as_ref)
+        {
+            None => Err(format!("Secret {namespace}/{name} does not exist")),
+            Some(secret) => match key {
+                Some(k) => secret_usable(secret, std::slice::from_ref(k)),
+                None => secret_usable(secret, &options.kubeconfig_keys),
+            },
+        },
+        CredentialSource::Exec { .. } => Ok(()),
+    };
+    match verdict {
+        Ok(()) => CredentialStatus {
+            source: describe,
+            ready: true,
+        },
+        Err(reason) => CredentialStatus {
+            source: format!("{describe} (not usable: {reason})"),
+            ready: false,
+        },
+    }
+}
+
+fn opt_string(s: Option<&str>) -> Value {
+    s.map(Value::string).unwrap_or(Value::Null)
+}
+
+fn access_provider_value(p: &AccessProvider) -> Value {
+    let c = p.cluster.as_ref();
+    Value::object([
+        ("name", Value::string(&p.name)),
+        ("server", opt_string(c.map(|c| c.server.as_str()))),
+        (
+            "tls_server_name",
+            opt_string(c.and_then(|c| c.tls_server_name.as_deref())),
+        ),
+        (
+            "insecure_skip_tls_verify",
+            Value::bool(c.and_then(|c| c.insecure_skip_tls_verify).unwrap_or(false)),
+        ),
+        (
+            "proxy_url",
+            opt_string(c.and_then(|c| c.proxy_url.as_deref())),
+        ),
+        (
+            "has_ca",
+            Value::bool(c.is_some_and(|c| {
+                c.certificate_authority_data
+                    .as_deref()
+                    .is_some_and(|d| !d.is_empty())
+                    || c.certificate_authority
+                        .as_deref()
+                        .is_some_and(|f| !f.is_empty())
+            })),
+        ),
+        (
+            "extensions",
+            Value::string_list(
+                c.map(|c| c.extensions.iter().map(|e| e.name.clone()).collect())
+                    .unwrap_or_else(Vec::<String>::new),
+            ),
+        ),
+    ])
+}
+
+/// The attributes of one profile (all of [`profile_attributes`]`(true)`), by name.
+pub fn profile_attrs(p: &ClusterProfile, cred: &CredentialStatus) -> BTreeMap<String, Value> {
+    let meta = &p.metadata;
+    let status = p.status.as_ref();
+    let conditions = status
+        .map(|s| {
+            s.conditions
+                .iter()
+                .map(|c| {
+                    Value::object([
+                        ("type", Value::string(&c.type_)),
+                        ("status", Value::string(&c.status)),
+                        ("reason", Value::string(&c.reason)),
+                        ("message", Value::string(&c.message)),
+                        (
+                            "last_transition_time",
+                            Value::string(c.last_transition_time.0.to_string()),
+                        ),
+                    ])
+                })
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    let properties: BTreeMap<String, String> = status
+        .map(|s| {
+            s.properties
+                .iter()
+                .map(|p| (p.name.clone(), p.value.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let providers: Vec<Value> = access_providers(p)
+        .into_iter()
+        .map(access_provider_value)
+        .collect();
+    let mut out = BTreeMap::new();
+    let mut put = |k: &str, v: Value| {
+        out.insert(k.to_string(), v);
+    };
+    put("id", Value::string(p.key()));
+    put("name", opt_string(meta.name.as_deref()));
+    put("namespace", opt_string(meta.namespace.as_deref()));
+    put("labels", Value::string_map(p.labels_map()));
+    put(
+        "annotations",
+        Value::string_map(meta.annotations.clone().unwrap_or_default()),
+    );
+    put("display_name", opt_string(p.spec.display_name.as_deref()));
+    put(
+        "cluster_manager",
+        Value::string(&p.spec.cluster_manager.name),
+    );
+    put(
+        "kubernetes_version",
+        opt_string(
+            status
+                .and_then(|s| s.version.as_ref())
+                .and_then(|v| v.kubernetes.as_deref()),
+        ),
+    );
+    put("conditions", Value::List(conditions));
+    put("properties", Value::string_map(properties));
+    put("access_providers", Value::List(providers));
+    put("credential_source", Value::string(&cred.source));
+    put("ready_to_bridge", Value::bool(cred.ready));
+    out
+}
+
+/// One element of `cluster_profiles`.
+pub fn profile_value(p: &ClusterProfile, cred: &CredentialStatus) -> Value {
+    Value::Object(profile_attrs(p, cred))
+}
+
+/// For a configuration that is not wholly known: a deferred response (computed attributes unknown) when the
+/// client can defer, else an error. `None` when the configuration is wholly known.
+pub fn unknown_config(schema: &Schema, req: &DataReadRequest) -> Option<DataReadResponse> {
+    if req.config.is_wholly_known() {
+        return None;
+    }
+    let state = schema.mark_computed_unknown(&req.config);
+    if req.client.deferral_allowed {
+        return Some(DataReadResponse {
+            state,
+            deferred: Some(DeferredReason::ResourceConfigUnknown),
+            ..DataReadResponse::default()
+        });
+    }
+    let unknown: Vec<String> = req
+        .config
+        .as_map()
+        .map(|m| {
+            m.iter()
+                .filter(|(_, v)| !v.is_wholly_known())
+                .map(|(k, _)| k.clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    Some(DataReadResponse {
+        state,
+        diagnostics: Diagnostic::error(
+            "Data source configuration is not known yet",
+            format!(
+                "{} depend(s) on values known only after apply, and this Terraform version cannot defer the \
+                 read. Apply the resources those values come from first.",
+                unknown.join(", ")
+            ),
+        )
+        .into(),
+        ..DataReadResponse::default()
+    })
+}
+
+/// A response carrying only diagnostics (state = the configuration).
+pub fn failed(config: &Value, diagnostics: Diagnostics) -> DataReadResponse {
+    DataReadResponse {
+        state: config.clone(),
+        diagnostics,
+        ..DataReadResponse::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::{ClusterVersion, Property};
+    use crate::bridge::{credentials::SecretIndex, credentials::locate, testutil::*};
+
+    fn ready() -> CredentialStatus {
+        CredentialStatus {
+            source: "secret:a/b#Config".into(),
+            ready: true,
+        }
+    }
+
+    #[test]
+    fn conversion_matches_the_object_type() {
+        let mut p = profile("team-a", "c1", &[("env", "true"), ("empty", "")]);
+        set_healthy(&mut p, true);
+        add_provider(
+            &mut p,
+            "kubeconfig-secretreader",
+            serde_json::json!({"name": "kc", "token": "canary-ext"}),
+        );
+        {
+            let s = p.status.as_mut().unwrap();
+            s.version = Some(ClusterVersion {
+                kubernetes: Some("v1.37.2".into()),
+            });
+            s.properties.push(Property {
+                name: "region".into(),
+                value: "eu".into(),
+                last_observed_time: None,
+            });
+            let c = s.access_providers[0].cluster.as_mut().unwrap();
+            c.certificate_authority_data = Some("Y2FuYXJ5LWNh".into());
+            c.tls_server_name = Some("api.example".into());
+        }
+        let v = profile_value(&p, &ready());
+        let Type::Object { attributes, .. } = profile_object_type() else {
+            panic!("object type expected")
+        };
+        let keys: Vec<&String> = v.as_map().unwrap().keys().collect();
+        assert_eq!(keys, attributes.keys().collect::<Vec<_>>());
+        assert_eq!(v.get_attr("id").as_str(), Some("team-a/c1"));
+        assert_eq!(v.get_attr("labels").get_attr("env").as_str(), Some("true"));
+        assert_eq!(v.get_attr("labels").get_attr("empty").as_str(), Some(""));
+        assert_eq!(v.get_attr("display_name").as_str(), Some("c1 display"));
+        assert_eq!(v.get_attr("cluster_manager").as_str(), Some("ocm"));
+        assert_eq!(v.get_attr("kubernetes_version").as_str(), Some("v1.37.2"));
+        assert_eq!(
+            v.get_attr("properties").get_attr("region").as_str(),
+            Some("eu")
+        );
+        let cond = v.get_attr("conditions").get_index(0);
+        assert_eq!(cond.get_attr("type").as_str(), Some("ControlPlaneHealthy"));
+        assert_eq!(cond.get_attr("status").as_str(), Some("True"));
+        assert_eq!(
+            cond.get_attr("last_transition_time").as_str(),
+            Some("1970-01-01T00:00:00Z")
+        );
+        let ap = v.get_attr("access_providers").get_index(0);
+        assert_eq!(
+            ap.get_attr("name").as_str(),
+            Some("kubeconfig-secretreader")
+        );
+        assert_eq!(ap.get_attr("has_ca").as_bool(), Some(true));
+        assert_eq!(ap.get_attr("tls_server_name").as_str(), Some("api.example"));
+        assert_eq!(ap.get_attr("proxy_url"), &Value::Null);
+        assert_eq!(
+            ap.get_attr("extensions").as_string_vec(),
+            vec!["client.authentication.k8s.io/exec".to_string()]
+        );
+        // No certificate data and no extension contents anywhere.
+        let dump = format!("{v:?}");
+        assert!(
+            !dump.contains("Y2FuYXJ5") && !dump.contains("canary"),
+            "{dump}"
+        );
+        // The value encodes with the schema's type.
+        let bytes = crate::tfplugin::value::msgpack::encode(&v, &profile_object_type());
+        assert!(bytes.is_ok(), "{bytes:?}");
+    }
+
+    #[test]
+    fn bare_profile_has_empty_collections_and_null_optionals() {
+        let mut p = profile("ns", "bare", &[]);
+        p.metadata.labels = None;
+        p.spec.display_name = None;
+        let v = profile_value(&p, &ready());
+        assert_eq!(v.get_attr("labels"), &Value::Map(BTreeMap::new()));
+        assert_eq!(v.get_attr("annotations"), &Value::Map(BTreeMap::new()));
+        assert_eq!(v.get_attr("conditions"), &Value::List(vec![]));
+        assert_eq!(v.get_attr("access_providers"), &Value::List(vec![]));
+        assert!(v.get_attr("display_name").is_null());
+        assert!(v.get_attr("kubernetes_version").is_null());
+    }
+
+    #[test]
+    fn credentials_block_mapping_and_errors() {
+        let (o, f) = credential_options(&Value::Null).unwrap();
+        assert_eq!(o, CredentialOptions::default());
+        assert!(f.is_none());
+        let block = Value::object([
+            ("secret_label", Value::string("example.com/profile")),
+            ("consumer", Value::string("sveltos")),
+            ("kubeconfig_keys", Value::string_list(["kc"])),
+            ("use_access_providers", Value::bool(false)),
+            ("exec_providers_file", Value::Null),
+        ]);
+        let (o, _) = credential_options(&block).unwrap();
+        assert_eq!(o.secret_label, "example.com/profile");
+        assert_eq!(o.consumer.as_deref(), Some("sveltos"));
+        assert_eq!(o.kubeconfig_keys, vec!["kc".to_string()]);
+        assert!(!o.use_access_providers);
+
+        let block = Value::object([
+            (
+                "exec_providers_file",
+                Value::string("/nonexistent/providers.json"),
+            ),
+            ("kubeconfig_keys", Value::List(vec![])),
+        ]);
+        let d = credential_options(&block).unwrap_err();
+        let paths: Vec<String> = d
+            .iter()
+            .filter_map(|d| d.attribute.as_ref().map(ToString::to_string))
+            .collect();
+        assert!(
+            paths.contains(&"credentials.exec_providers_file".to_string())
+                && paths.contains(&"credentials.kubeconfig_keys".to_string()),
+            "{paths:?}"
+        );
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.json");
+        std::fs::write(&path, br#"{"providers":[{"name":"x"}]}"#).unwrap();
+        let block = Value::object([("exec_providers_file", Value::string(path.to_string_lossy()))]);
+        let d = credential_options(&block).unwrap_err();
+        assert_eq!(
+            d.iter().next().and_then(|d| d.attribute.clone()),
+            Some(cred_path("exec_providers_file"))
+        );
+        std::fs::write(
+            &path,
+            br#"{"providers":[{"name":"x","execConfig":{"apiVersion":"client.authentication.k8s.io/v1","command":"/bin/true"}}]}"#,
+        )
+        .unwrap();
+        let (_, f) = credential_options(&block).unwrap();
+        assert!(f.is_some_and(|f| f.get("x").is_some()));
+    }
+
+    #[test]
+    fn assess_labelled_and_secretreader_sources() {
+        let opts = CredentialOptions::default();
+        let p = profile("team-a", "c1", &[]);
+        let good = [labelled_secret(
+            "team-a",
+            "kc",
+            "c1",
+            None,
+            &[("Config", KUBECONFIG)],
+        )];
+        let idx = SecretIndex::new(&good, &opts, &BTreeMap::new());
+        let s = assess(
+            &locate(&p, &opts, None, &idx),
+            &opts,
+            &good,
+            &BTreeMap::new(),
+        );
+        assert_eq!(s.source, "secret:team-a/kc#Config");
+        assert!(s.ready);
+        assert!(!s.source.contains("canary"));
+
+        // The key is there but holds no kubeconfig.
+        let bad = [labelled_secret(
+            "team-a",
+            "kc",
+            "c1",
+            None,
+            &[("Config", "token: canary")],
+        )];
+        let idx = SecretIndex::new(&bad, &opts, &BTreeMap::new());
+        let s = assess(
+            &locate(&p, &opts, None, &idx),
+            &opts,
+            &bad,
+            &BTreeMap::new(),
+        );
+        assert!(!s.ready);
+        assert!(
+            s.source.starts_with("secret:team-a/kc#Config (not usable:"),
+            "{}",
+            s.source
+        );
+        assert!(!s.source.contains("canary"), "{}", s.source);
+
+        // No Secret at all.
+        let idx = SecretIndex::new(&[], &opts, &BTreeMap::new());
+        let s = assess(&locate(&p, &opts, None, &idx), &opts, &[], &BTreeMap::new());
+        assert!(!s.ready);
+        assert!(s.source.starts_with("none: "), "{}", s.source);
+
+        // kubeconfig-secretreader: ready only when the named Secret exists with a kubeconfig.
+        let mut p = profile("team-a", "c2", &[]);
+        add_provider(
+            &mut p,
+            "kubeconfig-secretreader",
+            serde_json::json!({"name": "reader", "key": "value"}),
+        );
+        let idx = SecretIndex::default();
+        let lookup = locate(&p, &opts, None, &idx);
+        let key = ("team-a".to_string(), "reader".to_string());
+        let s = assess(&lookup, &opts, &[], &BTreeMap::from([(key.clone(), None)]));
+        assert!(!s.ready);
+        assert!(s.source.contains("does not exist"), "{}", s.source);
+        let secret = labelled_secret("team-a", "reader", "x", None, &[("value", KUBECONFIG)]);
+        let s = assess(&lookup, &opts, &[], &BTreeMap::from([(key, Some(secret))]));
+        assert!(s.ready, "{}", s.source);
+        assert_eq!(
+            s.source,
+            "access-provider:kubeconfig-secretreader:team-a/reader#value"
+        );
+    }
+
+    #[test]
+    fn unknown_config_defers_or_fails() {
+        let schema = Schema::new(0)
+            .attribute(Attribute::string("name").required())
+            .attribute(Attribute::string("id").computed());
+        let mut req = DataReadRequest {
+            config: Value::object([("name", Value::unknown()), ("id", Value::Null)]),
+            ..DataReadRequest::default()
+        };
+        let r = unknown_config(&schema, &req).expect("unknown");
+        assert!(r.diagnostics.has_errors() && r.deferred.is_none());
+        req.client.deferral_allowed = true;
+        let r = unknown_config(&schema, &req).expect("unknown");
+        assert_eq!(r.deferred, Some(DeferredReason::ResourceConfigUnknown));
+        assert!(!r.state.get_attr("id").is_known());
+        req.config = Value::object([("name", Value::string("x")), ("id", Value::Null)]);
+        assert!(unknown_config(&schema, &req).is_none());
+    }
+}
