@@ -128,6 +128,8 @@ pub struct ExecInvocation {
     pub exec_info: String,
     /// Install hint for a missing command.
     pub install_hint: Option<String>,
+    /// The ExecCredential API version the plugin must answer with.
+    pub api_version: String,
 }
 
 /// Builds the plugin run for a profile's access provider.
@@ -219,6 +221,7 @@ pub fn invocation(
         env,
         exec_info,
         install_hint: entry.exec_config.install_hint.clone(),
+        api_version: entry.exec_config.api_version.clone(),
     })
 }
 

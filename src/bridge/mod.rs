@@ -28,6 +28,8 @@ pub const CREDENTIAL_SOURCE_ANNOTATION: &str = "sveltos.clusterinventory.io/cred
 /// Annotation on the bridged Secret: hash of the exec provider settings that minted its credential.
 pub const CREDENTIAL_CONFIG_ANNOTATION: &str =
     "sveltos.clusterinventory.io/credential-config-sha256";
+/// Annotation on bridged SveltosClusters recording the bridge's configuration (no secrets), for `import`.
+pub const BRIDGE_CONFIG_ANNOTATION: &str = "sveltos.clusterinventory.io/bridge-config";
 
 /// Everything the user configured on one `sveltos_cluster_inventory_bridge`.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -54,6 +56,8 @@ pub struct BridgeSpec {
     pub overrides: BTreeMap<String, Override>,
     /// Take over existing objects this bridge did not create.
     pub adopt: bool,
+    /// The bridge's configuration as written, recorded on every SveltosCluster so that `import` can restore it.
+    pub config_record: Option<String>,
 }
 
 /// Profile selection.

@@ -79,6 +79,8 @@ pub struct World {
     pub foreign_clusters: BTreeMap<String, Option<String>>,
     /// Secrets (`namespace/name`) that exist and are not owned by this bridge, with their owner bridge.
     pub foreign_secrets: BTreeMap<String, Option<String>>,
+    /// Bridge-configuration records found on owned SveltosClusters (sorted by cluster key).
+    pub records: Vec<String>,
 }
 
 fn id(meta: &ObjectMeta) -> String {

@@ -10,7 +10,7 @@ use crate::bridge::exec::{ExecCredentialStatus, ExecInvocation, parse_exec_crede
 pub const TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Runs the plugin and parses its ExecCredential. Errors name the provider and never quote the output.
-pub async fn run(inv: &ExecInvocation, api_version: &str) -> Result<ExecCredentialStatus, String> {
+pub async fn run(inv: &ExecInvocation) -> Result<ExecCredentialStatus, String> {
     let mut cmd = Command::new(&inv.command);
     cmd.args(&inv.args)
         .envs(inv.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
@@ -45,6 +45,6 @@ pub async fn run(inv: &ExecInvocation, api_version: &str) -> Result<ExecCredenti
             inv.provider, inv.command, out.status
         ));
     }
-    parse_exec_credential(&out.stdout, api_version)
+    parse_exec_credential(&out.stdout, &inv.api_version)
         .map_err(|e| format!("exec provider {}: {e}", inv.provider))
 }

@@ -1,10 +1,14 @@
 //! Resources: `sveltos_cluster_inventory_bridge`.
 
+pub mod cluster_inventory_bridge;
+
 use std::sync::Arc;
 
 use crate::{provider::ProviderState, tfplugin::Resource};
 
 /// Every resource of the provider.
-pub fn all(_state: &Arc<ProviderState>) -> Vec<Arc<dyn Resource>> {
-    Vec::new()
+pub fn all(state: &Arc<ProviderState>) -> Vec<Arc<dyn Resource>> {
+    vec![Arc::new(
+        cluster_inventory_bridge::ClusterInventoryBridge::new(state.clone()),
+    )]
 }

@@ -1,0 +1,559 @@
+//! The resource's configuration as the user wrote it, its validation into a [`BridgeSpec`], and the
+//! conversions between Terraform values and the domain types.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    api::ActiveWindow,
+    bridge::{
+        BridgeSpec, CredentialOptions, Override, Selection, default_kubeconfig_keys,
+        desired::ClusterEntry,
+        duration::parse_duration,
+        selector::{Selector, label_key, label_value},
+    },
+    tfplugin::{AttributePath, Diagnostic, Diagnostics, Value},
+};
+
+/// The `credentials` block.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CredentialsConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_label: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consumer: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubeconfig_keys: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub use_access_providers: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exec_providers_file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refresh_before: Option<String>,
+}
+
+/// One `overrides` entry.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OverrideConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra_labels: Option<BTreeMap<String, String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra_annotations: Option<BTreeMap<String, String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip: Option<bool>,
+}
+
+/// The resource's configuration (everything but `id` and `clusters`), as written. Serialized into the
+/// bridge-config annotation so `import` can restore it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BridgeConfig {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespaces: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub names: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label_selector: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_manager: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub require_healthy: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub require_credentials: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra_labels: Option<BTreeMap<String, String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra_annotations: Option<BTreeMap<String, String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consecutive_failure_threshold: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adopt: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overrides: Option<BTreeMap<String, OverrideConfig>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credentials: Option<CredentialsConfig>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_window: Option<ActiveWindow>,
+}
+
+fn opt_str(v: &Value) -> Option<String> {
+    v.as_str().map(String::from)
+}
+
+fn opt_list(v: &Value) -> Option<Vec<String>> {
+    v.as_list().map(|_| v.as_string_vec())
+}
+
+fn opt_map(v: &Value) -> Option<BTreeMap<String, String>> {
+    v.as_map().map(|_| v.as_string_map())
+}
+
+fn str_value(s: &Option<String>) -> Value {
+    s.as_ref().map(Value::string).unwrap_or(Value::Null)
+}
+
+fn bool_value(b: Option<bool>) -> Value {
+    b.map(Value::bool).unwrap_or(Value::Null)
+}
+
+fn list_value(l: &Option<Vec<String>>) -> Value {
+    l.as_ref()
+        .map(|l| Value::string_list(l.clone()))
+        .unwrap_or(Value::Null)
+}
+
+fn map_value(m: &Option<BTreeMap<String, String>>) -> Value {
+    m.as_ref()
+        .map(|m| Value::string_map(m.clone()))
+        .unwrap_or(Value::Null)
+}
+
+impl BridgeConfig {
+    /// Reads the configuration attributes of a resource value (unknown values read as unset).
+    pub fn from_value(v: &Value) -> Self {
+        let creds = v.get_attr("credentials");
+        let window = v.get_attr("active_window");
+        Self {
+            name: v.get_attr("name").as_str().unwrap_or_default().to_string(),
+            namespaces: opt_list(v.get_attr("namespaces")),
+            names: opt_list(v.get_attr("names")),
+            label_selector: opt_str(v.get_attr("label_selector")),
+            cluster_manager: opt_str(v.get_attr("cluster_manager")),
+            require_healthy: v.get_attr("require_healthy").as_bool(),
+            require_credentials: v.get_attr("require_credentials").as_bool(),
+            extra_labels: opt_map(v.get_attr("extra_labels")),
+            extra_annotations: opt_map(v.get_attr("extra_annotations")),
+            paused: v.get_attr("paused").as_bool(),
+            consecutive_failure_threshold: v.get_attr("consecutive_failure_threshold").as_i64(),
+            adopt: v.get_attr("adopt").as_bool(),
+            overrides: v.get_attr("overrides").as_map().map(|m| {
+                m.iter()
+                    .map(|(k, o)| {
+                        (
+                            k.clone(),
+                            OverrideConfig {
+                                extra_labels: opt_map(o.get_attr("extra_labels")),
+                                extra_annotations: opt_map(o.get_attr("extra_annotations")),
+                                paused: o.get_attr("paused").as_bool(),
+                                skip: o.get_attr("skip").as_bool(),
+                            },
+                        )
+                    })
+                    .collect()
+            }),
+            credentials: (!creds.is_null() && creds.is_known()).then(|| CredentialsConfig {
+                secret_label: opt_str(creds.get_attr("secret_label")),
+                consumer: opt_str(creds.get_attr("consumer")),
+                kubeconfig_keys: opt_list(creds.get_attr("kubeconfig_keys")),
+                use_access_providers: creds.get_attr("use_access_providers").as_bool(),
+                exec_providers_file: opt_str(creds.get_attr("exec_providers_file")),
+                refresh_before: opt_str(creds.get_attr("refresh_before")),
+            }),
+            active_window: (!window.is_null() && window.is_known()).then(|| ActiveWindow {
+                from: window
+                    .get_attr("from")
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                to: window
+                    .get_attr("to")
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+            }),
+        }
+    }
+
+    /// Writes the configuration attributes into `state` (used to restore an imported bridge).
+    pub fn write_into(&self, state: &mut Value) {
+        let set = |state: &mut Value, k: &str, v: Value| {
+            state.set_attr(k, v);
+        };
+        set(state, "name", Value::string(&self.name));
+        set(state, "namespaces", list_value(&self.namespaces));
+        set(state, "names", list_value(&self.names));
+        set(state, "label_selector", str_value(&self.label_selector));
+        set(state, "cluster_manager", str_value(&self.cluster_manager));
+        set(state, "require_healthy", bool_value(self.require_healthy));
+        set(
+            state,
+            "require_credentials",
+            bool_value(self.require_credentials),
+        );
+        set(state, "extra_labels", map_value(&self.extra_labels));
+        set(
+            state,
+            "extra_annotations",
+            map_value(&self.extra_annotations),
+        );
+        set(state, "paused", bool_value(self.paused));
+        set(
+            state,
+            "consecutive_failure_threshold",
+            self.consecutive_failure_threshold
+                .map(Value::int)
+                .unwrap_or(Value::Null),
+        );
+        set(state, "adopt", bool_value(self.adopt));
+        set(
+            state,
+            "overrides",
+            self.overrides
+                .as_ref()
+                .map(|m| {
+                    Value::map(m.iter().map(|(k, o)| {
+                        (
+                            k.clone(),
+                            Value::object([
+                                ("extra_labels", map_value(&o.extra_labels)),
+                                ("extra_annotations", map_value(&o.extra_annotations)),
+                                ("paused", bool_value(o.paused)),
+                                ("skip", bool_value(o.skip)),
+                            ]),
+                        )
+                    }))
+                })
+                .unwrap_or(Value::Null),
+        );
+        set(
+            state,
+            "credentials",
+            self.credentials
+                .as_ref()
+                .map(|c| {
+                    Value::object([
+                        ("secret_label", str_value(&c.secret_label)),
+                        ("consumer", str_value(&c.consumer)),
+                        ("kubeconfig_keys", list_value(&c.kubeconfig_keys)),
+                        ("use_access_providers", bool_value(c.use_access_providers)),
+                        ("exec_providers_file", str_value(&c.exec_providers_file)),
+                        ("refresh_before", str_value(&c.refresh_before)),
+                    ])
+                })
+                .unwrap_or(Value::Null),
+        );
+        set(
+            state,
+            "active_window",
+            self.active_window
+                .as_ref()
+                .map(|w| {
+                    Value::object([
+                        ("from", Value::string(&w.from)),
+                        ("to", Value::string(&w.to)),
+                    ])
+                })
+                .unwrap_or(Value::Null),
+        );
+    }
+
+    /// Validates the configuration into a [`BridgeSpec`]; every problem carries its attribute path.
+    pub fn to_spec(&self) -> Result<BridgeSpec, Diagnostics> {
+        let mut diags = Diagnostics::new();
+        let mut err = |path: AttributePath, summary: &str, detail: String| {
+            diags.push(Diagnostic::error(summary, detail).with_attribute(path));
+        };
+        if self.name.is_empty() || label_value(&self.name).is_err() {
+            err(
+                AttributePath::attr("name"),
+                "Invalid bridge name",
+                format!(
+                    "name {:?} is written as the value of the ownership label, so it must be a valid label value: 1-63 \
+                     alphanumerics, '-', '_' or '.', starting and ending alphanumeric.",
+                    self.name
+                ),
+            );
+        }
+        let label_selector = match self.label_selector.as_deref().map(Selector::parse) {
+            Some(Ok(s)) => Some(s),
+            Some(Err(e)) => {
+                err(
+                    AttributePath::attr("label_selector"),
+                    "Invalid label selector",
+                    e.to_string(),
+                );
+                None
+            }
+            None => None,
+        };
+        check_labels(
+            &mut err,
+            AttributePath::attr("extra_labels"),
+            &self.extra_labels,
+            true,
+        );
+        check_labels(
+            &mut err,
+            AttributePath::attr("extra_annotations"),
+            &self.extra_annotations,
+            false,
+        );
+        for (k, o) in self.overrides.iter().flatten() {
+            let base = AttributePath::attr("overrides").then_key(k);
+            let parts: Vec<&str> = k.split('/').collect();
+            if parts.len() != 2 || parts.iter().any(|p| p.is_empty()) {
+                err(
+                    base.clone(),
+                    "Invalid override key",
+                    format!("overrides key {k:?} must be \"namespace/name\" of a ClusterProfile."),
+                );
+            }
+            check_labels(
+                &mut err,
+                base.clone().then_attr("extra_labels"),
+                &o.extra_labels,
+                true,
+            );
+            check_labels(
+                &mut err,
+                base.clone().then_attr("extra_annotations"),
+                &o.extra_annotations,
+                false,
+            );
+        }
+        if let Some(t) = self.consecutive_failure_threshold
+            && t < 1
+        {
+            err(
+                AttributePath::attr("consecutive_failure_threshold"),
+                "Invalid consecutive_failure_threshold",
+                format!("consecutive_failure_threshold must be at least 1, got {t}."),
+            );
+        }
+        let c = self.credentials.clone().unwrap_or_default();
+        let refresh_before = match c.refresh_before.as_deref().map(parse_duration) {
+            Some(Ok(d)) => d,
+            Some(Err(e)) => {
+                err(
+                    AttributePath::attr("credentials").then_attr("refresh_before"),
+                    "Invalid duration",
+                    e,
+                );
+                CredentialOptions::default().refresh_before
+            }
+            None => CredentialOptions::default().refresh_before,
+        };
+        let secret_label = c
+            .secret_label
+            .clone()
+            .unwrap_or_else(|| CredentialOptions::default().secret_label);
+        if let Err(e) = label_key(&secret_label) {
+            err(
+                AttributePath::attr("credentials").then_attr("secret_label"),
+                "Invalid label key",
+                e,
+            );
+        }
+        if let Some(keys) = &c.kubeconfig_keys
+            && keys.is_empty()
+        {
+            err(
+                AttributePath::attr("credentials").then_attr("kubeconfig_keys"),
+                "No kubeconfig keys",
+                "kubeconfig_keys must name at least one Secret data key (default: Config, config, kubeconfig, value).".into(),
+            );
+        }
+        if let Some(w) = &self.active_window
+            && (w.from.trim().is_empty() || w.to.trim().is_empty())
+        {
+            err(
+                AttributePath::attr("active_window"),
+                "Invalid active window",
+                "active_window needs both `from` and `to` (cron schedules).".into(),
+            );
+        }
+        if diags.has_errors() {
+            return Err(diags);
+        }
+        Ok(BridgeSpec {
+            name: self.name.clone(),
+            selection: Selection {
+                namespaces: self.namespaces.clone().unwrap_or_default(),
+                names: self.names.clone().unwrap_or_default(),
+                label_selector,
+                cluster_manager: self.cluster_manager.clone(),
+                require_healthy: self.require_healthy.unwrap_or(false),
+            },
+            credentials: CredentialOptions {
+                secret_label,
+                consumer: c.consumer.clone(),
+                kubeconfig_keys: c
+                    .kubeconfig_keys
+                    .clone()
+                    .unwrap_or_else(default_kubeconfig_keys),
+                use_access_providers: c.use_access_providers.unwrap_or(true),
+                exec_providers_file: c.exec_providers_file.clone(),
+                refresh_before,
+            },
+            require_credentials: self.require_credentials.unwrap_or(false),
+            extra_labels: self.extra_labels.clone().unwrap_or_default(),
+            extra_annotations: self.extra_annotations.clone().unwrap_or_default(),
+            paused: self.paused,
+            consecutive_failure_threshold: self.consecutive_failure_threshold,
+            active_window: self.active_window.clone(),
+            overrides: self
+                .overrides
+                .iter()
+                .flatten()
+                .map(|(k, o)| {
+                    (
+                        k.clone(),
+                        Override {
+                            extra_labels: o.extra_labels.clone().unwrap_or_default(),
+                            extra_annotations: o.extra_annotations.clone().unwrap_or_default(),
+                            paused: o.paused,
+                            skip: o.skip.unwrap_or(false),
+                        },
+                    )
+                })
+                .collect(),
+            adopt: self.adopt.unwrap_or(false),
+            config_record: serde_json::to_string(self).ok(),
+        })
+    }
+}
+
+fn check_labels(
+    err: &mut impl FnMut(AttributePath, &str, String),
+    attr: AttributePath,
+    m: &Option<BTreeMap<String, String>>,
+    labels: bool,
+) {
+    for (k, v) in m.iter().flatten() {
+        let val_ok = if labels {
+            label_value(v).map(|_| ())
+        } else {
+            Ok(())
+        };
+        if let Err(e) = label_key(k).map(|_| ()).and(val_ok) {
+            err(
+                attr.clone().then_key(k),
+                if labels {
+                    "Invalid label"
+                } else {
+                    "Invalid annotation key"
+                },
+                e,
+            );
+        }
+    }
+}
+
+/// The `clusters` attribute value for these entries (pending credentials become unknown).
+pub fn clusters_value(entries: &BTreeMap<String, ClusterEntry>) -> Value {
+    Value::map(entries.iter().map(|(k, e)| {
+        let opt = |s: &Option<String>| s.as_ref().map(Value::string).unwrap_or(Value::Null);
+        let (sha, exp) = if e.credential_pending {
+            (Value::unknown(), Value::unknown())
+        } else {
+            (opt(&e.kubeconfig_sha256), opt(&e.credential_expires_at))
+        };
+        (
+            k.clone(),
+            Value::object([
+                ("sveltos_cluster", opt(&e.sveltos_cluster)),
+                ("secret", opt(&e.secret)),
+                ("credential_source", Value::string(&e.credential_source)),
+                ("kubeconfig_sha256", sha),
+                ("credential_expires_at", exp),
+                ("labels", Value::string_map(e.labels.clone())),
+                ("config_sha256", Value::string(&e.config_sha256)),
+            ]),
+        )
+    }))
+}
+
+/// Reads a `clusters` value back (unknown hashes become `credential_pending`); `None` entries are wholly
+/// unknown.
+pub fn entries_from_value(v: &Value) -> BTreeMap<String, Option<ClusterEntry>> {
+    let Some(m) = v.as_map() else {
+        return BTreeMap::new();
+    };
+    m.iter()
+        .map(|(k, e)| {
+            if !e.is_known() {
+                return (k.clone(), None);
+            }
+            let s = |n: &str| e.get_attr(n).as_str().map(String::from);
+            let sha = e.get_attr("kubeconfig_sha256");
+            (
+                k.clone(),
+                Some(ClusterEntry {
+                    sveltos_cluster: s("sveltos_cluster"),
+                    secret: s("secret"),
+                    credential_source: s("credential_source").unwrap_or_default(),
+                    kubeconfig_sha256: s("kubeconfig_sha256"),
+                    credential_expires_at: s("credential_expires_at"),
+                    labels: e.get_attr("labels").as_string_map(),
+                    config_sha256: s("config_sha256").unwrap_or_default(),
+                    credential_pending: !sha.is_known(),
+                }),
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> BridgeConfig {
+        BridgeConfig {
+            name: "main".into(),
+            label_selector: Some("env in (prod,staging)".into()),
+            extra_labels: Some(BTreeMap::from([("team".into(), "a".into())])),
+            overrides: Some(BTreeMap::from([(
+                "ns/c1".into(),
+                OverrideConfig {
+                    paused: Some(true),
+                    ..Default::default()
+                },
+            )])),
+            credentials: Some(CredentialsConfig {
+                refresh_before: Some("15m".into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn value_round_trip() {
+        let c = config();
+        let mut v = Value::object(Vec::<(String, Value)>::new());
+        c.write_into(&mut v);
+        assert_eq!(BridgeConfig::from_value(&v), c);
+        let json = serde_json::to_string(&c).unwrap();
+        assert_eq!(serde_json::from_str::<BridgeConfig>(&json).unwrap(), c);
+    }
+
+    #[test]
+    fn valid_config_maps_to_spec() {
+        let spec = config().to_spec().unwrap();
+        assert_eq!(spec.credentials.refresh_before.as_secs(), 900);
+        assert!(spec.overrides["ns/c1"].paused == Some(true));
+        assert_eq!(spec.credentials.kubeconfig_keys, default_kubeconfig_keys());
+    }
+
+    #[test]
+    fn every_error_has_an_attribute_path() {
+        let mut c = config();
+        c.label_selector = Some("a in b".into());
+        c.extra_labels = Some(BTreeMap::from([("bad key!".into(), "v".into())]));
+        c.overrides = Some(BTreeMap::from([(
+            "noslash".into(),
+            OverrideConfig::default(),
+        )]));
+        c.credentials.as_mut().unwrap().refresh_before = Some("10 minutes".into());
+        c.consecutive_failure_threshold = Some(0);
+        let diags = c.to_spec().unwrap_err();
+        let paths: Vec<String> = diags.iter().map(|d| format!("{:?}", d.attribute)).collect();
+        assert_eq!(diags.len(), 5, "{paths:?}");
+        assert!(diags.iter().all(|d| d.attribute.is_some()));
+    }
+}
