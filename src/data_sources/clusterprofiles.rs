@@ -280,5 +280,11 @@ mod tests {
                 .attribute_named("name")
                 .is_some_and(|a| a.required)
         );
+        // Terraform rejects NestingSingle blocks whose MinItems and MaxItems differ.
+        for sch in [&s, &single] {
+            let b = sch.block.block_named("credentials").unwrap();
+            assert_eq!(b.nesting, crate::tfplugin::schema::BlockNesting::Single);
+            assert_eq!(b.min_items, b.max_items);
+        }
     }
 }

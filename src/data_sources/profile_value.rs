@@ -171,7 +171,6 @@ pub fn credentials_block() -> NestedBlock {
                     ),
             ),
     )
-    .max_items(1)
 }
 
 fn cred_path(attr: &str) -> AttributePath {
