@@ -480,3 +480,60 @@ async fn data_sources_report_errors_with_attribute_paths() {
             .is_some()
     );
 }
+
+/// Every attribute of both schemas (top level, the `credentials` block, and the profile objects) is documented
+/// in the data source's page, and the pages embed the examples verbatim.
+#[test]
+fn docs_pages_follow_the_schemas() {
+    use tfsveltos::data_sources::{clusterprofile, clusterprofiles, profile_value};
+    use tfsveltos::tfplugin::{Schema, Type};
+
+    fn object_attrs(t: &Type) -> Vec<String> {
+        match t {
+            Type::Object { attributes, .. } => attributes.keys().cloned().collect(),
+            Type::List(inner) => object_attrs(inner),
+            _ => Vec::new(),
+        }
+    }
+    let root = support::repo_root();
+    let check = |page: &str, example: &str, schema: Schema, nested: Vec<String>| {
+        let doc = std::fs::read_to_string(root.join(page)).expect(page);
+        let mut names: Vec<String> = schema
+            .block
+            .attributes
+            .iter()
+            .map(|a| a.name.clone())
+            .collect();
+        for b in &schema.block.blocks {
+            names.push(b.type_name.clone());
+            names.extend(b.block.attributes.iter().map(|a| a.name.clone()));
+        }
+        names.extend(nested);
+        for n in names {
+            assert!(
+                doc.contains(&format!("- `{n}` (")),
+                "{page} does not document `{n}`"
+            );
+        }
+        let ex = std::fs::read_to_string(root.join(example)).expect(example);
+        assert!(
+            doc.contains(ex.trim_end()),
+            "{page} does not embed {example}"
+        );
+    };
+    let mut nested = object_attrs(&profile_value::condition_type());
+    nested.extend(object_attrs(&profile_value::access_provider_type()));
+    check(
+        "docs/data-sources/clusterprofile.md",
+        "examples/data-sources/sveltos_clusterprofile/data-source.tf",
+        clusterprofile::schema(),
+        nested.clone(),
+    );
+    nested.extend(object_attrs(&profile_value::profile_object_type()));
+    check(
+        "docs/data-sources/clusterprofiles.md",
+        "examples/data-sources/sveltos_clusterprofiles/data-source.tf",
+        clusterprofiles::schema(),
+        nested,
+    );
+}

@@ -1,0 +1,27 @@
+# Every healthy production ClusterProfile in two namespaces.
+data "sveltos_clusterprofiles" "prod" {
+  namespaces     = ["fleet", "fleet-eu"]
+  label_selector = "env=prod,tier in (gold,silver)"
+  healthy_only   = true
+}
+
+# Which of them could be bridged now, and which could not (and why).
+output "bridgeable" {
+  value = [for p in data.sveltos_clusterprofiles.prod.cluster_profiles : p.id if p.ready_to_bridge]
+}
+
+output "not_bridgeable" {
+  value = {
+    for p in data.sveltos_clusterprofiles.prod.cluster_profiles :
+    p.id => p.credential_source if !p.ready_to_bridge
+  }
+}
+
+# All profiles of one cluster manager, with the credential settings of the bridge.
+data "sveltos_clusterprofiles" "ocm" {
+  cluster_manager = "open-cluster-management"
+
+  credentials {
+    exec_providers_file = "${path.module}/providers.json"
+  }
+}
