@@ -365,8 +365,13 @@ fn access_provider_value(p: &AccessProvider) -> Value {
         (
             "extensions",
             Value::string_list(
-                c.map(|c| c.extensions.iter().map(|e| e.name.clone()).collect())
-                    .unwrap_or_else(Vec::<String>::new),
+                c.map(|c| {
+                    c.extensions
+                        .iter()
+                        .map(|e| e.name.clone())
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default(),
             ),
         ),
     ])
