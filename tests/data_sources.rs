@@ -21,6 +21,9 @@ const CANARY_TOKEN: &str = "canary-token-7f3c9e1d";
 /// Base64 of a fake CA certificate given in an access provider; must not be reported either.
 const CANARY_CA: &str = "Y2FuYXJ5LWNhLWRhdGEtNWIyYQ==";
 
+/// A providers file naming the exec plugin `token-plugin` (never run by the data sources).
+const PROVIDERS_FILE: &str = r#"{"providers":[{"name":"token-plugin","execConfig":{"apiVersion":"client.authentication.k8s.io/v1","command":"/bin/false"}}]}"#;
+
 fn kubeconfig() -> String {
     format!(
         "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\n\
@@ -106,13 +109,15 @@ fn condition(status: &str) -> Json {
     }])
 }
 
-/// The inventory every test reads: three profiles in `ns`, one more in `other`.
+/// The inventory the main test reads: five profiles in `ns`, one more in `other`.
 ///
 /// * `healthy`: labels `env="true"`, `tier=""`, healthy, version and properties, a kubeconfig Secret labelled
 ///   for it (key `Config`);
 /// * `sick`: label `env="false"`, unhealthy, no credentials;
 /// * `reader`: label `env="true"`, healthy, a `kubeconfig-secretreader` access provider with CA data naming
 ///   Secret `reader-kc` (key `value`) in `ns`;
+/// * `twice`: two Secrets labelled for it;
+/// * `exec`: an exec-plugin access provider `token-plugin`;
 /// * `other/healthy` (same name, another namespace), whose Secret is in `ns` but labelled with its namespace.
 async fn seed(client: &kube::Client) -> (String, String) {
     let ns = unique_namespace(client, "ds").await;
@@ -169,6 +174,30 @@ async fn seed(client: &kube::Client) -> (String, String) {
     )
     .await;
     create_secret(client, &ns, "reader-kc", &[], &[("value", &kc)]).await;
+    create_profile(client, &ns, "twice", &[], json!({})).await;
+    for secret in ["twice-a", "twice-b"] {
+        create_secret(
+            client,
+            &ns,
+            secret,
+            &[(keys::CLUSTER_PROFILE_LABEL, "twice")],
+            &[("Config", &kc)],
+        )
+        .await;
+    }
+    create_profile(
+        client,
+        &ns,
+        "exec",
+        &[],
+        json!({
+            "accessProviders": [{
+                "name": "token-plugin",
+                "cluster": {"server": "https://exec.example:6443", "insecure-skip-tls-verify": true},
+            }],
+        }),
+    )
+    .await;
     create_profile(
         client,
         &other,
@@ -244,6 +273,14 @@ data "sveltos_clusterprofile" "reader" {{
   name      = "reader"
 }}
 
+data "sveltos_clusterprofile" "exec" {{
+  namespace = "{ns}"
+  name      = "exec"
+  credentials {{
+    exec_providers_file = "${{path.module}}/providers.json"
+  }}
+}}
+
 data "sveltos_clusterprofiles" "all" {{
   namespaces = ["{ns}", "{other}"]
 }}
@@ -278,6 +315,10 @@ output "reader" {{
   value = data.sveltos_clusterprofile.reader
 }}
 
+output "exec" {{
+  value = data.sveltos_clusterprofile.exec
+}}
+
 output "all" {{
   value = data.sveltos_clusterprofiles.all.cluster_profiles
 }}
@@ -305,6 +346,7 @@ output "strict_keys" {{
         let name = cli.name.clone();
         let tf = Tf::new(&cli);
         tf.write_main(&config);
+        tf.write_file("providers.json", PROVIDERS_FILE);
         let applied = tf.apply();
         assert_no_canary(&name, "apply output", &applied);
         let out = tf.outputs_json();
@@ -354,9 +396,11 @@ output "strict_keys" {{
         // The list: every profile, ordered by namespace/name, the same name in two namespaces kept apart.
         let all = get("all");
         let mut expected = vec![
+            format!("{ns}/exec"),
             format!("{ns}/healthy"),
             format!("{ns}/reader"),
             format!("{ns}/sick"),
+            format!("{ns}/twice"),
             format!("{other}/healthy"),
         ];
         expected.sort();
@@ -381,6 +425,32 @@ output "strict_keys" {{
             "{name}: a Secret in another namespace, claimed with the namespace label"
         );
         assert_eq!(other_healthy["ready_to_bridge"], true);
+        let twice = &by_id[&format!("{ns}/twice")];
+        assert_eq!(
+            twice["credential_source"],
+            format!("ambiguous: {ns}/twice-a, {ns}/twice-b"),
+            "{name}: two candidate Secrets are named, not picked from"
+        );
+        assert_eq!(twice["ready_to_bridge"], false);
+        let exec = &by_id[&format!("{ns}/exec")];
+        let why = exec["credential_source"].as_str().unwrap();
+        assert!(
+            why.starts_with("none: ")
+                && why.contains("token-plugin needs credentials.exec_providers_file"),
+            "{name}: {why}"
+        );
+        assert_eq!(
+            exec["access_providers"][0]["insecure_skip_tls_verify"],
+            true
+        );
+        assert_eq!(exec["access_providers"][0]["has_ca"], false);
+        // With the providers file the exec provider is the source.
+        let exec = get("exec");
+        assert_eq!(
+            exec["credential_source"], "exec:token-plugin",
+            "{name}: {exec}"
+        );
+        assert_eq!(exec["ready_to_bridge"], true);
         assert_eq!(
             by_id[&format!("{ns}/healthy")]["labels"],
             json!({"env": "true", "tier": ""})
@@ -402,9 +472,11 @@ output "strict_keys" {{
         assert_eq!(
             get("strict_keys"),
             json!({
+                format!("{ns}/exec"): false,
                 format!("{ns}/healthy"): false,
                 format!("{ns}/reader"): true,
                 format!("{ns}/sick"): false,
+                format!("{ns}/twice"): false,
             }),
             "{name}: credentials.kubeconfig_keys"
         );
@@ -421,6 +493,18 @@ output "strict_keys" {{
         assert_no_canary(&name, "output -json", &out.to_string());
         let plan = tf.run_ok(&["plan", "-input=false", "-no-color"]);
         assert_no_canary(&name, "plan output", &plan);
+        let traced = tf
+            .command(&["plan", "-input=false", "-no-color"])
+            .env("TF_LOG", "TRACE")
+            .output()
+            .expect("plan with TF_LOG=TRACE");
+        assert!(traced.status.success(), "{name}: traced plan failed");
+        let log = support::describe_output(&traced);
+        assert!(
+            log.contains("sveltos"),
+            "{name}: the trace shows the provider"
+        );
+        assert_no_canary(&name, "TF_LOG=TRACE output", &log);
     }
 }
 
