@@ -118,8 +118,10 @@ fn condition(status: &str) -> Json {
 ///   Secret `reader-kc` (key `value`) in `ns`;
 /// * `twice`: two Secrets labelled for it;
 /// * `exec`: an exec-plugin access provider `token-plugin`;
+/// * `consumed`: one Secret in `ns` and one in a consumer namespace (`creds`, labelled
+///   `x-k8s.io/cluster-inventory-consumer=<creds>`);
 /// * `other/healthy` (same name, another namespace), whose Secret is in `ns` but labelled with its namespace.
-async fn seed(client: &kube::Client) -> (String, String) {
+async fn seed(client: &kube::Client) -> (String, String, String) {
     let ns = unique_namespace(client, "ds").await;
     let other = unique_namespace(client, "ds-other").await;
     let kc = kubeconfig();
@@ -217,7 +219,39 @@ async fn seed(client: &kube::Client) -> (String, String) {
         &[("kubeconfig", &kc)],
     )
     .await;
-    (ns, other)
+    // `consumed`: one Secret in `ns`, one in a namespace labelled for a consumer (named like that namespace).
+    let creds = unique_namespace(client, "ds-creds").await;
+    Api::<Namespace>::all(client.clone())
+        .patch(
+            &creds,
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"metadata": {"labels": {keys::CONSUMER_NAMESPACE_LABEL: creds.as_str()}}}),
+            ),
+        )
+        .await
+        .expect("labelling the consumer namespace");
+    create_profile(client, &ns, "consumed", &[], json!({})).await;
+    create_secret(
+        client,
+        &ns,
+        "consumed-local",
+        &[(keys::CLUSTER_PROFILE_LABEL, "consumed")],
+        &[("Config", &kc)],
+    )
+    .await;
+    create_secret(
+        client,
+        &creds,
+        "consumed-kc",
+        &[
+            (keys::CLUSTER_PROFILE_LABEL, "consumed"),
+            (keys::CLUSTER_PROFILE_NAMESPACE_LABEL, ns.as_str()),
+        ],
+        &[("Config", &kc)],
+    )
+    .await;
+    (ns, other, creds)
 }
 
 fn header(env: &TestEnv) -> String {
@@ -259,7 +293,7 @@ fn assert_no_canary(cli: &str, what: &str, text: &str) {
 async fn data_sources_report_profiles_filters_and_credentials() {
     let env = TestEnv::get();
     let client = env.client().await;
-    let (ns, other) = seed(&client).await;
+    let (ns, other, creds) = seed(&client).await;
 
     let config = format!(
         r#"{header}
@@ -278,6 +312,14 @@ data "sveltos_clusterprofile" "exec" {{
   name      = "exec"
   credentials {{
     exec_providers_file = "${{path.module}}/providers.json"
+  }}
+}}
+
+data "sveltos_clusterprofile" "consumed" {{
+  namespace = "{ns}"
+  name      = "consumed"
+  credentials {{
+    consumer = "{creds}"
   }}
 }}
 
@@ -317,6 +359,10 @@ output "reader" {{
 
 output "exec" {{
   value = data.sveltos_clusterprofile.exec
+}}
+
+output "consumed" {{
+  value = data.sveltos_clusterprofile.consumed
 }}
 
 output "all" {{
@@ -396,6 +442,7 @@ output "strict_keys" {{
         // The list: every profile, ordered by namespace/name, the same name in two namespaces kept apart.
         let all = get("all");
         let mut expected = vec![
+            format!("{ns}/consumed"),
             format!("{ns}/exec"),
             format!("{ns}/healthy"),
             format!("{ns}/reader"),
@@ -451,6 +498,26 @@ output "strict_keys" {{
             "{name}: {exec}"
         );
         assert_eq!(exec["ready_to_bridge"], true);
+        // Without a consumer both Secrets claim `consumed`; with it only the consumer namespace's counts.
+        assert_eq!(
+            by_id[&format!("{ns}/consumed")]["credential_source"],
+            {
+                let mut both = [
+                    format!("{creds}/consumed-kc"),
+                    format!("{ns}/consumed-local"),
+                ];
+                both.sort();
+                format!("ambiguous: {}", both.join(", "))
+            },
+            "{name}"
+        );
+        let consumed = get("consumed");
+        assert_eq!(
+            consumed["credential_source"],
+            format!("secret:{creds}/consumed-kc#Config"),
+            "{name}: credentials.consumer"
+        );
+        assert_eq!(consumed["ready_to_bridge"], true);
         assert_eq!(
             by_id[&format!("{ns}/healthy")]["labels"],
             json!({"env": "true", "tier": ""})
@@ -472,6 +539,7 @@ output "strict_keys" {{
         assert_eq!(
             get("strict_keys"),
             json!({
+                format!("{ns}/consumed"): false,
                 format!("{ns}/exec"): false,
                 format!("{ns}/healthy"): false,
                 format!("{ns}/reader"): true,
