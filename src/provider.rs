@@ -143,8 +143,7 @@ pub fn config_schema() -> Schema {
                     .attribute(Attribute::string("command").required().markdown_description("Plugin command."))
                     .attribute(Attribute::list("args", Type::String).optional().markdown_description("Plugin arguments."))
                     .attribute(Attribute::map("env", Type::String).optional().markdown_description("Extra environment variables for the plugin.")),
-            )
-            .max_items(1),
+            ),
         )
 }
 

@@ -98,8 +98,8 @@ fn owner(meta: &ObjectMeta) -> Option<&str> {
         .map(String::as_str)
 }
 
-/// Keys under `f:metadata` → `f:<section>` that `manager` owns through server-side apply.
-fn owned_keys(managed: Option<&Vec<ManagedFieldsEntry>>, section: &str) -> BTreeSet<String> {
+/// Keys under `f:<path[0]>` → `f:<path[1]>` … that our field manager owns through server-side apply.
+fn owned_keys(managed: Option<&Vec<ManagedFieldsEntry>>, path: &[&str]) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     for entry in managed.into_iter().flatten() {
         if entry.manager.as_deref() != Some(FIELD_MANAGER)
@@ -110,12 +110,11 @@ fn owned_keys(managed: Option<&Vec<ManagedFieldsEntry>>, section: &str) -> BTree
         let Some(fields) = entry.fields_v1.as_ref() else {
             continue;
         };
-        if let Some(map) = fields
-            .0
-            .get("f:metadata")
-            .and_then(|m| m.get(section))
-            .and_then(|s| s.as_object())
-        {
+        let mut node = Some(&fields.0);
+        for step in path {
+            node = node.and_then(|n| n.get(*step));
+        }
+        if let Some(map) = node.and_then(|s| s.as_object()) {
             out.extend(
                 map.keys()
                     .filter_map(|k| k.strip_prefix("f:"))
@@ -129,8 +128,9 @@ fn owned_keys(managed: Option<&Vec<ManagedFieldsEntry>>, section: &str) -> BTree
 /// Reads a SveltosCluster the bridge owns.
 pub fn observe_cluster(sc: &SveltosCluster) -> ObservedCluster {
     let managed = sc.metadata.managed_fields.as_ref();
-    let own_labels = owned_keys(managed, "f:labels");
-    let own_annotations = owned_keys(managed, "f:annotations");
+    let own_labels = owned_keys(managed, &["f:metadata", "f:labels"]);
+    let own_annotations = owned_keys(managed, &["f:metadata", "f:annotations"]);
+    let own_spec = owned_keys(managed, &["f:spec"]);
     let pick = |m: Option<&BTreeMap<String, String>>,
                 keys: &BTreeSet<String>|
      -> BTreeMap<String, String> {
@@ -145,10 +145,27 @@ pub fn observe_cluster(sc: &SveltosCluster) -> ObservedCluster {
     let mut labels = pick(sc.metadata.labels.as_ref(), &own_labels);
     labels.remove(keys::BRIDGE_LABEL);
     let annotations = pick(sc.metadata.annotations.as_ref(), &own_annotations);
+    // Only spec fields we own count: a field someone else set (or took over) is theirs, and taking over one of
+    // ours shows as drift because it leaves our set.
+    let own = |f: &str| own_spec.contains(f);
+    let s = &sc.spec;
+    let spec = crate::api::SveltosClusterSpec {
+        kubeconfig_name: s.kubeconfig_name.clone().filter(|_| own("kubeconfigName")),
+        kubeconfig_key_name: s
+            .kubeconfig_key_name
+            .clone()
+            .filter(|_| own("kubeconfigKeyName")),
+        paused: s.paused.filter(|_| own("paused")),
+        consecutive_failure_threshold: s
+            .consecutive_failure_threshold
+            .filter(|_| own("consecutiveFailureThreshold")),
+        active_window: s.active_window.clone().filter(|_| own("activeWindow")),
+        ..Default::default()
+    };
     ObservedCluster {
         id: id(&sc.metadata),
         labels,
-        config_sha256: config_sha256(&annotations, &sc.spec),
+        config_sha256: config_sha256(&annotations, &spec),
     }
 }
 
@@ -202,6 +219,14 @@ impl World {
                         .entry(profile_key(&sc.metadata, ""))
                         .or_default()
                         .sveltos_cluster = Some(observe_cluster(sc));
+                    if let Some(r) = sc
+                        .metadata
+                        .annotations
+                        .as_ref()
+                        .and_then(|a| a.get(super::BRIDGE_CONFIG_ANNOTATION))
+                    {
+                        w.records.push(r.clone());
+                    }
                 }
                 o => {
                     w.foreign_clusters
@@ -239,7 +264,7 @@ impl World {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::bridge::{
         BridgeSpec,
@@ -248,6 +273,18 @@ mod tests {
         testutil::*,
     };
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::FieldsV1;
+
+    /// The `f:spec` ownership our apply of `sc` records.
+    pub(crate) fn spec_fields(sc: &SveltosCluster) -> serde_json::Value {
+        let v = serde_json::to_value(&sc.spec).unwrap();
+        serde_json::Value::Object(
+            v.as_object()
+                .unwrap()
+                .keys()
+                .map(|k| (format!("f:{k}"), serde_json::json!({})))
+                .collect(),
+        )
+    }
 
     /// Simulates what the API server records after our server-side apply of `obj`'s labels and annotations.
     fn applied(mut sc: SveltosCluster) -> SveltosCluster {
@@ -263,7 +300,8 @@ mod tests {
             manager: Some(FIELD_MANAGER.into()),
             operation: Some("Apply".into()),
             fields_v1: Some(FieldsV1(serde_json::json!({
-                "f:metadata": {"f:labels": f(&sc.metadata.labels), "f:annotations": f(&sc.metadata.annotations)}
+                "f:metadata": {"f:labels": f(&sc.metadata.labels), "f:annotations": f(&sc.metadata.annotations)},
+                "f:spec": spec_fields(&sc)
             }))),
             ..Default::default()
         }]);
@@ -319,7 +357,13 @@ mod tests {
             .as_mut()
             .unwrap()
             .insert("a".into(), "edited".into());
-        sc.spec.paused = Some(true);
+        // Someone else takes over kubeconfigName (an Update moves ownership away from us) ...
+        sc.spec.kubeconfig_name = Some("theirs".into());
+        let mf = &mut sc.metadata.managed_fields.as_mut().unwrap()[0];
+        mf.fields_v1.as_mut().unwrap().0["f:spec"]
+            .as_object_mut()
+            .unwrap()
+            .remove("f:kubeconfigName");
         let mut secret = d.secret.clone().unwrap();
         secret
             .data
@@ -333,6 +377,16 @@ mod tests {
         assert_eq!(e.labels["a"], "edited");
         assert_ne!(e.config_sha256, d.entry.config_sha256);
         assert_ne!(e.kubeconfig_sha256, d.entry.kubeconfig_sha256);
+    }
+
+    #[test]
+    fn fields_set_by_others_are_theirs() {
+        let (_, d) = bridged();
+        let mut sc = applied(d.sveltos_cluster.clone());
+        sc.spec.paused = Some(true);
+        sc.spec.consecutive_failure_threshold = Some(7);
+        let w = World::build("main", &[sc], &[d.secret.clone().unwrap()], &[]);
+        assert_eq!(w.entries()["ns/c1"], d.entry);
     }
 
     #[test]

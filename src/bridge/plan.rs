@@ -571,7 +571,8 @@ mod tests {
                     manager: Some(crate::bridge::FIELD_MANAGER.into()),
                     operation: Some("Apply".into()),
                     fields_v1: Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::FieldsV1(
-                        serde_json::json!({"f:metadata": {"f:labels": f(&sc.metadata.labels), "f:annotations": f(&sc.metadata.annotations)}}),
+                        serde_json::json!({"f:metadata": {"f:labels": f(&sc.metadata.labels), "f:annotations": f(&sc.metadata.annotations)},
+                "f:spec": crate::bridge::observed::tests::spec_fields(&sc)}),
                     )),
                     ..Default::default()
                 }]);

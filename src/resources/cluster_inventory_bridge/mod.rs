@@ -162,8 +162,7 @@ pub fn schema() -> Schema {
                         Attribute::string("refresh_before").optional(),
                         "Mint a new exec credential this long before the current one expires (Go duration, default `10m`).",
                     )),
-            )
-            .max_items(1),
+            ),
         )
         .block(
             NestedBlock::single(
@@ -172,8 +171,7 @@ pub fn schema() -> Schema {
                     .markdown_description("`spec.activeWindow` of every SveltosCluster.")
                     .attribute(md(Attribute::string("from").required(), "Cron schedule opening the window."))
                     .attribute(md(Attribute::string("to").required(), "Cron schedule closing the window.")),
-            )
-            .max_items(1),
+            ),
         )
 }
 
@@ -411,7 +409,9 @@ impl Resource for ClusterInventoryBridge {
             }
         };
         let mut state = req.current_state.clone();
-        if req.private == IMPORTED {
+        // A freshly imported bridge has no `clusters` yet (and carries the import marker, where the CLI keeps
+        // private data through import).
+        if req.private == IMPORTED || req.current_state.get_attr("clusters").is_null() {
             // Restore the configuration recorded on the bridged SveltosClusters.
             let record = world.records.first().cloned();
             match record.map(|r| serde_json::from_str::<BridgeConfig>(&r)) {
