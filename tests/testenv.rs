@@ -304,3 +304,54 @@ fn watchdog_tears_down_when_owner_dies() {
     }
     assert!(pids.iter().all(|&p| !support::pid_alive(p)));
 }
+
+const REQUIRES_SVELTOS: &str = r#"
+terraform {
+  required_providers {
+    sveltos = { source = "clusterinventory/sveltos" }
+  }
+}
+"#;
+
+/// dev_overrides: every CLI runs the provider cargo built, without `init`.
+#[test]
+fn dev_overrides_load_the_built_provider_with_every_cli() {
+    for cli in Cli::all() {
+        let tf = Tf::new(&cli);
+        tf.write_main(REQUIRES_SVELTOS);
+        let schema = tf.provider_schema();
+        assert!(
+            schema["provider"]["block"].is_object(),
+            "{}: {schema}",
+            cli.name
+        );
+        assert_eq!(tf.plan(), 0, "{}: an empty configuration", cli.name);
+    }
+}
+
+/// filesystem_mirror: every CLI installs the provider from an unpacked mirror with `init`.
+#[test]
+fn filesystem_mirror_installs_the_provider_with_every_cli() {
+    let mirror = tempfile::tempdir().unwrap();
+    support::make_unpacked_mirror(mirror.path(), "0.1.0");
+    for cli in Cli::all() {
+        let tf = Tf::with_mirror(&cli, mirror.path());
+        tf.write_main(REQUIRES_SVELTOS);
+        let out = tf.init();
+        assert!(
+            out.contains("clusterinventory/sveltos"),
+            "{}: {out}",
+            cli.name
+        );
+        let lock = std::fs::read_to_string(tf.dir().join(".terraform.lock.hcl"))
+            .unwrap_or_else(|e| panic!("{}: no lock file: {e}", cli.name));
+        assert!(
+            lock.contains("clusterinventory/sveltos"),
+            "{}: {lock}",
+            cli.name
+        );
+        assert!(lock.contains("0.1.0"), "{}: {lock}", cli.name);
+        let schema = tf.provider_schema();
+        assert!(schema["provider"]["block"].is_object(), "{}", cli.name);
+    }
+}

@@ -739,10 +739,20 @@ impl Tf {
         self.json(&["output", "-json", "-no-color"])
     }
 
-    /// `providers schema -json`. (Terraform 1.0.3 needs `init` first, which it cannot do for a
-    /// dev-overridden provider alone; see [`Install`].)
+    /// `providers schema -json` (works without `init` under [`Install::DevOverrides`] with every
+    /// CLI, Terraform 1.0.3 included).
     pub fn providers_schema(&self) -> serde_json::Value {
         self.json(&["providers", "schema", "-json"])
+    }
+
+    /// The schema of our provider from `providers schema -json`, whichever host the CLI uses.
+    pub fn provider_schema(&self) -> serde_json::Value {
+        let all = self.providers_schema();
+        PROVIDER_HOSTS
+            .iter()
+            .find_map(|h| all["provider_schemas"].get(format!("{h}/{PROVIDER_SOURCE}")))
+            .cloned()
+            .unwrap_or_else(|| panic!("{}: no schema for {PROVIDER_SOURCE}: {all}", self.cli.name))
     }
 
     /// The state resources of `show -json` (root module), by address.
