@@ -566,8 +566,16 @@ output "strict_keys" {{
             .env("TF_LOG", "TRACE")
             .output()
             .expect("plan with TF_LOG=TRACE");
-        assert!(traced.status.success(), "{name}: traced plan failed");
         let log = support::describe_output(&traced);
+        assert!(
+            traced.status.success(),
+            "{name}: traced plan failed:\n{}",
+            log.lines()
+                .filter(|l| l.contains("[ERROR]") || l.contains("Error"))
+                .take(40)
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
         assert!(
             log.contains("sveltos"),
             "{name}: the trace shows the provider"
