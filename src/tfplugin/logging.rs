@@ -88,12 +88,15 @@ fn parse_level(s: &str) -> Option<LevelFilter> {
     })
 }
 
+/// Where finished log lines go.
+type Sink = Box<dyn Fn(&[u8]) + Send + Sync>;
+
 /// A `tracing` layer writing hclog-style JSON lines to a writer (stderr by default).
 pub struct HclogLayer {
     module: &'static str,
     plugin_module: String,
     layer_prefix: &'static str,
-    sink: Box<dyn Fn(&[u8]) + Send + Sync>,
+    sink: Sink,
 }
 
 impl HclogLayer {

@@ -139,7 +139,7 @@ impl Decoder<'_> {
             0xd6 => (1, 4),
             0xd7 => (1, 8),
             0xd8 => (1, 16),
-            0xc7 | 0xc8 | 0xc9 => {
+            0xc7..=0xc9 => {
                 self.pos += 1;
                 let size = match m {
                     0xc7 => 1,
