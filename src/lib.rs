@@ -7,6 +7,7 @@
 pub mod api;
 pub mod bridge;
 pub mod data_sources;
+pub mod docs;
 pub mod k8s;
 pub mod provider;
 pub mod resources;

@@ -328,7 +328,8 @@ async fn unmanaged_objects_are_never_touched_without_adopt() {
     let ns = unique_namespace(&fx.client, "own").await;
     let kc = kubeconfig("t");
     fx.profile(&ns, "c1", &[], Json::Null).await;
-    fx.profile(&ns, "mgmt", &[], Json::Null).await;
+    fx.profile(&ns, "mgmt", &[("tier", "gold")], Json::Null)
+        .await;
     fx.secret(
         &ns,
         "s1",
@@ -353,10 +354,10 @@ async fn unmanaged_objects_are_never_touched_without_adopt() {
                 ..Default::default()
             },
         );
-        sc.metadata.labels = Some(BTreeMap::from([(
-            "owner".to_string(),
-            "someone".to_string(),
-        )]));
+        sc.metadata.labels = Some(BTreeMap::from([
+            ("owner".to_string(), "someone".to_string()),
+            ("tier".to_string(), "gold".to_string()),
+        ]));
         api.create(&PostParams::default(), &sc).await.unwrap();
     }
     let cli = Cli::tofu();
@@ -395,6 +396,20 @@ async fn unmanaged_objects_are_never_touched_without_adopt() {
         Some("mgmt-sveltos-kubeconfig")
     );
     assert_eq!(labels_of(&mgmt)[keys::BRIDGE_LABEL], "own");
+    assert_eq!(tf.plan(), 0);
+    // After adoption the bridge alone owns what it sets: a label the profile drops is really removed.
+    Api::<ClusterProfile>::namespaced(fx.client.clone(), &ns)
+        .patch(
+            "mgmt",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"tier": null}}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(tf.plan(), 2);
+    tf.apply();
+    assert!(!labels_of(&fx.sc(&ns, "mgmt").await.unwrap()).contains_key("tier"));
+    assert_eq!(tf.plan(), 0);
     tf.destroy();
     assert!(fx.sc(&ns, "mgmt").await.is_none());
     let unrelated = fx.sc(&ns, "unrelated").await.expect("never deleted");

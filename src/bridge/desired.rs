@@ -76,7 +76,12 @@ pub fn secret_name(profile_name: &str) -> String {
 }
 
 /// Hash of the managed SveltosCluster fields: spec fields the bridge sets and the given annotations.
+///
+/// The bridge-config record is left out: it changes with every edit of the resource's arguments, and those edits
+/// show in plan as changes of the arguments themselves, not of every cluster (apply still refreshes the record).
 pub fn config_sha256(annotations: &BTreeMap<String, String>, spec: &SveltosClusterSpec) -> String {
+    let mut annotations = annotations.clone();
+    annotations.remove(super::BRIDGE_CONFIG_ANNOTATION);
     let doc = serde_json::json!({
         "annotations": annotations,
         "kubeconfigName": spec.kubeconfig_name,

@@ -39,6 +39,8 @@ pub struct ObservedCluster {
     pub labels: BTreeMap<String, String>,
     /// Hash of the managed fields as they are.
     pub config_sha256: String,
+    /// The bridge-config record it carries.
+    pub record: Option<String>,
 }
 
 /// Both objects of one bridged profile, as found.
@@ -166,6 +168,7 @@ pub fn observe_cluster(sc: &SveltosCluster) -> ObservedCluster {
         id: id(&sc.metadata),
         labels,
         config_sha256: config_sha256(&annotations, &spec),
+        record: annotations.get(super::BRIDGE_CONFIG_ANNOTATION).cloned(),
     }
 }
 

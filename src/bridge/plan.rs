@@ -410,6 +410,11 @@ pub struct Write {
     pub sveltos_cluster: Option<SveltosCluster>,
     /// Mint the credential with this exec run, then apply its Secret.
     pub exec: Option<ExecInvocation>,
+    /// The SveltosCluster exists and is adopted (not created by this bridge): clear others' field ownership first,
+    /// so that what the bridge later stops setting is really removed.
+    pub adopt_sveltos_cluster: bool,
+    /// Likewise for the Secret.
+    pub adopt_secret: bool,
 }
 
 /// A delete apply has to make for one cluster (SveltosCluster first, then Secret).
@@ -444,14 +449,29 @@ pub fn actions(plan: &Plan, world: &World) -> (Vec<Write>, Vec<Delete>) {
                     || s.expires_at != d.entry.credential_expires_at
             })
         });
-        let sc_stale = cur_sc
-            .is_none_or(|s| s.labels != d.entry.labels || s.config_sha256 != d.entry.config_sha256);
+        let record = d
+            .sveltos_cluster
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(super::BRIDGE_CONFIG_ANNOTATION));
+        let sc_stale = cur_sc.is_none_or(|s| {
+            s.labels != d.entry.labels
+                || s.config_sha256 != d.entry.config_sha256
+                || s.record.as_ref() != record
+        });
         if secret.is_some() || exec.is_some() || sc_stale {
             writes.push(Write {
                 key: key.clone(),
                 secret: secret.cloned(),
                 sveltos_cluster: sc_stale.then(|| d.sveltos_cluster.clone()),
                 exec,
+                adopt_sveltos_cluster: world.foreign_clusters.contains_key(key),
+                adopt_secret: d
+                    .entry
+                    .secret
+                    .as_ref()
+                    .is_some_and(|s| world.foreign_secrets.contains_key(s)),
             });
         }
     }
@@ -650,6 +670,26 @@ mod tests {
         let (writes, _) = actions(&f2.run(), &world);
         assert_eq!(writes.len(), 1);
         assert!(writes[0].secret.is_none() && writes[0].sveltos_cluster.is_some());
+    }
+
+    #[test]
+    fn argument_changes_refresh_the_record_without_changing_entries() {
+        let mut f = Fixture::new();
+        f.spec.config_record = Some("{\"v\":1}".into());
+        let p = f.run();
+        let world = world_after(&p, "main");
+        let mut f2 = Fixture::new();
+        f2.spec.config_record = Some("{\"v\":2}".into());
+        f2.world = world.clone();
+        let p2 = f2.run();
+        assert_eq!(p2.entries(), p.entries(), "plan shows no cluster change");
+        let (writes, _) = actions(&p2, &world);
+        assert_eq!(writes.len(), 2, "apply refreshes the record");
+        assert!(
+            writes
+                .iter()
+                .all(|w| w.secret.is_none() && w.sveltos_cluster.is_some())
+        );
     }
 
     #[test]

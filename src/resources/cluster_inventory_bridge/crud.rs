@@ -315,9 +315,15 @@ async fn write_one(
         minted = Some((w.key.clone(), d.entry));
     }
     if let Some(s) = &secret {
+        if w.adopt_secret {
+            io::take_ownership(client, s).await.map_err(cluster_err)?;
+        }
         io::apply(client, s).await.map_err(cluster_err)?;
     }
     if let Some(sc) = &w.sveltos_cluster {
+        if w.adopt_sveltos_cluster {
+            io::take_ownership(client, sc).await.map_err(cluster_err)?;
+        }
         io::apply(client, sc).await.map_err(cluster_err)?;
     }
     let _ = plan;
