@@ -426,7 +426,10 @@ async fn release_zip_installs_from_a_filesystem_mirror_and_plans_with_every_cli(
         // The lock file a registry user would have: only our SHA256SUMS entry.
         let tf = Tf::with_mirror(cli, &mirror);
         tf.write_main(&main_tf(env, &ns));
-        tf.write_file(".terraform.lock.hcl", &lock_file(cli, &[zh.clone()]));
+        tf.write_file(
+            ".terraform.lock.hcl",
+            &lock_file(cli, std::slice::from_ref(&zh)),
+        );
         let out = init(&tf, &mirror);
         assert!(
             out.status.success(),
