@@ -4,23 +4,16 @@
 
 #![allow(dead_code)]
 
-pub mod tfplugin {
-    #[path = "../../../src/tfplugin/diag.rs"]
-    pub mod diag;
-    #[path = "../../../src/tfplugin/path.rs"]
-    pub mod path;
-    #[path = "../../../src/tfplugin/schema.rs"]
-    pub mod schema;
-    #[path = "../../../src/tfplugin/value/mod.rs"]
-    pub mod value;
-}
+pub mod tfplugin;
 
 use tfplugin::value::Type;
 
 /// Builds a type from fuzz input bytes (a small, bounded interpretation), then returns the rest of the input.
 pub fn type_from_bytes(data: &[u8]) -> (Type, &[u8]) {
     fn build(data: &mut &[u8], depth: usize) -> Type {
-        let Some((&b, rest)) = data.split_first() else { return Type::Dynamic };
+        let Some((&b, rest)) = data.split_first() else {
+            return Type::Dynamic;
+        };
         *data = rest;
         let kind = if depth >= 4 { b % 4 } else { b % 9 };
         match kind {
@@ -33,7 +26,11 @@ pub fn type_from_bytes(data: &[u8]) -> (Type, &[u8]) {
             6 => Type::map(build(data, depth + 1)),
             7 => {
                 let n = (b >> 4) % 4;
-                Type::object((0..n).map(|i| (format!("a{i}"), build(data, depth + 1))).collect::<Vec<_>>())
+                Type::object(
+                    (0..n)
+                        .map(|i| (format!("a{i}"), build(data, depth + 1)))
+                        .collect::<Vec<_>>(),
+                )
             }
             _ => {
                 let n = (b >> 4) % 4;

@@ -194,7 +194,12 @@ pub(crate) fn normalize(v: &Value, b: &Block) -> Value {
             (BlockNesting::Set, Value::Null) => Value::Set(Vec::new()),
             (BlockNesting::Map, Value::Null) => Value::Map(Default::default()),
             (BlockNesting::Group, Value::Null) => {
-                normalize(&Value::Object(Default::default()), &nb.block)
+                let empty = nb
+                    .block
+                    .attributes
+                    .iter()
+                    .map(|a| (a.name.clone(), Value::Null));
+                normalize(&Value::Object(empty.collect()), &nb.block)
             }
             (_, Value::List(items)) => {
                 Value::List(items.iter().map(|i| normalize(i, &nb.block)).collect())

@@ -66,18 +66,39 @@ fn unify<'a>(items: impl Iterator<Item = &'a Value>) -> Result<Type, String> {
     let mut ty = Type::Dynamic;
     for item in items {
         let t = infer_type(item)?;
-        if t == Type::Dynamic || t == ty {
-            continue;
-        }
-        if ty == Type::Dynamic {
-            ty = t;
-        } else {
-            return Err(format!(
-                "collection elements have different types ({ty} and {t})"
-            ));
-        }
+        ty = unify_types(&ty, &t)
+            .ok_or_else(|| format!("collection elements have different types ({ty} and {t})"))?;
     }
     Ok(ty)
+}
+
+/// The most specific type both `a` and `b` conform to, treating `dynamic` parts (from nulls, unknowns and empty
+/// collections) as wildcards; `None` when they conflict.
+fn unify_types(a: &Type, b: &Type) -> Option<Type> {
+    Some(match (a, b) {
+        _ if a == b => a.clone(),
+        (Type::Dynamic, t) | (t, Type::Dynamic) => t.clone(),
+        (Type::List(x), Type::List(y)) => Type::list(unify_types(x, y)?),
+        (Type::Set(x), Type::Set(y)) => Type::set(unify_types(x, y)?),
+        (Type::Map(x), Type::Map(y)) => Type::map(unify_types(x, y)?),
+        (Type::Tuple(xs), Type::Tuple(ys)) if xs.len() == ys.len() => Type::Tuple(
+            xs.iter()
+                .zip(ys)
+                .map(|(x, y)| unify_types(x, y))
+                .collect::<Option<_>>()?,
+        ),
+        (Type::Object { attributes: xa, .. }, Type::Object { attributes: ya, .. })
+            if xa.len() == ya.len() && xa.keys().eq(ya.keys()) =>
+        {
+            Type::object(
+                xa.iter()
+                    .zip(ya.values())
+                    .map(|((k, x), y)| Some((k.clone(), unify_types(x, y)?)))
+                    .collect::<Option<Vec<_>>>()?,
+            )
+        }
+        _ => return None,
+    })
 }
 
 struct Decoder<'a> {
@@ -885,6 +906,19 @@ mod tests {
         );
         assert!(decode(&[0xa3, b'1', b'x', b'5'], &Type::Number).is_err());
         assert!(decode(&[0xcb, 0x7f, 0xf8, 0, 0, 0, 0, 0, 1], &Type::Number).is_err());
+    }
+
+    #[test]
+    fn dynamic_inference_unifies_partial_types() {
+        let v = Value::list([
+            Value::list([]),
+            Value::list([Value::string("a")]),
+            Value::list([Value::Null]),
+        ]);
+        assert_eq!(infer_type(&v), Ok(Type::list(Type::list(Type::String))));
+        let bytes = encode(&v, &Type::Dynamic).expect("encode");
+        assert_eq!(decode(&bytes, &Type::Dynamic).expect("decode"), v);
+        assert!(infer_type(&Value::list([Value::int(1), Value::string("x")])).is_err());
     }
 
     #[test]
