@@ -296,7 +296,6 @@ where
         .map(|_| ())
 }
 
-
 /// Deletes one object; absent objects are fine.
 pub async fn delete<K>(client: &Client, namespace: &str, name: &str) -> Result<(), IoError>
 where
