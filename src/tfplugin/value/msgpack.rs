@@ -198,7 +198,7 @@ impl Decoder<'_> {
             let payload = self.take(len)?;
             let refinements = if ext == EXT_UNKNOWN_REFINED && len > 1 && *ty != Type::Dynamic {
                 let payload = payload.to_vec();
-                self.refinements(&payload)?
+                self.refinements(&payload, ty)?
             } else {
                 Refinements::default()
             };
@@ -413,7 +413,8 @@ impl Decoder<'_> {
         Ok(normalize_float(x))
     }
 
-    fn refinements(&mut self, payload: &[u8]) -> Result<Refinements, ValueError> {
+    /// Reads a refinement map (as cty does: keys that cannot apply to `ty` are errors, unknown keys are skipped).
+    fn refinements(&mut self, payload: &[u8], ty: &Type) -> Result<Refinements, ValueError> {
         if payload.len() > MAX_REFINEMENT_LEN {
             return Err(self.err("oversize unknown value refinement"));
         }
@@ -437,13 +438,18 @@ impl Decoder<'_> {
                     _ => return Err(d.err("null refinement must be a bool")),
                 },
                 2 => {
+                    if *ty != Type::String {
+                        return Err(d.err("string prefix refinement for a non-string type"));
+                    }
                     let b = d.bytes_or_str()?;
-                    r.string_prefix = Some(
-                        String::from_utf8(b)
-                            .map_err(|_| d.err("string prefix refinement is not valid UTF-8"))?,
-                    );
+                    let prefix = String::from_utf8(b)
+                        .map_err(|_| d.err("string prefix refinement is not valid UTF-8"))?;
+                    r.string_prefix = Some(prefix).filter(|p| !p.is_empty());
                 }
                 3 | 4 => {
+                    if *ty != Type::Number {
+                        return Err(d.err("number bound refinement for a non-number type"));
+                    }
                     if d.array_len()? != 2 {
                         return Err(d.err("number bound refinement must be a [number, bool] array"));
                     }
@@ -464,12 +470,15 @@ impl Decoder<'_> {
                     }
                 }
                 5 | 6 => {
+                    if !matches!(ty, Type::List(_) | Type::Set(_) | Type::Map(_)) {
+                        return Err(d.err("length refinement for a non-collection type"));
+                    }
                     let bound = d.number()?.as_i64().and_then(|i| u64::try_from(i).ok());
                     let bound = bound.ok_or_else(|| {
                         d.err("length bound refinement must be a non-negative integer")
                     })?;
                     if key == 5 {
-                        r.length_lower = Some(bound);
+                        r.length_lower = Some(bound).filter(|&b| b > 0);
                     } else {
                         r.length_upper = Some(bound);
                     }
@@ -919,6 +928,25 @@ mod tests {
         let bytes = encode(&v, &Type::Dynamic).expect("encode");
         assert_eq!(decode(&bytes, &Type::Dynamic).expect("decode"), v);
         assert!(infer_type(&Value::list([Value::int(1), Value::string("x")])).is_err());
+    }
+
+    #[test]
+    fn refinements_must_fit_the_type() {
+        // ext 12, payload {5: 5}: a length refinement on a bool (found by fuzzing).
+        let bool_with_length = [0xc7, 3, 12, 0x81, 5, 5];
+        assert!(decode(&bool_with_length, &Type::Bool).is_err());
+        let list = Type::list(Type::String);
+        let r = decode(&bool_with_length, &list).expect("fits a list");
+        assert_eq!(r.refinements().and_then(|r| r.length_lower), Some(5));
+        // A zero lower bound and an empty prefix carry no information.
+        assert_eq!(
+            decode(&[0xc7, 3, 12, 0x81, 5, 0], &list).expect("dec"),
+            Value::unknown()
+        );
+        assert_eq!(
+            decode(&[0xc7, 3, 12, 0x81, 2, 0xa0], &Type::String).expect("dec"),
+            Value::unknown()
+        );
     }
 
     #[test]
