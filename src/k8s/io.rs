@@ -117,6 +117,45 @@ fn scope_label(namespace: Option<&str>) -> String {
         .unwrap_or_else(|| "in all namespaces".into())
 }
 
+/// Runs a paginated LIST (pages of [`PAGE_SIZE`]) to the end, with retries on every page.
+pub async fn paginate<T, F, Fut>(
+    kind: &str,
+    scope: &str,
+    label_selector: Option<&str>,
+    mut page: F,
+) -> Result<Vec<T>, IoError>
+where
+    T: Clone,
+    F: FnMut(ListParams) -> Fut,
+    Fut: Future<Output = Result<kube::core::ObjectList<T>, kube::Error>>,
+{
+    let mut out = Vec::new();
+    let mut token: Option<String> = None;
+    loop {
+        let mut lp = ListParams::default().limit(PAGE_SIZE);
+        if let Some(sel) = label_selector {
+            lp = lp.labels(sel);
+        }
+        if let Some(t) = &token {
+            lp = lp.continue_token(t);
+        }
+        let list = with_retry("list", kind, scope, || page(lp.clone())).await?;
+        token = list.metadata.continue_.clone().filter(|t| !t.is_empty());
+        out.extend(list.items);
+        if token.is_none() {
+            return Ok(out);
+        }
+    }
+}
+
+fn scopes(namespaces: &[String]) -> Vec<Option<&str>> {
+    if namespaces.is_empty() {
+        vec![None]
+    } else {
+        namespaces.iter().map(|n| Some(n.as_str())).collect()
+    }
+}
+
 /// Lists every `K` in the given namespaces (all when empty) matching `label_selector`, page by page.
 pub async fn list<K>(
     client: &Client,
@@ -128,30 +167,16 @@ where
     <K as Resource>::DynamicType: Default,
 {
     let kind = K::kind(&Default::default()).to_string();
-    let scopes: Vec<Option<&str>> = if namespaces.is_empty() {
-        vec![None]
-    } else {
-        namespaces.iter().map(|n| Some(n.as_str())).collect()
-    };
     let mut out = Vec::new();
-    for ns in scopes {
+    for ns in scopes(namespaces) {
         let api: Api<K> = api(client, ns);
-        let mut token: Option<String> = None;
-        loop {
-            let mut lp = ListParams::default().limit(PAGE_SIZE);
-            if let Some(sel) = label_selector {
-                lp = lp.labels(sel);
-            }
-            if let Some(t) = &token {
-                lp = lp.continue_token(t);
-            }
-            let page = with_retry("list", &kind, &scope_label(ns), || api.list(&lp)).await?;
-            token = page.metadata.continue_.clone().filter(|t| !t.is_empty());
-            out.extend(page.items);
-            if token.is_none() {
-                break;
-            }
-        }
+        let api = &api;
+        out.extend(
+            paginate(&kind, &scope_label(ns), label_selector, |lp| async move {
+                api.list(&lp).await
+            })
+            .await?,
+        );
     }
     Ok(out)
 }
@@ -166,28 +191,15 @@ where
     <K as Resource>::DynamicType: Default,
 {
     let kind = K::kind(&Default::default()).to_string();
-    let scopes: Vec<Option<&str>> = if namespaces.is_empty() {
-        vec![None]
-    } else {
-        namespaces.iter().map(|n| Some(n.as_str())).collect()
-    };
     let mut out = Vec::new();
-    for ns in scopes {
+    for ns in scopes(namespaces) {
         let api: Api<K> = api(client, ns);
-        let mut token: Option<String> = None;
-        loop {
-            let mut lp = ListParams::default().limit(PAGE_SIZE);
-            if let Some(t) = &token {
-                lp = lp.continue_token(t);
-            }
-            let page =
-                with_retry("list", &kind, &scope_label(ns), || api.list_metadata(&lp)).await?;
-            token = page.metadata.continue_.clone().filter(|t| !t.is_empty());
-            out.extend(page.items.into_iter().map(|o| o.metadata));
-            if token.is_none() {
-                break;
-            }
-        }
+        let api = &api;
+        let page = paginate(&kind, &scope_label(ns), None, |lp| async move {
+            api.list_metadata(&lp).await
+        })
+        .await?;
+        out.extend(page.into_iter().map(|o| o.metadata));
     }
     Ok(out)
 }
@@ -326,24 +338,11 @@ where
 {
     let kind = K::kind(&Default::default()).to_string();
     let api: Api<K> = Api::all(client.clone());
-    let mut out = Vec::new();
-    let mut token: Option<String> = None;
-    loop {
-        let mut lp = ListParams::default().limit(PAGE_SIZE);
-        if let Some(sel) = label_selector {
-            lp = lp.labels(sel);
-        }
-        if let Some(t) = &token {
-            lp = lp.continue_token(t);
-        }
-        let page = with_retry("list", &kind, "(cluster-scoped)", || api.list(&lp)).await?;
-        token = page.metadata.continue_.clone().filter(|t| !t.is_empty());
-        out.extend(page.items);
-        if token.is_none() {
-            break;
-        }
-    }
-    Ok(out)
+    let api = &api;
+    paginate(&kind, "(cluster-scoped)", label_selector, |lp| async move {
+        api.list(&lp).await
+    })
+    .await
 }
 
 #[cfg(test)]

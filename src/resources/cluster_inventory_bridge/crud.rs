@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use futures::{StreamExt, stream};
 use k8s_openapi::api::core::v1::{Namespace, Secret};
-use kube::{Api, Client, api::ListParams};
+use kube::{Api, Client};
 
 use crate::{
     api::{ClusterProfile, SveltosCluster, keys},
@@ -158,28 +158,20 @@ async fn list_namespace_labels(
     client: &Client,
 ) -> Result<BTreeMap<String, BTreeMap<String, String>>, IoError> {
     let api: Api<Namespace> = Api::all(client.clone());
-    let mut out = BTreeMap::new();
-    let mut token: Option<String> = None;
-    loop {
-        let mut lp = ListParams::default().limit(io::PAGE_SIZE);
-        if let Some(t) = &token {
-            lp = lp.continue_token(t);
-        }
-        let page = io::with_retry("list", "Namespace", "in the cluster", || {
-            api.list_metadata(&lp)
-        })
-        .await?;
-        token = page.metadata.continue_.clone().filter(|t| !t.is_empty());
-        for n in page.items {
-            out.insert(
+    let api = &api;
+    let metas = io::paginate("Namespace", "in the cluster", None, |lp| async move {
+        api.list_metadata(&lp).await
+    })
+    .await?;
+    Ok(metas
+        .into_iter()
+        .map(|n| {
+            (
                 n.metadata.name.unwrap_or_default(),
                 n.metadata.labels.unwrap_or_default(),
-            );
-        }
-        if token.is_none() {
-            return Ok(out);
-        }
-    }
+            )
+        })
+        .collect())
 }
 
 impl Snapshot {
