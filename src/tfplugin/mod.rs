@@ -32,6 +32,13 @@
 //!
 //! Null means "absent" everywhere: a plan with a null `proposed_new_state` is a destroy (passed to
 //! [`Resource::plan`], which may just return it), an apply with a null `planned_state` is a delete.
+//! When encoding a provider's [`Value`], attributes it left out are null, and absent list/set/map nested blocks
+//! become empty collections (as Terraform requires). Helpers: [`Schema::mark_computed_unknown`] (the usual plan
+//! for computed attributes), [`PlanResponse::planned`], [`UpgradeResponse::decode`].
+//!
+//! Modules: [`value`] (values, types, the msgpack / JSON codecs), [`schema`], [`diag`], [`path`], [`provider`]
+//! (traits and request / response types), [`logging`] (hclog JSON on stderr, `TF_LOG_PROVIDER` / `TF_LOG`),
+//! [`tls`] (AutoMTLS). [`start`] + [`ListenConfig`] run the same server in-process (tests, embedding).
 
 mod convert;
 pub mod diag;
