@@ -182,6 +182,20 @@ pub fn plan(
     located: &Located,
     fetched: &BTreeMap<(String, String), Option<Secret>>,
 ) -> Plan {
+    let by_id: SecretsById<'_> = inputs
+        .credential_secrets
+        .iter()
+        .map(|s| {
+            let m = &s.metadata;
+            (
+                (
+                    m.namespace.as_deref().unwrap_or_default(),
+                    m.name.as_deref().unwrap_or_default(),
+                ),
+                s,
+            )
+        })
+        .collect();
     let spec = inputs.spec;
     let mut plan = Plan::default();
     for (k, _) in spec.overrides.iter() {
@@ -204,7 +218,7 @@ pub fn plan(
         let key = profile.key();
         let material = match lookup {
             Lookup::Found(source) => {
-                material_for(inputs, profile, source, fetched).map(|m| (source, m))
+                material_for(inputs, &by_id, profile, source, fetched).map(|m| (source, m))
             }
             Lookup::Missing(reason) => Err(reason.clone()),
             Lookup::Ambiguous(names) => {
@@ -262,8 +276,12 @@ pub fn plan(
 
 type MaterialAndRun = (Material, Option<ExecInvocation>);
 
+/// The credential Secrets by `(namespace, name)`, built once per plan (a lookup per profile stays O(log N)).
+type SecretsById<'a> = BTreeMap<(&'a str, &'a str), &'a Secret>;
+
 fn material_for(
     inputs: &Inputs<'_>,
+    by_id: &SecretsById<'_>,
     profile: &ClusterProfile,
     source: &CredentialSource,
     fetched: &BTreeMap<(String, String), Option<Secret>>,
@@ -293,13 +311,8 @@ fn material_for(
             name,
             key,
         } => {
-            let secret = inputs
-                .credential_secrets
-                .iter()
-                .find(|s| {
-                    s.metadata.namespace.as_deref() == Some(namespace)
-                        && s.metadata.name.as_deref() == Some(name)
-                })
+            let secret = by_id
+                .get(&(namespace.as_str(), name.as_str()))
                 .ok_or_else(|| format!("Secret {namespace}/{name} vanished"))?;
             from_secret(secret, std::slice::from_ref(key))
         }
