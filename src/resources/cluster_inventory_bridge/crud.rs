@@ -210,7 +210,7 @@ pub async fn execute(client: &Client, spec: &BridgeSpec, snap: &Snapshot, plan: 
     tracing::info!(bridge = %spec.name, writes = writes.len(), deletes = deletes.len(), "applying bridge changes");
     let write_results: Vec<Result<Option<(String, ClusterEntry)>, Diagnostic>> =
         stream::iter(writes)
-            .map(|w| write_one(client, spec, snap, plan, w))
+            .map(|w| write_one(client, spec, snap, w))
             .buffer_unordered(CONCURRENCY)
             .collect()
             .await;
@@ -244,7 +244,6 @@ async fn write_one(
     client: &Client,
     spec: &BridgeSpec,
     snap: &Snapshot,
-    plan: &Plan,
     w: Write,
 ) -> Result<Option<(String, ClusterEntry)>, Diagnostic> {
     let cluster_err = |e: IoError| {
@@ -318,7 +317,6 @@ async fn write_one(
         }
         io::apply(client, sc).await.map_err(cluster_err)?;
     }
-    let _ = plan;
     Ok(minted)
 }
 
@@ -345,15 +343,8 @@ pub async fn delete_all(client: &Client, bridge: &str) -> Result<(), Diagnostics
     let world = read_owned(client, bridge)
         .await
         .map_err(|e| Diagnostics::from(io_diag(&e)))?;
-    let deletes: Vec<Delete> = world
-        .owned
-        .iter()
-        .map(|(k, o)| Delete {
-            key: k.clone(),
-            sveltos_cluster: o.sveltos_cluster.as_ref().map(|s| split(&s.id)),
-            secret: o.secret.as_ref().map(|s| split(&s.id)),
-        })
-        .collect();
+    // Against an empty plan, every owned cluster is a delete (SveltosCluster first, then Secret).
+    let (_, deletes) = actions(&Plan::default(), &world);
     let results: Vec<Result<(), Diagnostic>> = stream::iter(deletes)
         .map(|d| delete_one(client, d))
         .buffer_unordered(CONCURRENCY)
@@ -366,9 +357,4 @@ pub async fn delete_all(client: &Client, bridge: &str) -> Result<(), Diagnostics
     } else {
         Ok(())
     }
-}
-
-fn split(id: &str) -> (String, String) {
-    let (ns, name) = id.split_once('/').unwrap_or(("", id));
-    (ns.to_string(), name.to_string())
 }
