@@ -216,19 +216,41 @@ where
     with_retry("get", &kind, &object, || api.get_opt(name)).await
 }
 
+/// Where an object lives: its kind, namespace, name and API.
+struct Target<K> {
+    kind: String,
+    ns: String,
+    name: String,
+    api: Api<K>,
+}
+
+fn target<K>(client: &Client, obj: &K) -> Target<K>
+where
+    K: Resource<Scope = NamespaceResourceScope>,
+    <K as Resource>::DynamicType: Default,
+{
+    let meta = obj.meta();
+    let ns = meta.namespace.clone().unwrap_or_default();
+    Target {
+        kind: K::kind(&Default::default()).to_string(),
+        name: meta.name.clone().unwrap_or_default(),
+        api: api(client, Some(&ns)),
+        ns,
+    }
+}
+
 /// Server-side applies `obj` with the provider's field manager, taking over fields others changed.
 pub async fn apply<K>(client: &Client, obj: &K) -> Result<K, IoError>
 where
     K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Serialize + Debug,
     <K as Resource>::DynamicType: Default,
 {
-    let kind = K::kind(&Default::default()).to_string();
-    let meta = obj.meta();
-    let (ns, name) = (
-        meta.namespace.clone().unwrap_or_default(),
-        meta.name.clone().unwrap_or_default(),
-    );
-    let api: Api<K> = api(client, Some(&ns));
+    let Target {
+        kind,
+        ns,
+        name,
+        api,
+    } = target(client, obj);
     let pp = PatchParams::apply(FIELD_MANAGER).force();
     // The body carries apiVersion/kind, as server-side apply requires.
     let mut body = serde_json::to_value(obj).map_err(|e| IoError {
@@ -274,13 +296,12 @@ where
     K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Serialize + Debug,
     <K as Resource>::DynamicType: Default,
 {
-    let kind = K::kind(&Default::default()).to_string();
-    let meta = obj.meta();
-    let (ns, name) = (
-        meta.namespace.clone().unwrap_or_default(),
-        meta.name.clone().unwrap_or_default(),
-    );
-    let api: Api<K> = api(client, Some(&ns));
+    let Target {
+        kind,
+        ns,
+        name,
+        api,
+    } = target(client, obj);
     let object = format!("{ns}/{name}");
     let Some(current) = with_retry("get", &kind, &object, || api.get_opt(&name)).await? else {
         return Ok(());
