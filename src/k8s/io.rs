@@ -11,7 +11,7 @@ use kube::{
 };
 use serde::{Serialize, de::DeserializeOwned};
 
-use crate::bridge::FIELD_MANAGER;
+use crate::bridge::{FIELD_MANAGER, observed::compact_managed_fields};
 
 /// Page size of every LIST.
 pub const PAGE_SIZE: u32 = 500;
@@ -117,7 +117,9 @@ fn scope_label(namespace: Option<&str>) -> String {
         .unwrap_or_else(|| "in all namespaces".into())
 }
 
-/// Runs a paginated LIST (pages of [`PAGE_SIZE`]) to the end, with retries on every page.
+/// Runs a paginated LIST (pages of [`PAGE_SIZE`]) to the end, with retries on every page. Each page's items have
+/// their `managedFields` compacted as they arrive ([`compact_managed_fields`]): callers never see other managers'
+/// entries.
 pub async fn paginate<T, F, Fut>(
     kind: &str,
     scope: &str,
@@ -125,7 +127,7 @@ pub async fn paginate<T, F, Fut>(
     mut page: F,
 ) -> Result<Vec<T>, IoError>
 where
-    T: Clone,
+    T: Clone + Resource,
     F: FnMut(ListParams) -> Fut,
     Fut: Future<Output = Result<kube::core::ObjectList<T>, kube::Error>>,
 {
@@ -141,7 +143,10 @@ where
         }
         let list = with_retry("list", kind, scope, || page(lp.clone())).await?;
         token = list.metadata.continue_.clone().filter(|t| !t.is_empty());
-        out.extend(list.items);
+        out.extend(list.items.into_iter().map(|mut item| {
+            compact_managed_fields(item.meta_mut());
+            item
+        }));
         if token.is_none() {
             return Ok(out);
         }
@@ -214,6 +219,26 @@ where
     let api: Api<K> = api(client, Some(namespace));
     let object = format!("{namespace}/{name}");
     with_retry("get", &kind, &object, || api.get_opt(name)).await
+}
+
+/// Reads one object's metadata (no body crosses the wire); `None` when it does not exist.
+pub async fn get_metadata_opt<K>(
+    client: &Client,
+    namespace: &str,
+    name: &str,
+) -> Result<Option<ObjectMeta>, IoError>
+where
+    K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Debug,
+    <K as Resource>::DynamicType: Default,
+{
+    let kind = K::kind(&Default::default()).to_string();
+    let api: Api<K> = api(client, Some(namespace));
+    let object = format!("{namespace}/{name}");
+    Ok(
+        with_retry("get", &kind, &object, || api.get_metadata_opt(name))
+            .await?
+            .map(|o| o.metadata),
+    )
 }
 
 /// Where an object lives: its kind, namespace, name and API.

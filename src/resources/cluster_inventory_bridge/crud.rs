@@ -1,10 +1,13 @@
 //! The IO side of the bridge resource: read the inventory and what exists with a constant number of paginated
 //! LISTs, then execute the writes and deletes the pure core decided on.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use futures::{StreamExt, stream};
-use k8s_openapi::api::core::v1::{Namespace, Secret};
+use k8s_openapi::{
+    api::core::v1::{Namespace, Secret},
+    apimachinery::pkg::apis::meta::v1::ObjectMeta,
+};
 use kube::{Api, Client};
 
 use crate::{
@@ -16,8 +19,8 @@ use crate::{
         exec::{ProvidersFile, static_kubeconfig},
         observed::World,
         plan::{
-            Delete, Inputs, Plan, Problem, Severity, Step, Write, actions, invocation_sha256,
-            locate_all, plan,
+            CreationTargets, Delete, Inputs, Plan, Problem, Severity, Step, Write, actions,
+            invocation_sha256, locate_all, plan,
         },
     },
     k8s::{
@@ -83,8 +86,9 @@ pub async fn read_owned(client: &Client, bridge: &str) -> Result<World, IoError>
     Ok(World::build(bridge, &scs, &secrets, &[]))
 }
 
-/// Reads the inventory and what exists: a constant number of paginated LISTs (plus one GET per Secret named by
-/// a `kubeconfig-secretreader` provider).
+/// Reads the inventory and what exists: four paginated LISTs (profiles, labelled credential Secrets, and the
+/// SveltosClusters and Secrets this bridge owns), one GET per Secret named by a `kubeconfig-secretreader`
+/// provider, and a collision check of the objects the plan would create ([`existing_at`]).
 pub async fn snapshot(client: &Client, spec: &BridgeSpec) -> Result<Snapshot, Diagnostics> {
     let mut diags = Diagnostics::new();
     let providers = match &spec.credentials.exec_providers_file {
@@ -121,12 +125,11 @@ pub async fn snapshot(client: &Client, spec: &BridgeSpec) -> Result<Snapshot, Di
         futures::try_join!(
             io::list::<ClusterProfile>(client, ns, None),
             io::list::<Secret>(client, &[], Some(&secret_label)),
-            io::list::<SveltosCluster>(client, &[], None),
+            io::list::<SveltosCluster>(client, &[], Some(&owner)),
             io::list::<Secret>(client, &[], Some(&owner)),
-            io::list_metadata::<Secret>(client, ns),
         )
     };
-    let (profiles, credential_secrets, scs, owned_secrets, secret_metas) =
+    let (profiles, credential_secrets, scs, owned_secrets) =
         lists.await.map_err(|e| Diagnostics::from(io_diag(&e)))?;
     let namespace_labels = if spec.credentials.consumer.is_some() {
         list_namespace_labels(client)
@@ -135,7 +138,8 @@ pub async fn snapshot(client: &Client, spec: &BridgeSpec) -> Result<Snapshot, Di
     } else {
         BTreeMap::new()
     };
-    let world = World::build(&spec.name, &scs, &owned_secrets, &secret_metas);
+    let world = World::build(&spec.name, &scs, &owned_secrets, &[]);
+    drop((scs, owned_secrets));
     let mut snap = Snapshot {
         profiles,
         credential_secrets,
@@ -151,8 +155,80 @@ pub async fn snapshot(client: &Client, spec: &BridgeSpec) -> Result<Snapshot, Di
             .map_err(|e| Diagnostics::from(io_diag(&e)))?;
         snap.fetched.insert((ns, name), s);
     }
+    let targets = located.creation_targets(&snap.profiles, &snap.world);
+    let (clusters, secrets) = existing_at(client, &targets)
+        .await
+        .map_err(|e| Diagnostics::from(io_diag(&e)))?;
+    snap.world.add_foreign(&spec.name, &clusters, &secrets);
     Ok(snap)
 }
+
+/// Up to this many objects to create are checked one GET each; more, with metadata LISTs of their namespaces.
+const COLLISION_GETS: usize = 64;
+
+/// The metadata of objects that already exist where the plan would create SveltosClusters and Secrets. Nothing is
+/// read when nothing is to be created (a no-change plan); a few targets cost a metadata GET each, many a metadata
+/// LIST per namespace involved (or one cluster-wide LIST when they span many namespaces).
+async fn existing_at(
+    client: &Client,
+    targets: &CreationTargets,
+) -> Result<(Vec<ObjectMeta>, Vec<ObjectMeta>), IoError> {
+    if targets.is_empty() {
+        return Ok(Default::default());
+    }
+    if targets.len() <= COLLISION_GETS {
+        let clusters = stream::iter(targets.clusters.clone())
+            .map(|(ns, name)| async move {
+                io::get_metadata_opt::<SveltosCluster>(client, &ns, &name).await
+            })
+            .buffer_unordered(CONCURRENCY)
+            .collect::<Vec<_>>();
+        let secrets =
+            stream::iter(targets.secrets.clone())
+                .map(|(ns, name)| async move {
+                    io::get_metadata_opt::<Secret>(client, &ns, &name).await
+                })
+                .buffer_unordered(CONCURRENCY)
+                .collect::<Vec<_>>();
+        let (clusters, secrets) = futures::join!(clusters, secrets);
+        let found =
+            |v: Vec<Result<Option<ObjectMeta>, IoError>>| -> Result<Vec<ObjectMeta>, IoError> {
+                Ok(v.into_iter()
+                    .collect::<Result<Vec<_>, _>>()?
+                    .into_iter()
+                    .flatten()
+                    .collect())
+            };
+        return Ok((found(clusters)?, found(secrets)?));
+    }
+    let namespaces: Vec<String> = if targets.namespaces().len() > COLLISION_NAMESPACES {
+        Vec::new() // all namespaces, one paginated LIST
+    } else {
+        targets.namespaces().into_iter().collect()
+    };
+    let keep = |metas: Vec<ObjectMeta>, wanted: &BTreeSet<(String, String)>| -> Vec<ObjectMeta> {
+        metas
+            .into_iter()
+            .filter(|m| {
+                wanted.contains(&(
+                    m.namespace.clone().unwrap_or_default(),
+                    m.name.clone().unwrap_or_default(),
+                ))
+            })
+            .collect()
+    };
+    let (clusters, secrets) = futures::try_join!(
+        io::list_metadata::<SveltosCluster>(client, &namespaces),
+        io::list_metadata::<Secret>(client, &namespaces),
+    )?;
+    Ok((
+        keep(clusters, &targets.clusters),
+        keep(secrets, &targets.secrets),
+    ))
+}
+
+/// Above this many namespaces, collision checks list cluster-wide instead of namespace by namespace.
+const COLLISION_NAMESPACES: usize = 16;
 
 async fn list_namespace_labels(
     client: &Client,

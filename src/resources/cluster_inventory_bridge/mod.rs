@@ -226,10 +226,14 @@ impl Resource for ClusterInventoryBridge {
         }
     }
 
-    async fn plan(&self, req: PlanRequest) -> PlanResponse {
+    async fn plan(&self, mut req: PlanRequest) -> PlanResponse {
         if req.is_destroy() {
             return PlanResponse::planned(&req, Value::Null);
         }
+        // The plan is computed from what the cluster holds, never from the prior or proposed `clusters` (tens of
+        // megabytes for ten thousand clusters): free them before reading the inventory.
+        req.prior_state.set_attr("clusters", Value::Null);
+        req.proposed_new_state.set_attr("clusters", Value::Null);
         let mut planned = req.proposed_new_state.clone();
         let name_value = req.config.get_attr("name").clone();
         let mut resp = PlanResponse::planned(&req, Value::Null);
