@@ -286,7 +286,7 @@ impl Resource for ClusterInventoryBridge {
         resp
     }
 
-    async fn apply(&self, req: ApplyRequest) -> ApplyResponse {
+    async fn apply(&self, mut req: ApplyRequest) -> ApplyResponse {
         let mut resp = ApplyResponse::default();
         let client = match self.state.client(Default::default()) {
             Ok(c) => c,
@@ -319,6 +319,10 @@ impl Resource for ClusterInventoryBridge {
             }
             return resp;
         }
+        // What plan promised, as entries; the planned `clusters` value itself (tens of megabytes for ten thousand
+        // clusters) is not needed again: the new state's `clusters` is built from what apply wrote.
+        let planned = entries_from_value(req.planned_state.get_attr("clusters"));
+        req.planned_state.set_attr("clusters", Value::Null);
         let config = BridgeConfig::from_value(&req.config);
         let spec = match config.to_spec() {
             Ok(s) => s,
@@ -337,7 +341,6 @@ impl Resource for ClusterInventoryBridge {
             }
         };
         let plan = snap.plan(&spec, jiff::Timestamp::now());
-        let planned = entries_from_value(req.planned_state.get_attr("clusters"));
         let drift = drift_since_plan(&planned, &plan.entries());
         if plan.has_errors() || !drift.is_empty() {
             resp.diagnostics.extend(
@@ -373,7 +376,7 @@ impl Resource for ClusterInventoryBridge {
             entries.insert(k, e);
         }
         resp.new_state = with_clusters(
-            req.planned_state.clone(),
+            std::mem::take(&mut req.planned_state),
             &spec.name,
             clusters_value(&entries),
         );
