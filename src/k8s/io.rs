@@ -373,26 +373,6 @@ where
     .await
 }
 
-/// Deletes every `K` in `namespace` carrying `label_selector` with one request (the API server removes them one by
-/// one, as separate deletes would); returns how many it removed.
-pub async fn delete_collection<K>(
-    client: &Client,
-    namespace: &str,
-    label_selector: &str,
-) -> Result<usize, IoError>
-where
-    K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Debug,
-    <K as Resource>::DynamicType: Default,
-{
-    let kind = K::kind(&Default::default()).to_string();
-    let api: Api<K> = api(client, Some(namespace));
-    let object = format!("({label_selector}) in namespace {namespace}");
-    let lp = ListParams::default().labels(label_selector);
-    let dp = DeleteParams::background();
-    let removed = with_retry("delete", &kind, &object, || api.delete_collection(&dp, &lp)).await?;
-    Ok(removed.left().map(|list| list.items.len()).unwrap_or(0))
-}
-
 /// Lists every cluster-scoped `K` matching `label_selector`, page by page.
 pub async fn list_cluster_scoped<K>(
     client: &Client,

@@ -414,50 +414,20 @@ async fn delete_one(client: &Client, d: Delete) -> Result<(), Diagnostic> {
     Ok(())
 }
 
-/// Deletes everything this bridge owns (destroy): every SveltosCluster first, then every Secret. Each is one
-/// delete-collection request per namespace, selected by the bridge's ownership label, the label that defines what
-/// the bridge owns everywhere else ([`read_owned`]); the namespaces come from what it owns now.
+/// Deletes everything this bridge owns (destroy): SveltosClusters first, then Secrets.
 pub async fn delete_all(client: &Client, bridge: &str) -> Result<(), Diagnostics> {
     let world = read_owned(client, bridge)
         .await
         .map_err(|e| Diagnostics::from(io_diag(&e)))?;
     // Against an empty plan, every owned cluster is a delete (SveltosCluster first, then Secret).
     let (_, deletes) = actions(&Plan::default(), &world);
-    let namespaces = |pick: fn(&Delete) -> Option<&(String, String)>| -> BTreeSet<String> {
-        deletes
-            .iter()
-            .filter_map(pick)
-            .map(|(ns, _)| ns.clone())
-            .collect()
-    };
-    let sel = owner_selector(bridge);
-    let sel = sel.as_str();
-    let err = |e: IoError| {
-        Diagnostic::error(
-            format!("Cannot remove the clusters of bridge {bridge:?}"),
-            format!("{e}. Run destroy again to finish removing them."),
-        )
-    };
-    let mut diags = Diagnostics::new();
-    let clusters: Vec<Result<usize, IoError>> =
-        stream::iter(namespaces(|d| d.sveltos_cluster.as_ref()))
-            .map(
-                |ns| async move { io::delete_collection::<SveltosCluster>(client, &ns, sel).await },
-            )
-            .buffer_unordered(CONCURRENCY)
-            .collect()
-            .await;
-    diags.extend(clusters.into_iter().filter_map(Result::err).map(err));
-    if diags.has_errors() {
-        // Secrets stay while a SveltosCluster that may point at them does.
-        return Err(diags);
-    }
-    let secrets: Vec<Result<usize, IoError>> = stream::iter(namespaces(|d| d.secret.as_ref()))
-        .map(|ns| async move { io::delete_collection::<Secret>(client, &ns, sel).await })
+    let results: Vec<Result<(), Diagnostic>> = stream::iter(deletes)
+        .map(|d| delete_one(client, d))
         .buffer_unordered(CONCURRENCY)
         .collect()
         .await;
-    diags.extend(secrets.into_iter().filter_map(Result::err).map(err));
+    let mut diags = Diagnostics::new();
+    diags.extend(results.into_iter().filter_map(Result::err));
     if diags.has_errors() {
         Err(diags)
     } else {
