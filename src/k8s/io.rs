@@ -215,9 +215,7 @@ where
     K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Debug,
     <K as Resource>::DynamicType: Default,
 {
-    let kind = K::kind(&Default::default()).to_string();
-    let api: Api<K> = api(client, Some(namespace));
-    let object = format!("{namespace}/{name}");
+    let (kind, object, api) = named::<K>(client, namespace, name);
     with_retry("get", &kind, &object, || api.get_opt(name)).await
 }
 
@@ -231,13 +229,24 @@ where
     K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Debug,
     <K as Resource>::DynamicType: Default,
 {
-    let kind = K::kind(&Default::default()).to_string();
-    let api: Api<K> = api(client, Some(namespace));
-    let object = format!("{namespace}/{name}");
+    let (kind, object, api) = named::<K>(client, namespace, name);
     Ok(
         with_retry("get", &kind, &object, || api.get_metadata_opt(name))
             .await?
             .map(|o| o.metadata),
+    )
+}
+
+/// Kind, `namespace/name` (for messages) and API of one named object.
+fn named<K>(client: &Client, namespace: &str, name: &str) -> (String, String, Api<K>)
+where
+    K: Resource<Scope = NamespaceResourceScope>,
+    <K as Resource>::DynamicType: Default,
+{
+    (
+        K::kind(&Default::default()).to_string(),
+        format!("{namespace}/{name}"),
+        api(client, Some(namespace)),
     )
 }
 
@@ -360,9 +369,7 @@ where
     K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Debug,
     <K as Resource>::DynamicType: Default,
 {
-    let kind = K::kind(&Default::default()).to_string();
-    let api: Api<K> = api(client, Some(namespace));
-    let object = format!("{namespace}/{name}");
+    let (kind, object, api) = named::<K>(client, namespace, name);
     with_retry("delete", &kind, &object, || async {
         match api.delete(name, &DeleteParams::background()).await {
             Ok(_) => Ok(()),
