@@ -264,6 +264,20 @@ fn release_refuses_bad_versions_before_building() {
     assert!(err.contains("differs from Cargo.toml"), "{err}");
     let err = run(&["--package-only", VERSION]);
     assert!(err.contains("--package-only needs --binary"), "{err}");
+    // darwin named explicitly on Linux: the missing macOS SDK is the reason given (nothing a package installs).
+    if cfg!(target_os = "linux") {
+        let err = run(&[
+            "--platforms",
+            "darwin_arm64",
+            "--out",
+            "/nonexistent/never-written",
+            VERSION,
+        ]);
+        assert!(
+            err.contains("cannot build darwin_arm64: no macOS SDK/linker"),
+            "{err}"
+        );
+    }
 }
 
 /// A fresh namespace with one ClusterProfile and its kubeconfig Secret, so the plan reads
