@@ -282,6 +282,9 @@ impl Resource for ClusterInventoryBridge {
             .extend(plan.problems.iter().map(problem_diag));
         let entries = plan.entries();
         tracing::debug!(bridge = %spec.name, clusters = entries.len(), profiles = snap.profiles.len(), "planned bridge");
+        // The inventory and the desired objects (tens of megabytes at ten thousand clusters) are done with before
+        // the planned value is built.
+        drop((plan, snap));
         resp.planned_state = with_clusters(planned, &spec.name, clusters_value(&entries));
         resp
     }
@@ -372,6 +375,7 @@ impl Resource for ClusterInventoryBridge {
             return resp;
         }
         let mut entries = plan.entries();
+        drop((plan, snap));
         for (k, e) in outcome.minted {
             entries.insert(k, e);
         }
