@@ -106,12 +106,7 @@ fn bench(c: &mut Criterion) {
         .values()
         .filter_map(|d| d.secret.clone())
         .collect();
-    let metas: Vec<ObjectMeta> = secrets
-        .iter()
-        .chain(&owned)
-        .map(|s| s.metadata.clone())
-        .collect();
-    let steady = World::build(&spec.name, &clusters, &owned, &metas);
+    let steady = World::build(&spec.name, &clusters, &owned);
 
     let mut g = c.benchmark_group("plan_10000");
     g.sample_size(10);

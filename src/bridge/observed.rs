@@ -266,35 +266,26 @@ fn profile_key(meta: &ObjectMeta, strip: &str) -> String {
 }
 
 impl World {
-    /// Builds the view for bridge `bridge` from: every SveltosCluster in scope, the Secrets carrying the
-    /// ownership label (with data), and the metadata of every Secret in scope (for name collisions).
-    pub fn build(
-        bridge: &str,
-        clusters: &[SveltosCluster],
-        owned_secrets: &[Secret],
-        secret_metas: &[ObjectMeta],
-    ) -> Self {
+    /// Builds the view for bridge `bridge` from the SveltosClusters and Secrets carrying its ownership label
+    /// (Secrets with data); objects labelled for another bridge are skipped. Objects at names the bridge would
+    /// create but does not own are added with [`World::add_foreign`].
+    pub fn build(bridge: &str, clusters: &[SveltosCluster], owned_secrets: &[Secret]) -> Self {
         let mut w = World::default();
-        for sc in clusters {
-            match owner(&sc.metadata) {
-                Some(o) if o == bridge => {
-                    w.owned
-                        .entry(profile_key(&sc.metadata, ""))
-                        .or_default()
-                        .sveltos_cluster = Some(observe_cluster(sc));
-                    if let Some(r) = sc
-                        .metadata
-                        .annotations
-                        .as_ref()
-                        .and_then(|a| a.get(super::BRIDGE_CONFIG_ANNOTATION))
-                    {
-                        w.records.push(r.clone());
-                    }
-                }
-                o => {
-                    w.foreign_clusters
-                        .insert(id(&sc.metadata), o.map(String::from));
-                }
+        for sc in clusters
+            .iter()
+            .filter(|sc| owner(&sc.metadata) == Some(bridge))
+        {
+            w.owned
+                .entry(profile_key(&sc.metadata, ""))
+                .or_default()
+                .sveltos_cluster = Some(observe_cluster(sc));
+            if let Some(r) = sc
+                .metadata
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get(super::BRIDGE_CONFIG_ANNOTATION))
+            {
+                w.records.push(r.clone());
             }
         }
         for s in owned_secrets
@@ -306,7 +297,6 @@ impl World {
                 .or_default()
                 .secret = Some(observe_secret(s));
         }
-        w.add_foreign(bridge, &[], secret_metas);
         w
     }
 
@@ -482,7 +472,7 @@ pub(crate) mod tests {
             .unwrap()
             .insert("other".into(), "x".into());
         sc.status = Some(Default::default());
-        let w = World::build("main", &[sc], &[d.secret.clone().unwrap()], &[]);
+        let w = World::build("main", &[sc], &[d.secret.clone().unwrap()]);
         assert_eq!(w.entries()["ns/c1"], d.entry);
     }
 
@@ -510,7 +500,7 @@ pub(crate) mod tests {
             .get_mut("kubeconfig")
             .unwrap()
             .0 = b"other".to_vec();
-        let w = World::build("main", &[sc], &[secret], &[]);
+        let w = World::build("main", &[sc], &[secret]);
         let e = &w.entries()["ns/c1"];
         assert_eq!(e.labels["a"], "edited");
         assert_ne!(e.config_sha256, d.entry.config_sha256);
@@ -523,7 +513,7 @@ pub(crate) mod tests {
         let mut sc = applied(d.sveltos_cluster.clone());
         sc.spec.paused = Some(true);
         sc.spec.consecutive_failure_threshold = Some(7);
-        let w = World::build("main", &[sc], &[d.secret.clone().unwrap()], &[]);
+        let w = World::build("main", &[sc], &[d.secret.clone().unwrap()]);
         assert_eq!(w.entries()["ns/c1"], d.entry);
     }
 
@@ -540,10 +530,10 @@ pub(crate) mod tests {
         let mut unlabelled = d.sveltos_cluster.clone();
         unlabelled.metadata.name = Some("c2".into());
         unlabelled.metadata.labels = None;
-        let w = World::build(
+        let mut w = World::build("main", &[other.clone(), unlabelled.clone()], &[]);
+        w.add_foreign(
             "main",
-            &[other, unlabelled],
-            &[],
+            &[other.metadata, unlabelled.metadata],
             &[d.secret.clone().unwrap().metadata],
         );
         assert!(w.owned.is_empty());
@@ -558,7 +548,7 @@ pub(crate) mod tests {
     #[test]
     fn half_written_cluster_reads_as_partial_entry() {
         let (_, d) = bridged();
-        let w = World::build("main", &[], &[d.secret.clone().unwrap()], &[]);
+        let w = World::build("main", &[], &[d.secret.clone().unwrap()]);
         let e = &w.entries()["ns/c1"];
         assert_eq!(e.sveltos_cluster, None);
         assert_eq!(e.secret.as_deref(), Some("ns/c1-sveltos-kubeconfig"));

@@ -669,7 +669,7 @@ mod tests {
             .values()
             .filter_map(|d| d.secret.clone())
             .collect();
-        World::build(bridge, &scs, &secrets, &[])
+        World::build(bridge, &scs, &secrets)
     }
 
     #[test]

@@ -215,7 +215,9 @@ where
     K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Debug,
     <K as Resource>::DynamicType: Default,
 {
-    let (kind, object, api) = named::<K>(client, namespace, name);
+    let Target {
+        kind, object, api, ..
+    } = named::<K>(client, namespace, name);
     with_retry("get", &kind, &object, || api.get_opt(name)).await
 }
 
@@ -229,7 +231,9 @@ where
     K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Debug,
     <K as Resource>::DynamicType: Default,
 {
-    let (kind, object, api) = named::<K>(client, namespace, name);
+    let Target {
+        kind, object, api, ..
+    } = named::<K>(client, namespace, name);
     Ok(
         with_retry("get", &kind, &object, || api.get_metadata_opt(name))
             .await?
@@ -237,25 +241,25 @@ where
     )
 }
 
-/// Kind, `namespace/name` (for messages) and API of one named object.
-fn named<K>(client: &Client, namespace: &str, name: &str) -> (String, String, Api<K>)
+/// Where an object lives: its kind, `namespace/name` (for messages), name and API.
+struct Target<K> {
+    kind: String,
+    object: String,
+    name: String,
+    api: Api<K>,
+}
+
+fn named<K>(client: &Client, namespace: &str, name: &str) -> Target<K>
 where
     K: Resource<Scope = NamespaceResourceScope>,
     <K as Resource>::DynamicType: Default,
 {
-    (
-        K::kind(&Default::default()).to_string(),
-        format!("{namespace}/{name}"),
-        api(client, Some(namespace)),
-    )
-}
-
-/// Where an object lives: its kind, namespace, name and API.
-struct Target<K> {
-    kind: String,
-    ns: String,
-    name: String,
-    api: Api<K>,
+    Target {
+        kind: K::kind(&Default::default()).to_string(),
+        object: format!("{namespace}/{name}"),
+        name: name.to_string(),
+        api: api(client, Some(namespace)),
+    }
 }
 
 fn target<K>(client: &Client, obj: &K) -> Target<K>
@@ -264,13 +268,11 @@ where
     <K as Resource>::DynamicType: Default,
 {
     let meta = obj.meta();
-    let ns = meta.namespace.clone().unwrap_or_default();
-    Target {
-        kind: K::kind(&Default::default()).to_string(),
-        name: meta.name.clone().unwrap_or_default(),
-        api: api(client, Some(&ns)),
-        ns,
-    }
+    named(
+        client,
+        meta.namespace.as_deref().unwrap_or_default(),
+        meta.name.as_deref().unwrap_or_default(),
+    )
 }
 
 /// Server-side applies `obj` with the provider's field manager, taking over fields others changed.
@@ -281,7 +283,7 @@ where
 {
     let Target {
         kind,
-        ns,
+        object,
         name,
         api,
     } = target(client, obj);
@@ -289,13 +291,12 @@ where
     // The body carries apiVersion/kind, as server-side apply requires.
     let mut body = serde_json::to_value(obj).map_err(|e| IoError {
         action: "apply",
-        object: format!("{kind} {ns}/{name}"),
+        object: format!("{kind} {object}"),
         message: format!("cannot serialize: {e}"),
         code: None,
     })?;
     body["apiVersion"] = K::api_version(&Default::default()).to_string().into();
     body["kind"] = kind.clone().into();
-    let object = format!("{ns}/{name}");
     let patch = Patch::Apply(&body);
     with_retry("apply", &kind, &object, || api.patch(&name, &pp, &patch)).await
 }
@@ -332,11 +333,10 @@ where
 {
     let Target {
         kind,
-        ns,
+        object,
         name,
         api,
     } = target(client, obj);
-    let object = format!("{ns}/{name}");
     let Some(current) = with_retry("get", &kind, &object, || api.get_opt(&name)).await? else {
         return Ok(());
     };
@@ -369,7 +369,9 @@ where
     K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Debug,
     <K as Resource>::DynamicType: Default,
 {
-    let (kind, object, api) = named::<K>(client, namespace, name);
+    let Target {
+        kind, object, api, ..
+    } = named::<K>(client, namespace, name);
     with_retry("delete", &kind, &object, || async {
         match api.delete(name, &DeleteParams::background()).await {
             Ok(_) => Ok(()),

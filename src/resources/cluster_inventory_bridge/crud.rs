@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use futures::{StreamExt, stream};
+use futures::{StreamExt, TryStreamExt, stream};
 use k8s_openapi::{
     api::core::v1::{Namespace, Secret},
     apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -83,7 +83,7 @@ pub async fn read_owned(client: &Client, bridge: &str) -> Result<World, IoError>
         io::list::<SveltosCluster>(client, &[], Some(&sel)),
         io::list::<Secret>(client, &[], Some(&sel)),
     )?;
-    Ok(World::build(bridge, &scs, &secrets, &[]))
+    Ok(World::build(bridge, &scs, &secrets))
 }
 
 /// Reads the inventory and what exists: four paginated LISTs (profiles, labelled credential Secrets, and the
@@ -138,7 +138,7 @@ pub async fn snapshot(client: &Client, spec: &BridgeSpec) -> Result<Snapshot, Di
     } else {
         BTreeMap::new()
     };
-    let world = World::build(&spec.name, &scs, &owned_secrets, &[]);
+    let world = World::build(&spec.name, &scs, &owned_secrets);
     drop((scs, owned_secrets));
     let mut snap = Snapshot {
         profiles,
@@ -177,34 +177,16 @@ async fn existing_at(
         return Ok(Default::default());
     }
     if targets.len() <= COLLISION_GETS {
-        let clusters = stream::iter(targets.clusters.clone())
-            .map(|(ns, name)| async move {
-                io::get_metadata_opt::<SveltosCluster>(client, &ns, &name).await
-            })
-            .buffer_unordered(CONCURRENCY)
-            .collect::<Vec<_>>();
-        let secrets =
-            stream::iter(targets.secrets.clone())
-                .map(|(ns, name)| async move {
-                    io::get_metadata_opt::<Secret>(client, &ns, &name).await
-                })
-                .buffer_unordered(CONCURRENCY)
-                .collect::<Vec<_>>();
-        let (clusters, secrets) = futures::join!(clusters, secrets);
-        let found =
-            |v: Vec<Result<Option<ObjectMeta>, IoError>>| -> Result<Vec<ObjectMeta>, IoError> {
-                Ok(v.into_iter()
-                    .collect::<Result<Vec<_>, _>>()?
-                    .into_iter()
-                    .flatten()
-                    .collect())
-            };
-        return Ok((found(clusters)?, found(secrets)?));
+        return futures::try_join!(
+            metadata_of::<SveltosCluster>(client, &targets.clusters),
+            metadata_of::<Secret>(client, &targets.secrets),
+        );
     }
-    let namespaces: Vec<String> = if targets.namespaces().len() > COLLISION_NAMESPACES {
+    let namespaces = targets.namespaces();
+    let namespaces: Vec<String> = if namespaces.len() > COLLISION_NAMESPACES {
         Vec::new() // all namespaces, one paginated LIST
     } else {
-        targets.namespaces().into_iter().collect()
+        namespaces.into_iter().collect()
     };
     let keep = |metas: Vec<ObjectMeta>, wanted: &BTreeSet<(String, String)>| -> Vec<ObjectMeta> {
         metas
@@ -225,6 +207,26 @@ async fn existing_at(
         keep(clusters, &targets.clusters),
         keep(secrets, &targets.secrets),
     ))
+}
+
+/// The metadata of those of `objects` (`namespace`, `name`) that exist: one metadata GET each, concurrently.
+async fn metadata_of<K>(
+    client: &Client,
+    objects: &BTreeSet<(String, String)>,
+) -> Result<Vec<ObjectMeta>, IoError>
+where
+    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug,
+    <K as kube::Resource>::DynamicType: Default,
+{
+    let found: Vec<Option<ObjectMeta>> = stream::iter(objects.clone())
+        .map(|(ns, name)| async move { io::get_metadata_opt::<K>(client, &ns, &name).await })
+        .buffer_unordered(CONCURRENCY)
+        .try_collect()
+        .await?;
+    Ok(found.into_iter().flatten().collect())
 }
 
 /// Above this many namespaces, collision checks list cluster-wide instead of namespace by namespace.
