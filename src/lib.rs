@@ -6,6 +6,7 @@
 
 pub mod api;
 pub mod bridge;
+pub mod config_blocks;
 pub mod data_sources;
 pub mod docs;
 pub mod k8s;

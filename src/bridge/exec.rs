@@ -479,7 +479,7 @@ mod tests {
             Some("https://10.0.0.1:6443")
         );
         assert_eq!(doc["current-context"].as_str(), Some("c1"));
-        crate::bridge::credentials::check_kubeconfig(&kc).unwrap();
+        crate::bridge::credentials::material::check_kubeconfig(&kc, &Default::default()).unwrap();
     }
 
     #[test]

@@ -6,13 +6,17 @@ pub mod credentials;
 pub mod desired;
 pub mod duration;
 pub mod exec;
+pub mod names;
 pub mod observed;
 pub mod plan;
+pub mod problem;
 pub mod selector;
 #[cfg(test)]
 pub(crate) mod testutil;
 
-use std::{collections::BTreeMap, time::Duration};
+use std::collections::BTreeMap;
+
+pub use credentials::{CredentialOptions, default_kubeconfig_keys};
 
 use crate::api::{ActiveWindow, ClusterProfile, keys};
 use selector::Selector;
@@ -73,43 +77,6 @@ pub struct Selection {
     pub cluster_manager: Option<String>,
     /// Only profiles whose `ControlPlaneHealthy` condition is `True`.
     pub require_healthy: bool,
-}
-
-/// Credential options.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CredentialOptions {
-    /// Label naming the profile on kubeconfig Secrets.
-    pub secret_label: String,
-    /// Only Secrets in namespaces labelled `x-k8s.io/cluster-inventory-consumer=<consumer>`.
-    pub consumer: Option<String>,
-    /// Keys tried, in order, for the kubeconfig inside a Secret.
-    pub kubeconfig_keys: Vec<String>,
-    /// Use exec-plugin access providers (the `kubeconfig-secretreader` provider is always used).
-    pub use_access_providers: bool,
-    /// Path of the providers file (parsed by the caller).
-    pub exec_providers_file: Option<String>,
-    /// Refresh exec credentials this long before they expire.
-    pub refresh_before: Duration,
-}
-
-impl Default for CredentialOptions {
-    fn default() -> Self {
-        Self {
-            secret_label: keys::CLUSTER_PROFILE_LABEL.to_string(),
-            consumer: None,
-            kubeconfig_keys: default_kubeconfig_keys(),
-            use_access_providers: true,
-            exec_providers_file: None,
-            refresh_before: Duration::from_secs(600),
-        }
-    }
-}
-
-/// The default `kubeconfig_keys`.
-pub fn default_kubeconfig_keys() -> Vec<String> {
-    ["Config", "config", "kubeconfig", "value"]
-        .map(String::from)
-        .to_vec()
 }
 
 /// Per-cluster overrides.

@@ -8,65 +8,17 @@ use k8s_openapi::api::core::v1::Secret;
 use super::{
     BridgeSpec,
     credentials::{
-        CredentialSource, Lookup, SecretIndex, check_kubeconfig, kubeconfig_in_secret, locate,
+        CredentialProblem, CredentialSecrets, CredentialSource, Lookup, Resolved, SecretIndex,
+        locate, material::secrets_to_read, resolve,
     },
     desired::{ClusterEntry, DesiredCluster, Material, desired, secret_name},
-    exec::{ExecInvocation, ProvidersFile, invocation},
+    exec::{ExecInvocation, ProvidersFile},
     observed::World,
     selection_miss, sha256_hex,
 };
-use crate::api::{ClusterProfile, SveltosCluster, keys};
+use crate::api::{ClusterProfile, SveltosCluster};
 
-/// Severity of a [`Problem`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Severity {
-    /// Stops plan/apply.
-    Error,
-    /// Reported, does not stop.
-    Warning,
-}
-
-/// A step of the attribute path a problem points at.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Step {
-    /// An attribute or block name.
-    Attr(&'static str),
-    /// A map key.
-    Key(String),
-}
-
-/// A problem found while planning, with the attribute it concerns.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
-    /// Error or warning.
-    pub severity: Severity,
-    /// Attribute path.
-    pub path: Vec<Step>,
-    /// One line.
-    pub summary: String,
-    /// What, which object, how to fix.
-    pub detail: String,
-}
-
-impl Problem {
-    fn error(path: Vec<Step>, summary: impl Into<String>, detail: impl Into<String>) -> Self {
-        Self {
-            severity: Severity::Error,
-            path,
-            summary: summary.into(),
-            detail: detail.into(),
-        }
-    }
-
-    fn warning(path: Vec<Step>, summary: impl Into<String>, detail: impl Into<String>) -> Self {
-        Self {
-            severity: Severity::Warning,
-            path,
-            summary: summary.into(),
-            detail: detail.into(),
-        }
-    }
-}
+pub use super::problem::{Problem, Severity, Step};
 
 /// What the cluster holds, as read by the caller.
 pub struct Inputs<'a> {
@@ -98,15 +50,7 @@ pub struct Located {
 impl Located {
     /// Secrets named by `kubeconfig-secretreader` providers, which the caller must read (`namespace/name`).
     pub fn secrets_to_read(&self) -> BTreeSet<(String, String)> {
-        self.lookups
-            .iter()
-            .filter_map(|(_, l)| match l {
-                Lookup::Found(CredentialSource::SecretReader {
-                    namespace, name, ..
-                }) => Some((namespace.clone(), name.clone())),
-                _ => None,
-            })
-            .collect()
+        secrets_to_read(self.lookups.iter().map(|(_, l)| l))
     }
 }
 
@@ -234,20 +178,7 @@ pub fn plan(
     located: &Located,
     fetched: &BTreeMap<(String, String), Option<Secret>>,
 ) -> Plan {
-    let by_id: SecretsById<'_> = inputs
-        .credential_secrets
-        .iter()
-        .map(|s| {
-            let m = &s.metadata;
-            (
-                (
-                    m.namespace.as_deref().unwrap_or_default(),
-                    m.name.as_deref().unwrap_or_default(),
-                ),
-                s,
-            )
-        })
-        .collect();
+    let secrets = CredentialSecrets::new(inputs.credential_secrets, fetched);
     let spec = inputs.spec;
     let mut plan = Plan::default();
     for (k, _) in spec.overrides.iter() {
@@ -270,10 +201,9 @@ pub fn plan(
         let key = profile.key();
         let material = match lookup {
             Lookup::Found(source) => {
-                material_for(inputs, &by_id, profile, source, fetched).map(|m| (source, m))
+                material_for(inputs, &secrets, profile, source).map(|m| (source, m))
             }
-            Lookup::Missing(reason) => Err(reason.clone()),
-            Lookup::Ambiguous(names) => {
+            Lookup::Unusable(CredentialProblem::Ambiguous { secrets: names }) => {
                 plan.problems.push(Problem::error(
                     vec![Step::Attr("credentials"), Step::Attr("secret_label")],
                     format!("Two or more kubeconfig Secrets for ClusterProfile {key}"),
@@ -287,6 +217,7 @@ pub fn plan(
                 ));
                 continue;
             }
+            Lookup::Unusable(problem) => Err(problem.clone()),
         };
         match material {
             Ok((source, (material, inv))) => {
@@ -299,6 +230,7 @@ pub fn plan(
                 plan.desired.insert(key, d);
             }
             Err(reason) => {
+                let reason = reason.to_string();
                 if let Some(existing) = inputs.world.owned.get(&key) {
                     plan.kept.insert(key.clone(), existing.entry());
                     plan.problems.push(Problem::warning(
@@ -328,110 +260,59 @@ pub fn plan(
 
 type MaterialAndRun = (Material, Option<ExecInvocation>);
 
-/// The credential Secrets by `(namespace, name)`, built once per plan (a lookup per profile stays O(log N)).
-type SecretsById<'a> = BTreeMap<(&'a str, &'a str), &'a Secret>;
-
 fn material_for(
     inputs: &Inputs<'_>,
-    by_id: &SecretsById<'_>,
+    secrets: &CredentialSecrets<'_>,
     profile: &ClusterProfile,
     source: &CredentialSource,
-    fetched: &BTreeMap<(String, String), Option<Secret>>,
-) -> Result<MaterialAndRun, String> {
+) -> Result<MaterialAndRun, CredentialProblem> {
     let opts = &inputs.spec.credentials;
-    let from_secret = |secret: &Secret, keys: &[String]| -> Result<MaterialAndRun, String> {
-        let (_, bytes) = kubeconfig_in_secret(secret, keys)?;
-        check_kubeconfig(bytes).map_err(|e| {
-            format!(
-                "Secret {}/{}: {e}",
-                secret.metadata.namespace.as_deref().unwrap_or_default(),
-                secret.metadata.name.as_deref().unwrap_or_default()
-            )
-        })?;
-        Ok((
-            Material::Bytes {
-                bytes: bytes.to_vec(),
-                expires_at: None,
-                config_sha256: None,
-            },
-            None,
-        ))
-    };
-    match source {
-        CredentialSource::LabelledSecret {
-            namespace,
-            name,
-            key,
-        } => {
-            let secret = by_id
-                .get(&(namespace.as_str(), name.as_str()))
-                .ok_or_else(|| format!("Secret {namespace}/{name} vanished"))?;
-            from_secret(secret, std::slice::from_ref(key))
-        }
-        CredentialSource::SecretReader {
-            namespace,
-            name,
-            key,
-        } => {
-            match fetched
-                .get(&(namespace.clone(), name.clone()))
-                .and_then(Option::as_ref)
-            {
-                None => Err(format!(
-                    "Secret {namespace}/{name} named by access provider {} does not exist",
-                    keys::SECRET_READER_PROVIDER
-                )),
-                Some(secret) => match key {
-                    Some(k) => from_secret(secret, std::slice::from_ref(k)),
-                    None => from_secret(secret, &opts.kubeconfig_keys),
+    let inv = match resolve(profile, source, opts, inputs.providers, secrets)? {
+        Resolved::Kubeconfig(bytes) => {
+            return Ok((
+                Material::Bytes {
+                    bytes: bytes.to_vec(),
+                    expires_at: None,
+                    config_sha256: None,
                 },
-            }
+                None,
+            ));
         }
-        CredentialSource::Exec { provider } => {
-            let entry = inputs
-                .providers
-                .and_then(|f| f.get(provider))
-                .ok_or_else(|| format!("exec provider {provider} is not in the providers file"))?;
-            let access = super::credentials::access_providers(profile)
-                .into_iter()
-                .find(|a| a.name == *provider)
-                .ok_or_else(|| format!("access provider {provider} vanished"))?;
-            let inv = invocation(entry, access)?;
-            let inv_sha = invocation_sha256(&inv);
-            let existing = inputs
-                .world
-                .owned
-                .get(&profile.key())
-                .and_then(|o| o.secret.as_ref());
-            if let Some(s) = existing
-                && s.credential_source.as_deref() == Some(source.to_string().as_str())
-                && s.credential_config_sha256.as_deref() == Some(inv_sha.as_str())
-                && let Some(sha) = &s.kubeconfig_sha256
-            {
-                let fresh = match &s.expires_at {
-                    None => true,
-                    Some(t) => t.parse::<jiff::Timestamp>().is_ok_and(|exp| {
-                        let margin = jiff::SignedDuration::try_from(opts.refresh_before)
-                            .unwrap_or(jiff::SignedDuration::MAX);
-                        inputs
-                            .now
-                            .checked_add(margin)
-                            .is_ok_and(|deadline| exp > deadline)
-                    }),
-                };
-                if fresh {
-                    return Ok((
-                        Material::Reuse {
-                            kubeconfig_sha256: sha.clone(),
-                            expires_at: s.expires_at.clone(),
-                        },
-                        None,
-                    ));
-                }
-            }
-            Ok((Material::Pending, Some(inv)))
+        Resolved::Exec(inv) => inv,
+    };
+    let inv_sha = invocation_sha256(&inv);
+    let existing = inputs
+        .world
+        .owned
+        .get(&profile.key())
+        .and_then(|o| o.secret.as_ref());
+    if let Some(s) = existing
+        && s.credential_source.as_deref() == Some(source.to_string().as_str())
+        && s.credential_config_sha256.as_deref() == Some(inv_sha.as_str())
+        && let Some(sha) = &s.kubeconfig_sha256
+    {
+        let fresh = match &s.expires_at {
+            None => true,
+            Some(t) => t.parse::<jiff::Timestamp>().is_ok_and(|exp| {
+                let margin = jiff::SignedDuration::try_from(opts.refresh_before)
+                    .unwrap_or(jiff::SignedDuration::MAX);
+                inputs
+                    .now
+                    .checked_add(margin)
+                    .is_ok_and(|deadline| exp > deadline)
+            }),
+        };
+        if fresh {
+            return Ok((
+                Material::Reuse {
+                    kubeconfig_sha256: sha.clone(),
+                    expires_at: s.expires_at.clone(),
+                },
+                None,
+            ));
         }
     }
+    Ok((Material::Pending, Some(inv)))
 }
 
 fn check_collisions(inputs: &Inputs<'_>, plan: &mut Plan) {

@@ -7,10 +7,7 @@ use async_trait::async_trait;
 
 use super::{
     lookup::credential_statuses,
-    profile_value::{
-        credential_options, credentials_block, failed, profile_attributes, profile_attrs,
-        unknown_config,
-    },
+    profile_value::{failed, profile_attributes, profile_attrs, unknown_config},
 };
 use crate::{
     api::ClusterProfile,
@@ -54,20 +51,30 @@ pub fn schema() -> Schema {
     for a in profile_attributes(false) {
         s = s.attribute(a);
     }
-    s.block(credentials_block())
+    s.block(crate::config_blocks::credentials::block())
 }
 
 fn check_identity(config: &Value) -> Diagnostics {
     let mut diags = Diagnostics::new();
-    for attr in ["namespace", "name"] {
-        if config.get_attr(attr).as_str() == Some("") {
+    type Rule = fn(&str) -> Result<(), String>;
+    let rules: [(&str, Rule); 2] = [
+        ("namespace", crate::bridge::names::dns1123_label),
+        ("name", crate::bridge::names::dns1123_subdomain),
+    ];
+    for (attr, rule) in rules {
+        if let Some(v) = config.get_attr(attr).as_str()
+            && let Err(e) = rule(v)
+        {
             diags.attribute_error(
                 AttributePath::attr(attr),
                 format!("Invalid {attr}"),
-                format!("The ClusterProfile {attr} must not be empty."),
+                format!("The ClusterProfile {attr} {e}."),
             );
         }
     }
+    diags.extend(
+        crate::config_blocks::credentials::check(config.get_attr("credentials")).into_vec(),
+    );
     diags
 }
 
@@ -97,10 +104,11 @@ impl DataSource for ClusterProfileDataSource {
         }
         let namespace = config.get_attr("namespace").as_str().unwrap_or_default();
         let name = config.get_attr("name").as_str().unwrap_or_default();
-        let (options, providers) = match credential_options(config.get_attr("credentials")) {
-            Ok(v) => v,
-            Err(d) => return failed(config, d),
-        };
+        let (options, providers) =
+            match crate::config_blocks::credentials::settings(config.get_attr("credentials")) {
+                Ok(v) => v,
+                Err(d) => return failed(config, d),
+            };
         let client = match self.state.client(req.client) {
             Ok(c) => c,
             Err(NotReady::Defer(reason)) => {

@@ -7,10 +7,7 @@ use async_trait::async_trait;
 
 use super::{
     lookup::credential_statuses,
-    profile_value::{
-        credential_options, credentials_block, failed, profile_object_type, profile_value,
-        unknown_config,
-    },
+    profile_value::{failed, profile_object_type, profile_value, unknown_config},
 };
 use crate::{
     api::ClusterProfile,
@@ -81,7 +78,7 @@ pub fn schema() -> Schema {
                      the `sveltos_clusterprofile` data source.",
                 ),
         )
-        .block(credentials_block())
+        .block(crate::config_blocks::credentials::block())
 }
 
 /// The filters of a configuration, or diagnostics with attribute paths.
@@ -161,7 +158,11 @@ impl DataSource for ClusterProfilesDataSource {
                 known.set_attr(attr, Value::Null);
             }
         }
-        selection(&known).err().unwrap_or_default()
+        let mut diags = selection(&known).err().unwrap_or_default();
+        diags.extend(
+            crate::config_blocks::credentials::check(config.get_attr("credentials")).into_vec(),
+        );
+        diags
     }
 
     async fn read(&self, req: DataReadRequest) -> DataReadResponse {
@@ -174,10 +175,11 @@ impl DataSource for ClusterProfilesDataSource {
             Ok(s) => s,
             Err(d) => return failed(config, d),
         };
-        let (options, providers) = match credential_options(config.get_attr("credentials")) {
-            Ok(v) => v,
-            Err(d) => return failed(config, d),
-        };
+        let (options, providers) =
+            match crate::config_blocks::credentials::settings(config.get_attr("credentials")) {
+                Ok(v) => v,
+                Err(d) => return failed(config, d),
+            };
         let client = match self.state.client(req.client) {
             Ok(c) => c,
             Err(NotReady::Defer(reason)) => {

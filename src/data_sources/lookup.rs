@@ -1,22 +1,58 @@
-//! The IO side of the data sources' credential report: read the labelled Secrets (and, with a consumer, the
-//! labelled namespaces) once, locate each profile's credentials, and read the Secrets named by
-//! `kubeconfig-secretreader` access providers. Secret contents are only inspected for the presence of a
-//! kubeconfig; they are never copied into a result or a log.
+//! The data sources' credential report: the same credential path as the bridge (`crate::bridge::credentials`),
+//! with the reads of `crate::k8s::credentials`. Secret contents are only inspected to judge them; they are never
+//! copied into a result or a log.
 
-use std::collections::{BTreeMap, BTreeSet};
-
-use k8s_openapi::api::core::v1::{Namespace, Secret};
-
-use super::profile_value::{CredentialStatus, assess};
 use crate::{
-    api::{ClusterProfile, keys},
+    api::ClusterProfile,
     bridge::{
-        CredentialOptions,
-        credentials::{CredentialSource, Lookup, SecretIndex, locate},
+        credentials::{
+            CredentialOptions, CredentialSecrets, Lookup, SecretIndex, locate,
+            material::secrets_to_read, resolve,
+        },
         exec::ProvidersFile,
     },
-    k8s::io::{self, IoError},
+    k8s::{
+        credentials::{read_named_secrets, read_sources},
+        io::IoError,
+    },
 };
+
+/// Where a profile's credentials would come from, and whether they are usable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CredentialStatus {
+    /// Value of `credential_source`.
+    pub source: String,
+    /// Value of `ready_to_bridge`.
+    pub ready: bool,
+}
+
+/// Judges one lookup as the bridge would: `credential_source` names the source (or why there is none), with
+/// ` (not usable: <reason>)` when the source exists but its credentials cannot be used.
+pub fn status(
+    profile: &ClusterProfile,
+    lookup: &Lookup,
+    options: &CredentialOptions,
+    providers: Option<&ProvidersFile>,
+    secrets: &CredentialSecrets<'_>,
+) -> CredentialStatus {
+    let describe = lookup.describe();
+    let Lookup::Found(source) = lookup else {
+        return CredentialStatus {
+            source: describe,
+            ready: false,
+        };
+    };
+    match resolve(profile, source, options, providers, secrets) {
+        Ok(_) => CredentialStatus {
+            source: describe,
+            ready: true,
+        },
+        Err(problem) => CredentialStatus {
+            source: format!("{describe} (not usable: {problem})"),
+            ready: false,
+        },
+    }
+}
 
 /// The credential status of every profile, in the order given.
 pub async fn credential_statuses(
@@ -28,45 +64,23 @@ pub async fn credential_statuses(
     if profiles.is_empty() {
         return Ok(Vec::new());
     }
-    // Existence selector on the label key: only Secrets that name some profile.
-    let labelled: Vec<Secret> = io::list(client, &[], Some(&options.secret_label)).await?;
-    let mut namespace_labels: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
-    if options.consumer.is_some() {
-        let namespaces: Vec<Namespace> =
-            io::list_cluster_scoped(client, Some(keys::CONSUMER_NAMESPACE_LABEL)).await?;
-        for ns in namespaces {
-            if let Some(name) = ns.metadata.name {
-                namespace_labels.insert(name, ns.metadata.labels.unwrap_or_default());
-            }
-        }
-    }
-    let index = SecretIndex::new(&labelled, options, &namespace_labels);
+    let reads = read_sources(client, options).await?;
+    let index = SecretIndex::new(&reads.labelled, options, &reads.namespace_labels);
     let lookups: Vec<Lookup> = profiles
         .iter()
         .map(|p| locate(p, options, providers, &index))
         .collect();
-    let to_read: BTreeSet<(String, String)> = lookups
-        .iter()
-        .filter_map(|l| match l {
-            Lookup::Found(CredentialSource::SecretReader {
-                namespace, name, ..
-            }) => Some((namespace.clone(), name.clone())),
-            _ => None,
-        })
-        .collect();
-    let mut fetched = BTreeMap::new();
-    for (ns, name) in to_read {
-        let secret = io::get_opt::<Secret>(client, &ns, &name).await?;
-        fetched.insert((ns, name), secret);
-    }
+    let fetched = read_named_secrets(client, &secrets_to_read(&lookups)).await?;
     tracing::debug!(
         profiles = profiles.len(),
-        labelled_secrets = labelled.len(),
+        labelled_secrets = reads.labelled.len(),
         secretreader_secrets = fetched.len(),
         "located ClusterProfile credentials"
     );
-    Ok(lookups
+    let secrets = CredentialSecrets::new(&reads.labelled, &fetched);
+    Ok(profiles
         .iter()
-        .map(|l| assess(l, options, &labelled, &fetched))
+        .zip(&lookups)
+        .map(|(p, l)| status(p, l, options, providers, &secrets))
         .collect())
 }

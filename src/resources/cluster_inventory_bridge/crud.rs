@@ -4,11 +4,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use futures::{StreamExt, TryStreamExt, stream};
-use k8s_openapi::{
-    api::core::v1::{Namespace, Secret},
-    apimachinery::pkg::apis::meta::v1::ObjectMeta,
-};
-use kube::{Api, Client};
+use k8s_openapi::{api::core::v1::Secret, apimachinery::pkg::apis::meta::v1::ObjectMeta};
+use kube::Client;
 
 use crate::{
     api::{ClusterProfile, SveltosCluster, keys},
@@ -19,15 +16,16 @@ use crate::{
         exec::{ProvidersFile, static_kubeconfig},
         observed::World,
         plan::{
-            CreationTargets, Delete, Inputs, Plan, Problem, Severity, Step, Write, actions,
-            invocation_sha256, locate_all, plan,
+            CreationTargets, Delete, Inputs, Plan, Write, actions, invocation_sha256, locate_all,
+            plan,
         },
     },
     k8s::{
+        credentials,
         exec::run as run_exec,
         io::{self, IoError},
     },
-    tfplugin::{AttributePath, Diagnostic, Diagnostics},
+    tfplugin::{Diagnostic, Diagnostics},
 };
 
 /// How many clusters are written or deleted at once.
@@ -51,26 +49,7 @@ pub fn io_diag(e: &IoError) -> Diagnostic {
     )
 }
 
-/// A planning problem as a diagnostic with its attribute path.
-pub fn problem_diag(p: &Problem) -> Diagnostic {
-    let mut path: Option<AttributePath> = None;
-    for step in &p.path {
-        path = Some(match (path, step) {
-            (None, Step::Attr(a)) => AttributePath::attr(*a),
-            (None, Step::Key(k)) => AttributePath::root().then_key(k),
-            (Some(p), Step::Attr(a)) => p.then_attr(*a),
-            (Some(p), Step::Key(k)) => p.then_key(k),
-        });
-    }
-    let d = match p.severity {
-        Severity::Error => Diagnostic::error(&p.summary, &p.detail),
-        Severity::Warning => Diagnostic::warning(&p.summary, &p.detail),
-    };
-    match path {
-        Some(path) => d.with_attribute(path),
-        None => d,
-    }
-}
+pub use crate::config_blocks::problem_diag;
 
 fn owner_selector(bridge: &str) -> String {
     format!("{}={bridge}", keys::BRIDGE_LABEL)
@@ -90,54 +69,24 @@ pub async fn read_owned(client: &Client, bridge: &str) -> Result<World, IoError>
 /// SveltosClusters and Secrets this bridge owns), one GET per Secret named by a `kubeconfig-secretreader`
 /// provider, and a collision check of the objects the plan would create ([`existing_at`]).
 pub async fn snapshot(client: &Client, spec: &BridgeSpec) -> Result<Snapshot, Diagnostics> {
-    let mut diags = Diagnostics::new();
-    let providers = match &spec.credentials.exec_providers_file {
-        None => None,
-        Some(path) => match std::fs::read(path) {
-            Ok(bytes) => match ProvidersFile::parse(&bytes) {
-                Ok(f) => Some(f),
-                Err(e) => {
-                    diags.push(
-                        Diagnostic::error("Invalid exec providers file", format!("{path}: {e}"))
-                            .with_attribute(
-                                AttributePath::attr("credentials").then_attr("exec_providers_file"),
-                            ),
-                    );
-                    return Err(diags);
-                }
-            },
-            Err(e) => {
-                diags.push(
-                    Diagnostic::error(
-                        "Cannot read the exec providers file",
-                        format!("{path}: {e}. Check the path (relative paths are resolved from the working directory)."),
-                    )
-                    .with_attribute(AttributePath::attr("credentials").then_attr("exec_providers_file")),
-                );
-                return Err(diags);
-            }
-        },
-    };
+    let providers = crate::config_blocks::credentials::providers(&spec.credentials)
+        .map_err(Diagnostics::from)?;
     let ns = &spec.selection.namespaces;
     let owner = owner_selector(&spec.name);
-    let secret_label = spec.credentials.secret_label.clone();
     let lists = async {
         futures::try_join!(
             io::list::<ClusterProfile>(client, ns, None),
-            io::list::<Secret>(client, &[], Some(&secret_label)),
+            credentials::read_sources(client, &spec.credentials),
             io::list::<SveltosCluster>(client, &[], Some(&owner)),
             io::list::<Secret>(client, &[], Some(&owner)),
         )
     };
-    let (profiles, credential_secrets, scs, owned_secrets) =
+    let (profiles, reads, scs, owned_secrets) =
         lists.await.map_err(|e| Diagnostics::from(io_diag(&e)))?;
-    let namespace_labels = if spec.credentials.consumer.is_some() {
-        list_namespace_labels(client)
-            .await
-            .map_err(|e| Diagnostics::from(io_diag(&e)))?
-    } else {
-        BTreeMap::new()
-    };
+    let credentials::CredentialReads {
+        labelled: credential_secrets,
+        namespace_labels,
+    } = reads;
     let world = World::build(&spec.name, &scs, &owned_secrets);
     drop((scs, owned_secrets));
     let mut snap = Snapshot {
@@ -149,12 +98,9 @@ pub async fn snapshot(client: &Client, spec: &BridgeSpec) -> Result<Snapshot, Di
         fetched: BTreeMap::new(),
     };
     let located = locate_all(&snap.inputs(spec, jiff::Timestamp::now()));
-    for (ns, name) in located.secrets_to_read() {
-        let s = io::get_opt::<Secret>(client, &ns, &name)
-            .await
-            .map_err(|e| Diagnostics::from(io_diag(&e)))?;
-        snap.fetched.insert((ns, name), s);
-    }
+    snap.fetched = credentials::read_named_secrets(client, &located.secrets_to_read())
+        .await
+        .map_err(|e| Diagnostics::from(io_diag(&e)))?;
     let targets = located.creation_targets(&snap.profiles, &snap.world);
     let (clusters, secrets) = existing_at(client, &targets)
         .await
@@ -231,26 +177,6 @@ where
 
 /// Above this many namespaces, collision checks list cluster-wide instead of namespace by namespace.
 const COLLISION_NAMESPACES: usize = 16;
-
-async fn list_namespace_labels(
-    client: &Client,
-) -> Result<BTreeMap<String, BTreeMap<String, String>>, IoError> {
-    let api: Api<Namespace> = Api::all(client.clone());
-    let api = &api;
-    let metas = io::paginate("Namespace", "in the cluster", None, |lp| async move {
-        api.list_metadata(&lp).await
-    })
-    .await?;
-    Ok(metas
-        .into_iter()
-        .map(|n| {
-            (
-                n.metadata.name.unwrap_or_default(),
-                n.metadata.labels.unwrap_or_default(),
-            )
-        })
-        .collect())
-}
 
 impl Snapshot {
     /// The pure core's view of this snapshot.

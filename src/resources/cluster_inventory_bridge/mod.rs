@@ -132,38 +132,7 @@ pub fn schema() -> Schema {
              `credential_source`, `kubeconfig_sha256`, `credential_expires_at`, `labels` and `config_sha256` \
              (hash of the managed SveltosCluster fields). Hashes only, never credentials.",
         ))
-        .block(
-            NestedBlock::single(
-                "credentials",
-                Block::new()
-                    .markdown_description("Where kubeconfigs come from.")
-                    .attribute(md(
-                        Attribute::string("secret_label").optional(),
-                        "Label naming the ClusterProfile on kubeconfig Secrets (default `x-k8s.io/cluster-profile`).",
-                    ))
-                    .attribute(md(
-                        Attribute::string("consumer").optional(),
-                        "Only Secrets in namespaces labelled `x-k8s.io/cluster-inventory-consumer=<consumer>`.",
-                    ))
-                    .attribute(md(
-                        Attribute::list("kubeconfig_keys", Type::String).optional(),
-                        "Secret data keys tried in order (default `[\"Config\", \"config\", \"kubeconfig\", \"value\"]`).",
-                    ))
-                    .attribute(md(
-                        Attribute::bool("use_access_providers").optional(),
-                        "Use exec-plugin access providers from `status.accessProviders` (default true; the \
-                         `kubeconfig-secretreader` provider is always understood).",
-                    ))
-                    .attribute(md(
-                        Attribute::string("exec_providers_file").optional(),
-                        "Path of the KEP providers file (`{\"providers\": [{\"name\", \"execConfig\"}]}`) for exec plugins.",
-                    ))
-                    .attribute(md(
-                        Attribute::string("refresh_before").optional(),
-                        "Mint a new exec credential this long before the current one expires (Go duration, default `10m`).",
-                    )),
-            ),
-        )
+        .block(crate::config_blocks::credentials::block())
         .block(
             NestedBlock::single(
                 "active_window",

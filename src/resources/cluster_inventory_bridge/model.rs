@@ -8,30 +8,14 @@ use serde::{Deserialize, Serialize};
 use crate::{
     api::ActiveWindow,
     bridge::{
-        BridgeSpec, CredentialOptions, Override, Selection, default_kubeconfig_keys,
+        BridgeSpec, Override, Selection,
+        credentials::{CredentialsConfig, options::validate as validate_credentials},
         desired::ClusterEntry,
-        duration::parse_duration,
         selector::{Selector, label_key, label_value},
     },
+    config_blocks::{credentials as credentials_block, problems_diags},
     tfplugin::{AttributePath, Diagnostic, Diagnostics, Value},
 };
-
-/// The `credentials` block.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct CredentialsConfig {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub secret_label: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub consumer: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kubeconfig_keys: Option<Vec<String>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub use_access_providers: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exec_providers_file: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub refresh_before: Option<String>,
-}
 
 /// One `overrides` entry.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -146,14 +130,7 @@ impl BridgeConfig {
                     })
                     .collect()
             }),
-            credentials: (!creds.is_null() && creds.is_known()).then(|| CredentialsConfig {
-                secret_label: opt_str(creds.get_attr("secret_label")),
-                consumer: opt_str(creds.get_attr("consumer")),
-                kubeconfig_keys: opt_list(creds.get_attr("kubeconfig_keys")),
-                use_access_providers: creds.get_attr("use_access_providers").as_bool(),
-                exec_providers_file: opt_str(creds.get_attr("exec_providers_file")),
-                refresh_before: opt_str(creds.get_attr("refresh_before")),
-            }),
+            credentials: credentials_block::from_value(creds),
             active_window: (!window.is_null() && window.is_known()).then(|| ActiveWindow {
                 from: window
                     .get_attr("from")
@@ -223,19 +200,7 @@ impl BridgeConfig {
         set(
             state,
             "credentials",
-            self.credentials
-                .as_ref()
-                .map(|c| {
-                    Value::object([
-                        ("secret_label", str_value(&c.secret_label)),
-                        ("consumer", str_value(&c.consumer)),
-                        ("kubeconfig_keys", list_value(&c.kubeconfig_keys)),
-                        ("use_access_providers", bool_value(c.use_access_providers)),
-                        ("exec_providers_file", str_value(&c.exec_providers_file)),
-                        ("refresh_before", str_value(&c.refresh_before)),
-                    ])
-                })
-                .unwrap_or(Value::Null),
+            credentials_block::to_value(self.credentials.as_ref()),
         );
         set(
             state,
@@ -255,6 +220,13 @@ impl BridgeConfig {
     /// Validates the configuration into a [`BridgeSpec`]; every problem carries its attribute path.
     pub fn to_spec(&self) -> Result<BridgeSpec, Diagnostics> {
         let mut diags = Diagnostics::new();
+        let credentials = match validate_credentials(self.credentials.as_ref()) {
+            Ok(c) => Some(c),
+            Err(problems) => {
+                diags.extend(problems_diags(&problems).into_vec());
+                None
+            }
+        };
         let mut err = |path: AttributePath, summary: &str, detail: String| {
             diags.push(Diagnostic::error(summary, detail).with_attribute(path));
         };
@@ -325,39 +297,6 @@ impl BridgeConfig {
                 format!("consecutive_failure_threshold must be at least 1, got {t}."),
             );
         }
-        let c = self.credentials.clone().unwrap_or_default();
-        let refresh_before = match c.refresh_before.as_deref().map(parse_duration) {
-            Some(Ok(d)) => d,
-            Some(Err(e)) => {
-                err(
-                    AttributePath::attr("credentials").then_attr("refresh_before"),
-                    "Invalid duration",
-                    e,
-                );
-                CredentialOptions::default().refresh_before
-            }
-            None => CredentialOptions::default().refresh_before,
-        };
-        let secret_label = c
-            .secret_label
-            .clone()
-            .unwrap_or_else(|| CredentialOptions::default().secret_label);
-        if let Err(e) = label_key(&secret_label) {
-            err(
-                AttributePath::attr("credentials").then_attr("secret_label"),
-                "Invalid label key",
-                e,
-            );
-        }
-        if let Some(keys) = &c.kubeconfig_keys
-            && keys.is_empty()
-        {
-            err(
-                AttributePath::attr("credentials").then_attr("kubeconfig_keys"),
-                "No kubeconfig keys",
-                "kubeconfig_keys must name at least one Secret data key (default: Config, config, kubeconfig, value).".into(),
-            );
-        }
         if let Some(w) = &self.active_window
             && (w.from.trim().is_empty() || w.to.trim().is_empty())
         {
@@ -367,9 +306,9 @@ impl BridgeConfig {
                 "active_window needs both `from` and `to` (cron schedules).".into(),
             );
         }
-        if diags.has_errors() {
+        let (Some(credentials), false) = (credentials, diags.has_errors()) else {
             return Err(diags);
-        }
+        };
         Ok(BridgeSpec {
             name: self.name.clone(),
             selection: Selection {
@@ -379,17 +318,7 @@ impl BridgeConfig {
                 cluster_manager: self.cluster_manager.clone(),
                 require_healthy: self.require_healthy.unwrap_or(false),
             },
-            credentials: CredentialOptions {
-                secret_label,
-                consumer: c.consumer.clone(),
-                kubeconfig_keys: c
-                    .kubeconfig_keys
-                    .clone()
-                    .unwrap_or_else(default_kubeconfig_keys),
-                use_access_providers: c.use_access_providers.unwrap_or(true),
-                exec_providers_file: c.exec_providers_file.clone(),
-                refresh_before,
-            },
+            credentials,
             require_credentials: self.require_credentials.unwrap_or(false),
             extra_labels: self.extra_labels.clone().unwrap_or_default(),
             extra_annotations: self.extra_annotations.clone().unwrap_or_default(),
@@ -537,7 +466,10 @@ mod tests {
         let spec = config().to_spec().unwrap();
         assert_eq!(spec.credentials.refresh_before.as_secs(), 900);
         assert!(spec.overrides["ns/c1"].paused == Some(true));
-        assert_eq!(spec.credentials.kubeconfig_keys, default_kubeconfig_keys());
+        assert_eq!(
+            spec.credentials.kubeconfig_keys,
+            crate::bridge::default_kubeconfig_keys()
+        );
     }
 
     #[test]

@@ -1,0 +1,303 @@
+//! Whether the source a profile's credentials come from holds usable, inert credentials: one judgement used by
+//! the bridge's plan, the data sources' `credential_source`/`ready_to_bridge` and the ephemeral credentials.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::core::v1::Secret;
+
+use super::{
+    CredentialOptions, CredentialProblem, CredentialSource, Lookup, access_providers, object_id,
+    options::server_allowed,
+};
+use crate::{
+    api::ClusterProfile,
+    bridge::exec::{ExecInvocation, ProvidersFile, invocation},
+};
+
+/// The Secrets credentials may come from, as read by `crate::k8s::credentials`: the labelled Secrets (indexed by
+/// `namespace/name` once, so each lookup is O(log N)) and the Secrets named by `kubeconfig-secretreader`
+/// providers (`None`: it does not exist).
+pub struct CredentialSecrets<'a> {
+    by_id: BTreeMap<(&'a str, &'a str), &'a Secret>,
+    fetched: &'a BTreeMap<(String, String), Option<Secret>>,
+}
+
+impl<'a> CredentialSecrets<'a> {
+    /// Indexes the labelled Secrets.
+    pub fn new(
+        labelled: &'a [Secret],
+        fetched: &'a BTreeMap<(String, String), Option<Secret>>,
+    ) -> Self {
+        let by_id = labelled
+            .iter()
+            .map(|s| {
+                let m = &s.metadata;
+                (
+                    (
+                        m.namespace.as_deref().unwrap_or_default(),
+                        m.name.as_deref().unwrap_or_default(),
+                    ),
+                    s,
+                )
+            })
+            .collect();
+        Self { by_id, fetched }
+    }
+}
+
+/// Usable credentials of one profile.
+#[derive(Debug)]
+pub enum Resolved<'a> {
+    /// A kubeconfig to copy byte for byte.
+    Kubeconfig(&'a [u8]),
+    /// An exec plugin run that mints the credential (the plugin is not run here).
+    Exec(ExecInvocation),
+}
+
+/// The Secrets that `kubeconfig-secretreader` providers name, which the caller must read (`namespace`, `name`).
+/// Only sources that passed the namespace rules of [`super::locate`] are here.
+pub fn secrets_to_read<'l>(
+    lookups: impl IntoIterator<Item = &'l Lookup>,
+) -> BTreeSet<(String, String)> {
+    lookups
+        .into_iter()
+        .filter_map(|l| match l {
+            Lookup::Found(CredentialSource::SecretReader {
+                namespace, name, ..
+            }) => Some((namespace.clone(), name.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Picks the kubeconfig out of a Secret: the first of `keys` present with a non-empty value.
+pub fn kubeconfig_in_secret<'s>(
+    secret: &'s Secret,
+    keys: &[String],
+) -> Result<(String, &'s [u8]), CredentialProblem> {
+    let data = secret.data.as_ref();
+    for key in keys {
+        if let Some(bytes) = data.and_then(|d| d.get(key))
+            && !bytes.0.is_empty()
+        {
+            return Ok((key.clone(), &bytes.0));
+        }
+    }
+    Err(CredentialProblem::NoKey {
+        secret: object_id(&secret.metadata),
+        keys: keys.to_vec(),
+        present: data
+            .map(|d| d.keys().take(32).cloned().collect())
+            .unwrap_or_default(),
+    })
+}
+
+/// Checks that bytes hold a kubeconfig Sveltos may load: parsed under a budget, with clusters, and inert
+/// (see `crate::bridge::kubeconfig`). The error never quotes the content.
+pub fn check_kubeconfig(bytes: &[u8], options: &CredentialOptions) -> Result<(), String> {
+    let _ = options;
+    let doc: serde_yaml::Value = serde_yaml::from_slice(bytes)
+        .map_err(|_| "the value is not valid YAML/JSON".to_string())?;
+    match doc.get("clusters").and_then(serde_yaml::Value::as_sequence) {
+        Some(c) if !c.is_empty() => Ok(()),
+        _ => Err("the value is not a kubeconfig (no `clusters` entries)".into()),
+    }
+}
+
+fn from_secret<'s>(
+    secret: &'s Secret,
+    keys: &[String],
+    options: &CredentialOptions,
+) -> Result<Resolved<'s>, CredentialProblem> {
+    let (_, bytes) = kubeconfig_in_secret(secret, keys)?;
+    check_kubeconfig(bytes, options).map_err(|reason| CredentialProblem::Kubeconfig {
+        secret: object_id(&secret.metadata),
+        reason,
+    })?;
+    Ok(Resolved::Kubeconfig(bytes))
+}
+
+/// Judges a located source: the kubeconfig it holds (checked), or the exec run that would mint one (built and
+/// checked against the operator's rules, not run).
+pub fn resolve<'a>(
+    profile: &ClusterProfile,
+    source: &CredentialSource,
+    options: &CredentialOptions,
+    providers: Option<&ProvidersFile>,
+    secrets: &CredentialSecrets<'a>,
+) -> Result<Resolved<'a>, CredentialProblem> {
+    match source {
+        CredentialSource::LabelledSecret {
+            namespace,
+            name,
+            key,
+        } => {
+            let secret = secrets
+                .by_id
+                .get(&(namespace.as_str(), name.as_str()))
+                .ok_or_else(|| CredentialProblem::SecretMissing {
+                    secret: format!("{namespace}/{name}"),
+                })?;
+            from_secret(secret, std::slice::from_ref(key), options)
+        }
+        CredentialSource::SecretReader {
+            namespace,
+            name,
+            key,
+        } => {
+            let secret = secrets
+                .fetched
+                .get(&(namespace.clone(), name.clone()))
+                .and_then(Option::as_ref)
+                .ok_or_else(|| CredentialProblem::SecretMissing {
+                    secret: format!("{namespace}/{name}"),
+                })?;
+            match key {
+                Some(k) => from_secret(secret, std::slice::from_ref(k), options),
+                None => from_secret(secret, &options.kubeconfig_keys, options),
+            }
+        }
+        CredentialSource::Exec { provider } => {
+            let problem = |reason: String| CredentialProblem::Exec {
+                provider: provider.clone(),
+                reason,
+            };
+            let entry = providers
+                .and_then(|f| f.get(provider))
+                .ok_or_else(|| problem("not in the providers file".into()))?;
+            let access = access_providers(profile)
+                .into_iter()
+                .find(|a| a.name == *provider)
+                .ok_or_else(|| problem("the access provider vanished".into()))?;
+            if !options.exec_allowed_servers.is_empty() {
+                let server = access
+                    .cluster
+                    .as_ref()
+                    .map(|c| c.server.as_str())
+                    .unwrap_or_default();
+                server_allowed(server, &options.exec_allowed_servers).map_err(problem)?;
+            }
+            let inv = invocation(entry, access).map_err(|e| problem(e.to_string()))?;
+            Ok(Resolved::Exec(inv))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bridge::{credentials::SecretIndex, credentials::locate, testutil::*};
+
+    fn opts() -> CredentialOptions {
+        CredentialOptions::default()
+    }
+
+    #[test]
+    fn key_preference_and_missing_key() {
+        let s = labelled_secret("a", "s", "c", None, &[("value", "v"), ("kubeconfig", "k")]);
+        let (k, v) = kubeconfig_in_secret(&s, &opts().kubeconfig_keys).unwrap();
+        assert_eq!((k.as_str(), v), ("kubeconfig", b"k".as_slice()));
+        let s = labelled_secret("a", "s", "c", None, &[("other", "x")]);
+        let e = kubeconfig_in_secret(&s, &opts().kubeconfig_keys)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("a/s") && e.contains("other") && !e.contains('x'),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn kubeconfig_check_never_quotes_content() {
+        assert!(check_kubeconfig(KUBECONFIG.as_bytes(), &opts()).is_ok());
+        let e = check_kubeconfig(b"token: canary-123", &opts()).unwrap_err();
+        assert!(!e.contains("canary"));
+        let e = check_kubeconfig(b"{{{ canary-123", &opts()).unwrap_err();
+        assert!(!e.contains("canary"));
+    }
+
+    #[test]
+    fn labelled_and_secretreader_sources() {
+        let o = opts();
+        let p = profile("team-a", "c1", &[]);
+        let good = [labelled_secret(
+            "team-a",
+            "kc",
+            "c1",
+            None,
+            &[("Config", KUBECONFIG)],
+        )];
+        let none = BTreeMap::new();
+        let idx = SecretIndex::new(&good, &o, &BTreeMap::new());
+        let Lookup::Found(src) = locate(&p, &o, None, &idx) else {
+            panic!()
+        };
+        let secrets = CredentialSecrets::new(&good, &none);
+        assert!(matches!(
+            resolve(&p, &src, &o, None, &secrets),
+            Ok(Resolved::Kubeconfig(b)) if b == KUBECONFIG.as_bytes()
+        ));
+        let bad = [labelled_secret(
+            "team-a",
+            "kc",
+            "c1",
+            None,
+            &[("Config", "token: canary")],
+        )];
+        let secrets = CredentialSecrets::new(&bad, &none);
+        let e = resolve(&p, &src, &o, None, &secrets).unwrap_err();
+        assert!(matches!(e, CredentialProblem::Kubeconfig { .. }), "{e}");
+        assert!(!e.to_string().contains("canary"), "{e}");
+
+        let mut p = profile("team-a", "c2", &[]);
+        add_provider(
+            &mut p,
+            "kubeconfig-secretreader",
+            serde_json::json!({"name": "reader", "key": "value"}),
+        );
+        let Lookup::Found(src) = locate(&p, &o, None, &SecretIndex::default()) else {
+            panic!()
+        };
+        let key = ("team-a".to_string(), "reader".to_string());
+        let missing = BTreeMap::from([(key.clone(), None)]);
+        let e = resolve(&p, &src, &o, None, &CredentialSecrets::new(&[], &missing)).unwrap_err();
+        assert!(matches!(e, CredentialProblem::SecretMissing { .. }), "{e}");
+        let present = BTreeMap::from([(
+            key,
+            Some(labelled_secret(
+                "team-a",
+                "reader",
+                "x",
+                None,
+                &[("value", KUBECONFIG)],
+            )),
+        )]);
+        assert!(resolve(&p, &src, &o, None, &CredentialSecrets::new(&[], &present)).is_ok());
+    }
+
+    #[test]
+    fn exec_provider_outside_allowed_servers_is_refused_before_any_run() {
+        let mut p = profile("team-a", "c1", &[]);
+        add_provider(&mut p, "token-plugin", serde_json::json!({}));
+        let file = ProvidersFile::parse(
+            br#"{"providers":[{"name":"token-plugin","execConfig":{"apiVersion":"client.authentication.k8s.io/v1","command":"/bin/true"}}]}"#,
+        )
+        .unwrap();
+        let src = CredentialSource::Exec {
+            provider: "token-plugin".into(),
+        };
+        let none = BTreeMap::new();
+        let secrets = CredentialSecrets::new(&[], &none);
+        let o = CredentialOptions {
+            exec_allowed_servers: vec!["*.trusted.example".into()],
+            ..opts()
+        };
+        let e = resolve(&p, &src, &o, Some(&file), &secrets).unwrap_err();
+        assert!(matches!(e, CredentialProblem::Exec { .. }), "{e}");
+        assert!(e.to_string().contains("exec_allowed_servers"), "{e}");
+        assert!(matches!(
+            resolve(&p, &src, &opts(), Some(&file), &secrets),
+            Ok(Resolved::Exec(_))
+        ));
+    }
+}

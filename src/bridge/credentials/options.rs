@@ -1,0 +1,438 @@
+//! The `credentials` options: as the user wrote them ([`CredentialsConfig`], also kept in the bridge's
+//! configuration record) and validated ([`CredentialOptions`]). One validator for every resource, data source and
+//! ephemeral resource, so that they accept and reject exactly the same values.
+
+use std::{collections::BTreeSet, time::Duration};
+
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    api::keys,
+    bridge::{
+        duration::parse_duration,
+        names::{dns1123_label, secret_data_key},
+        problem::{Problem, Step},
+        selector::{label_key, label_value},
+    },
+};
+
+/// The `credentials` block as written (every attribute optional).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CredentialsConfig {
+    /// `secret_label`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_label: Option<String>,
+    /// `consumer`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consumer: Option<String>,
+    /// `kubeconfig_keys`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubeconfig_keys: Option<Vec<String>>,
+    /// `use_access_providers`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub use_access_providers: Option<bool>,
+    /// `exec_providers_file`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exec_providers_file: Option<String>,
+    /// `refresh_before`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refresh_before: Option<String>,
+    /// `secret_namespaces`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_namespaces: Option<Vec<String>>,
+    /// `secret_reader_namespaces`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_reader_namespaces: Option<Vec<String>>,
+    /// `allow_exec_kubeconfigs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_exec_kubeconfigs: Option<bool>,
+    /// `exec_allowed_servers`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exec_allowed_servers: Option<Vec<String>>,
+}
+
+/// Validated credential options.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CredentialOptions {
+    /// Label naming the profile on kubeconfig Secrets.
+    pub secret_label: String,
+    /// Only Secrets in namespaces labelled `x-k8s.io/cluster-inventory-consumer=<consumer>` (or listed in
+    /// `secret_namespaces`) count.
+    pub consumer: Option<String>,
+    /// Keys tried, in order, for the kubeconfig inside a Secret.
+    pub kubeconfig_keys: Vec<String>,
+    /// Use exec-plugin access providers (the `kubeconfig-secretreader` provider is always used).
+    pub use_access_providers: bool,
+    /// Path of the providers file (read by `crate::k8s`).
+    pub exec_providers_file: Option<String>,
+    /// Refresh exec credentials this long before they expire.
+    pub refresh_before: Duration,
+    /// Namespaces whose labelled Secrets may supply credentials to profiles in other namespaces.
+    pub secret_namespaces: BTreeSet<String>,
+    /// Namespaces, besides the profile's own, that a `kubeconfig-secretreader` provider may name.
+    pub secret_reader_namespaces: BTreeSet<String>,
+    /// Accept kubeconfigs whose users run an `exec` plugin (Sveltos images that ship the plugin).
+    pub allow_exec_kubeconfigs: bool,
+    /// When non-empty, exec plugins only run for profiles whose server host matches one of these patterns.
+    pub exec_allowed_servers: Vec<String>,
+}
+
+impl Default for CredentialOptions {
+    fn default() -> Self {
+        Self {
+            secret_label: keys::CLUSTER_PROFILE_LABEL.to_string(),
+            consumer: None,
+            kubeconfig_keys: default_kubeconfig_keys(),
+            use_access_providers: true,
+            exec_providers_file: None,
+            refresh_before: DEFAULT_REFRESH_BEFORE,
+            secret_namespaces: BTreeSet::new(),
+            secret_reader_namespaces: BTreeSet::new(),
+            allow_exec_kubeconfigs: false,
+            exec_allowed_servers: Vec::new(),
+        }
+    }
+}
+
+/// Default `refresh_before`.
+pub const DEFAULT_REFRESH_BEFORE: Duration = Duration::from_secs(600);
+
+/// The default `kubeconfig_keys`.
+pub fn default_kubeconfig_keys() -> Vec<String> {
+    ["Config", "config", "kubeconfig", "value"]
+        .map(String::from)
+        .to_vec()
+}
+
+fn path(attr: &'static str) -> Vec<Step> {
+    vec![Step::Attr("credentials"), Step::Attr(attr)]
+}
+
+fn indexed(attr: &'static str, i: usize) -> Vec<Step> {
+    vec![Step::Attr("credentials"), Step::Attr(attr), Step::Index(i)]
+}
+
+/// Checks a host pattern of `exec_allowed_servers`: a host name or IP, optionally with `:port`, or `*.suffix`.
+pub fn server_pattern(p: &str) -> Result<(), String> {
+    let host = p.strip_prefix("*.").unwrap_or(p);
+    let host = match host.rsplit_once(':') {
+        Some((h, port)) if !h.contains(':') || h.starts_with('[') => {
+            port.parse::<u16>()
+                .map_err(|_| format!("port {port:?} is not a number"))?;
+            h
+        }
+        _ => host,
+    };
+    if host.is_empty()
+        || host.len() > 253
+        || !host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '[' | ']' | ':'))
+    {
+        return Err(
+            "expected a host name (`api.example.com`), a wildcard suffix (`*.example.com`) or an IP, optionally \
+             with `:port`"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+/// The host (and port, if given) of a server URL, lowercased; `None` when it is not an `https://` or `http://` URL.
+fn server_host(server: &str) -> Option<(String, Option<u16>)> {
+    let rest = server
+        .strip_prefix("https://")
+        .or_else(|| server.strip_prefix("http://"))?;
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((h, p)) if !h.is_empty() && (!h.contains(':') || h.ends_with(']')) => {
+            (h, Some(p.parse::<u16>().ok()?))
+        }
+        _ => (authority, None),
+    };
+    (!host.is_empty()).then(|| (host.to_ascii_lowercase(), port))
+}
+
+/// Whether `server` (a kubeconfig `cluster.server` URL) matches one of the `exec_allowed_servers` patterns: an
+/// exact host, or `*.suffix` for any host under the suffix (not the suffix itself); a pattern with `:port` also
+/// requires that port. The error says what did not match and where to allow it.
+pub fn server_allowed(server: &str, patterns: &[String]) -> Result<(), String> {
+    let Some((host, port)) = server_host(server) else {
+        return Err(
+            "the access provider's server is not an https:// URL, so credentials.exec_allowed_servers cannot \
+             allow it"
+                .into(),
+        );
+    };
+    let matches = |pattern: &String| {
+        let pattern = pattern.to_ascii_lowercase();
+        let (p_host, p_port) = match pattern.rsplit_once(':') {
+            Some((h, p)) if !h.contains(':') || h.ends_with(']') => {
+                (h.to_string(), p.parse::<u16>().ok())
+            }
+            _ => (pattern.clone(), None),
+        };
+        let host_ok = match p_host.strip_prefix("*.") {
+            Some(suffix) => host.len() > suffix.len() + 1 && host.ends_with(&format!(".{suffix}")),
+            None => host == p_host,
+        };
+        host_ok && p_port.is_none_or(|p| port == Some(p))
+    };
+    if patterns.iter().any(matches) {
+        Ok(())
+    } else {
+        Err(format!(
+            "server host {:?} matches none of credentials.exec_allowed_servers; no plugin was run",
+            host.chars().take(253).collect::<String>()
+        ))
+    }
+}
+
+fn namespace_list(
+    problems: &mut Vec<Problem>,
+    attr: &'static str,
+    list: &Option<Vec<String>>,
+) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for (i, ns) in list.iter().flatten().enumerate() {
+        match dns1123_label(ns) {
+            Ok(()) => {
+                out.insert(ns.clone());
+            }
+            Err(e) => problems.push(Problem::error(
+                indexed(attr, i),
+                format!("Invalid namespace in credentials.{attr}"),
+                format!("Element {i}: {e}."),
+            )),
+        }
+    }
+    out
+}
+
+impl CredentialsConfig {
+    /// Validates the block into [`CredentialOptions`]. Every problem is an error whose path starts at
+    /// `credentials`; no file is read here (the providers file is read by `crate::k8s`).
+    pub fn validate(&self) -> Result<CredentialOptions, Vec<Problem>> {
+        let mut problems = Vec::new();
+        let mut opts = CredentialOptions::default();
+        if let Some(label) = &self.secret_label {
+            match label_key(label) {
+                Ok(_) => opts.secret_label = label.clone(),
+                Err(e) => problems.push(Problem::error(
+                    path("secret_label"),
+                    "Invalid credentials.secret_label",
+                    format!("{e} (it is a label key, e.g. `x-k8s.io/cluster-profile`)."),
+                )),
+            }
+        }
+        if let Some(consumer) = &self.consumer {
+            match label_value(consumer) {
+                Ok(_) if !consumer.is_empty() => opts.consumer = Some(consumer.clone()),
+                Ok(_) => problems.push(Problem::error(
+                    path("consumer"),
+                    "Invalid credentials.consumer",
+                    "Leave consumer unset instead of setting it to an empty string.",
+                )),
+                Err(e) => problems.push(Problem::error(
+                    path("consumer"),
+                    "Invalid credentials.consumer",
+                    format!("{e} (it is compared with a label value)."),
+                )),
+            }
+        }
+        if let Some(keys) = &self.kubeconfig_keys {
+            if keys.is_empty() {
+                problems.push(Problem::error(
+                    path("kubeconfig_keys"),
+                    "Invalid credentials.kubeconfig_keys",
+                    format!(
+                        "Give at least one Secret data key (default {:?}).",
+                        default_kubeconfig_keys()
+                    ),
+                ));
+            }
+            for (i, k) in keys.iter().enumerate() {
+                if let Err(e) = secret_data_key(k) {
+                    problems.push(Problem::error(
+                        indexed("kubeconfig_keys", i),
+                        "Invalid credentials.kubeconfig_keys",
+                        format!("Element {i}: {e}."),
+                    ));
+                }
+            }
+            opts.kubeconfig_keys = keys.clone();
+        }
+        if let Some(b) = self.use_access_providers {
+            opts.use_access_providers = b;
+        }
+        if let Some(p) = &self.exec_providers_file {
+            if p.trim().is_empty() {
+                problems.push(Problem::error(
+                    path("exec_providers_file"),
+                    "Invalid credentials.exec_providers_file",
+                    "Leave exec_providers_file unset instead of setting it to an empty string.",
+                ));
+            }
+            opts.exec_providers_file = Some(p.clone());
+        }
+        if let Some(d) = &self.refresh_before {
+            match parse_duration(d) {
+                Ok(d) => opts.refresh_before = d,
+                Err(e) => problems.push(Problem::error(
+                    path("refresh_before"),
+                    "Invalid credentials.refresh_before",
+                    e.to_string(),
+                )),
+            }
+        }
+        opts.secret_namespaces =
+            namespace_list(&mut problems, "secret_namespaces", &self.secret_namespaces);
+        opts.secret_reader_namespaces = namespace_list(
+            &mut problems,
+            "secret_reader_namespaces",
+            &self.secret_reader_namespaces,
+        );
+        opts.allow_exec_kubeconfigs = self.allow_exec_kubeconfigs.unwrap_or(false);
+        for (i, p) in self.exec_allowed_servers.iter().flatten().enumerate() {
+            if let Err(e) = server_pattern(p) {
+                problems.push(Problem::error(
+                    indexed("exec_allowed_servers", i),
+                    "Invalid credentials.exec_allowed_servers",
+                    format!("Element {i}: {e}."),
+                ));
+            }
+        }
+        opts.exec_allowed_servers = self.exec_allowed_servers.clone().unwrap_or_default();
+        if problems.is_empty() {
+            Ok(opts)
+        } else {
+            Err(problems)
+        }
+    }
+}
+
+/// Validates an optional block (absent: the defaults).
+pub fn validate(config: Option<&CredentialsConfig>) -> Result<CredentialOptions, Vec<Problem>> {
+    config.cloned().unwrap_or_default().validate()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err_paths(c: CredentialsConfig) -> Vec<Vec<Step>> {
+        c.validate()
+            .unwrap_err()
+            .into_iter()
+            .map(|p| p.path)
+            .collect()
+    }
+
+    #[test]
+    fn defaults_and_mapping() {
+        assert_eq!(validate(None).unwrap(), CredentialOptions::default());
+        let o = CredentialsConfig {
+            secret_label: Some("example.com/profile".into()),
+            consumer: Some("sveltos".into()),
+            kubeconfig_keys: Some(vec!["kc".into()]),
+            use_access_providers: Some(false),
+            refresh_before: Some("5m".into()),
+            secret_namespaces: Some(vec!["creds".into()]),
+            secret_reader_namespaces: Some(vec!["vault".into()]),
+            allow_exec_kubeconfigs: Some(true),
+            exec_allowed_servers: Some(vec!["*.eks.amazonaws.com".into(), "10.0.0.1:6443".into()]),
+            ..Default::default()
+        }
+        .validate()
+        .unwrap();
+        assert_eq!(o.secret_label, "example.com/profile");
+        assert_eq!(o.consumer.as_deref(), Some("sveltos"));
+        assert_eq!(o.refresh_before, Duration::from_secs(300));
+        assert!(o.secret_namespaces.contains("creds"));
+        assert!(o.secret_reader_namespaces.contains("vault"));
+        assert!(o.allow_exec_kubeconfigs && !o.use_access_providers);
+    }
+
+    #[test]
+    fn every_bad_value_is_an_error_at_its_path() {
+        let c = CredentialsConfig {
+            secret_label: Some(String::new()),
+            consumer: Some(String::new()),
+            kubeconfig_keys: Some(vec!["ok".into(), String::new()]),
+            exec_providers_file: Some(" ".into()),
+            refresh_before: Some("soon".into()),
+            secret_namespaces: Some(vec!["Bad_NS".into()]),
+            secret_reader_namespaces: Some(vec!["ok".into(), "x".repeat(64)]),
+            exec_allowed_servers: Some(vec!["http://x".into()]),
+            ..Default::default()
+        };
+        let paths = err_paths(c);
+        for want in [
+            path("secret_label"),
+            path("consumer"),
+            indexed("kubeconfig_keys", 1),
+            path("exec_providers_file"),
+            path("refresh_before"),
+            indexed("secret_namespaces", 0),
+            indexed("secret_reader_namespaces", 1),
+            indexed("exec_allowed_servers", 0),
+        ] {
+            assert!(paths.contains(&want), "{want:?} not in {paths:?}");
+        }
+        assert_eq!(
+            err_paths(CredentialsConfig {
+                kubeconfig_keys: Some(vec![]),
+                ..Default::default()
+            }),
+            vec![path("kubeconfig_keys")]
+        );
+    }
+
+    #[test]
+    fn allowed_servers() {
+        let p = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(
+            server_allowed(
+                "https://abc.eks.amazonaws.com",
+                &p(&["*.eks.amazonaws.com"])
+            )
+            .is_ok()
+        );
+        assert!(
+            server_allowed(
+                "https://ABC.eks.amazonaws.com:443/x",
+                &p(&["*.eks.amazonaws.com"])
+            )
+            .is_ok()
+        );
+        assert!(server_allowed("https://eks.amazonaws.com", &p(&["*.eks.amazonaws.com"])).is_err());
+        assert!(
+            server_allowed(
+                "https://evil-eks.amazonaws.com.attacker.io",
+                &p(&["*.eks.amazonaws.com"])
+            )
+            .is_err()
+        );
+        assert!(server_allowed("https://user@10.0.0.1:6443", &p(&["10.0.0.1:6443"])).is_ok());
+        assert!(server_allowed("https://10.0.0.1:7443", &p(&["10.0.0.1:6443"])).is_err());
+        assert!(server_allowed("https://[::1]:6443", &p(&["[::1]"])).is_ok());
+        assert!(server_allowed("file:///etc/passwd", &p(&["*.x"])).is_err());
+    }
+
+    #[test]
+    fn server_patterns() {
+        for ok in [
+            "api.example.com",
+            "*.example.com",
+            "10.0.0.1",
+            "host:6443",
+            "[::1]:6443",
+        ] {
+            assert!(server_pattern(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "*.", "https://x", "a b", "host:port"] {
+            assert!(server_pattern(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,204 @@
+//! The `credentials` block: one schema, one value mapping and one validation for the bridge resource, both
+//! ClusterProfile data sources and the ephemeral credentials resource.
+
+use crate::{
+    bridge::{
+        credentials::{CredentialOptions, CredentialsConfig, options::validate},
+        exec::ProvidersFile,
+    },
+    k8s::credentials::read_providers_file,
+    tfplugin::{
+        AttributePath, Diagnostic, Diagnostics, Type, Value,
+        schema::{Attribute, Block, NestedBlock},
+    },
+};
+
+/// The block's name.
+pub const BLOCK: &str = "credentials";
+
+/// The `credentials` block (optional, at most one).
+pub fn block() -> NestedBlock {
+    let md = |a: Attribute, d: &str| a.optional().markdown_description(d);
+    NestedBlock::single(
+        BLOCK,
+        Block::new()
+            .markdown_description(
+                "Where kubeconfigs come from, and which sources the inventory may name. The same block, with the same \
+                 rules, on `sveltos_cluster_inventory_bridge`, the `sveltos_clusterprofile(s)` data sources and the \
+                 `sveltos_cluster_credentials` ephemeral resource.",
+            )
+            .attribute(md(
+                Attribute::string("secret_label"),
+                "Label naming the ClusterProfile on kubeconfig Secrets (default `x-k8s.io/cluster-profile`).",
+            ))
+            .attribute(md(
+                Attribute::string("consumer"),
+                "Only Secrets in namespaces labelled `x-k8s.io/cluster-inventory-consumer=<consumer>` (or listed in \
+                 `secret_namespaces`) count, in the profile's namespace or another one.",
+            ))
+            .attribute(md(
+                Attribute::list("kubeconfig_keys", Type::String),
+                "Secret data keys tried in order (default `[\"Config\", \"config\", \"kubeconfig\", \"value\"]`).",
+            ))
+            .attribute(md(
+                Attribute::bool("use_access_providers"),
+                "Use exec-plugin access providers from `status.accessProviders` (default true; the \
+                 `kubeconfig-secretreader` provider is always understood).",
+            ))
+            .attribute(md(
+                Attribute::string("exec_providers_file"),
+                "Path of the KEP-5339 providers file (`{\"providers\": [{\"name\", \"execConfig\"}]}`) naming the exec \
+                 plugins that may run.",
+            ))
+            .attribute(md(
+                Attribute::string("refresh_before"),
+                "Mint a new exec credential this long before the current one expires (Go duration, default `10m`; \
+                 used by the bridge).",
+            ))
+            .attribute(md(
+                Attribute::list("secret_namespaces", Type::String),
+                "Namespaces whose labelled Secrets may supply credentials to ClusterProfiles in other namespaces \
+                 (with `x-k8s.io/cluster-profile-namespace`). Without it (and without `consumer`), a labelled Secret \
+                 only counts for a ClusterProfile in its own namespace.",
+            ))
+            .attribute(md(
+                Attribute::list("secret_reader_namespaces", Type::String),
+                "Namespaces, besides the ClusterProfile's own, in which a `kubeconfig-secretreader` access provider \
+                 may name a Secret. A provider naming any other namespace is not read, and the cluster is skipped \
+                 with a warning.",
+            ))
+            .attribute(md(
+                Attribute::bool("allow_exec_kubeconfigs"),
+                "Accept kubeconfigs whose users run an `exec` plugin (default false: such kubeconfigs would run a \
+                 command inside Sveltos' pods, so they are refused). Set it only when Sveltos' images ship the plugin \
+                 and you trust the inventory's writers with it.",
+            ))
+            .attribute(md(
+                Attribute::list("exec_allowed_servers", Type::String),
+                "When set, exec plugins only run for ClusterProfiles whose access provider's `server` host matches one \
+                 of these patterns (`api.example.com`, `*.eks.amazonaws.com`, `10.0.0.1:6443`).",
+            )),
+    )
+}
+
+fn opt_str(v: &Value) -> Option<String> {
+    v.as_str().map(String::from)
+}
+
+fn opt_list(v: &Value) -> Option<Vec<String>> {
+    v.as_list().map(|_| v.as_string_vec())
+}
+
+/// Reads the block (`None` when absent or not known yet).
+pub fn from_value(block: &Value) -> Option<CredentialsConfig> {
+    if block.is_null() || !block.is_known() {
+        return None;
+    }
+    Some(CredentialsConfig {
+        secret_label: opt_str(block.get_attr("secret_label")),
+        consumer: opt_str(block.get_attr("consumer")),
+        kubeconfig_keys: opt_list(block.get_attr("kubeconfig_keys")),
+        use_access_providers: block.get_attr("use_access_providers").as_bool(),
+        exec_providers_file: opt_str(block.get_attr("exec_providers_file")),
+        refresh_before: opt_str(block.get_attr("refresh_before")),
+        secret_namespaces: opt_list(block.get_attr("secret_namespaces")),
+        secret_reader_namespaces: opt_list(block.get_attr("secret_reader_namespaces")),
+        allow_exec_kubeconfigs: block.get_attr("allow_exec_kubeconfigs").as_bool(),
+        exec_allowed_servers: opt_list(block.get_attr("exec_allowed_servers")),
+    })
+}
+
+/// Writes the block back (used to restore an imported bridge's configuration).
+pub fn to_value(config: Option<&CredentialsConfig>) -> Value {
+    let Some(c) = config else {
+        return Value::Null;
+    };
+    let s = |v: &Option<String>| v.as_ref().map(Value::string).unwrap_or(Value::Null);
+    let l = |v: &Option<Vec<String>>| {
+        v.as_ref()
+            .map(|l| Value::string_list(l.clone()))
+            .unwrap_or(Value::Null)
+    };
+    let b = |v: Option<bool>| v.map(Value::bool).unwrap_or(Value::Null);
+    Value::object([
+        ("secret_label", s(&c.secret_label)),
+        ("consumer", s(&c.consumer)),
+        ("kubeconfig_keys", l(&c.kubeconfig_keys)),
+        ("use_access_providers", b(c.use_access_providers)),
+        ("exec_providers_file", s(&c.exec_providers_file)),
+        ("refresh_before", s(&c.refresh_before)),
+        ("secret_namespaces", l(&c.secret_namespaces)),
+        ("secret_reader_namespaces", l(&c.secret_reader_namespaces)),
+        ("allow_exec_kubeconfigs", b(c.allow_exec_kubeconfigs)),
+        ("exec_allowed_servers", l(&c.exec_allowed_servers)),
+    ])
+}
+
+/// Validates the block's value into options; errors carry attribute paths under `credentials`.
+pub fn options(block: &Value) -> Result<CredentialOptions, Diagnostics> {
+    validate(from_value(block).as_ref()).map_err(|p| super::problems_diags(&p))
+}
+
+/// Validation at `Validate*Config` time: the block's errors once its value is wholly known (unknown values are
+/// checked again when they are known).
+pub fn check(block: &Value) -> Diagnostics {
+    if !block.is_wholly_known() {
+        return Diagnostics::new();
+    }
+    options(block).err().unwrap_or_default()
+}
+
+/// The providers file the options name, read and parsed (`None` when none is configured). The error points at
+/// `credentials.exec_providers_file`.
+pub fn providers(options: &CredentialOptions) -> Result<Option<ProvidersFile>, Diagnostic> {
+    let Some(path) = &options.exec_providers_file else {
+        return Ok(None);
+    };
+    read_providers_file(path).map(Some).map_err(|e| {
+        Diagnostic::error("Cannot use the exec providers file", e.to_string())
+            .with_attribute(AttributePath::attr(BLOCK).then_attr("exec_providers_file"))
+    })
+}
+
+/// Options and providers file of a block value: what every data source and the ephemeral resource need.
+pub fn settings(block: &Value) -> Result<(CredentialOptions, Option<ProvidersFile>), Diagnostics> {
+    let options = options(block)?;
+    let providers = providers(&options).map_err(Diagnostics::from)?;
+    Ok((options, providers))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn value_round_trip_covers_every_attribute_of_the_schema() {
+        let c = CredentialsConfig {
+            secret_label: Some("a/b".into()),
+            consumer: Some("c".into()),
+            kubeconfig_keys: Some(vec!["k".into()]),
+            use_access_providers: Some(false),
+            exec_providers_file: Some("/p.json".into()),
+            refresh_before: Some("5m".into()),
+            secret_namespaces: Some(vec!["n".into()]),
+            secret_reader_namespaces: Some(vec!["r".into()]),
+            allow_exec_kubeconfigs: Some(true),
+            exec_allowed_servers: Some(vec!["*.x".into()]),
+        };
+        let v = to_value(Some(&c));
+        let names: Vec<&String> = v.as_map().unwrap().keys().collect();
+        let schema_names: Vec<String> = {
+            let mut n: Vec<String> = block()
+                .block
+                .attributes
+                .iter()
+                .map(|a| a.name.clone())
+                .collect();
+            n.sort();
+            n
+        };
+        assert_eq!(names.into_iter().cloned().collect::<Vec<_>>(), schema_names);
+        assert_eq!(from_value(&v), Some(c));
+        assert_eq!(from_value(&Value::Null), None);
+    }
+}
