@@ -170,7 +170,7 @@ async fn lifecycle(cli: Cli) {
     let tf = fx.tf(
         &cli,
         &format!(
-            "resource \"sveltos_cluster_inventory_bridge\" \"x\" {{\n  name = \"{a}\"\n  namespaces = [\"{a}\", \"{b}\"]\n  extra_labels = {{ bridged = \"yes\" }}\n}}\n"
+            "resource \"sveltos_cluster_inventory_bridge\" \"x\" {{\n  name = \"{a}\"\n  namespaces = [\"{a}\", \"{b}\"]\n  extra_labels = {{ bridged = \"yes\" }}\n  credentials {{\n    secret_namespaces = [\"{creds}\"]\n  }}\n}}\n"
         ),
     );
     assert_eq!(tf.plan(), 2, "{}: first plan shows the clusters", cli.name);

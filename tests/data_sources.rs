@@ -325,11 +325,18 @@ data "sveltos_clusterprofile" "consumed" {{
 
 data "sveltos_clusterprofiles" "all" {{
   namespaces = ["{ns}", "{other}"]
+  credentials {{
+    secret_namespaces = ["{ns}"]
+  }}
+}}
+
+data "sveltos_clusterprofiles" "all_unlisted" {{
+  namespaces = ["{other}"]
 }}
 
 data "sveltos_clusterprofiles" "healthy" {{
-  namespaces   = ["{ns}"]
-  healthy_only = true
+  namespaces      = ["{ns}"]
+  require_healthy = true
 }}
 
 data "sveltos_clusterprofiles" "selected" {{
@@ -472,6 +479,18 @@ output "strict_keys" {{
             "{name}: a Secret in another namespace, claimed with the namespace label"
         );
         assert_eq!(other_healthy["ready_to_bridge"], true);
+        // Without the operator listing its namespace, the same Secret is not used: whoever writes namespace
+        // {ns} cannot supply credentials to a profile in {other}.
+        let unlisted = get("all_unlisted");
+        let unlisted = &unlisted.as_array().unwrap()[0];
+        assert_eq!(unlisted["ready_to_bridge"], false, "{name}");
+        assert!(
+            unlisted["credential_source"]
+                .as_str()
+                .unwrap()
+                .contains("secret_namespaces"),
+            "{name}: {unlisted}"
+        );
         let twice = &by_id[&format!("{ns}/twice")];
         assert_eq!(
             twice["credential_source"],

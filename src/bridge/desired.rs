@@ -93,10 +93,12 @@ pub fn config_sha256(annotations: &BTreeMap<String, String>, spec: &SveltosClust
     sha256_hex(doc.to_string().as_bytes())
 }
 
-/// Labels the SveltosCluster gets (without the ownership label): the profile's, minus labels Sveltos owns,
-/// plus the bridge-wide and per-cluster extras.
+/// Labels the SveltosCluster gets (without the ownership label): the profile's labels that `copy_labels`
+/// lets through (never the labels Sveltos or the bridge own), plus the bridge-wide and per-cluster extras,
+/// which always win.
 pub fn cluster_labels(spec: &BridgeSpec, profile: &ClusterProfile) -> BTreeMap<String, String> {
     let mut labels = profile.labels_map();
+    labels.retain(|k, _| spec.copy_labels.copies(k));
     labels.remove(keys::SVELTOS_K8S_VERSION_LABEL);
     labels.remove(keys::BRIDGE_LABEL);
     labels.extend(spec.extra_labels.clone());
@@ -106,12 +108,14 @@ pub fn cluster_labels(spec: &BridgeSpec, profile: &ClusterProfile) -> BTreeMap<S
     labels
 }
 
-/// Builds the objects and entry for one profile with its credential.
+/// Builds the objects and entry for one profile with its credential; `health_pause` pauses the SveltosCluster
+/// whatever the configuration says (an unhealthy profile under `unhealthy = "pause"`).
 pub fn desired(
     spec: &BridgeSpec,
     profile: &ClusterProfile,
     source: &CredentialSource,
     material: &Material,
+    health_pause: bool,
 ) -> DesiredCluster {
     let key = profile.key();
     let ns = profile.metadata.namespace.clone().unwrap_or_default();
@@ -133,7 +137,11 @@ pub fn desired(
     let sc_spec = SveltosClusterSpec {
         kubeconfig_name: Some(secret_name(&name)),
         kubeconfig_key_name: Some(SECRET_KEY.into()),
-        paused: over.and_then(|o| o.paused).or(spec.paused),
+        paused: if health_pause {
+            Some(true)
+        } else {
+            over.and_then(|o| o.paused).or(spec.paused)
+        },
         consecutive_failure_threshold: spec.consecutive_failure_threshold,
         active_window: spec.active_window.clone(),
         ..Default::default()
@@ -254,7 +262,7 @@ mod tests {
             .as_mut()
             .unwrap()
             .insert("x".into(), "1".into());
-        let d = desired(&spec, &p, &src(), &bytes());
+        let d = desired(&spec, &p, &src(), &bytes(), false);
         let sc = &d.sveltos_cluster;
         assert_eq!(sc.metadata.namespace.as_deref(), Some("team-a"));
         assert_eq!(
@@ -310,18 +318,57 @@ mod tests {
                 ..Default::default()
             },
         );
-        let a = desired(&base, &p, &src(), &bytes());
-        let b = desired(&spec, &p, &src(), &bytes());
+        let a = desired(&base, &p, &src(), &bytes(), false);
+        let b = desired(&spec, &p, &src(), &bytes(), false);
         assert_eq!(b.sveltos_cluster.spec.paused, Some(true));
         assert_eq!(b.entry.labels["tier"], "gold");
         assert_ne!(a.entry.config_sha256, b.entry.config_sha256);
     }
 
     #[test]
+    fn label_copying_is_under_control() {
+        let p = profile(
+            "team-a",
+            "c1",
+            &[
+                ("env", "prod"),
+                ("projectsveltos.io/cluster-profile", "gold"),
+                ("team.example.com/owner", "x"),
+            ],
+        );
+        // Default: everything but Sveltos' and the bridge's own prefixes. Attack: a profile writer cannot pick
+        // Sveltos profiles through `projectsveltos.io/` labels.
+        let d = desired(&BridgeSpec::default(), &p, &src(), &bytes(), false);
+        assert!(d.entry.labels.contains_key("env"));
+        assert!(
+            !d.entry
+                .labels
+                .contains_key("projectsveltos.io/cluster-profile")
+        );
+        // Only a known set; extras still win.
+        let spec = BridgeSpec {
+            copy_labels: crate::bridge::LabelCopy {
+                include: vec!["team.example.com/*".into()],
+                exclude: vec![],
+            },
+            extra_labels: BTreeMap::from([("env".into(), "fixed".into())]),
+            ..Default::default()
+        };
+        let d = desired(&spec, &p, &src(), &bytes(), false);
+        assert_eq!(
+            d.entry.labels,
+            BTreeMap::from([
+                ("env".to_string(), "fixed".to_string()),
+                ("team.example.com/owner".to_string(), "x".to_string())
+            ])
+        );
+    }
+
+    #[test]
     fn pending_and_reused_credentials_write_no_secret() {
         let p = profile("n", "c", &[]);
         let spec = BridgeSpec::default();
-        let d = desired(&spec, &p, &src(), &Material::Pending);
+        let d = desired(&spec, &p, &src(), &Material::Pending, false);
         assert!(
             d.secret.is_none() && d.entry.credential_pending && d.entry.kubeconfig_sha256.is_none()
         );
@@ -333,6 +380,7 @@ mod tests {
                 kubeconfig_sha256: "abc".into(),
                 expires_at: Some("2030-01-01T00:00:00Z".into()),
             },
+            false,
         );
         assert!(d.secret.is_none() && !d.entry.credential_pending);
         assert_eq!(d.entry.kubeconfig_sha256.as_deref(), Some("abc"));

@@ -8,6 +8,7 @@ pub mod duration;
 pub mod exec;
 pub mod names;
 pub mod observed;
+pub mod ownership;
 pub mod plan;
 pub mod problem;
 pub mod selector;
@@ -36,7 +37,7 @@ pub const CREDENTIAL_CONFIG_ANNOTATION: &str =
 pub const BRIDGE_CONFIG_ANNOTATION: &str = "sveltos.clusterinventory.io/bridge-config";
 
 /// Everything the user configured on one `sveltos_cluster_inventory_bridge`.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct BridgeSpec {
     /// The bridge's identity (ownership label value).
     pub name: String,
@@ -62,6 +63,98 @@ pub struct BridgeSpec {
     pub adopt: bool,
     /// The bridge's configuration as written, recorded on every SveltosCluster so that `import` can restore it.
     pub config_record: Option<String>,
+    /// Make every per-cluster problem an error that stops the plan (default: a warning, that cluster kept).
+    pub strict: bool,
+    /// What happens to a bridged cluster whose profile turns unhealthy (with `require_healthy`).
+    pub unhealthy: UnhealthyPolicy,
+    /// A plan that would deregister more clusters than this fails.
+    pub max_removals: Option<usize>,
+    /// Which profile labels are copied onto SveltosClusters.
+    pub copy_labels: LabelCopy,
+    /// How long deregistration waits for a SveltosCluster to be gone (Sveltos' finalizers) before it deletes
+    /// the kubeconfig Secret.
+    pub deletion_timeout: std::time::Duration,
+}
+
+/// Default `deletion_timeout`.
+pub const DEFAULT_DELETION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// What happens to an already bridged cluster whose ClusterProfile is no longer healthy.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum UnhealthyPolicy {
+    /// Stay registered as it is (default).
+    #[default]
+    Keep,
+    /// Stay registered with `spec.paused = true` until healthy again.
+    Pause,
+    /// Deregister it.
+    Remove,
+}
+
+/// Which ClusterProfile labels are copied onto the SveltosCluster: keys matching `include` (all when empty)
+/// and none matching `exclude`. A pattern is a key, or a prefix ending in `*`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LabelCopy {
+    /// Keys or prefixes to copy (empty: every key).
+    pub include: Vec<String>,
+    /// Keys or prefixes never copied.
+    pub exclude: Vec<String>,
+}
+
+impl Default for LabelCopy {
+    fn default() -> Self {
+        Self {
+            include: Vec::new(),
+            exclude: DEFAULT_LABEL_EXCLUDES
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+        }
+    }
+}
+
+/// Label prefixes never copied by default: Sveltos' own (`projectsveltos.io/`, which select add-ons and are
+/// written by Sveltos) and the bridge's.
+pub const DEFAULT_LABEL_EXCLUDES: &[&str] =
+    &["projectsveltos.io/*", "sveltos.clusterinventory.io/*"];
+
+impl LabelCopy {
+    fn matches(pattern: &str, key: &str) -> bool {
+        match pattern.strip_suffix('*') {
+            Some(prefix) => key.starts_with(prefix),
+            None => key == pattern,
+        }
+    }
+
+    /// Whether a profile label with this key is copied.
+    pub fn copies(&self, key: &str) -> bool {
+        (self.include.is_empty() || self.include.iter().any(|p| Self::matches(p, key)))
+            && !self.exclude.iter().any(|p| Self::matches(p, key))
+    }
+}
+
+impl Default for BridgeSpec {
+    fn default() -> Self {
+        Self {
+            name: String::new(),
+            selection: Selection::default(),
+            credentials: CredentialOptions::default(),
+            require_credentials: false,
+            extra_labels: BTreeMap::new(),
+            extra_annotations: BTreeMap::new(),
+            paused: None,
+            consecutive_failure_threshold: None,
+            active_window: None,
+            overrides: BTreeMap::new(),
+            adopt: false,
+            config_record: None,
+            strict: false,
+            unhealthy: UnhealthyPolicy::default(),
+            max_removals: None,
+            copy_labels: LabelCopy::default(),
+            deletion_timeout: DEFAULT_DELETION_TIMEOUT,
+        }
+    }
 }
 
 /// Profile selection.
@@ -128,9 +221,14 @@ pub fn selection_miss(sel: &Selection, profile: &ClusterProfile) -> Option<Strin
         ));
     }
     if sel.require_healthy && !is_healthy(profile) {
-        return Some(format!("{} is not True", keys::CONTROL_PLANE_HEALTHY));
+        return Some(unhealthy_reason());
     }
     None
+}
+
+/// Why an unhealthy profile is not selected.
+pub fn unhealthy_reason() -> String {
+    format!("{} is not True", keys::CONTROL_PLANE_HEALTHY)
 }
 
 /// Hex SHA-256.

@@ -11,6 +11,7 @@ use super::{
     CREDENTIAL_CONFIG_ANNOTATION, CREDENTIAL_SOURCE_ANNOTATION, FIELD_MANAGER, SECRET_KEY,
     SECRET_SUFFIX,
     desired::{ClusterEntry, config_sha256},
+    ownership::{Kind, Ledger},
     sha256_hex,
 };
 use crate::api::{SveltosCluster, keys};
@@ -20,6 +21,8 @@ use crate::api::{SveltosCluster, keys};
 pub struct ObservedSecret {
     /// `namespace/name`.
     pub id: String,
+    /// The API server's UID.
+    pub uid: Option<String>,
     /// SHA-256 of its `kubeconfig` value (`None` if the key is missing).
     pub kubeconfig_sha256: Option<String>,
     /// Recorded expiry.
@@ -35,6 +38,8 @@ pub struct ObservedSecret {
 pub struct ObservedCluster {
     /// `namespace/name`.
     pub id: String,
+    /// The API server's UID.
+    pub uid: Option<String>,
     /// Labels our field manager owns (without the ownership label).
     pub labels: BTreeMap<String, String>,
     /// Hash of the managed fields as they are.
@@ -83,6 +88,9 @@ pub struct World {
     pub foreign_secrets: BTreeMap<String, Option<String>>,
     /// Bridge-configuration records found on owned SveltosClusters (sorted by cluster key).
     pub records: Vec<String>,
+    /// Objects (`"<Kind> namespace/name"`) that carry this bridge's ownership label but whose UID it never
+    /// recorded: someone else made them. Never updated or deleted.
+    pub impostors: BTreeSet<String>,
 }
 
 fn id(meta: &ObjectMeta) -> String {
@@ -226,6 +234,7 @@ pub fn observe_cluster(sc: &SveltosCluster) -> ObservedCluster {
     };
     ObservedCluster {
         id: id(&sc.metadata),
+        uid: sc.metadata.uid.clone(),
         labels,
         config_sha256: config_sha256(&annotations, &spec),
         record: annotations.get(super::BRIDGE_CONFIG_ANNOTATION).cloned(),
@@ -238,6 +247,7 @@ pub fn observe_secret(secret: &Secret) -> ObservedSecret {
     let get = |k: &str| ann.and_then(|a| a.get(k)).cloned();
     ObservedSecret {
         id: id(&secret.metadata),
+        uid: secret.metadata.uid.clone(),
         kubeconfig_sha256: secret
             .data
             .as_ref()
@@ -267,14 +277,25 @@ fn profile_key(meta: &ObjectMeta, strip: &str) -> String {
 
 impl World {
     /// Builds the view for bridge `bridge` from the SveltosClusters and Secrets carrying its ownership label
-    /// (Secrets with data); objects labelled for another bridge are skipped. Objects at names the bridge would
-    /// create but does not own are added with [`World::add_foreign`].
-    pub fn build(bridge: &str, clusters: &[SveltosCluster], owned_secrets: &[Secret]) -> Self {
+    /// (Secrets with data): those the `ledger` says it owns are owned, the others are impostors; objects labelled
+    /// for another bridge are skipped. Objects at names the bridge would create but does not own are added with
+    /// [`World::add_foreign`].
+    pub fn build(
+        bridge: &str,
+        ledger: &Ledger,
+        clusters: &[SveltosCluster],
+        owned_secrets: &[Secret],
+    ) -> Self {
         let mut w = World::default();
         for sc in clusters
             .iter()
             .filter(|sc| owner(&sc.metadata) == Some(bridge))
         {
+            let sc_id = id(&sc.metadata);
+            if !ledger.owns(Kind::SveltosCluster, &sc_id, sc.metadata.uid.as_deref()) {
+                w.impostors.insert(format!("SveltosCluster {sc_id}"));
+                continue;
+            }
             w.owned
                 .entry(profile_key(&sc.metadata, ""))
                 .or_default()
@@ -292,6 +313,11 @@ impl World {
             .iter()
             .filter(|s| owner(&s.metadata) == Some(bridge))
         {
+            let s_id = id(&s.metadata);
+            if !ledger.owns(Kind::Secret, &s_id, s.metadata.uid.as_deref()) {
+                w.impostors.insert(format!("Secret {s_id}"));
+                continue;
+            }
             w.owned
                 .entry(profile_key(&s.metadata, SECRET_SUFFIX))
                 .or_default()
@@ -300,22 +326,46 @@ impl World {
         w
     }
 
-    /// Records objects found at names the bridge would create: owned by another bridge (`Some`) or by nobody
-    /// the provider knows (`None`). Objects carrying this bridge's own label are not foreign.
-    pub fn add_foreign(&mut self, bridge: &str, clusters: &[ObjectMeta], secrets: &[ObjectMeta]) {
-        for (metas, into) in [
-            (clusters, &mut self.foreign_clusters),
-            (secrets, &mut self.foreign_secrets),
+    /// Records objects found at names the bridge would create and does not own: owned by another bridge
+    /// (`Some(name)`), carrying this bridge's label without being its own (`Some(this bridge)`: an impostor), or
+    /// made by someone the provider does not know (`None`). Objects whose UID the ledger recorded are the
+    /// bridge's own, whatever their labels say.
+    pub fn add_foreign(
+        &mut self,
+        ledger: &Ledger,
+        clusters: &[ObjectMeta],
+        secrets: &[ObjectMeta],
+    ) {
+        for (kind, metas, into) in [
+            (Kind::SveltosCluster, clusters, &mut self.foreign_clusters),
+            (Kind::Secret, secrets, &mut self.foreign_secrets),
         ] {
             for m in metas {
-                match owner(m) {
-                    Some(o) if o == bridge => {}
-                    o => {
-                        into.insert(id(m), o.map(String::from));
-                    }
+                if ledger.recorded(kind, &id(m), m.uid.as_deref()) {
+                    continue;
                 }
+                into.insert(id(m), owner(m).map(String::from));
             }
         }
+    }
+
+    /// The ledger of what this world owns: every owned object's UID (a legacy or imported ledger becomes a
+    /// UID ledger here).
+    pub fn ledger(&self) -> Ledger {
+        let mut l = Ledger::default();
+        for o in self.owned.values() {
+            if let Some(sc) = &o.sveltos_cluster
+                && let Some(uid) = &sc.uid
+            {
+                l.record(Kind::SveltosCluster, &sc.id, uid);
+            }
+            if let Some(s) = &o.secret
+                && let Some(uid) = &s.uid
+            {
+                l.record(Kind::Secret, &s.id, uid);
+            }
+        }
+        l
     }
 
     /// State entries for everything this bridge owns.
@@ -452,7 +502,7 @@ pub(crate) mod tests {
             expires_at: None,
             config_sha256: None,
         };
-        let d = desired(&spec, &p, &src, &material);
+        let d = desired(&spec, &p, &src, &material, false);
         (spec, d)
     }
 
@@ -472,7 +522,12 @@ pub(crate) mod tests {
             .unwrap()
             .insert("other".into(), "x".into());
         sc.status = Some(Default::default());
-        let w = World::build("main", &[sc], &[d.secret.clone().unwrap()]);
+        let w = World::build(
+            "main",
+            &crate::bridge::ownership::Ledger::trusting(),
+            &[sc],
+            &[d.secret.clone().unwrap()],
+        );
         assert_eq!(w.entries()["ns/c1"], d.entry);
     }
 
@@ -500,7 +555,12 @@ pub(crate) mod tests {
             .get_mut("kubeconfig")
             .unwrap()
             .0 = b"other".to_vec();
-        let w = World::build("main", &[sc], &[secret]);
+        let w = World::build(
+            "main",
+            &crate::bridge::ownership::Ledger::trusting(),
+            &[sc],
+            &[secret],
+        );
         let e = &w.entries()["ns/c1"];
         assert_eq!(e.labels["a"], "edited");
         assert_ne!(e.config_sha256, d.entry.config_sha256);
@@ -513,42 +573,65 @@ pub(crate) mod tests {
         let mut sc = applied(d.sveltos_cluster.clone());
         sc.spec.paused = Some(true);
         sc.spec.consecutive_failure_threshold = Some(7);
-        let w = World::build("main", &[sc], &[d.secret.clone().unwrap()]);
+        let w = World::build(
+            "main",
+            &crate::bridge::ownership::Ledger::trusting(),
+            &[sc],
+            &[d.secret.clone().unwrap()],
+        );
         assert_eq!(w.entries()["ns/c1"], d.entry);
     }
 
     #[test]
-    fn ownership_is_by_label_value() {
+    fn ownership_is_by_recorded_uid_not_by_label() {
         let (_, d) = bridged();
+        let mut ours = d.sveltos_cluster.clone();
+        ours.metadata.uid = Some("uid-ours".into());
+        let mut forged = d.sveltos_cluster.clone();
+        forged.metadata.name = Some("c3".into());
+        forged.metadata.uid = Some("uid-forged".into());
         let mut other = d.sveltos_cluster.clone();
+        other.metadata.name = Some("c4".into());
         other
             .metadata
             .labels
             .as_mut()
             .unwrap()
             .insert(keys::BRIDGE_LABEL.into(), "other".into());
+        let mut ledger = Ledger::default();
+        ledger.record(Kind::SveltosCluster, "ns/c1", "uid-ours");
+        // Attack: an object carrying this bridge's label that the bridge never created is an impostor.
+        let w = World::build("main", &ledger, &[ours, forged.clone(), other.clone()], &[]);
+        assert_eq!(w.owned.keys().collect::<Vec<_>>(), ["ns/c1"]);
+        assert_eq!(
+            w.impostors.iter().collect::<Vec<_>>(),
+            ["SveltosCluster ns/c3"]
+        );
+        assert_eq!(w.ledger(), ledger);
+        // At a name the bridge would create: foreign, whoever's label it carries.
         let mut unlabelled = d.sveltos_cluster.clone();
         unlabelled.metadata.name = Some("c2".into());
         unlabelled.metadata.labels = None;
-        let mut w = World::build("main", &[other.clone(), unlabelled.clone()], &[]);
+        let mut w = World::default();
         w.add_foreign(
-            "main",
-            &[other.metadata, unlabelled.metadata],
-            &[d.secret.clone().unwrap().metadata],
+            &ledger,
+            &[other.metadata, unlabelled.metadata, forged.metadata],
+            &[],
         );
-        assert!(w.owned.is_empty());
-        assert_eq!(w.foreign_clusters["ns/c1"], Some("other".into()));
+        assert_eq!(w.foreign_clusters["ns/c4"], Some("other".into()));
         assert_eq!(w.foreign_clusters["ns/c2"], None);
-        assert!(
-            w.foreign_secrets.is_empty(),
-            "our own Secret is not foreign"
-        );
+        assert_eq!(w.foreign_clusters["ns/c3"], Some("main".into()));
     }
 
     #[test]
     fn half_written_cluster_reads_as_partial_entry() {
         let (_, d) = bridged();
-        let w = World::build("main", &[], &[d.secret.clone().unwrap()]);
+        let w = World::build(
+            "main",
+            &crate::bridge::ownership::Ledger::trusting(),
+            &[],
+            &[d.secret.clone().unwrap()],
+        );
         let e = &w.entries()["ns/c1"];
         assert_eq!(e.sveltos_cluster, None);
         assert_eq!(e.secret.as_deref(), Some("ns/c1-sveltos-kubeconfig"));

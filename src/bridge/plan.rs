@@ -6,19 +6,31 @@ use std::collections::{BTreeMap, BTreeSet};
 use k8s_openapi::api::core::v1::Secret;
 
 use super::{
-    BridgeSpec,
+    BridgeSpec, Selection, UnhealthyPolicy,
     credentials::{
         CredentialProblem, CredentialSecrets, CredentialSource, Lookup, Resolved, SecretIndex,
         locate, material::secrets_to_read, resolve,
     },
     desired::{ClusterEntry, DesiredCluster, Material, desired, secret_name},
     exec::{ExecInvocation, ProvidersFile},
+    is_healthy,
     observed::World,
-    selection_miss, sha256_hex,
+    selection_miss, sha256_hex, unhealthy_reason,
 };
 use crate::api::{ClusterProfile, SveltosCluster};
 
 pub use super::problem::{Problem, Severity, Step};
+
+/// When a plan is computed: for Terraform's plan, or again at apply to check that nothing changed since.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Phase {
+    /// `PlanResourceChange`: exec credentials are renewed once they enter `refresh_before`.
+    #[default]
+    Plan,
+    /// `ApplyResourceChange`: an exec credential that is still unexpired is applied as planned, even if it
+    /// entered `refresh_before` since plan (the next plan renews it), so saved plans survive review time.
+    Apply,
+}
 
 /// What the cluster holds, as read by the caller.
 pub struct Inputs<'a> {
@@ -28,7 +40,7 @@ pub struct Inputs<'a> {
     pub profiles: &'a [ClusterProfile],
     /// Secrets carrying the credential label (with data).
     pub credential_secrets: &'a [Secret],
-    /// Labels of every namespace (needed with a consumer filter).
+    /// Labels of the consumer-labelled namespaces (needed with a consumer filter).
     pub namespace_labels: &'a BTreeMap<String, BTreeMap<String, String>>,
     /// The parsed providers file, if configured.
     pub providers: Option<&'a ProvidersFile>,
@@ -36,6 +48,8 @@ pub struct Inputs<'a> {
     pub world: &'a World,
     /// Now.
     pub now: jiff::Timestamp,
+    /// Plan or apply.
+    pub phase: Phase,
 }
 
 /// A located credential per selected profile (first planning phase).
@@ -45,6 +59,10 @@ pub struct Located {
     pub lookups: Vec<(usize, Lookup)>,
     /// Profiles not selected, by key, with the reason.
     pub unselected: BTreeMap<String, String>,
+    /// Bridged clusters whose profile is not healthy, kept registered as they are (`unhealthy = "keep"`).
+    pub unhealthy_kept: BTreeSet<String>,
+    /// Bridged clusters whose profile is not healthy, paused (`unhealthy = "pause"`).
+    pub unhealthy_paused: BTreeSet<String>,
 }
 
 impl Located {
@@ -106,7 +124,9 @@ impl Located {
     }
 }
 
-/// First phase: select profiles and locate their credentials.
+/// First phase: select profiles and locate their credentials. With `require_healthy`, health gates
+/// registration, not existence: an unhealthy profile is not registered, but an already bridged cluster whose
+/// profile turns unhealthy follows `unhealthy` (kept, paused or removed).
 pub fn locate_all(inputs: &Inputs<'_>) -> Located {
     let spec = inputs.spec;
     let index = SecretIndex::new(
@@ -115,9 +135,13 @@ pub fn locate_all(inputs: &Inputs<'_>) -> Located {
         inputs.namespace_labels,
     );
     let mut out = Located::default();
+    let health_blind = Selection {
+        require_healthy: false,
+        ..spec.selection.clone()
+    };
     for (i, p) in inputs.profiles.iter().enumerate() {
         let key = p.key();
-        if let Some(reason) = selection_miss(&spec.selection, p) {
+        if let Some(reason) = selection_miss(&health_blind, p) {
             out.unselected.insert(key, reason);
             continue;
         }
@@ -125,10 +149,83 @@ pub fn locate_all(inputs: &Inputs<'_>) -> Located {
             out.unselected.insert(key, "skipped by overrides".into());
             continue;
         }
+        if spec.selection.require_healthy && !is_healthy(p) {
+            let bridged = inputs.world.owned.contains_key(&key);
+            match spec.unhealthy {
+                UnhealthyPolicy::Keep if bridged => {
+                    out.unhealthy_kept.insert(key);
+                    continue;
+                }
+                UnhealthyPolicy::Pause if bridged => {
+                    out.unhealthy_paused.insert(key);
+                }
+                _ => {
+                    out.unselected.insert(key, unhealthy_reason());
+                    continue;
+                }
+            }
+        }
         out.lookups
             .push((i, locate(p, &spec.credentials, inputs.providers, &index)));
     }
     out
+}
+
+/// Why one cluster was left as it is (or not registered) while the others were planned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterIssue {
+    /// Profile key.
+    pub key: String,
+    /// The cause, shared by every cluster with the same problem (diagnostics are grouped by it).
+    pub cause: Cause,
+    /// This cluster's specifics (object names, fields), never credential content.
+    pub detail: String,
+    /// Whether the cluster's existing bridged objects are kept (false: it is not registered).
+    pub kept: bool,
+}
+
+/// The cause of a [`ClusterIssue`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Cause {
+    /// A credential problem ([`CredentialProblem::cause`]).
+    Credentials(&'static str),
+    /// An object this bridge does not own stands where it would write.
+    Collision,
+    /// The profile is not healthy (`require_healthy`); the cluster is kept or paused.
+    Unhealthy,
+    /// At apply: the profile changed between plan and apply.
+    ChangedSincePlan,
+}
+
+impl Cause {
+    fn describe(self) -> &'static str {
+        match self {
+            Self::Credentials(c) => c,
+            Self::Collision => "an object this bridge does not own has the name it would write",
+            Self::Unhealthy => "the ClusterProfile is not healthy",
+            Self::ChangedSincePlan => "the ClusterProfile changed since plan",
+        }
+    }
+
+    fn hint(self) -> &'static str {
+        match self {
+            Self::Credentials(_) => {
+                "Fix the credential source of each listed ClusterProfile (see the sveltos_clusterprofile data \
+                 source's credential_source), or exclude it with overrides[\"<namespace>/<name>\"].skip = true."
+            }
+            Self::Collision => {
+                "Nothing was written to those objects. Set adopt = true to take them over, or exclude the \
+                 ClusterProfiles with overrides[\"<namespace>/<name>\"].skip = true."
+            }
+            Self::Unhealthy => {
+                "They stay registered (unhealthy = \"keep\") or paused (unhealthy = \"pause\") until healthy \
+                 again; unhealthy = \"remove\" deregisters them."
+            }
+            Self::ChangedSincePlan => {
+                "Nothing was written for them; every other cluster was applied. Run plan again."
+            }
+        }
+    }
 }
 
 /// The plan: the state entries apply will produce, the objects to write, and what it found wrong.
@@ -136,11 +233,17 @@ pub fn locate_all(inputs: &Inputs<'_>) -> Located {
 pub struct Plan {
     /// Clusters to bridge, by key.
     pub desired: BTreeMap<String, DesiredCluster>,
-    /// Clusters kept as they are (credentials temporarily unavailable), by key.
+    /// Clusters kept exactly as they are (a problem confined to them, or unhealthy and kept), by key.
     pub kept: BTreeMap<String, ClusterEntry>,
     /// Exec plugin runs needed at apply, by key (for credentials that are pending).
     pub exec: BTreeMap<String, ExecInvocation>,
-    /// Errors and warnings.
+    /// Clusters whose SveltosCluster is paused because their profile is unhealthy.
+    pub health_paused: BTreeSet<String>,
+    /// Per-cluster problems (reported grouped by cause in `problems`).
+    pub issues: Vec<ClusterIssue>,
+    /// Bridged clusters this plan deregisters, by key.
+    pub removals: Vec<String>,
+    /// Errors and warnings, with attribute paths.
     pub problems: Vec<Problem>,
 }
 
@@ -160,10 +263,24 @@ impl Plan {
     pub fn has_errors(&self) -> bool {
         self.problems.iter().any(|p| p.severity == Severity::Error)
     }
-}
 
-fn cred_path() -> Vec<Step> {
-    vec![Step::Attr("credentials")]
+    /// Leaves one cluster as it is: its existing objects are kept (no write, no delete), or, when it has none,
+    /// it is not registered.
+    pub fn isolate(&mut self, world: &World, key: &str, cause: Cause, detail: String) {
+        self.desired.remove(key);
+        self.exec.remove(key);
+        self.health_paused.remove(key);
+        let existing = world.owned.get(key);
+        if let Some(o) = existing {
+            self.kept.insert(key.to_string(), o.entry());
+        }
+        self.issues.push(ClusterIssue {
+            key: key.to_string(),
+            cause,
+            detail,
+            kept: existing.is_some(),
+        });
+    }
 }
 
 /// Hash identifying an exec plugin run (command, args, env, cluster info); a change forces a new credential.
@@ -172,16 +289,91 @@ pub fn invocation_sha256(inv: &ExecInvocation) -> String {
     sha256_hex(doc.to_string().as_bytes())
 }
 
-/// Second phase: given the Secrets read for `kubeconfig-secretreader` providers, build the plan.
+/// How many clusters a grouped diagnostic names before it gives a count.
+pub const LISTED: usize = 20;
+
+/// A list of names for a diagnostic: the first [`LISTED`], then how many more.
+pub fn name_list<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+    let names: Vec<&str> = names.into_iter().collect();
+    let mut out: Vec<String> = names.iter().take(LISTED).map(|n| n.to_string()).collect();
+    if names.len() > LISTED {
+        out.push(format!("and {} more", names.len() - LISTED));
+    }
+    out.join(", ")
+}
+
+/// Second phase: given the Secrets read for `kubeconfig-secretreader` providers, build the plan. A problem
+/// confined to one cluster leaves that cluster as it is and is reported once per cause; every other cluster is
+/// planned normally (with `strict`, such problems are errors instead).
 pub fn plan(
     inputs: &Inputs<'_>,
     located: &Located,
     fetched: &BTreeMap<(String, String), Option<Secret>>,
 ) -> Plan {
     let secrets = CredentialSecrets::new(inputs.credential_secrets, fetched);
-    let spec = inputs.spec;
     let mut plan = Plan::default();
-    for (k, _) in spec.overrides.iter() {
+    check_override_keys(inputs, &mut plan);
+    for (i, lookup) in &located.lookups {
+        let profile = &inputs.profiles[*i];
+        let key = profile.key();
+        let pause = located.unhealthy_paused.contains(&key);
+        let source = match lookup {
+            Lookup::Found(source) => source,
+            Lookup::Unusable(problem) => {
+                let cause = Cause::Credentials(problem.cause());
+                plan.isolate(inputs.world, &key, cause, problem.to_string());
+                continue;
+            }
+        };
+        match material_for(inputs, &secrets, profile, source) {
+            Ok((material, inv)) => {
+                let d = desired(inputs.spec, profile, source, &material, pause);
+                if material == Material::Pending
+                    && let Some(inv) = inv
+                {
+                    plan.exec.insert(key.clone(), inv);
+                }
+                if pause {
+                    plan.health_paused.insert(key.clone());
+                }
+                plan.desired.insert(key, d);
+            }
+            Err(problem) => {
+                let cause = Cause::Credentials(problem.cause());
+                plan.isolate(inputs.world, &key, cause, problem.to_string());
+            }
+        }
+    }
+    for key in &located.unhealthy_kept {
+        plan.isolate(
+            inputs.world,
+            key,
+            Cause::Unhealthy,
+            "kept registered".into(),
+        );
+    }
+    for key in &plan.health_paused.clone() {
+        plan.issues.push(ClusterIssue {
+            key: key.clone(),
+            cause: Cause::Unhealthy,
+            detail: "paused".into(),
+            kept: true,
+        });
+    }
+    isolate_collisions(inputs, &mut plan);
+    plan.removals = inputs
+        .world
+        .owned
+        .keys()
+        .filter(|k| !plan.desired.contains_key(*k) && !plan.kept.contains_key(*k))
+        .cloned()
+        .collect();
+    report(inputs, &mut plan);
+    plan
+}
+
+fn check_override_keys(inputs: &Inputs<'_>, plan: &mut Plan) {
+    for k in inputs.spec.overrides.keys() {
         if !k.contains('/') {
             plan.problems.push(Problem::error(
                 vec![Step::Attr("overrides"), Step::Key(k.clone())],
@@ -196,66 +388,111 @@ pub fn plan(
             ));
         }
     }
-    for (i, lookup) in &located.lookups {
-        let profile = &inputs.profiles[*i];
-        let key = profile.key();
-        let material = match lookup {
-            Lookup::Found(source) => {
-                material_for(inputs, &secrets, profile, source).map(|m| (source, m))
+}
+
+/// Turns the plan's per-cluster issues, removals and impostors into grouped diagnostics.
+fn report(inputs: &Inputs<'_>, plan: &mut Plan) {
+    let spec = inputs.spec;
+    let mut by_cause: BTreeMap<Cause, Vec<&ClusterIssue>> = BTreeMap::new();
+    for issue in &plan.issues {
+        by_cause.entry(issue.cause).or_default().push(issue);
+    }
+    let mut problems = Vec::new();
+    for (cause, mut issues) in by_cause {
+        issues.sort_by(|a, b| a.key.cmp(&b.key));
+        let error = match cause {
+            Cause::Unhealthy => false,
+            Cause::ChangedSincePlan => true,
+            Cause::Credentials(_) => {
+                spec.strict || (spec.require_credentials && issues.iter().any(|i| !i.kept))
             }
-            Lookup::Unusable(CredentialProblem::Ambiguous { secrets: names }) => {
-                plan.problems.push(Problem::error(
-                    vec![Step::Attr("credentials"), Step::Attr("secret_label")],
-                    format!("Two or more kubeconfig Secrets for ClusterProfile {key}"),
-                    format!(
-                        "Secrets {} all carry {}={}; keep exactly one (remove the label from the others, or use \
-                         credentials.consumer to restrict which namespaces count).",
-                        names.join(" and "),
-                        spec.credentials.secret_label,
-                        profile.metadata.name.as_deref().unwrap_or_default()
-                    ),
-                ));
-                continue;
-            }
-            Lookup::Unusable(problem) => Err(problem.clone()),
+            Cause::Collision => spec.strict,
         };
-        match material {
-            Ok((source, (material, inv))) => {
-                let d = desired(spec, profile, source, &material);
-                if material == Material::Pending
-                    && let Some(inv) = inv
-                {
-                    plan.exec.insert(key.clone(), inv);
-                }
-                plan.desired.insert(key, d);
-            }
-            Err(reason) => {
-                let reason = reason.to_string();
-                if let Some(existing) = inputs.world.owned.get(&key) {
-                    plan.kept.insert(key.clone(), existing.entry());
-                    plan.problems.push(Problem::warning(
-                        cred_path(),
-                        format!("No usable credentials for ClusterProfile {key}; keeping its current registration"),
-                        format!("{reason}. The SveltosCluster and Secret already bridged are left as they are."),
-                    ));
-                } else if spec.require_credentials {
-                    plan.problems.push(Problem::error(
-                        cred_path(),
-                        format!("No usable credentials for ClusterProfile {key}"),
-                        format!("{reason}. Provide a kubeconfig, or set require_credentials = false to skip it."),
-                    ));
+        let kept = issues.iter().filter(|i| i.kept).count();
+        let lines: Vec<String> = issues
+            .iter()
+            .take(LISTED)
+            .map(|i| {
+                let state = if i.kept {
+                    "kept as it is"
                 } else {
-                    plan.problems.push(Problem::warning(
-                        cred_path(),
-                        format!("ClusterProfile {key} skipped: no usable credentials"),
-                        format!("{reason}."),
-                    ));
-                }
+                    "not registered"
+                };
+                format!("- {} ({state}): {}", i.key, i.detail)
+            })
+            .collect();
+        let more = issues
+            .len()
+            .checked_sub(LISTED)
+            .filter(|n| *n > 0)
+            .map(|n| format!("\n- and {n} more"))
+            .unwrap_or_default();
+        let after = if error {
+            if spec.strict {
+                "strict = true makes this an error: nothing was written."
+            } else {
+                "require_credentials = true makes this an error: nothing was written."
             }
+        } else {
+            "Every other cluster is planned normally. Set strict = true to make this an error."
+        };
+        let summary = format!(
+            "{} ClusterProfile(s): {} ({kept} kept as they are)",
+            issues.len(),
+            cause.describe()
+        );
+        let detail = format!("{}{more}\n\n{} {after}", lines.join("\n"), cause.hint());
+        let path = match cause {
+            Cause::Credentials(_) => vec![Step::Attr("credentials")],
+            Cause::Collision => vec![Step::Attr("adopt")],
+            Cause::Unhealthy => vec![Step::Attr("require_healthy")],
+            Cause::ChangedSincePlan => vec![],
+        };
+        problems.push(if error {
+            Problem::error(path, summary, detail)
+        } else {
+            Problem::warning(path, summary, detail)
+        });
+    }
+    if !inputs.world.impostors.is_empty() {
+        problems.push(Problem::warning(
+            vec![Step::Attr("name")],
+            format!(
+                "{} object(s) carry the ownership label of bridge {:?} but were not created by it",
+                inputs.world.impostors.len(),
+                spec.name
+            ),
+            format!(
+                "{}. The bridge never updates or deletes them. If they are really this bridge's (for example \
+                 after the state was lost), take them over with `terraform import`.",
+                name_list(inputs.world.impostors.iter().map(String::as_str))
+            ),
+        ));
+    }
+    if !plan.removals.is_empty() {
+        let n = plan.removals.len();
+        let names = name_list(plan.removals.iter().map(String::as_str));
+        match spec.max_removals {
+            Some(max) if n > max => problems.push(Problem::error(
+                vec![Step::Attr("max_removals")],
+                format!("This plan would deregister {n} clusters, more than max_removals = {max}"),
+                format!(
+                    "Deregistering a cluster makes Sveltos withdraw its add-ons. Clusters: {names}. Nothing was \
+                     written. If this is intended, raise max_removals; otherwise check label_selector, \
+                     namespaces and names."
+                ),
+            )),
+            _ => problems.push(Problem::warning(
+                vec![],
+                format!("This plan deregisters {n} cluster(s)"),
+                format!(
+                    "{names}. Sveltos withdraws their add-ons once their SveltosClusters are gone. Set \
+                     max_removals to cap how many one plan may deregister."
+                ),
+            )),
         }
     }
-    check_collisions(inputs, &mut plan);
-    plan
+    plan.problems.extend(problems);
 }
 
 type MaterialAndRun = (Material, Option<ExecInvocation>);
@@ -290,59 +527,124 @@ fn material_for(
         && s.credential_source.as_deref() == Some(source.to_string().as_str())
         && s.credential_config_sha256.as_deref() == Some(inv_sha.as_str())
         && let Some(sha) = &s.kubeconfig_sha256
+        && still_fresh(s.expires_at.as_deref(), inputs, opts.refresh_before)
     {
-        let fresh = match &s.expires_at {
-            None => true,
-            Some(t) => t.parse::<jiff::Timestamp>().is_ok_and(|exp| {
-                let margin = jiff::SignedDuration::try_from(opts.refresh_before)
-                    .unwrap_or(jiff::SignedDuration::MAX);
-                inputs
-                    .now
-                    .checked_add(margin)
-                    .is_ok_and(|deadline| exp > deadline)
-            }),
-        };
-        if fresh {
-            return Ok((
-                Material::Reuse {
-                    kubeconfig_sha256: sha.clone(),
-                    expires_at: s.expires_at.clone(),
-                },
-                None,
-            ));
-        }
+        return Ok((
+            Material::Reuse {
+                kubeconfig_sha256: sha.clone(),
+                expires_at: s.expires_at.clone(),
+            },
+            None,
+        ));
     }
     Ok((Material::Pending, Some(inv)))
 }
 
-fn check_collisions(inputs: &Inputs<'_>, plan: &mut Plan) {
+/// Whether a credential expiring at `expires_at` may be reused now: at plan, until `refresh_before` ahead of
+/// its expiry; at apply, until its expiry (what was planned stays valid).
+fn still_fresh(
+    expires_at: Option<&str>,
+    inputs: &Inputs<'_>,
+    refresh_before: std::time::Duration,
+) -> bool {
+    let Some(t) = expires_at else {
+        return true;
+    };
+    let Ok(exp) = t.parse::<jiff::Timestamp>() else {
+        return false;
+    };
+    let margin = match inputs.phase {
+        Phase::Plan => {
+            jiff::SignedDuration::try_from(refresh_before).unwrap_or(jiff::SignedDuration::MAX)
+        }
+        Phase::Apply => jiff::SignedDuration::ZERO,
+    };
+    inputs
+        .now
+        .checked_add(margin)
+        .is_ok_and(|deadline| exp > deadline)
+}
+
+/// Clusters whose SveltosCluster or Secret name is taken by an object this bridge does not own are left as
+/// they are (unless `adopt`).
+fn isolate_collisions(inputs: &Inputs<'_>, plan: &mut Plan) {
     let spec = inputs.spec;
     if spec.adopt {
         return;
     }
+    let mut collided = Vec::new();
     for (key, d) in &plan.desired {
-        let sc_id = key.clone();
         let secret_id = d.entry.secret.clone().unwrap_or_default();
+        let mut why = Vec::new();
         for (kind, id, foreign) in [
-            ("SveltosCluster", &sc_id, &inputs.world.foreign_clusters),
+            ("SveltosCluster", key, &inputs.world.foreign_clusters),
             ("Secret", &secret_id, &inputs.world.foreign_secrets),
         ] {
             if let Some(owner) = foreign.get(id) {
                 let who = match owner {
+                    Some(o) if *o == spec.name => {
+                        "carries this bridge's label but was not created by it".to_string()
+                    }
                     Some(o) => format!("is managed by bridge {o:?}"),
                     None => "was not created by this provider".to_string(),
                 };
-                plan.problems.push(Problem::error(
-                    vec![Step::Attr("adopt")],
-                    format!("{kind} {id} already exists and is not owned by bridge {:?}", spec.name),
-                    format!(
-                        "{kind} {id} {who}. Nothing was written. Set adopt = true to take it over, or exclude \
-                         ClusterProfile {key} with overrides[\"{key}\"].skip = true."
-                    ),
-                ));
+                why.push(format!("{kind} {id} {who}"));
             }
         }
+        if !why.is_empty() {
+            collided.push((key.clone(), why.join("; ")));
+        }
     }
+    for (key, why) in collided {
+        plan.isolate(inputs.world, &key, Cause::Collision, why);
+    }
+}
+
+/// At apply: the clusters whose plan-time entry differs from what apply would produce now are left as they are
+/// (an error for each, grouped), so that every other cluster is still applied as planned.
+pub fn isolate_drift(
+    plan: &mut Plan,
+    world: &World,
+    planned: &BTreeMap<String, Option<ClusterEntry>>,
+) {
+    let drift = drift_since_plan(planned, &plan.entries());
+    if drift.is_empty() {
+        return;
+    }
+    for (key, why) in drift {
+        plan.isolate(world, &key, Cause::ChangedSincePlan, why);
+        plan.removals.retain(|k| *k != key);
+    }
+    // A planned cluster that no longer appears at all (its profile deleted) is kept too.
+    for key in planned.keys() {
+        if !plan.desired.contains_key(key)
+            && !plan.kept.contains_key(key)
+            && let Some(o) = world.owned.get(key)
+        {
+            plan.kept.insert(key.clone(), o.entry());
+            plan.removals.retain(|k| k != key);
+        }
+    }
+    let issues: Vec<ClusterIssue> = plan
+        .issues
+        .iter()
+        .filter(|i| i.cause == Cause::ChangedSincePlan)
+        .cloned()
+        .collect();
+    let names = name_list(issues.iter().map(|i| i.key.as_str()));
+    let lines: Vec<String> = issues
+        .iter()
+        .take(LISTED)
+        .map(|i| format!("- {}: {}", i.key, i.detail))
+        .collect();
+    plan.problems.push(Problem::error(
+        vec![],
+        format!(
+            "{} ClusterProfile(s) changed since plan: {names}",
+            issues.len()
+        ),
+        format!("{}\n\n{}", lines.join("\n"), Cause::ChangedSincePlan.hint()),
+    ));
 }
 
 /// A write apply has to make for one cluster.
@@ -361,6 +663,8 @@ pub struct Write {
     pub adopt_sveltos_cluster: bool,
     /// Likewise for the Secret.
     pub adopt_secret: bool,
+    /// The profile is unhealthy and the SveltosCluster is paused (`unhealthy = "pause"`).
+    pub health_pause: bool,
 }
 
 /// A delete apply has to make for one cluster (SveltosCluster first, then Secret).
@@ -418,6 +722,7 @@ pub fn actions(plan: &Plan, world: &World) -> (Vec<Write>, Vec<Delete>) {
                     .secret
                     .as_ref()
                     .is_some_and(|s| world.foreign_secrets.contains_key(s)),
+                health_pause: plan.health_paused.contains(key),
             });
         }
     }
@@ -476,7 +781,9 @@ pub fn drift_since_plan(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bridge::{Override, Selection, observed::World, selector::Selector, testutil::*};
+    use crate::bridge::{
+        Override, Selection, UnhealthyPolicy, observed::World, selector::Selector, testutil::*,
+    };
 
     struct Fixture {
         spec: BridgeSpec,
@@ -485,6 +792,7 @@ mod tests {
         ns_labels: BTreeMap<String, BTreeMap<String, String>>,
         world: World,
         providers: Option<ProvidersFile>,
+        phase: Phase,
     }
 
     impl Fixture {
@@ -505,6 +813,7 @@ mod tests {
                 ns_labels: BTreeMap::new(),
                 world: World::default(),
                 providers: None,
+                phase: Phase::Plan,
             }
         }
 
@@ -517,6 +826,7 @@ mod tests {
                 providers: self.providers.as_ref(),
                 world: &self.world,
                 now: jiff::Timestamp::from_second(1_800_000_000).unwrap(),
+                phase: self.phase,
             };
             let located = locate_all(&inputs);
             plan(&inputs, &located, &BTreeMap::new())
@@ -550,7 +860,12 @@ mod tests {
             .values()
             .filter_map(|d| d.secret.clone())
             .collect();
-        World::build(bridge, &scs, &secrets)
+        World::build(
+            bridge,
+            &crate::bridge::ownership::Ledger::trusting(),
+            &scs,
+            &secrets,
+        )
     }
 
     #[test]
@@ -573,6 +888,7 @@ mod tests {
                 providers: None,
                 world: &f.world,
                 now: jiff::Timestamp::from_second(1_800_000_000).unwrap(),
+                phase: Phase::Plan,
             })
         };
         let t = inputs(&f).creation_targets(&f.profiles, &f.world);
@@ -724,27 +1040,44 @@ mod tests {
     }
 
     #[test]
-    fn foreign_objects_block_without_adopt() {
+    fn collisions_are_isolated_to_their_cluster() {
         let mut f = Fixture::new();
+        f.profiles.push(profile("a", "c2", &[]));
+        f.secrets.push(labelled_secret(
+            "a",
+            "s3",
+            "c2",
+            None,
+            &[("Config", KUBECONFIG)],
+        ));
         f.world.foreign_clusters.insert("a/c1".into(), None);
         f.world
             .foreign_secrets
             .insert("b/c1-sveltos-kubeconfig".into(), Some("other".into()));
         let p = f.run();
-        let errors: Vec<_> = p
+        assert!(!p.has_errors(), "{:?}", p.problems);
+        assert_eq!(
+            p.desired.keys().collect::<Vec<_>>(),
+            ["a/c2"],
+            "the others are still planned"
+        );
+        let w: Vec<_> = p
             .problems
             .iter()
-            .filter(|p| p.severity == Severity::Error)
+            .filter(|p| p.path == vec![Step::Attr("adopt")])
             .collect();
-        assert_eq!(errors.len(), 2);
+        assert_eq!(w.len(), 1, "one diagnostic per cause: {w:?}");
+        assert_eq!(w[0].severity, Severity::Warning);
+        assert!(w[0].summary.starts_with("2 ClusterProfile(s)"), "{w:?}");
         assert!(
-            errors[0].summary.contains("SveltosCluster a/c1"),
-            "{errors:?}"
+            w[0].detail.contains("SveltosCluster a/c1") && w[0].detail.contains("bridge \"other\""),
+            "{w:?}"
         );
-        assert!(errors[1].detail.contains("bridge \"other\""), "{errors:?}");
-        assert_eq!(errors[0].path, vec![Step::Attr("adopt")]);
+        f.spec.strict = true;
+        assert!(f.run().has_errors());
+        f.spec.strict = false;
         f.spec.adopt = true;
-        assert!(!f.run().has_errors());
+        assert_eq!(f.run().desired.len(), 3);
     }
 
     #[test]
@@ -756,24 +1089,29 @@ mod tests {
         assert!(
             p.problems
                 .iter()
-                .any(|x| x.severity == Severity::Warning && x.summary.contains("b/c1"))
+                .any(|x| x.severity == Severity::Warning && x.detail.contains("b/c1")),
+            "{:?}",
+            p.problems
         );
         f.spec.require_credentials = true;
         assert!(f.run().has_errors());
-        // Already bridged: kept (never deleted because a credential went missing).
+        // Already bridged: kept (never deleted because a credential went missing), even with require_credentials.
         let mut f = Fixture::new();
         let world = world_after(&f.run(), "main");
         f.secrets.pop();
         f.world = world.clone();
+        f.spec.require_credentials = true;
         let p = f.run();
         assert!(p.kept.contains_key("b/c1"));
+        assert!(!p.has_errors(), "{:?}", p.problems);
         let (_, deletes) = actions(&p, &world);
         assert!(deletes.is_empty());
     }
 
     #[test]
-    fn ambiguous_secrets_name_both() {
+    fn ambiguous_secrets_keep_the_bridged_cluster_and_name_both() {
         let mut f = Fixture::new();
+        f.world = world_after(&f.run(), "main");
         f.secrets.push(labelled_secret(
             "a",
             "s9",
@@ -782,15 +1120,119 @@ mod tests {
             &[("Config", KUBECONFIG)],
         ));
         let p = f.run();
+        assert!(!p.has_errors());
+        let (writes, deletes) = actions(&p, &f.world);
+        assert!(
+            writes.is_empty() && deletes.is_empty(),
+            "a/c1 is kept exactly as it is"
+        );
+        assert_eq!(p.kept.keys().collect::<Vec<_>>(), ["a/c1"]);
+        let w = p
+            .problems
+            .iter()
+            .find(|x| x.summary.contains("two or more"))
+            .unwrap();
+        assert!(
+            w.detail.contains("a/s1")
+                && w.detail.contains("a/s9")
+                && w.detail.contains("kept as it is"),
+            "{w:?}"
+        );
+        f.spec.strict = true;
+        assert!(f.run().has_errors());
+    }
+
+    #[test]
+    fn health_gates_registration_not_existence() {
+        let mut f = Fixture::new();
+        f.spec.selection.require_healthy = true;
+        for p in &mut f.profiles {
+            set_healthy(p, true);
+        }
+        f.world = world_after(&f.run(), "main");
+        set_healthy(&mut f.profiles[1], false);
+        // keep: registered as it is.
+        let p = f.run();
+        assert!(p.kept.contains_key("b/c1") && p.removals.is_empty());
+        assert!(
+            p.problems
+                .iter()
+                .any(|x| x.path == vec![Step::Attr("require_healthy")])
+        );
+        // pause: paused.
+        f.spec.unhealthy = UnhealthyPolicy::Pause;
+        let p = f.run();
+        assert_eq!(p.desired["b/c1"].sveltos_cluster.spec.paused, Some(true));
+        let (writes, _) = actions(&p, &f.world);
+        assert!(
+            writes
+                .iter()
+                .any(|w| w.key == "b/c1" && w.sveltos_cluster.is_some())
+        );
+        // remove: deregistered.
+        f.spec.unhealthy = UnhealthyPolicy::Remove;
+        let p = f.run();
+        assert_eq!(p.removals, ["b/c1"]);
+        // A new unhealthy profile is not registered.
+        f.spec.unhealthy = UnhealthyPolicy::Keep;
+        f.world = World::default();
+        assert!(!f.run().entries().contains_key("b/c1"));
+    }
+
+    #[test]
+    fn removal_guard() {
+        let mut f = Fixture::new();
+        f.world = world_after(&f.run(), "main");
+        f.profiles.clear();
+        let p = f.run();
+        assert_eq!(p.removals.len(), 2);
+        let w = p
+            .problems
+            .iter()
+            .find(|x| x.summary.contains("deregisters 2"))
+            .unwrap();
+        assert_eq!(w.severity, Severity::Warning);
+        f.spec.max_removals = Some(1);
+        let p = f.run();
+        let e = p
+            .problems
+            .iter()
+            .find(|x| x.path == vec![Step::Attr("max_removals")])
+            .unwrap();
+        assert!(
+            e.severity == Severity::Error && e.summary.contains('2'),
+            "{e:?}"
+        );
+        f.spec.max_removals = Some(2);
+        assert!(!f.run().has_errors());
+    }
+
+    #[test]
+    fn apply_isolates_drift_and_applies_the_rest() {
+        let mut f = Fixture::new();
+        let planned: BTreeMap<String, Option<ClusterEntry>> = f
+            .run()
+            .entries()
+            .into_iter()
+            .map(|(k, e)| (k, Some(e)))
+            .collect();
+        // Between plan and apply, b/c1's profile changes its labels.
+        f.profiles[1]
+            .metadata
+            .labels
+            .as_mut()
+            .unwrap()
+            .insert("env".into(), "changed".into());
+        f.phase = Phase::Apply;
+        let mut p = f.run();
+        isolate_drift(&mut p, &f.world, &planned);
+        assert_eq!(p.desired.keys().collect::<Vec<_>>(), ["a/c1"]);
         let e = p
             .problems
             .iter()
             .find(|x| x.severity == Severity::Error)
             .unwrap();
-        assert!(
-            e.detail.contains("a/s1") && e.detail.contains("a/s9"),
-            "{e:?}"
-        );
+        assert!(e.summary.contains("b/c1"), "{e:?}");
     }
 
     #[test]
@@ -827,6 +1269,7 @@ mod tests {
         let mut world = World::default();
         let mut observed = crate::bridge::observed::Observed {
             secret: Some(crate::bridge::observed::ObservedSecret {
+                uid: None,
                 id: "a/c1-sveltos-kubeconfig".into(),
                 kubeconfig_sha256: Some("h1".into()),
                 expires_at: Some((now + jiff::SignedDuration::from_hours(1)).to_string()),

@@ -6,7 +6,7 @@ use crate::{
         credentials::{CredentialOptions, CredentialsConfig, options::validate},
         exec::ProvidersFile,
     },
-    k8s::credentials::read_providers_file,
+    k8s::credentials::{ProvidersFileError, read_providers_file},
     tfplugin::{
         AttributePath, Diagnostic, Diagnostics, Type, Value,
         schema::{Attribute, Block, NestedBlock},
@@ -155,7 +155,11 @@ pub fn providers(options: &CredentialOptions) -> Result<Option<ProvidersFile>, D
         return Ok(None);
     };
     read_providers_file(path).map(Some).map_err(|e| {
-        Diagnostic::error("Cannot use the exec providers file", e.to_string())
+        let summary = match e {
+            ProvidersFileError::Read { .. } => "Cannot read the exec providers file",
+            ProvidersFileError::Parse { .. } => "Invalid exec providers file",
+        };
+        Diagnostic::error(summary, e.to_string())
             .with_attribute(AttributePath::attr(BLOCK).then_attr("exec_providers_file"))
     })
 }

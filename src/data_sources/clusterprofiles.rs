@@ -64,11 +64,18 @@ pub fn schema() -> Schema {
                 .markdown_description("Only ClusterProfiles whose `spec.clusterManager.name` is this."),
         )
         .attribute(
-            Attribute::bool("healthy_only")
+            Attribute::bool("require_healthy")
                 .optional()
                 .markdown_description(
-                    "Only ClusterProfiles whose `ControlPlaneHealthy` condition is `True` (default `false`).",
+                    "Only ClusterProfiles whose `ControlPlaneHealthy` condition is `True` (default `false`), as on \
+                     `sveltos_cluster_inventory_bridge`.",
                 ),
+        )
+        .attribute(
+            Attribute::bool("healthy_only")
+                .optional()
+                .deprecated("Use require_healthy (the same name as on sveltos_cluster_inventory_bridge).")
+                .markdown_description("Deprecated alias of `require_healthy`."),
         )
         .attribute(
             Attribute::list("cluster_profiles", profile_object_type())
@@ -87,11 +94,29 @@ fn selection(config: &Value) -> Result<Selection, Diagnostics> {
     let mut namespaces = config.get_attr("namespaces").as_string_vec();
     namespaces.sort();
     namespaces.dedup();
-    if namespaces.iter().any(String::is_empty) {
+    for (i, ns) in config
+        .get_attr("namespaces")
+        .as_string_vec()
+        .iter()
+        .enumerate()
+    {
+        if let Err(e) = crate::bridge::names::dns1123_label(ns) {
+            diags.attribute_error(
+                AttributePath::attr("namespaces").then_index(i as i64),
+                "Invalid namespaces",
+                format!("Element {i}: {e}."),
+            );
+        }
+    }
+    let healthy = config.get_attr("require_healthy").as_bool();
+    let alias = config.get_attr("healthy_only").as_bool();
+    if let (Some(a), Some(b)) = (healthy, alias)
+        && a != b
+    {
         diags.attribute_error(
-            AttributePath::attr("namespaces"),
-            "Invalid namespaces",
-            "Namespace names must not be empty.",
+            AttributePath::attr("healthy_only"),
+            "Conflicting health filters",
+            "require_healthy and its deprecated alias healthy_only disagree; keep only require_healthy.",
         );
     }
     let label_selector = match config.get_attr("label_selector").as_str() {
@@ -119,13 +144,13 @@ fn selection(config: &Value) -> Result<Selection, Diagnostics> {
             .get_attr("cluster_manager")
             .as_str()
             .map(str::to_string),
-        require_healthy: config.get_attr("healthy_only").as_bool().unwrap_or(false),
+        require_healthy: healthy.or(alias).unwrap_or(false),
     })
 }
 
 fn query_id(sel: &Selection) -> String {
     format!(
-        "namespaces={};label_selector={};cluster_manager={};healthy_only={}",
+        "namespaces={};label_selector={};cluster_manager={};require_healthy={}",
         if sel.namespaces.is_empty() {
             "*".to_string()
         } else {
@@ -153,7 +178,12 @@ impl DataSource for ClusterProfilesDataSource {
     async fn validate(&self, config: &Value) -> Diagnostics {
         // Only known values can be checked; unknown ones are checked at read time.
         let mut known = config.clone();
-        for attr in ["namespaces", "label_selector"] {
+        for attr in [
+            "namespaces",
+            "label_selector",
+            "require_healthy",
+            "healthy_only",
+        ] {
             if !config.get_attr(attr).is_wholly_known() {
                 known.set_attr(attr, Value::Null);
             }
@@ -242,14 +272,14 @@ mod tests {
             ("namespaces", Value::string_list(["b", "a", "b"])),
             ("label_selector", Value::string("env in (prod),!legacy")),
             ("cluster_manager", Value::string("ocm")),
-            ("healthy_only", Value::bool(true)),
+            ("require_healthy", Value::bool(true)),
         ]);
         let sel = selection(&cfg).unwrap();
         assert_eq!(sel.namespaces, vec!["a".to_string(), "b".to_string()]);
         assert!(sel.require_healthy);
         assert_eq!(
             query_id(&sel),
-            "namespaces=a,b;label_selector=env in (prod),!legacy;cluster_manager=ocm;healthy_only=true"
+            "namespaces=a,b;label_selector=env in (prod),!legacy;cluster_manager=ocm;require_healthy=true"
         );
         let bad = Value::object([("label_selector", Value::string("env in (prod"))]);
         let d = selection(&bad).unwrap_err();

@@ -400,6 +400,55 @@ where
     .await
 }
 
+/// Whether [`delete_owned`] deleted the object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deleted {
+    /// Deleted (or deletion started: finalizers may keep it a while).
+    Yes,
+    /// It did not exist.
+    Absent,
+    /// An object with another UID stands at that name now: it is not the one the bridge owns, so it was left.
+    Replaced,
+}
+
+/// Deletes one object only if it still has `uid` (a delete precondition the API server enforces), so that an
+/// object someone recreated under the same name is never deleted.
+pub async fn delete_owned<K>(
+    client: &Client,
+    namespace: &str,
+    name: &str,
+    uid: Option<&str>,
+) -> Result<Deleted, IoError>
+where
+    K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Debug,
+    <K as Resource>::DynamicType: Default,
+{
+    let Target {
+        kind, object, api, ..
+    } = named::<K>(client, namespace, name);
+    let mut dp = DeleteParams::background();
+    if let Some(uid) = uid {
+        dp = dp.preconditions(kube::api::Preconditions {
+            uid: Some(uid.to_string()),
+            resource_version: None,
+        });
+    }
+    let dp = &dp;
+    with_retry("delete", &kind, &object, || async {
+        match api.delete(name, dp).await {
+            Ok(_) => Ok(Deleted::Yes),
+            Err(kube::Error::Api(s)) if s.code == 404 => Ok(Deleted::Absent),
+            Err(kube::Error::Api(s))
+                if s.code == 409 && s.message.contains("Precondition failed") =>
+            {
+                Ok(Deleted::Replaced)
+            }
+            Err(e) => Err(e),
+        }
+    })
+    .await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -281,7 +281,7 @@ impl CredentialsConfig {
                 Ok(d) => opts.refresh_before = d,
                 Err(e) => problems.push(Problem::error(
                     path("refresh_before"),
-                    "Invalid credentials.refresh_before",
+                    "Invalid duration",
                     e.to_string(),
                 )),
             }

@@ -15,9 +15,10 @@ use crate::{
         desired::{ClusterEntry, Material, desired},
         exec::{ProvidersFile, static_kubeconfig},
         observed::World,
+        ownership::{Kind, Ledger},
         plan::{
-            CreationTargets, Delete, Inputs, Plan, Write, actions, invocation_sha256, locate_all,
-            plan,
+            CreationTargets, Delete, Inputs, Phase, Plan, Write, actions, invocation_sha256,
+            locate_all, plan,
         },
     },
     k8s::{
@@ -55,20 +56,25 @@ fn owner_selector(bridge: &str) -> String {
     format!("{}={bridge}", keys::BRIDGE_LABEL)
 }
 
-/// What this bridge owns (2 LISTs, label-selected, cluster-wide).
-pub async fn read_owned(client: &Client, bridge: &str) -> Result<World, IoError> {
+/// What this bridge owns (2 LISTs, label-selected, cluster-wide; labelled objects the ledger does not record
+/// are impostors).
+pub async fn read_owned(client: &Client, bridge: &str, ledger: &Ledger) -> Result<World, IoError> {
     let sel = owner_selector(bridge);
     let (scs, secrets) = futures::try_join!(
         io::list::<SveltosCluster>(client, &[], Some(&sel)),
         io::list::<Secret>(client, &[], Some(&sel)),
     )?;
-    Ok(World::build(bridge, &scs, &secrets))
+    Ok(World::build(bridge, ledger, &scs, &secrets))
 }
 
 /// Reads the inventory and what exists: four paginated LISTs (profiles, labelled credential Secrets, and the
 /// SveltosClusters and Secrets this bridge owns), one GET per Secret named by a `kubeconfig-secretreader`
 /// provider, and a collision check of the objects the plan would create ([`existing_at`]).
-pub async fn snapshot(client: &Client, spec: &BridgeSpec) -> Result<Snapshot, Diagnostics> {
+pub async fn snapshot(
+    client: &Client,
+    spec: &BridgeSpec,
+    ledger: &Ledger,
+) -> Result<Snapshot, Diagnostics> {
     let providers = crate::config_blocks::credentials::providers(&spec.credentials)
         .map_err(Diagnostics::from)?;
     let ns = &spec.selection.namespaces;
@@ -87,7 +93,7 @@ pub async fn snapshot(client: &Client, spec: &BridgeSpec) -> Result<Snapshot, Di
         labelled: credential_secrets,
         namespace_labels,
     } = reads;
-    let world = World::build(&spec.name, &scs, &owned_secrets);
+    let world = World::build(&spec.name, ledger, &scs, &owned_secrets);
     drop((scs, owned_secrets));
     let mut snap = Snapshot {
         profiles,
@@ -97,7 +103,7 @@ pub async fn snapshot(client: &Client, spec: &BridgeSpec) -> Result<Snapshot, Di
         world,
         fetched: BTreeMap::new(),
     };
-    let located = locate_all(&snap.inputs(spec, jiff::Timestamp::now()));
+    let located = locate_all(&snap.inputs(spec, jiff::Timestamp::now(), Phase::Plan));
     snap.fetched = credentials::read_named_secrets(client, &located.secrets_to_read())
         .await
         .map_err(|e| Diagnostics::from(io_diag(&e)))?;
@@ -105,7 +111,7 @@ pub async fn snapshot(client: &Client, spec: &BridgeSpec) -> Result<Snapshot, Di
     let (clusters, secrets) = existing_at(client, &targets)
         .await
         .map_err(|e| Diagnostics::from(io_diag(&e)))?;
-    snap.world.add_foreign(&spec.name, &clusters, &secrets);
+    snap.world.add_foreign(ledger, &clusters, &secrets);
     Ok(snap)
 }
 
@@ -180,7 +186,12 @@ const COLLISION_NAMESPACES: usize = 16;
 
 impl Snapshot {
     /// The pure core's view of this snapshot.
-    pub fn inputs<'a>(&'a self, spec: &'a BridgeSpec, now: jiff::Timestamp) -> Inputs<'a> {
+    pub fn inputs<'a>(
+        &'a self,
+        spec: &'a BridgeSpec,
+        now: jiff::Timestamp,
+        phase: Phase,
+    ) -> Inputs<'a> {
         Inputs {
             spec,
             profiles: &self.profiles,
@@ -189,12 +200,13 @@ impl Snapshot {
             providers: self.providers.as_ref(),
             world: &self.world,
             now,
+            phase,
         }
     }
 
     /// Plans against this snapshot.
-    pub fn plan(&self, spec: &BridgeSpec, now: jiff::Timestamp) -> Plan {
-        let inputs = self.inputs(spec, now);
+    pub fn plan(&self, spec: &BridgeSpec, now: jiff::Timestamp, phase: Phase) -> Plan {
+        let inputs = self.inputs(spec, now, phase);
         let located = locate_all(&inputs);
         plan(&inputs, &located, &self.fetched)
     }
@@ -204,44 +216,69 @@ impl Snapshot {
 pub struct Outcome {
     /// Final entries of clusters whose credential was minted during apply.
     pub minted: BTreeMap<String, ClusterEntry>,
+    /// Objects written (kind, `namespace/name`, UID): recorded in the ledger.
+    pub written: Vec<(Kind, String, String)>,
+    /// Objects deleted (kind, `namespace/name`): forgotten by the ledger.
+    pub deleted: Vec<(Kind, String)>,
     /// Errors, each naming the cluster and object.
     pub diagnostics: Diagnostics,
 }
 
-/// Writes (Secret before SveltosCluster) and deletes (SveltosCluster before Secret) with bounded concurrency.
+impl Outcome {
+    /// The ledger after this outcome, starting from what the world owned.
+    pub fn ledger(&self, world: &World) -> Ledger {
+        let mut l = world.ledger();
+        for (kind, id, uid) in &self.written {
+            l.record(*kind, id, uid);
+        }
+        for (kind, id) in &self.deleted {
+            l.forget(*kind, id);
+        }
+        l
+    }
+}
+
+/// Writes (Secret before SveltosCluster) and deletes (SveltosCluster, wait until it is gone, then Secret) with
+/// bounded concurrency.
 pub async fn execute(client: &Client, spec: &BridgeSpec, snap: &Snapshot, plan: &Plan) -> Outcome {
     let (writes, deletes) = actions(plan, &snap.world);
     tracing::info!(bridge = %spec.name, writes = writes.len(), deletes = deletes.len(), "applying bridge changes");
-    let write_results: Vec<Result<Option<(String, ClusterEntry)>, Diagnostic>> =
-        stream::iter(writes)
-            .map(|w| write_one(client, spec, snap, w))
-            .buffer_unordered(CONCURRENCY)
-            .collect()
-            .await;
-    let delete_results: Vec<Result<(), Diagnostic>> = stream::iter(deletes)
-        .map(|d| delete_one(client, d))
+    let write_results: Vec<Result<Written, Diagnostic>> = stream::iter(writes)
+        .map(|w| write_one(client, spec, snap, w))
         .buffer_unordered(CONCURRENCY)
         .collect()
         .await;
-    let mut out = Outcome {
-        minted: BTreeMap::new(),
-        diagnostics: Diagnostics::new(),
-    };
+    let mut out = deregister(client, &snap.world, deletes, spec.deletion_timeout).await;
     for r in write_results {
         match r {
-            Ok(Some((k, e))) => {
-                out.minted.insert(k, e);
+            Ok(w) => {
+                if let Some((k, e)) = w.minted {
+                    out.minted.insert(k, e);
+                }
+                out.written.extend(w.objects);
             }
-            Ok(None) => {}
             Err(d) => out.diagnostics.push(d),
         }
     }
-    for r in delete_results {
-        if let Err(d) = r {
-            out.diagnostics.push(d);
-        }
-    }
     out
+}
+
+/// What one write produced.
+struct Written {
+    minted: Option<(String, ClusterEntry)>,
+    objects: Vec<(Kind, String, String)>,
+}
+
+fn written_id<K: kube::Resource>(obj: &K) -> (String, String) {
+    let m = obj.meta();
+    (
+        format!(
+            "{}/{}",
+            m.namespace.as_deref().unwrap_or_default(),
+            m.name.as_deref().unwrap_or_default()
+        ),
+        m.uid.clone().unwrap_or_default(),
+    )
 }
 
 async fn write_one(
@@ -249,7 +286,7 @@ async fn write_one(
     spec: &BridgeSpec,
     snap: &Snapshot,
     w: Write,
-) -> Result<Option<(String, ClusterEntry)>, Diagnostic> {
+) -> Result<Written, Diagnostic> {
     let cluster_err = |e: IoError| {
         Diagnostic::error(
             format!("Cannot bridge ClusterProfile {}", w.key),
@@ -259,105 +296,193 @@ async fn write_one(
     let mut secret = w.secret.clone();
     let mut minted = None;
     if let Some(inv) = &w.exec {
-        let profile = snap
-            .profiles
-            .iter()
-            .find(|p| p.key() == w.key)
-            .ok_or_else(|| {
-                Diagnostic::error(
-                    format!("ClusterProfile {} vanished during apply", w.key),
-                    "Run plan again.",
-                )
-            })?;
-        let cluster = access_providers(profile)
-            .into_iter()
-            .find(|a| a.name == inv.provider)
-            .and_then(|a| a.cluster.clone())
-            .ok_or_else(|| {
-                Diagnostic::error(
-                    format!(
-                        "Access provider {} of ClusterProfile {} vanished",
-                        inv.provider, w.key
-                    ),
-                    "Run plan again.",
-                )
-            })?;
-        let cred = run_exec(inv).await.map_err(|e| {
-            Diagnostic::error(
-                format!("Cannot mint credentials for ClusterProfile {}", w.key),
-                e,
-            )
-        })?;
-        let bytes = static_kubeconfig(
-            profile.metadata.name.as_deref().unwrap_or_default(),
-            &cluster,
-            &cred,
-        );
-        let source = crate::bridge::credentials::CredentialSource::Exec {
-            provider: inv.provider.clone(),
-        };
-        let d = desired(
-            spec,
-            profile,
-            &source,
-            &Material::Bytes {
-                bytes,
-                expires_at: cred.expiration_timestamp.clone(),
-                config_sha256: Some(invocation_sha256(inv)),
-            },
-        );
-        secret = d.secret;
-        minted = Some((w.key.clone(), d.entry));
+        let (s, entry) = mint(spec, snap, &w, inv).await?;
+        secret = s;
+        minted = Some((w.key.clone(), entry));
     }
+    let mut objects = Vec::new();
     if let Some(s) = &secret {
         if w.adopt_secret {
             io::take_ownership(client, s).await.map_err(cluster_err)?;
         }
-        io::apply(client, s).await.map_err(cluster_err)?;
+        let (id, uid) = written_id(&io::apply(client, s).await.map_err(cluster_err)?);
+        objects.push((Kind::Secret, id, uid));
     }
     if let Some(sc) = &w.sveltos_cluster {
         if w.adopt_sveltos_cluster {
             io::take_ownership(client, sc).await.map_err(cluster_err)?;
         }
-        io::apply(client, sc).await.map_err(cluster_err)?;
+        let (id, uid) = written_id(&io::apply(client, sc).await.map_err(cluster_err)?);
+        objects.push((Kind::SveltosCluster, id, uid));
     }
-    Ok(minted)
+    Ok(Written { minted, objects })
 }
 
-async fn delete_one(client: &Client, d: Delete) -> Result<(), Diagnostic> {
+/// Runs the exec plugin of one cluster and builds its Secret and entry.
+async fn mint(
+    spec: &BridgeSpec,
+    snap: &Snapshot,
+    w: &Write,
+    inv: &crate::bridge::exec::ExecInvocation,
+) -> Result<(Option<Secret>, ClusterEntry), Diagnostic> {
+    let profile = snap
+        .profiles
+        .iter()
+        .find(|p| p.key() == w.key)
+        .ok_or_else(|| {
+            Diagnostic::error(
+                format!("ClusterProfile {} vanished during apply", w.key),
+                "Run plan again.",
+            )
+        })?;
+    let cluster = access_providers(profile)
+        .into_iter()
+        .find(|a| a.name == inv.provider)
+        .and_then(|a| a.cluster.clone())
+        .ok_or_else(|| {
+            Diagnostic::error(
+                format!(
+                    "Access provider {} of ClusterProfile {} vanished",
+                    inv.provider, w.key
+                ),
+                "Run plan again.",
+            )
+        })?;
+    let cred = run_exec(inv).await.map_err(|e| {
+        Diagnostic::error(
+            format!("Cannot mint credentials for ClusterProfile {}", w.key),
+            e.to_string(),
+        )
+    })?;
+    let bytes = static_kubeconfig(
+        profile.metadata.name.as_deref().unwrap_or_default(),
+        &cluster,
+        &cred,
+    );
+    let source = crate::bridge::credentials::CredentialSource::Exec {
+        provider: inv.provider.clone(),
+    };
+    let d = desired(
+        spec,
+        profile,
+        &source,
+        &Material::Bytes {
+            bytes,
+            expires_at: cred.expiration_timestamp.clone(),
+            config_sha256: Some(invocation_sha256(inv)),
+        },
+        w.health_pause,
+    );
+    Ok((d.secret, d.entry))
+}
+
+/// How often deregistration checks whether a SveltosCluster is gone.
+const GONE_POLL: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Deregisters clusters in Sveltos' order, many at once: delete the SveltosCluster (only if it still has the
+/// UID the bridge recorded), wait until it is gone (Sveltos' finalizers withdraw add-ons with the kubeconfig),
+/// then delete the Secret. A cluster still present after `timeout` is an error naming it; its Secret is kept,
+/// and the next apply or destroy resumes.
+pub async fn deregister(
+    client: &Client,
+    world: &World,
+    deletes: Vec<Delete>,
+    timeout: std::time::Duration,
+) -> Outcome {
+    let results: Vec<Result<Vec<(Kind, String)>, Diagnostic>> = stream::iter(deletes)
+        .map(|d| delete_one(client, world, d, timeout))
+        .buffer_unordered(CONCURRENCY)
+        .collect()
+        .await;
+    let mut out = Outcome {
+        minted: BTreeMap::new(),
+        written: Vec::new(),
+        deleted: Vec::new(),
+        diagnostics: Diagnostics::new(),
+    };
+    for r in results {
+        match r {
+            Ok(gone) => out.deleted.extend(gone),
+            Err(d) => out.diagnostics.push(d),
+        }
+    }
+    out
+}
+
+async fn delete_one(
+    client: &Client,
+    world: &World,
+    d: Delete,
+    timeout: std::time::Duration,
+) -> Result<Vec<(Kind, String)>, Diagnostic> {
     let err = |e: IoError| {
         Diagnostic::error(
             format!("Cannot remove the bridged cluster {}", d.key),
             format!("{e}. Run apply again to finish removing it."),
         )
     };
+    let owned = world.owned.get(&d.key);
+    let mut gone = Vec::new();
     if let Some((ns, name)) = &d.sveltos_cluster {
-        io::delete::<SveltosCluster>(client, ns, name)
+        let uid = owned
+            .and_then(|o| o.sveltos_cluster.as_ref())
+            .and_then(|s| s.uid.as_deref());
+        let deleted = io::delete_owned::<SveltosCluster>(client, ns, name, uid)
             .await
             .map_err(err)?;
+        if deleted == io::Deleted::Yes {
+            let deadline = tokio::time::Instant::now() + timeout;
+            loop {
+                let now = io::get_metadata_opt::<SveltosCluster>(client, ns, name)
+                    .await
+                    .map_err(err)?;
+                if now.is_none_or(|m| m.uid.as_deref() != uid && uid.is_some()) {
+                    break;
+                }
+                if tokio::time::Instant::now() >= deadline {
+                    return Err(Diagnostic::error(
+                        format!("SveltosCluster {ns}/{name} is still being deleted"),
+                        format!(
+                            "ClusterProfile {}: the SveltosCluster was asked to go but still exists after                              deletion_timeout ({}s), most likely because Sveltos' finalizers are still withdrawing                              add-ons. Its kubeconfig Secret was kept so that Sveltos can finish; run apply (or                              destroy) again to resume.",
+                            d.key,
+                            timeout.as_secs()
+                        ),
+                    ));
+                }
+                tokio::time::sleep(GONE_POLL).await;
+            }
+        }
+        gone.push((Kind::SveltosCluster, format!("{ns}/{name}")));
     }
     if let Some((ns, name)) = &d.secret {
-        io::delete::<Secret>(client, ns, name).await.map_err(err)?;
+        let uid = owned
+            .and_then(|o| o.secret.as_ref())
+            .and_then(|s| s.uid.as_deref());
+        io::delete_owned::<Secret>(client, ns, name, uid)
+            .await
+            .map_err(err)?;
+        gone.push((Kind::Secret, format!("{ns}/{name}")));
     }
-    Ok(())
+    Ok(gone)
 }
 
-/// Deletes everything this bridge owns (destroy): SveltosClusters first, then Secrets.
-pub async fn delete_all(client: &Client, bridge: &str) -> Result<(), Diagnostics> {
-    let world = read_owned(client, bridge)
+/// Deletes everything this bridge owns (destroy), whatever the inventory looks like: SveltosClusters first,
+/// then, once each is gone, its Secret. Returns the ledger of what is left.
+pub async fn delete_all(
+    client: &Client,
+    bridge: &str,
+    ledger: &Ledger,
+    timeout: std::time::Duration,
+) -> Result<(), (Diagnostics, Ledger)> {
+    let world = read_owned(client, bridge, ledger)
         .await
-        .map_err(|e| Diagnostics::from(io_diag(&e)))?;
-    // Against an empty plan, every owned cluster is a delete (SveltosCluster first, then Secret).
+        .map_err(|e| (Diagnostics::from(io_diag(&e)), ledger.clone()))?;
+    // Against an empty plan, every owned cluster is a delete.
     let (_, deletes) = actions(&Plan::default(), &world);
-    let results: Vec<Result<(), Diagnostic>> = stream::iter(deletes)
-        .map(|d| delete_one(client, d))
-        .buffer_unordered(CONCURRENCY)
-        .collect()
-        .await;
-    let mut diags = Diagnostics::new();
-    diags.extend(results.into_iter().filter_map(Result::err));
-    if diags.has_errors() {
-        Err(diags)
+    let out = deregister(client, &world, deletes, timeout).await;
+    if out.diagnostics.has_errors() {
+        let left = out.ledger(&world);
+        Err((out.diagnostics, left))
     } else {
         Ok(())
     }

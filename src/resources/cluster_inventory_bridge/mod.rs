@@ -5,11 +5,16 @@
 
 mod crud;
 pub mod model;
+mod timeouts;
 
 use std::sync::Arc;
 
+use crate::bridge::{
+    ownership::{IMPORTED, Kind, Ledger},
+    plan::{Phase, Severity, isolate_drift},
+};
 use crate::{
-    bridge::{BRIDGE_CONFIG_ANNOTATION, desired::ClusterEntry, plan::drift_since_plan},
+    bridge::{BRIDGE_CONFIG_ANNOTATION, desired::ClusterEntry},
     provider::{NotReady, ProviderState},
     tfplugin::{
         ApplyRequest, ApplyResponse, AttributePath, Diagnostic, Diagnostics, ImportRequest,
@@ -23,7 +28,6 @@ use model::{BridgeConfig, clusters_value, entries_from_value};
 
 /// Resource type name.
 pub const TYPE_NAME: &str = "sveltos_cluster_inventory_bridge";
-const IMPORTED: &[u8] = b"imported";
 
 /// The resource.
 pub struct ClusterInventoryBridge {
@@ -105,6 +109,32 @@ pub fn schema() -> Schema {
             "`spec.consecutiveFailureThreshold` of every SveltosCluster.",
         ))
         .attribute(md(
+            Attribute::bool("strict").optional(),
+            "Make every problem confined to one cluster (two candidate Secrets, no usable or a refused \
+             credential, a name collision, ...) an error that stops the plan. Default false: that cluster is kept \
+             exactly as it is (or not registered), every other cluster is planned and applied, and one warning \
+             per cause lists the clusters concerned.",
+        ))
+        .attribute(md(
+            Attribute::string("unhealthy").optional(),
+            "With `require_healthy`: what happens to an already bridged cluster whose ClusterProfile is no longer \
+             healthy. `keep` (default) leaves it registered as it is, `pause` sets `spec.paused = true` on its \
+             SveltosCluster until it is healthy again, `remove` deregisters it. New clusters are registered only \
+             when healthy.",
+        ))
+        .attribute(md(
+            Attribute::number("max_removals").optional(),
+            "A plan that would deregister more clusters than this fails, naming the count and the first clusters; \
+             nothing is written. Destroy is not limited. Every plan that deregisters clusters carries a warning \
+             listing them.",
+        ))
+        .attribute(md(
+            Attribute::string("deletion_timeout").optional(),
+            "How long deregistration waits for a SveltosCluster to be gone (Sveltos' finalizers withdraw add-ons \
+             with its kubeconfig) before it deletes the kubeconfig Secret (Go duration, default `5m`). On timeout \
+             the apply fails naming the cluster, the Secret is kept, and the next apply resumes.",
+        ))
+        .attribute(md(
             Attribute::bool("adopt").optional(),
             "Take over existing SveltosClusters and Secrets with the same names that this bridge did not create \
              (default false: such objects are an error and nothing is written).",
@@ -133,6 +163,26 @@ pub fn schema() -> Schema {
              (hash of the managed SveltosCluster fields). Hashes only, never credentials.",
         ))
         .block(crate::config_blocks::credentials::block())
+        .block(NestedBlock::single(
+            "copy_labels",
+            Block::new()
+                .markdown_description(
+                    "Which ClusterProfile labels are copied onto SveltosClusters. Default: every label except those \
+                     under `projectsveltos.io/` and `sveltos.clusterinventory.io/` (whoever labels a ClusterProfile \
+                     would otherwise choose which Sveltos profiles, add-ons and Secrets the cluster receives). \
+                     `extra_labels` always win.",
+                )
+                .attribute(md(
+                    Attribute::list("include", Type::String).optional(),
+                    "Copy only labels whose key matches one of these (a key, or a prefix ending in `*`). Default: all.",
+                ))
+                .attribute(md(
+                    Attribute::list("exclude", Type::String).optional(),
+                    "Never copy labels whose key matches one of these (a key, or a prefix ending in `*`). Default \
+                     `[\"projectsveltos.io/*\", \"sveltos.clusterinventory.io/*\"]`; setting it replaces the default.",
+                )),
+        ))
+        .block(timeouts::block())
         .block(
             NestedBlock::single(
                 "active_window",
@@ -162,6 +212,28 @@ fn null_state() -> Value {
     Value::object(attrs)
 }
 
+/// The ownership ledger of a bridge: from its private state, or, for states written before UIDs were
+/// recorded, the object names its `clusters` attribute lists.
+fn ledger_of(private: &[u8], state: &Value) -> Result<Ledger, Diagnostics> {
+    Ledger::from_private(private, || {
+        entries_from_value(state.get_attr("clusters"))
+            .into_values()
+            .flatten()
+            .flat_map(|e| {
+                let sc = e.sveltos_cluster.map(|id| (Kind::SveltosCluster, id));
+                let secret = e.secret.map(|id| (Kind::Secret, id));
+                sc.into_iter().chain(secret)
+            })
+            .collect()
+    })
+    .map_err(|e| {
+        Diagnostics::from(Diagnostic::error(
+            "Unreadable private state",
+            format!("{e}. Re-import the bridge (terraform import) to rebuild it."),
+        ))
+    })
+}
+
 fn with_clusters(mut state: Value, name: &str, clusters: Value) -> Value {
     state.set_attr("id", Value::string(name));
     state.set_attr("clusters", clusters);
@@ -179,8 +251,9 @@ impl Resource for ClusterInventoryBridge {
     }
 
     async fn validate(&self, config: &Value) -> Diagnostics {
-        match BridgeConfig::from_value(config).to_spec() {
-            Ok(_) => Diagnostics::new(),
+        let mut timeouts = timeouts::check(config);
+        timeouts.extend(match BridgeConfig::from_value(config).to_spec() {
+            Ok(_) => Vec::new(),
             Err(d) => {
                 // Values not known yet are validated again at plan time.
                 d.into_vec()
@@ -190,15 +263,24 @@ impl Resource for ClusterInventoryBridge {
                             .as_ref()
                             .is_none_or(|p| attribute_known(config, p))
                     })
-                    .collect()
+                    .collect::<Vec<_>>()
             }
-        }
+        });
+        timeouts
     }
 
     async fn plan(&self, mut req: PlanRequest) -> PlanResponse {
         if req.is_destroy() {
             return PlanResponse::planned(&req, Value::Null);
         }
+        let ledger = match ledger_of(&req.prior_private, &req.prior_state) {
+            Ok(l) => l,
+            Err(d) => {
+                let mut resp = PlanResponse::planned(&req, req.proposed_new_state.clone());
+                resp.diagnostics = d;
+                return resp;
+            }
+        };
         // The plan is computed from what the cluster holds, never from the prior or proposed `clusters` (tens of
         // megabytes for ten thousand clusters): free them before reading the inventory.
         req.prior_state.set_attr("clusters", Value::Null);
@@ -238,7 +320,7 @@ impl Resource for ClusterInventoryBridge {
                 return resp;
             }
         };
-        let snap = match snapshot(&client, &spec).await {
+        let snap = match snapshot(&client, &spec, &ledger).await {
             Ok(s) => s,
             Err(d) => {
                 resp.planned_state = req.proposed_new_state.clone();
@@ -246,7 +328,7 @@ impl Resource for ClusterInventoryBridge {
                 return resp;
             }
         };
-        let plan = snap.plan(&spec, jiff::Timestamp::now());
+        let plan = snap.plan(&spec, jiff::Timestamp::now(), Phase::Plan);
         resp.diagnostics
             .extend(plan.problems.iter().map(problem_diag));
         let entries = plan.entries();
@@ -259,7 +341,10 @@ impl Resource for ClusterInventoryBridge {
     }
 
     async fn apply(&self, mut req: ApplyRequest) -> ApplyResponse {
-        let mut resp = ApplyResponse::default();
+        let mut resp = ApplyResponse {
+            private: req.planned_private.clone(),
+            ..Default::default()
+        };
         let client = match self.state.client(Default::default()) {
             Ok(c) => c,
             Err(NotReady::Fail(d)) => {
@@ -276,27 +361,34 @@ impl Resource for ClusterInventoryBridge {
                 return resp;
             }
         };
-        if req.is_delete() {
-            let bridge = req
-                .prior_state
-                .get_attr("name")
-                .as_str()
-                .unwrap_or_default()
-                .to_string();
-            if let Err(d) = delete_all(&client, &bridge).await {
+        let ledger = match ledger_of(&req.planned_private, &req.prior_state) {
+            Ok(l) => l,
+            Err(d) => {
+                resp.new_state = req.prior_state.clone();
                 resp.diagnostics = d;
-                resp.new_state = self
-                    .reread(&client, &req.prior_state, &bridge, &mut resp.diagnostics)
-                    .await;
+                return resp;
             }
-            return resp;
+        };
+        if req.is_delete() {
+            return self.destroy(&client, req, ledger).await;
         }
         // What plan promised, as entries; the planned `clusters` value itself (tens of megabytes for ten thousand
         // clusters) is not needed again: the new state's `clusters` is built from what apply wrote.
         let planned = entries_from_value(req.planned_state.get_attr("clusters"));
         req.planned_state.set_attr("clusters", Value::Null);
         let config = BridgeConfig::from_value(&req.config);
-        let spec = match config.to_spec() {
+        let (spec, limit) = match config
+            .to_spec()
+            .and_then(|s| timeouts::limit(&req.config, req.is_create()).map(|l| (s, l)))
+        {
+            Ok(v) => v,
+            Err(d) => {
+                resp.diagnostics = d;
+                resp.new_state = req.prior_state.clone();
+                return resp;
+            }
+        };
+        let snap = match snapshot(&client, &spec, &ledger).await {
             Ok(s) => s,
             Err(d) => {
                 resp.diagnostics = d;
@@ -304,43 +396,75 @@ impl Resource for ClusterInventoryBridge {
                 return resp;
             }
         };
-        let snap = match snapshot(&client, &spec).await {
-            Ok(s) => s,
-            Err(d) => {
-                resp.diagnostics = d;
-                resp.new_state = req.prior_state.clone();
-                return resp;
-            }
+        let mut plan = snap.plan(&spec, jiff::Timestamp::now(), Phase::Apply);
+        let errors = |plan: &crate::bridge::plan::Plan| -> Vec<Diagnostic> {
+            plan.problems
+                .iter()
+                .filter(|p| p.severity == Severity::Error)
+                .map(problem_diag)
+                .collect()
         };
-        let plan = snap.plan(&spec, jiff::Timestamp::now());
-        let drift = drift_since_plan(&planned, &plan.entries());
-        if plan.has_errors() || !drift.is_empty() {
-            resp.diagnostics.extend(
-                plan.problems
-                    .iter()
-                    .filter(|p| p.severity == crate::bridge::plan::Severity::Error)
-                    .map(problem_diag),
-            );
-            for (key, why) in drift {
-                resp.diagnostics.push(Diagnostic::error(
-                    format!("ClusterProfile {key} changed since plan"),
-                    format!("{why} between plan and apply; nothing was written. Run plan again."),
-                ));
-            }
+        if plan.has_errors() {
+            // An error that concerns the whole bridge (strict, max_removals, configuration): nothing is written.
+            resp.diagnostics.extend(errors(&plan));
             resp.new_state = req.prior_state.clone();
             return resp;
         }
-        let outcome = execute(&client, &spec, &snap, &plan).await;
-        if outcome.diagnostics.has_errors() {
-            resp.diagnostics = outcome.diagnostics;
+        // A cluster whose profile changed since plan is left as it is (an error names it); the others are
+        // applied as planned.
+        isolate_drift(&mut plan, &snap.world, &planned);
+        resp.diagnostics.extend(errors(&plan));
+        let outcome = match tokio::time::timeout(limit, execute(&client, &spec, &snap, &plan)).await
+        {
+            Ok(o) => o,
+            Err(_) => {
+                resp.diagnostics.push(Diagnostic::error(
+                    "Apply timed out",
+                    format!(
+                        "The bridge's writes did not finish within {}s (timeouts). What was written is kept and \
+                         recorded; run apply again to converge.",
+                        limit.as_secs()
+                    ),
+                ));
+                // Objects written before the timeout carry the label at the names this apply meant to write.
+                let mut trusted = snap.world.ledger();
+                for d in plan.desired.values() {
+                    if let Some(id) = &d.entry.sveltos_cluster {
+                        trusted.trust_name(Kind::SveltosCluster, id);
+                    }
+                    if let Some(id) = &d.entry.secret {
+                        trusted.trust_name(Kind::Secret, id);
+                    }
+                }
+                let base = if req.prior_state.is_null() {
+                    req.planned_state.clone()
+                } else {
+                    req.prior_state.clone()
+                };
+                let (state, ledger) = self
+                    .reread(&client, &base, &spec.name, &trusted, &mut resp.diagnostics)
+                    .await;
+                resp.new_state = state;
+                resp.private = ledger.to_private();
+                return resp;
+            }
+        };
+        let ledger = outcome.ledger(&snap.world);
+        resp.private = ledger.to_private();
+        let drifted = resp.diagnostics.has_errors();
+        if outcome.diagnostics.has_errors() || drifted {
+            resp.diagnostics.extend(outcome.diagnostics.into_vec());
             let base = if req.prior_state.is_null() {
                 req.planned_state.clone()
             } else {
                 req.prior_state.clone()
             };
-            resp.new_state = self
-                .reread(&client, &base, &spec.name, &mut resp.diagnostics)
+            drop((plan, snap));
+            let (state, ledger) = self
+                .reread(&client, &base, &spec.name, &ledger, &mut resp.diagnostics)
                 .await;
+            resp.new_state = state;
+            resp.private = ledger.to_private();
             return resp;
         }
         let mut entries = plan.entries();
@@ -380,7 +504,15 @@ impl Resource for ClusterInventoryBridge {
             .as_str()
             .unwrap_or_default()
             .to_string();
-        let world = match read_owned(&client, &bridge).await {
+        let ledger = match ledger_of(&req.private, &req.current_state) {
+            Ok(l) => l,
+            Err(d) => {
+                resp.new_state = req.current_state.clone();
+                resp.diagnostics = d;
+                return resp;
+            }
+        };
+        let world = match read_owned(&client, &bridge, &ledger).await {
             Ok(w) => w,
             Err(e) => {
                 resp.new_state = req.current_state.clone();
@@ -389,9 +521,9 @@ impl Resource for ClusterInventoryBridge {
             }
         };
         let mut state = req.current_state.clone();
-        // A freshly imported bridge has no `clusters` yet (and carries the import marker, where the CLI keeps
-        // private data through import).
-        if req.private == IMPORTED || req.current_state.get_attr("clusters").is_null() {
+        // A freshly imported bridge carries the import marker (the CLI keeps private data through import): it
+        // takes over every object carrying its label, and restores its configuration.
+        if req.private == IMPORTED {
             // Restore the configuration recorded on the bridged SveltosClusters.
             let record = world.records.first().cloned();
             match record.map(|r| serde_json::from_str::<BridgeConfig>(&r)) {
@@ -402,7 +534,9 @@ impl Resource for ClusterInventoryBridge {
                 )),
                 None => {}
             }
-            resp.private = Vec::new();
+        }
+        if !ledger.is_empty() || req.private == IMPORTED || !world.owned.is_empty() {
+            resp.private = world.ledger().to_private();
         }
         let entries: std::collections::BTreeMap<String, ClusterEntry> = world.entries();
         resp.new_state = with_clusters(state, &bridge, clusters_value(&entries));
@@ -424,28 +558,84 @@ impl Resource for ClusterInventoryBridge {
         resp.imported.push(ImportedResource {
             type_name: TYPE_NAME.to_string(),
             state,
-            private: IMPORTED.to_vec(),
+            private: crate::bridge::ownership::IMPORTED.to_vec(),
         });
         resp
     }
 }
 
 impl ClusterInventoryBridge {
-    /// After a failed apply: state = what exists now (configuration from `base`).
+    /// Destroy: removes exactly what the bridge owns, whatever the inventory looks like (it is not read).
+    async fn destroy(
+        &self,
+        client: &kube::Client,
+        req: ApplyRequest,
+        ledger: Ledger,
+    ) -> ApplyResponse {
+        let mut resp = ApplyResponse::default();
+        let bridge = req
+            .prior_state
+            .get_attr("name")
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let config = BridgeConfig::from_value(&req.prior_state);
+        let deletion_timeout = config
+            .to_spec()
+            .map(|s| s.deletion_timeout)
+            .unwrap_or(crate::bridge::DEFAULT_DELETION_TIMEOUT);
+        let limit = timeouts::delete_limit(&req.prior_state);
+        let result = tokio::time::timeout(
+            limit,
+            delete_all(client, &bridge, &ledger, deletion_timeout),
+        )
+        .await;
+        let failure = match result {
+            Ok(Ok(())) => return resp,
+            Ok(Err((d, left))) => (d, left),
+            Err(_) => (
+                Diagnostics::from(Diagnostic::error(
+                    "Destroy timed out",
+                    format!(
+                        "Not every bridged cluster was removed within {}s (timeouts.delete); run destroy again.",
+                        limit.as_secs()
+                    ),
+                )),
+                ledger,
+            ),
+        };
+        resp.diagnostics = failure.0;
+        let (state, ledger) = self
+            .reread(
+                client,
+                &req.prior_state,
+                &bridge,
+                &failure.1,
+                &mut resp.diagnostics,
+            )
+            .await;
+        resp.new_state = state;
+        resp.private = ledger.to_private();
+        resp
+    }
+
+    /// After a failed apply: state = what exists now (configuration from `base`), with its ledger.
     async fn reread(
         &self,
         client: &kube::Client,
         base: &Value,
         bridge: &str,
+        ledger: &Ledger,
         diags: &mut Diagnostics,
-    ) -> Value {
-        match read_owned(client, bridge).await {
+    ) -> (Value, Ledger) {
+        match read_owned(client, bridge, ledger).await {
             Ok(world) => {
                 let entries = world.entries();
+                let ledger = world.ledger();
                 if base.is_null() && entries.is_empty() {
-                    return Value::Null;
+                    return (Value::Null, ledger);
                 }
-                with_clusters(
+                let state = with_clusters(
                     if base.is_null() {
                         null_state()
                     } else {
@@ -453,11 +643,12 @@ impl ClusterInventoryBridge {
                     },
                     bridge,
                     clusters_value(&entries),
-                )
+                );
+                (state, ledger)
             }
             Err(e) => {
                 diags.push(io_diag(&e));
-                base.clone()
+                (base.clone(), ledger.clone())
             }
         }
     }

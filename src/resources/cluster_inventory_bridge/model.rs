@@ -8,9 +8,11 @@ use serde::{Deserialize, Serialize};
 use crate::{
     api::ActiveWindow,
     bridge::{
-        BridgeSpec, Override, Selection,
+        BridgeSpec, DEFAULT_DELETION_TIMEOUT, LabelCopy, Override, Selection, UnhealthyPolicy,
         credentials::{CredentialsConfig, options::validate as validate_credentials},
         desired::ClusterEntry,
+        duration::parse_duration,
+        names,
         selector::{Selector, label_key, label_value},
     },
     config_blocks::{credentials as credentials_block, problems_diags},
@@ -63,6 +65,25 @@ pub struct BridgeConfig {
     pub credentials: Option<CredentialsConfig>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub active_window: Option<ActiveWindow>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strict: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unhealthy: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_removals: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy_labels: Option<CopyLabelsConfig>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deletion_timeout: Option<String>,
+}
+
+/// The `copy_labels` block.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CopyLabelsConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exclude: Option<Vec<String>>,
 }
 
 fn opt_str(v: &Value) -> Option<String> {
@@ -131,6 +152,17 @@ impl BridgeConfig {
                     .collect()
             }),
             credentials: credentials_block::from_value(creds),
+            strict: v.get_attr("strict").as_bool(),
+            unhealthy: opt_str(v.get_attr("unhealthy")),
+            max_removals: v.get_attr("max_removals").as_i64(),
+            copy_labels: {
+                let c = v.get_attr("copy_labels");
+                (!c.is_null() && c.is_known()).then(|| CopyLabelsConfig {
+                    include: opt_list(c.get_attr("include")),
+                    exclude: opt_list(c.get_attr("exclude")),
+                })
+            },
+            deletion_timeout: opt_str(v.get_attr("deletion_timeout")),
             active_window: (!window.is_null() && window.is_known()).then(|| ActiveWindow {
                 from: window
                     .get_attr("from")
@@ -202,6 +234,27 @@ impl BridgeConfig {
             "credentials",
             credentials_block::to_value(self.credentials.as_ref()),
         );
+        set(state, "strict", bool_value(self.strict));
+        set(state, "unhealthy", str_value(&self.unhealthy));
+        set(
+            state,
+            "max_removals",
+            self.max_removals.map(Value::int).unwrap_or(Value::Null),
+        );
+        set(
+            state,
+            "copy_labels",
+            self.copy_labels
+                .as_ref()
+                .map(|c| {
+                    Value::object([
+                        ("include", list_value(&c.include)),
+                        ("exclude", list_value(&c.exclude)),
+                    ])
+                })
+                .unwrap_or(Value::Null),
+        );
+        set(state, "deletion_timeout", str_value(&self.deletion_timeout));
         set(
             state,
             "active_window",
@@ -297,6 +350,103 @@ impl BridgeConfig {
                 format!("consecutive_failure_threshold must be at least 1, got {t}."),
             );
         }
+        let unhealthy = match self.unhealthy.as_deref() {
+            None | Some("keep") => UnhealthyPolicy::Keep,
+            Some("pause") => UnhealthyPolicy::Pause,
+            Some("remove") => UnhealthyPolicy::Remove,
+            Some(other) => {
+                err(
+                    AttributePath::attr("unhealthy"),
+                    "Invalid unhealthy",
+                    format!(
+                        "unhealthy must be \"keep\", \"pause\" or \"remove\", got {:?}.",
+                        other.chars().take(64).collect::<String>()
+                    ),
+                );
+                UnhealthyPolicy::Keep
+            }
+        };
+        let max_removals = match self.max_removals {
+            Some(n) if n < 0 => {
+                err(
+                    AttributePath::attr("max_removals"),
+                    "Invalid max_removals",
+                    format!("max_removals must be 0 or more, got {n}."),
+                );
+                None
+            }
+            n => n.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+        };
+        let mut copy_labels = LabelCopy::default();
+        if let Some(c) = &self.copy_labels {
+            for (attr, list, into) in [
+                ("include", &c.include, &mut copy_labels.include),
+                ("exclude", &c.exclude, &mut copy_labels.exclude),
+            ] {
+                let Some(list) = list else { continue };
+                for (i, pattern) in list.iter().enumerate() {
+                    let key = pattern.strip_suffix('*').unwrap_or(pattern);
+                    let ok = if pattern.ends_with('*') {
+                        key.is_empty()
+                            || label_key(key.trim_end_matches('/')).is_ok()
+                            || label_key(&format!("{key}x")).is_ok()
+                    } else {
+                        label_key(key).is_ok()
+                    };
+                    if !ok {
+                        err(
+                            AttributePath::attr("copy_labels")
+                                .then_attr(attr)
+                                .then_index(i as i64),
+                            "Invalid label key pattern",
+                            format!(
+                                "Element {i} must be a label key, or a key prefix ending in `*` (e.g. `team.example.com/*`)."
+                            ),
+                        );
+                    }
+                }
+                *into = list.clone();
+            }
+        }
+        let deletion_timeout = match self.deletion_timeout.as_deref().map(parse_duration) {
+            None => DEFAULT_DELETION_TIMEOUT,
+            Some(Ok(d)) => d,
+            Some(Err(e)) => {
+                err(
+                    AttributePath::attr("deletion_timeout"),
+                    "Invalid deletion_timeout",
+                    e.to_string(),
+                );
+                DEFAULT_DELETION_TIMEOUT
+            }
+        };
+        for (attr, list, rule) in [
+            (
+                "namespaces",
+                &self.namespaces,
+                names::dns1123_label as fn(&str) -> Result<(), String>,
+            ),
+            ("names", &self.names, names::profile_ref),
+        ] {
+            for (i, v) in list.iter().flatten().enumerate() {
+                if let Err(e) = rule(v) {
+                    err(
+                        AttributePath::attr(attr).then_index(i as i64),
+                        &format!("Invalid {attr}"),
+                        format!("Element {i}: {e}."),
+                    );
+                }
+            }
+        }
+        if let Some(m) = &self.cluster_manager
+            && (m.is_empty() || m.len() > 253)
+        {
+            err(
+                AttributePath::attr("cluster_manager"),
+                "Invalid cluster_manager",
+                "cluster_manager must be 1 to 253 characters (it is compared with spec.clusterManager.name).".into(),
+            );
+        }
         if let Some(w) = &self.active_window
             && (w.from.trim().is_empty() || w.to.trim().is_empty())
         {
@@ -342,6 +492,11 @@ impl BridgeConfig {
                 })
                 .collect(),
             adopt: self.adopt.unwrap_or(false),
+            strict: self.strict.unwrap_or(false),
+            unhealthy,
+            max_removals,
+            copy_labels,
+            deletion_timeout,
             config_record: serde_json::to_string(self).ok(),
         })
     }
