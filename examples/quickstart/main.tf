@@ -1,4 +1,5 @@
-# Quickstart: bridge every ClusterProfile of the demo inventory into Sveltos.
+# Quickstart: bridge the ClusterProfiles of a management cluster into Sveltos.
+# Run by hand (see README.md): `tofu init`, `tofu plan`, `tofu apply`, `tofu destroy`.
 terraform {
   required_providers {
     sveltos = {
@@ -8,18 +9,32 @@ terraform {
 }
 
 variable "kubeconfig" {
-  description = "Kubeconfig of the management cluster (holds the ClusterProfiles)."
+  description = "Path of the management cluster's kubeconfig (the cluster holding the ClusterProfiles and Sveltos). Null: KUBE_CONFIG_PATH, then KUBECONFIG, then the in-cluster service account."
   type        = string
+  default     = null
+}
+
+variable "kube_context" {
+  description = "Context of that kubeconfig to use. Null: its current-context."
+  type        = string
+  default     = null
 }
 
 variable "namespaces" {
-  description = "Namespaces holding ClusterProfiles to bridge."
+  description = "Namespaces whose ClusterProfiles are bridged. Null: every namespace."
   type        = list(string)
-  default     = ["team-a", "team-b"]
+  default     = null
+}
+
+variable "bridge_name" {
+  description = "Name of the bridge: the value of the sveltos.clusterinventory.io/bridge label on everything it writes."
+  type        = string
+  default     = "quickstart"
 }
 
 provider "sveltos" {
-  config_path = var.kubeconfig
+  config_path    = var.kubeconfig
+  config_context = var.kube_context
 }
 
 # What the inventory holds, and where each profile's kubeconfig would come from.
@@ -28,7 +43,7 @@ data "sveltos_clusterprofiles" "all" {
 }
 
 resource "sveltos_cluster_inventory_bridge" "demo" {
-  name       = "quickstart"
+  name       = var.bridge_name
   namespaces = var.namespaces
 
   extra_labels = {
@@ -37,9 +52,11 @@ resource "sveltos_cluster_inventory_bridge" "demo" {
 }
 
 output "profiles" {
-  value = { for p in data.sveltos_clusterprofiles.all.cluster_profiles : p.id => p.credential_source }
+  description = "Every ClusterProfile found, with where its kubeconfig comes from (or why there is none)."
+  value       = { for p in data.sveltos_clusterprofiles.all.cluster_profiles : p.id => p.credential_source }
 }
 
 output "sveltos_clusters" {
-  value = { for k, c in sveltos_cluster_inventory_bridge.demo.clusters : k => c.sveltos_cluster }
+  description = "The SveltosClusters the bridge registered, keyed by ClusterProfile."
+  value       = { for k, c in sveltos_cluster_inventory_bridge.demo.clusters : k => c.sveltos_cluster }
 }

@@ -1,5 +1,6 @@
-# `tofu test` for the quickstart: needs the demo inventory (scripts/demo creates it; the test suite creates its
-# own and passes `kubeconfig` and `namespaces`).
+# `tofu test` for the quickstart. It expects an inventory in which every selected ClusterProfile has usable
+# credentials, such as the one scripts/demo creates; `tofu test` destroys what it applied. Against another cluster,
+# pick such namespaces: tofu test -var 'namespaces=["team-a"]'.
 
 run "plan_shows_every_bridgeable_profile" {
   command = plan

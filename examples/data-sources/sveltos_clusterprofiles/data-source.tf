@@ -1,8 +1,8 @@
 # Every healthy production ClusterProfile in two namespaces.
 data "sveltos_clusterprofiles" "prod" {
-  namespaces     = ["fleet", "fleet-eu"]
-  label_selector = "env=prod,tier in (gold,silver)"
-  healthy_only   = true
+  namespaces      = ["fleet", "fleet-eu"]
+  label_selector  = "env=prod,tier in (gold,silver)"
+  require_healthy = true
 }
 
 # Which of them could be bridged now, and which could not (and why).
@@ -17,7 +17,8 @@ output "not_bridgeable" {
   }
 }
 
-# All profiles of one cluster manager, with the credential settings of the bridge.
+# All profiles of one cluster manager, with the credential settings of the bridge. providers.json, beside this
+# file, is a KEP-5339 providers file naming the exec plugins the bridge may run.
 data "sveltos_clusterprofiles" "ocm" {
   cluster_manager = "open-cluster-management"
 
