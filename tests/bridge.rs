@@ -363,7 +363,7 @@ async fn unmanaged_objects_are_never_touched_without_adopt() {
     let cli = Cli::tofu();
     let body = |adopt: bool| {
         format!(
-            "resource \"sveltos_cluster_inventory_bridge\" \"x\" {{\n  name = \"own\"\n  namespaces = [\"{ns}\"]\n  adopt = {adopt}\n}}\n"
+            "resource \"sveltos_cluster_inventory_bridge\" \"x\" {{\n  name = \"own\"\n  namespaces = [\"{ns}\"]\n  adopt = {adopt}\n  strict = true\n}}\n"
         )
     };
     let tf = fx.tf(&cli, &body(false));
@@ -458,7 +458,7 @@ async fn collisions_among_many_new_clusters_are_found() {
     let cli = Cli::tofu();
     let body = |adopt: bool| {
         format!(
-            "resource \"sveltos_cluster_inventory_bridge\" \"x\" {{\n  name = \"many\"\n  namespaces = [\"{ns}\"]\n  adopt = {adopt}\n}}\n"
+            "resource \"sveltos_cluster_inventory_bridge\" \"x\" {{\n  name = \"many\"\n  namespaces = [\"{ns}\"]\n  adopt = {adopt}\n  strict = true\n}}\n"
         )
     };
     let tf = fx.tf(&cli, &body(false));
@@ -836,7 +836,7 @@ async fn invalid_configuration_is_reported_with_attribute_paths() {
     );
     let tf = fx.tf(
         &cli,
-        &format!("resource \"sveltos_cluster_inventory_bridge\" \"x\" {{\n  name = \"bad\"\n  namespaces = [\"{ns}\"]\n}}\n"),
+        &format!("resource \"sveltos_cluster_inventory_bridge\" \"x\" {{\n  name = \"bad\"\n  namespaces = [\"{ns}\"]\n  strict = true\n}}\n"),
     );
     let err = tf.run_err(&["plan", "-input=false", "-no-color"]);
     assert!(

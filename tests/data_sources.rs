@@ -376,6 +376,10 @@ output "all" {{
   value = data.sveltos_clusterprofiles.all.cluster_profiles
 }}
 
+output "all_unlisted" {{
+  value = data.sveltos_clusterprofiles.all_unlisted.cluster_profiles
+}}
+
 output "healthy" {{
   value = [for p in data.sveltos_clusterprofiles.healthy.cluster_profiles : p.id]
 }}

@@ -50,6 +50,9 @@ pub struct Inputs<'a> {
     pub now: jiff::Timestamp,
     /// Plan or apply.
     pub phase: Phase,
+    /// At apply: the clusters whose plan said their exec credential is minted at apply (they are minted even if
+    /// their current credential would still be valid).
+    pub planned_mints: Option<&'a BTreeSet<String>>,
 }
 
 /// A located credential per selected profile (first planning phase).
@@ -527,6 +530,9 @@ fn material_for(
         && s.credential_source.as_deref() == Some(source.to_string().as_str())
         && s.credential_config_sha256.as_deref() == Some(inv_sha.as_str())
         && let Some(sha) = &s.kubeconfig_sha256
+        && !inputs
+            .planned_mints
+            .is_some_and(|m| inputs.phase == Phase::Apply && m.contains(&profile.key()))
         && still_fresh(s.expires_at.as_deref(), inputs, opts.refresh_before)
     {
         return Ok((
@@ -827,6 +833,7 @@ mod tests {
                 world: &self.world,
                 now: jiff::Timestamp::from_second(1_800_000_000).unwrap(),
                 phase: self.phase,
+                planned_mints: None,
             };
             let located = locate_all(&inputs);
             plan(&inputs, &located, &BTreeMap::new())
@@ -889,6 +896,7 @@ mod tests {
                 world: &f.world,
                 now: jiff::Timestamp::from_second(1_800_000_000).unwrap(),
                 phase: Phase::Plan,
+                planned_mints: None,
             })
         };
         let t = inputs(&f).creation_targets(&f.profiles, &f.world);
@@ -1291,6 +1299,24 @@ mod tests {
             Some((now + jiff::SignedDuration::from_mins(5)).to_string());
         f.world.owned.insert("a/c1".into(), observed);
         assert!(f.run().desired["a/c1"].entry.credential_pending);
+        // A saved plan that reused it applies as planned while it is unexpired (the next plan renews it) ...
+        f.phase = Phase::Apply;
+        assert!(!f.run().desired["a/c1"].entry.credential_pending);
+        // ... while a cluster the plan said to mint is minted at apply.
+        let mints = BTreeSet::from(["a/c1".to_string()]);
+        let inputs = Inputs {
+            spec: &f.spec,
+            profiles: &f.profiles,
+            credential_secrets: &f.secrets,
+            namespace_labels: &f.ns_labels,
+            providers: f.providers.as_ref(),
+            world: &f.world,
+            now,
+            phase: Phase::Apply,
+            planned_mints: Some(&mints),
+        };
+        let p = plan(&inputs, &locate_all(&inputs), &BTreeMap::new());
+        assert!(p.desired["a/c1"].entry.credential_pending);
     }
 
     #[test]

@@ -103,7 +103,7 @@ pub async fn snapshot(
         world,
         fetched: BTreeMap::new(),
     };
-    let located = locate_all(&snap.inputs(spec, jiff::Timestamp::now(), Phase::Plan));
+    let located = locate_all(&snap.inputs(spec, jiff::Timestamp::now(), Phase::Plan, None));
     snap.fetched = credentials::read_named_secrets(client, &located.secrets_to_read())
         .await
         .map_err(|e| Diagnostics::from(io_diag(&e)))?;
@@ -191,6 +191,7 @@ impl Snapshot {
         spec: &'a BridgeSpec,
         now: jiff::Timestamp,
         phase: Phase,
+        planned_mints: Option<&'a BTreeSet<String>>,
     ) -> Inputs<'a> {
         Inputs {
             spec,
@@ -201,12 +202,19 @@ impl Snapshot {
             world: &self.world,
             now,
             phase,
+            planned_mints,
         }
     }
 
     /// Plans against this snapshot.
-    pub fn plan(&self, spec: &BridgeSpec, now: jiff::Timestamp, phase: Phase) -> Plan {
-        let inputs = self.inputs(spec, now, phase);
+    pub fn plan(
+        &self,
+        spec: &BridgeSpec,
+        now: jiff::Timestamp,
+        phase: Phase,
+        planned_mints: Option<&BTreeSet<String>>,
+    ) -> Plan {
+        let inputs = self.inputs(spec, now, phase, planned_mints);
         let located = locate_all(&inputs);
         plan(&inputs, &located, &self.fetched)
     }

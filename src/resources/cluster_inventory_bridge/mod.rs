@@ -88,12 +88,14 @@ pub fn schema() -> Schema {
         ))
         .attribute(md(
             Attribute::bool("require_healthy").optional(),
-            "Only ClusterProfiles whose `ControlPlaneHealthy` condition is `True` (default false).",
+            "Register only ClusterProfiles whose `ControlPlaneHealthy` condition is `True` (default false). What \
+             happens to an already bridged cluster whose profile turns unhealthy is set by `unhealthy`.",
         ))
         .attribute(md(
             Attribute::bool("require_credentials").optional(),
-            "Fail the plan when a selected ClusterProfile has no usable credentials, instead of skipping it with a \
-             warning (default false).",
+            "Fail the plan when a selected ClusterProfile that is not bridged yet has no usable credentials, \
+             instead of skipping it with a warning (default false). An already bridged cluster whose credentials \
+             became unusable is always kept as it is.",
         ))
         .attribute(md(
             Attribute::map("extra_labels", Type::String).optional(),
@@ -137,7 +139,8 @@ pub fn schema() -> Schema {
         .attribute(md(
             Attribute::bool("adopt").optional(),
             "Take over existing SveltosClusters and Secrets with the same names that this bridge did not create \
-             (default false: such objects are an error and nothing is written).",
+             (default false: such a cluster is left alone, nothing is written to those objects, and a warning \
+             names them; with `strict = true` it is an error).",
         ))
         .attribute(md(
             Attribute::nested(
@@ -328,7 +331,7 @@ impl Resource for ClusterInventoryBridge {
                 return resp;
             }
         };
-        let plan = snap.plan(&spec, jiff::Timestamp::now(), Phase::Plan);
+        let plan = snap.plan(&spec, jiff::Timestamp::now(), Phase::Plan, None);
         resp.diagnostics
             .extend(plan.problems.iter().map(problem_diag));
         let entries = plan.entries();
@@ -396,7 +399,12 @@ impl Resource for ClusterInventoryBridge {
                 return resp;
             }
         };
-        let mut plan = snap.plan(&spec, jiff::Timestamp::now(), Phase::Apply);
+        let mints: std::collections::BTreeSet<String> = planned
+            .iter()
+            .filter(|(_, e)| e.as_ref().is_none_or(|e| e.credential_pending))
+            .map(|(k, _)| k.clone())
+            .collect();
+        let mut plan = snap.plan(&spec, jiff::Timestamp::now(), Phase::Apply, Some(&mints));
         let errors = |plan: &crate::bridge::plan::Plan| -> Vec<Diagnostic> {
             plan.problems
                 .iter()
