@@ -5,14 +5,17 @@
 use std::process::ExitCode;
 use tfsveltos::tfplugin::{self, ServeError, ServeOptions};
 
-/// The provider's registry address.
-const PROVIDER_ADDRESS: &str = "registry.terraform.io/clusterinventory/sveltos";
+/// The provider's source address as configurations write it: `terraform` resolves it to
+/// registry.terraform.io/clusterinventory/sveltos, `tofu` to registry.opentofu.org/clusterinventory/sveltos, so the
+/// `TF_REATTACH_PROVIDERS` value printed by `--debug` works with both.
+const PROVIDER_ADDRESS: &str = "clusterinventory/sveltos";
 
 const HELP: &str = "\
 terraform-provider-sveltos: Terraform/OpenTofu provider registering Cluster Inventory ClusterProfiles in Sveltos.
 
 This is a plugin: terraform or tofu start it themselves. Options:
-  --debug    serve without the plugin host and print a TF_REATTACH_PROVIDERS value to use with terraform/tofu
+  --debug    serve without the plugin host (on a private Unix socket) and print a TF_REATTACH_PROVIDERS
+             value to use with terraform/tofu
   --version  print the version
   --help     print this help
 ";

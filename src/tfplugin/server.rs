@@ -1,5 +1,5 @@
 //! The tfplugin6 `Provider` gRPC service: decodes requests with the cached schemas, calls the provider, encodes the
-//! answers. Every RPC of protocol 6.11 is answered; features this layer does not offer (functions, ephemeral and list
+//! answers. Every RPC of protocol 6.11 is answered; features this layer does not offer (functions, list
 //! resources, actions, state stores, resource identity, moves, config generation) get an empty response or an error
 //! diagnostic, never an `Unimplemented` status or a crash.
 
@@ -8,8 +8,9 @@ use super::diag::{Diagnostic, Diagnostics};
 use super::pb::tfplugin6 as pb;
 use super::pb::tfplugin6::provider_server::Provider as ProviderRpc;
 use super::provider::{
-    ApplyRequest, ConfigureRequest, DataReadRequest, DataSource, ImportRequest, PlanRequest,
-    Provider, ReadRequest, Resource, UpgradeRequest,
+    ApplyRequest, CloseEphemeralRequest, ConfigureRequest, DataReadRequest, DataSource,
+    EphemeralResource, ImportRequest, OpenEphemeralRequest, PlanRequest, Provider, ReadRequest,
+    RenewEphemeralRequest, Resource, UpgradeRequest,
 };
 use super::schema::{Block, Schema};
 use super::value::{Type, Value, ValueError};
@@ -49,6 +50,33 @@ struct DataSourceEntry {
     schema: Cached,
 }
 
+struct EphemeralEntry {
+    resource: Arc<dyn EphemeralResource>,
+    schema: Cached,
+}
+
+/// Looks `name` up among the registered types of one `kind` ("resource", "data source", ...); an unknown name
+/// becomes the error diagnostic Terraform shows.
+fn lookup<'a, E>(
+    entries: &'a HashMap<String, E>,
+    kind: &str,
+    name: &str,
+) -> Result<&'a E, Vec<pb::Diagnostic>> {
+    entries
+        .get(name)
+        .ok_or_else(|| convert::diagnostics(&unknown_type(kind, name)))
+}
+
+/// The entry for `$name` in `$map`, or an early return of `$resp(diagnostics)` naming the unknown type.
+macro_rules! entry_or_return {
+    ($map:expr, $kind:literal, $name:expr, $resp:expr) => {
+        match lookup(&$map, $kind, $name) {
+            Ok(entry) => entry,
+            Err(diagnostics) => return Ok(Response::new($resp(diagnostics))),
+        }
+    };
+}
+
 /// The gRPC service wrapping a [`Provider`].
 pub(crate) struct ProviderService {
     provider: Arc<dyn Provider>,
@@ -56,6 +84,7 @@ pub(crate) struct ProviderService {
     provider_meta: Option<Cached>,
     resources: HashMap<String, ResourceEntry>,
     data_sources: HashMap<String, DataSourceEntry>,
+    ephemeral_resources: HashMap<String, EphemeralEntry>,
     schema_response: pb::get_provider_schema::Response,
     metadata_response: pb::get_metadata::Response,
 }
@@ -138,6 +167,17 @@ impl ProviderService {
                 },
             );
         }
+        let mut ephemeral_resources = HashMap::new();
+        for e in provider.ephemeral_resources() {
+            let schema = Cached::new(e.schema());
+            ephemeral_resources.insert(
+                e.type_name().to_owned(),
+                EphemeralEntry {
+                    resource: e,
+                    schema,
+                },
+            );
+        }
         let schema_response = pb::get_provider_schema::Response {
             provider: Some(convert::schema(&provider_schema.schema)),
             resource_schemas: resources
@@ -148,27 +188,32 @@ impl ProviderService {
                 .iter()
                 .map(|(k, e)| (k.clone(), convert::schema(&e.schema.schema)))
                 .collect(),
+            ephemeral_resource_schemas: ephemeral_resources
+                .iter()
+                .map(|(k, e)| (k.clone(), convert::schema(&e.schema.schema)))
+                .collect(),
             provider_meta: provider_meta.as_ref().map(|m| convert::schema(&m.schema)),
             server_capabilities: Some(server_capabilities()),
             ..Default::default()
         };
-        let mut resource_names: Vec<&String> = resources.keys().collect();
-        resource_names.sort();
-        let mut data_names: Vec<&String> = data_sources.keys().collect();
-        data_names.sort();
+        fn sorted<E>(m: &HashMap<String, E>) -> Vec<String> {
+            let mut names: Vec<String> = m.keys().cloned().collect();
+            names.sort();
+            names
+        }
         let metadata_response = pb::get_metadata::Response {
             server_capabilities: Some(server_capabilities()),
-            resources: resource_names
+            resources: sorted(&resources)
                 .into_iter()
-                .map(|n| pb::get_metadata::ResourceMetadata {
-                    type_name: n.clone(),
-                })
+                .map(|type_name| pb::get_metadata::ResourceMetadata { type_name })
                 .collect(),
-            data_sources: data_names
+            data_sources: sorted(&data_sources)
                 .into_iter()
-                .map(|n| pb::get_metadata::DataSourceMetadata {
-                    type_name: n.clone(),
-                })
+                .map(|type_name| pb::get_metadata::DataSourceMetadata { type_name })
+                .collect(),
+            ephemeral_resources: sorted(&ephemeral_resources)
+                .into_iter()
+                .map(|type_name| pb::get_metadata::EphemeralResourceMetadata { type_name })
                 .collect(),
             ..Default::default()
         };
@@ -178,6 +223,7 @@ impl ProviderService {
             provider_meta,
             resources,
             data_sources,
+            ephemeral_resources,
             schema_response,
             metadata_response,
         }
@@ -759,44 +805,101 @@ impl ProviderRpc for ProviderService {
         &self,
         req: Request<pb::validate_ephemeral_resource_config::Request>,
     ) -> RpcResult<pb::validate_ephemeral_resource_config::Response> {
-        let name = req.into_inner().type_name;
-        Ok(Response::new(
-            pb::validate_ephemeral_resource_config::Response {
-                diagnostics: convert::diagnostics(&unknown_type("ephemeral resource", &name)),
-            },
-        ))
+        let req = req.into_inner();
+        let span = info_span!("rpc", tf_rpc = "ValidateEphemeralResourceConfig", tf_ephemeral_resource_type = %req.type_name);
+        async {
+            let mut diags = Diagnostics::new();
+            let resp = |diagnostics| pb::validate_ephemeral_resource_config::Response { diagnostics };
+            let entry = entry_or_return!(self.ephemeral_resources, "ephemeral resource", &req.type_name, resp);
+            let config =
+                decode_or_return!(req.config.as_ref(), entry.schema, "ephemeral resource configuration", diags, resp);
+            diags.extend(entry.resource.validate(&config).await);
+            Ok(Response::new(resp(convert::diagnostics(&diags))))
+        }
+        .instrument(span)
+        .await
     }
 
     async fn open_ephemeral_resource(
         &self,
         req: Request<pb::open_ephemeral_resource::Request>,
     ) -> RpcResult<pb::open_ephemeral_resource::Response> {
-        let name = req.into_inner().type_name;
-        Ok(Response::new(pb::open_ephemeral_resource::Response {
-            diagnostics: convert::diagnostics(&unknown_type("ephemeral resource", &name)),
-            ..Default::default()
-        }))
+        let req = req.into_inner();
+        let span = info_span!("rpc", tf_rpc = "OpenEphemeralResource", tf_ephemeral_resource_type = %req.type_name);
+        async {
+            let mut diags = Diagnostics::new();
+            let fail = |diagnostics| pb::open_ephemeral_resource::Response { diagnostics, ..Default::default() };
+            let entry = entry_or_return!(self.ephemeral_resources, "ephemeral resource", &req.type_name, fail);
+            let config = decode_or_return!(req.config.as_ref(), entry.schema, "configuration", diags, fail);
+            let client = convert::client_capabilities(req.client_capabilities.as_ref());
+            let resp = entry
+                .resource
+                .open(OpenEphemeralRequest { type_name: req.type_name.clone(), config, client })
+                .await;
+            diags.extend(resp.diagnostics);
+            let deferred = convert::deferred(resp.deferred, client, &mut diags);
+            let result = if deferred.is_some() || !resp.result.is_null() || !diags.has_errors() {
+                encode_opt(&resp.result, &entry.schema, "ephemeral resource result", &mut diags)
+            } else {
+                None
+            };
+            debug!(errors = diags.has_errors(), renew = resp.renew_at.is_some(), "opened");
+            Ok(Response::new(pb::open_ephemeral_resource::Response {
+                diagnostics: convert::diagnostics(&diags),
+                renew_at: resp.renew_at.map(prost_types::Timestamp::from),
+                result,
+                private: (!resp.private.is_empty()).then_some(resp.private),
+                deferred,
+            }))
+        }
+        .instrument(span)
+        .await
     }
 
     async fn renew_ephemeral_resource(
         &self,
         req: Request<pb::renew_ephemeral_resource::Request>,
     ) -> RpcResult<pb::renew_ephemeral_resource::Response> {
-        let name = req.into_inner().type_name;
-        Ok(Response::new(pb::renew_ephemeral_resource::Response {
-            diagnostics: convert::diagnostics(&unknown_type("ephemeral resource", &name)),
-            ..Default::default()
-        }))
+        let req = req.into_inner();
+        let span = info_span!("rpc", tf_rpc = "RenewEphemeralResource", tf_ephemeral_resource_type = %req.type_name);
+        async {
+            let fail = |diagnostics| pb::renew_ephemeral_resource::Response { diagnostics, ..Default::default() };
+            let entry = entry_or_return!(self.ephemeral_resources, "ephemeral resource", &req.type_name, fail);
+            let current = req.private.unwrap_or_default();
+            let resp = entry
+                .resource
+                .renew(RenewEphemeralRequest { type_name: req.type_name.clone(), private: current.clone() })
+                .await;
+            debug!(errors = resp.diagnostics.has_errors(), renew = resp.renew_at.is_some(), "renewed");
+            let private = resp.private.unwrap_or(current);
+            Ok(Response::new(pb::renew_ephemeral_resource::Response {
+                diagnostics: convert::diagnostics(&resp.diagnostics),
+                renew_at: resp.renew_at.map(prost_types::Timestamp::from),
+                private: (!private.is_empty()).then_some(private),
+            }))
+        }
+        .instrument(span)
+        .await
     }
 
     async fn close_ephemeral_resource(
         &self,
         req: Request<pb::close_ephemeral_resource::Request>,
     ) -> RpcResult<pb::close_ephemeral_resource::Response> {
-        let name = req.into_inner().type_name;
-        Ok(Response::new(pb::close_ephemeral_resource::Response {
-            diagnostics: convert::diagnostics(&unknown_type("ephemeral resource", &name)),
-        }))
+        let req = req.into_inner();
+        let span = info_span!("rpc", tf_rpc = "CloseEphemeralResource", tf_ephemeral_resource_type = %req.type_name);
+        async {
+            let resp = |diagnostics| pb::close_ephemeral_resource::Response { diagnostics };
+            let entry = entry_or_return!(self.ephemeral_resources, "ephemeral resource", &req.type_name, resp);
+            let diags = entry
+                .resource
+                .close(CloseEphemeralRequest { type_name: req.type_name.clone(), private: req.private.unwrap_or_default() })
+                .await;
+            debug!(errors = diags.has_errors(), "closed");
+            Ok(Response::new(resp(convert::diagnostics(&diags))))
+        }
+        .instrument(span)
+        .await
     }
 
     type ListResourceStream = BoxStream<pb::list_resource::Event>;
