@@ -10,6 +10,13 @@ use tfsveltos::tfplugin::{self, ServeError, ServeOptions};
 /// `TF_REATTACH_PROVIDERS` value printed by `--debug` works with both.
 const PROVIDER_ADDRESS: &str = "clusterinventory/sveltos";
 
+/// Log targets whose events never reach the logs, at any level:
+/// * `kube_client::client`: kube-client logs a response body it cannot decode at WARN (and bodies at DEBUG/TRACE);
+///   a failed Secret LIST page would put kubeconfigs into `TF_LOG` output. The errors themselves still reach the
+///   provider, which reports them without the body.
+const DENIED_LOG_TARGETS: &[tfplugin::logging::LogCap] =
+    &[tfplugin::logging::LogCap::off("kube_client::client")];
+
 const HELP: &str = "\
 terraform-provider-sveltos: Terraform/OpenTofu provider registering Cluster Inventory ClusterProfiles in Sveltos.
 
@@ -50,7 +57,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    tfplugin::logging::init("sveltos");
+    tfplugin::logging::init_with("sveltos", DENIED_LOG_TARGETS);
     let opts = ServeOptions::new(PROVIDER_ADDRESS).debug(debug);
     match runtime.block_on(tfplugin::serve(tfsveltos::provider::new(), opts)) {
         Ok(()) => {

@@ -10,8 +10,69 @@ use super::path::AttributePath;
 use super::schema::Schema;
 use super::value::Value;
 use async_trait::async_trait;
+use std::fmt;
 use std::sync::Arc;
 use std::time::SystemTime;
+
+/// Stands for redacted bytes in `Debug` output.
+struct RedactedBytes(Option<usize>);
+
+impl fmt::Debug for RedactedBytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(n) => write!(f, "<redacted, {n} bytes>"),
+            None => f.write_str("None"),
+        }
+    }
+}
+
+/// Byte fields whose contents `Debug` never shows.
+trait Redact {
+    fn redacted(&self) -> RedactedBytes;
+}
+
+impl Redact for Vec<u8> {
+    fn redacted(&self) -> RedactedBytes {
+        RedactedBytes(Some(self.len()))
+    }
+}
+
+impl Redact for Option<Vec<u8>> {
+    fn redacted(&self) -> RedactedBytes {
+        RedactedBytes(self.as_ref().map(Vec::len))
+    }
+}
+
+/// `Debug` for a request / response type: `shown` fields as usual ([`Value`]s redact their strings themselves),
+/// `redacted` byte fields (private data, raw state) by length only.
+macro_rules! debug_redacting {
+    ($ty:ident { $($shown:ident),* $(,)? } redacted { $($secret:ident),* $(,)? }) => {
+        impl fmt::Debug for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct(stringify!($ty))
+                    $(.field(stringify!($shown), &self.$shown))*
+                    $(.field(stringify!($secret), &self.$secret.redacted()))*
+                    .finish()
+            }
+        }
+    };
+}
+
+debug_redacting!(PlanRequest { type_name, prior_state, proposed_new_state, config, provider_meta, client }
+    redacted { prior_private });
+debug_redacting!(PlanResponse { planned_state, requires_replace, diagnostics, deferred } redacted { planned_private });
+debug_redacting!(ApplyRequest { type_name, prior_state, planned_state, config, provider_meta }
+    redacted { planned_private });
+debug_redacting!(ApplyResponse { new_state, diagnostics } redacted { private });
+debug_redacting!(ReadRequest { type_name, current_state, provider_meta, client } redacted { private });
+debug_redacting!(ReadResponse { new_state, diagnostics, deferred } redacted { private });
+debug_redacting!(ImportedResource { type_name, state } redacted { private });
+debug_redacting!(UpgradeRequest { type_name, version } redacted { raw_state_json });
+debug_redacting!(OpenEphemeralRequest { type_name, config, client } redacted {});
+debug_redacting!(OpenEphemeralResponse { result, renew_at, diagnostics, deferred } redacted { private });
+debug_redacting!(RenewEphemeralRequest { type_name } redacted { private });
+debug_redacting!(RenewEphemeralResponse { renew_at, diagnostics } redacted { private });
+debug_redacting!(CloseEphemeralRequest { type_name } redacted { private });
 
 /// What the Terraform client supports (sent with most requests).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -48,7 +109,7 @@ pub struct ConfigureRequest {
 }
 
 /// `PlanResourceChange` input.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct PlanRequest {
     /// Resource type name.
     pub type_name: String,
@@ -79,7 +140,7 @@ impl PlanRequest {
 }
 
 /// `PlanResourceChange` output.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct PlanResponse {
     /// The planned state (unknown where apply will decide; null for a destroy).
     pub planned_state: Value,
@@ -115,7 +176,7 @@ impl PlanResponse {
 }
 
 /// `ApplyResourceChange` input.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct ApplyRequest {
     /// Resource type name.
     pub type_name: String,
@@ -144,7 +205,7 @@ impl ApplyRequest {
 }
 
 /// `ApplyResourceChange` output.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct ApplyResponse {
     /// The new state (wholly known; null after a delete). On error, return what exists now.
     pub new_state: Value,
@@ -155,7 +216,7 @@ pub struct ApplyResponse {
 }
 
 /// `ReadResource` input.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct ReadRequest {
     /// Resource type name.
     pub type_name: String,
@@ -170,7 +231,7 @@ pub struct ReadRequest {
 }
 
 /// `ReadResource` output.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct ReadResponse {
     /// What exists now (null if the object is gone).
     pub new_state: Value,
@@ -194,7 +255,7 @@ pub struct ImportRequest {
 }
 
 /// One imported object.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct ImportedResource {
     /// Resource type name (usually the requested one).
     pub type_name: String,
@@ -216,7 +277,7 @@ pub struct ImportResponse {
 }
 
 /// `UpgradeResourceState` input.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct UpgradeRequest {
     /// Resource type name.
     pub type_name: String,

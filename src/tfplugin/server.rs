@@ -64,7 +64,7 @@ fn lookup<'a, E>(
 ) -> Result<&'a E, Vec<pb::Diagnostic>> {
     entries
         .get(name)
-        .ok_or_else(|| convert::diagnostics(&unknown_type(kind, name)))
+        .ok_or_else(|| no_such(kind, name))
 }
 
 /// The entry for `$name` in `$map`, or an early return of `$resp(diagnostics)` naming the unknown type.
@@ -124,6 +124,55 @@ fn unsupported(feature: &str) -> Vec<pb::Diagnostic> {
         )
         .into(),
     )
+}
+
+/// The protocol diagnostics for an unknown type name.
+fn no_such(kind: &str, name: &str) -> Vec<pb::Diagnostic> {
+    convert::diagnostics(&unknown_type(kind, name))
+}
+
+/// Responses that can carry only diagnostics (everything else left empty): the answer of every RPC for a feature
+/// this layer does not offer.
+trait DiagnosticsOnly: Default {
+    fn set_diagnostics(&mut self, diagnostics: Vec<pb::Diagnostic>);
+}
+
+macro_rules! diagnostics_only {
+    ($($ty:ty),* $(,)?) => {
+        $(impl DiagnosticsOnly for $ty {
+            fn set_diagnostics(&mut self, diagnostics: Vec<pb::Diagnostic>) {
+                self.diagnostics = diagnostics;
+            }
+        })*
+    };
+}
+
+diagnostics_only!(
+    pb::upgrade_resource_identity::Response,
+    pb::move_resource_state::Response,
+    pb::generate_resource_config::Response,
+    pb::validate_list_resource_config::Response,
+    pb::validate_action_config::Response,
+    pb::plan_action::Response,
+    pb::validate_state_store_config::Response,
+    pb::configure_state_store::Response,
+    pb::write_state_bytes::Response,
+    pb::lock_state::Response,
+    pb::unlock_state::Response,
+    pb::get_states::Response,
+    pb::delete_state::Response,
+);
+
+/// A response carrying only `diagnostics`.
+fn reply<T: DiagnosticsOnly>(diagnostics: Vec<pb::Diagnostic>) -> RpcResult<T> {
+    let mut resp = T::default();
+    resp.set_diagnostics(diagnostics);
+    Ok(Response::new(resp))
+}
+
+/// A stream of exactly one item.
+fn once<T: Send + 'static>(item: T) -> RpcResult<BoxStream<T>> {
+    Ok(Response::new(Box::pin(futures::stream::iter([Ok(item)]))))
 }
 
 fn encode_opt(
@@ -316,12 +365,7 @@ impl ProviderRpc for ProviderService {
         async {
             let mut diags = Diagnostics::new();
             let resp = |diagnostics| pb::validate_resource_config::Response { diagnostics };
-            let Some(entry) = self.resources.get(&req.type_name) else {
-                return Ok(Response::new(resp(convert::diagnostics(&unknown_type(
-                    "resource",
-                    &req.type_name,
-                )))));
-            };
+            let entry = entry_or_return!(self.resources, "resource", &req.type_name, resp);
             let config = decode_or_return!(
                 req.config.as_ref(),
                 entry.schema,
@@ -345,12 +389,7 @@ impl ProviderRpc for ProviderService {
         async {
             let mut diags = Diagnostics::new();
             let resp = |diagnostics| pb::validate_data_resource_config::Response { diagnostics };
-            let Some(entry) = self.data_sources.get(&req.type_name) else {
-                return Ok(Response::new(resp(convert::diagnostics(&unknown_type(
-                    "data source",
-                    &req.type_name,
-                )))));
-            };
+            let entry = entry_or_return!(self.data_sources, "data source", &req.type_name, resp);
             let config = decode_or_return!(
                 req.config.as_ref(),
                 entry.schema,
@@ -373,12 +412,11 @@ impl ProviderRpc for ProviderService {
         let span =
             info_span!("rpc", tf_rpc = "UpgradeResourceState", tf_resource_type = %req.type_name);
         async {
-            let Some(entry) = self.resources.get(&req.type_name) else {
-                return Ok(Response::new(pb::upgrade_resource_state::Response {
-                    upgraded_state: None,
-                    diagnostics: convert::diagnostics(&unknown_type("resource", &req.type_name)),
-                }));
+            let fail = |diagnostics| pb::upgrade_resource_state::Response {
+                upgraded_state: None,
+                diagnostics,
             };
+            let entry = entry_or_return!(self.resources, "resource", &req.type_name, fail);
             let raw = req.raw_state.unwrap_or_default();
             if raw.json.is_empty() && !raw.flatmap.is_empty() {
                 return Ok(Response::new(pb::upgrade_resource_state::Response {
@@ -420,10 +458,7 @@ impl ProviderRpc for ProviderService {
         &self,
         _req: Request<pb::upgrade_resource_identity::Request>,
     ) -> RpcResult<pb::upgrade_resource_identity::Response> {
-        Ok(Response::new(pb::upgrade_resource_identity::Response {
-            upgraded_identity: None,
-            diagnostics: unsupported("Resource identity"),
-        }))
+        reply(unsupported("Resource identity"))
     }
 
     async fn configure_provider(
@@ -465,12 +500,7 @@ impl ProviderRpc for ProviderService {
                 deferred: None,
                 new_identity: None,
             };
-            let Some(entry) = self.resources.get(&req.type_name) else {
-                return Ok(Response::new(fail(convert::diagnostics(&unknown_type(
-                    "resource",
-                    &req.type_name,
-                )))));
-            };
+            let entry = entry_or_return!(self.resources, "resource", &req.type_name, fail);
             let current_state = decode_or_return!(
                 req.current_state.as_ref(),
                 entry.schema,
@@ -518,12 +548,7 @@ impl ProviderRpc for ProviderService {
                 diagnostics,
                 ..Default::default()
             };
-            let Some(entry) = self.resources.get(&req.type_name) else {
-                return Ok(Response::new(fail(convert::diagnostics(&unknown_type(
-                    "resource",
-                    &req.type_name,
-                )))));
-            };
+            let entry = entry_or_return!(self.resources, "resource", &req.type_name, fail);
             let prior_state = decode_or_return!(
                 req.prior_state.as_ref(),
                 entry.schema,
@@ -605,12 +630,7 @@ impl ProviderRpc for ProviderService {
                 diagnostics,
                 ..Default::default()
             };
-            let Some(entry) = self.resources.get(&req.type_name) else {
-                return Ok(Response::new(fail(convert::diagnostics(&unknown_type(
-                    "resource",
-                    &req.type_name,
-                )))));
-            };
+            let entry = entry_or_return!(self.resources, "resource", &req.type_name, fail);
             let prior_state = decode_or_return!(
                 req.prior_state.as_ref(),
                 entry.schema,
@@ -671,12 +691,7 @@ impl ProviderRpc for ProviderService {
                 diagnostics,
                 ..Default::default()
             };
-            let Some(entry) = self.resources.get(&req.type_name) else {
-                return Ok(Response::new(fail(convert::diagnostics(&unknown_type(
-                    "resource",
-                    &req.type_name,
-                )))));
-            };
+            let entry = entry_or_return!(self.resources, "resource", &req.type_name, fail);
             if req.id.is_empty() && req.identity.is_some() {
                 return Ok(Response::new(fail(unsupported(
                     "Import by resource identity",
@@ -700,7 +715,7 @@ impl ProviderRpc for ProviderService {
                 } else {
                     imported.type_name
                 };
-                let Some(target) = self.resources.get(&type_name) else {
+                let Ok(target) = lookup(&self.resources, "resource", &type_name) else {
                     diags.extend(unknown_type("resource", &type_name));
                     continue;
                 };
@@ -731,10 +746,7 @@ impl ProviderRpc for ProviderService {
         &self,
         _req: Request<pb::move_resource_state::Request>,
     ) -> RpcResult<pb::move_resource_state::Response> {
-        Ok(Response::new(pb::move_resource_state::Response {
-            diagnostics: unsupported("Moving resource state between resource types"),
-            ..Default::default()
-        }))
+        reply(unsupported("Moving resource state between resource types"))
     }
 
     async fn read_data_source(
@@ -750,12 +762,7 @@ impl ProviderRpc for ProviderService {
                 diagnostics,
                 ..Default::default()
             };
-            let Some(entry) = self.data_sources.get(&req.type_name) else {
-                return Ok(Response::new(fail(convert::diagnostics(&unknown_type(
-                    "data source",
-                    &req.type_name,
-                )))));
-            };
+            let entry = entry_or_return!(self.data_sources, "data source", &req.type_name, fail);
             let config = decode_or_return!(
                 req.config.as_ref(),
                 entry.schema,
@@ -795,10 +802,7 @@ impl ProviderRpc for ProviderService {
         &self,
         _req: Request<pb::generate_resource_config::Request>,
     ) -> RpcResult<pb::generate_resource_config::Response> {
-        Ok(Response::new(pb::generate_resource_config::Response {
-            config: None,
-            diagnostics: unsupported("Generating resource configuration"),
-        }))
+        reply(unsupported("Generating resource configuration"))
     }
 
     async fn validate_ephemeral_resource_config(
@@ -908,22 +912,17 @@ impl ProviderRpc for ProviderService {
         &self,
         req: Request<pb::list_resource::Request>,
     ) -> RpcResult<Self::ListResourceStream> {
-        let name = req.into_inner().type_name;
-        let event = pb::list_resource::Event {
-            diagnostic: convert::diagnostics(&unknown_type("list resource", &name)),
+        once(pb::list_resource::Event {
+            diagnostic: no_such("list resource", &req.get_ref().type_name),
             ..Default::default()
-        };
-        Ok(Response::new(Box::pin(futures::stream::iter([Ok(event)]))))
+        })
     }
 
     async fn validate_list_resource_config(
         &self,
         req: Request<pb::validate_list_resource_config::Request>,
     ) -> RpcResult<pb::validate_list_resource_config::Response> {
-        let name = req.into_inner().type_name;
-        Ok(Response::new(pb::validate_list_resource_config::Response {
-            diagnostics: convert::diagnostics(&unknown_type("list resource", &name)),
-        }))
+        reply(no_such("list resource", &req.get_ref().type_name))
     }
 
     async fn get_functions(
@@ -937,7 +936,7 @@ impl ProviderRpc for ProviderService {
         &self,
         req: Request<pb::call_function::Request>,
     ) -> RpcResult<pb::call_function::Response> {
-        let name = req.into_inner().name;
+        let name = &req.get_ref().name;
         Ok(Response::new(pb::call_function::Response {
             result: None,
             error: Some(pb::FunctionError {
@@ -951,21 +950,14 @@ impl ProviderRpc for ProviderService {
         &self,
         req: Request<pb::validate_action_config::Request>,
     ) -> RpcResult<pb::validate_action_config::Response> {
-        let name = req.into_inner().action_type;
-        Ok(Response::new(pb::validate_action_config::Response {
-            diagnostics: convert::diagnostics(&unknown_type("action", &name)),
-        }))
+        reply(no_such("action", &req.get_ref().action_type))
     }
 
     async fn plan_action(
         &self,
         req: Request<pb::plan_action::Request>,
     ) -> RpcResult<pb::plan_action::Response> {
-        let name = req.into_inner().action_type;
-        Ok(Response::new(pb::plan_action::Response {
-            diagnostics: convert::diagnostics(&unknown_type("action", &name)),
-            deferred: None,
-        }))
+        reply(no_such("action", &req.get_ref().action_type))
     }
 
     type InvokeActionStream = BoxStream<pb::invoke_action::Event>;
@@ -974,36 +966,27 @@ impl ProviderRpc for ProviderService {
         &self,
         req: Request<pb::invoke_action::Request>,
     ) -> RpcResult<Self::InvokeActionStream> {
-        let name = req.into_inner().action_type;
-        let event = pb::invoke_action::Event {
+        once(pb::invoke_action::Event {
             r#type: Some(pb::invoke_action::event::Type::Completed(
                 pb::invoke_action::event::Completed {
-                    diagnostics: convert::diagnostics(&unknown_type("action", &name)),
+                    diagnostics: no_such("action", &req.get_ref().action_type),
                 },
             )),
-        };
-        Ok(Response::new(Box::pin(futures::stream::iter([Ok(event)]))))
+        })
     }
 
     async fn validate_state_store_config(
         &self,
         req: Request<pb::validate_state_store_config::Request>,
     ) -> RpcResult<pb::validate_state_store_config::Response> {
-        let name = req.into_inner().type_name;
-        Ok(Response::new(pb::validate_state_store_config::Response {
-            diagnostics: convert::diagnostics(&unknown_type("state store", &name)),
-        }))
+        reply(no_such("state store", &req.get_ref().type_name))
     }
 
     async fn configure_state_store(
         &self,
         req: Request<pb::configure_state_store::Request>,
     ) -> RpcResult<pb::configure_state_store::Response> {
-        let name = req.into_inner().type_name;
-        Ok(Response::new(pb::configure_state_store::Response {
-            diagnostics: convert::diagnostics(&unknown_type("state store", &name)),
-            capabilities: None,
-        }))
+        reply(no_such("state store", &req.get_ref().type_name))
     }
 
     type ReadStateBytesStream = BoxStream<pb::read_state_bytes::ResponseChunk>;
@@ -1012,63 +995,45 @@ impl ProviderRpc for ProviderService {
         &self,
         req: Request<pb::read_state_bytes::Request>,
     ) -> RpcResult<Self::ReadStateBytesStream> {
-        let name = req.into_inner().type_name;
-        let chunk = pb::read_state_bytes::ResponseChunk {
-            diagnostics: convert::diagnostics(&unknown_type("state store", &name)),
+        once(pb::read_state_bytes::ResponseChunk {
+            diagnostics: no_such("state store", &req.get_ref().type_name),
             ..Default::default()
-        };
-        Ok(Response::new(Box::pin(futures::stream::iter([Ok(chunk)]))))
+        })
     }
 
     async fn write_state_bytes(
         &self,
         _req: Request<tonic::Streaming<pb::write_state_bytes::RequestChunk>>,
     ) -> RpcResult<pb::write_state_bytes::Response> {
-        Ok(Response::new(pb::write_state_bytes::Response {
-            diagnostics: unsupported("State storage"),
-        }))
+        reply(unsupported("State storage"))
     }
 
     async fn lock_state(
         &self,
         req: Request<pb::lock_state::Request>,
     ) -> RpcResult<pb::lock_state::Response> {
-        let name = req.into_inner().type_name;
-        Ok(Response::new(pb::lock_state::Response {
-            lock_id: String::new(),
-            diagnostics: convert::diagnostics(&unknown_type("state store", &name)),
-        }))
+        reply(no_such("state store", &req.get_ref().type_name))
     }
 
     async fn unlock_state(
         &self,
         req: Request<pb::unlock_state::Request>,
     ) -> RpcResult<pb::unlock_state::Response> {
-        let name = req.into_inner().type_name;
-        Ok(Response::new(pb::unlock_state::Response {
-            diagnostics: convert::diagnostics(&unknown_type("state store", &name)),
-        }))
+        reply(no_such("state store", &req.get_ref().type_name))
     }
 
     async fn get_states(
         &self,
         req: Request<pb::get_states::Request>,
     ) -> RpcResult<pb::get_states::Response> {
-        let name = req.into_inner().type_name;
-        Ok(Response::new(pb::get_states::Response {
-            state_ids: Vec::new(),
-            diagnostics: convert::diagnostics(&unknown_type("state store", &name)),
-        }))
+        reply(no_such("state store", &req.get_ref().type_name))
     }
 
     async fn delete_state(
         &self,
         req: Request<pb::delete_state::Request>,
     ) -> RpcResult<pb::delete_state::Response> {
-        let name = req.into_inner().type_name;
-        Ok(Response::new(pb::delete_state::Response {
-            diagnostics: convert::diagnostics(&unknown_type("state store", &name)),
-        }))
+        reply(no_such("state store", &req.get_ref().type_name))
     }
 
     async fn stop_provider(
