@@ -103,7 +103,10 @@ async fn wait_exit(child: &mut Child, within: Duration) -> std::process::ExitSta
         if let Some(status) = child.try_wait().expect("wait") {
             return status;
         }
-        assert!(started.elapsed() < within, "plugin did not exit within {within:?}");
+        assert!(
+            started.elapsed() < within,
+            "plugin did not exit within {within:?}"
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }

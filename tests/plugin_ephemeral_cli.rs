@@ -1,7 +1,7 @@
 //! Ephemeral resources with the real CLIs: the toy provider of `plugin_common` (which declares the ephemeral
 //! resource `toy_token`) is served in-process in debug mode and attached through `TF_REATTACH_PROVIDERS`.
 //! * `tofu` (and `terraform` >= 1.10 from PATH) open and close `toy_token` and pass its result to an aliased
-//!   provider's configuration; the token reaches neither the state nor the saved plan.
+//!   provider's configuration; the token reaches neither the state nor the saved plan (`show -json`).
 //! * Terraform 1.0.3, which knows nothing of ephemeral resources, still loads the schema and applies a managed
 //!   resource of the same provider.
 
@@ -77,7 +77,13 @@ resource "toy_thing" "x" {{
     );
     let (tf, _) = run(
         tf,
-        &["apply", "-input=false", "-no-color", "-auto-approve", "tfplan"],
+        &[
+            "apply",
+            "-input=false",
+            "-no-color",
+            "-auto-approve",
+            "tfplan",
+        ],
     )
     .await;
     let configured = seen
@@ -92,11 +98,12 @@ resource "toy_thing" "x" {{
         "{}: the aliased provider got the ephemeral result",
         cli.name
     );
-    for file in ["terraform.tfstate", "tfplan"] {
-        let bytes = std::fs::read(tf.dir().join(file)).expect(file);
+    let state = std::fs::read_to_string(tf.dir().join("terraform.tfstate")).expect("state");
+    let (_tf, plan) = run(tf, &["show", "-json", "-no-color", "tfplan"]).await;
+    for (what, text) in [("terraform.tfstate", state), ("show -json tfplan", plan)] {
         assert!(
-            !bytes.windows(3).any(|w| w == b"tok"),
-            "{}: the ephemeral result is not in {file}",
+            !text.contains("tok-canary-name"),
+            "{}: the ephemeral result is not in {what}",
             cli.name
         );
     }
@@ -131,10 +138,9 @@ resource "toy_thing" "x" {{
 "#
     ));
     let (tf, _) = run(tf, &["apply", "-input=false", "-no-color", "-auto-approve"]).await;
-    let state: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(tf.dir().join("terraform.tfstate")).expect("state"),
-    )
-    .expect("state JSON");
+    let state: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(tf.dir().join("terraform.tfstate")).expect("state"))
+            .expect("state JSON");
     assert_eq!(
         state["resources"][0]["instances"][0]["attributes"]["id"],
         "id-x"

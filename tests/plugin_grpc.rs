@@ -1057,7 +1057,11 @@ async fn ephemeral_validate_open_renew_close() {
         .await
         .expect("open")
         .into_inner();
-    assert!(errors(&open.diagnostics).is_empty(), "{:?}", open.diagnostics);
+    assert!(
+        errors(&open.diagnostics).is_empty(),
+        "{:?}",
+        open.diagnostics
+    );
     let result = undv(&open.result, &token_schema());
     assert_eq!(result.get_attr("token").as_str(), Some("tok-a"));
     assert_eq!(open.private.as_deref(), Some(&b"lease-a"[..]));
@@ -1160,7 +1164,10 @@ async fn ephemeral_unknown_type_and_bad_config() {
         .await
         .expect("open")
         .into_inner();
-    assert_eq!(errors(&open.diagnostics), ["Unknown ephemeral resource type"]);
+    assert_eq!(
+        errors(&open.diagnostics),
+        ["Unknown ephemeral resource type"]
+    );
     for (rpc, diags) in [
         (
             "renew",

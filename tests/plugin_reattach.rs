@@ -91,7 +91,8 @@ fn reattach_works_with(cli: &Cli) {
     );
     let logs = provider.stop();
     assert!(
-        logs.lines().any(|l| l.contains("\"tf_rpc\":\"GetProviderSchema\"")),
+        logs.lines()
+            .any(|l| l.contains("\"tf_rpc\":\"GetProviderSchema\"")),
         "{}: the debug process served the schema call:\n{logs}",
         cli.name
     );

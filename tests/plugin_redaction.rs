@@ -161,7 +161,10 @@ fn debug_output_never_shows_secrets() {
 fn redacted_debug_keeps_structure_and_reveal_shows_all() {
     let v = secret_value();
     let shown = format!("{v:?}");
-    assert!(shown.contains("\"token\"") && shown.contains("redacted, 13 bytes"), "{shown}");
+    assert!(
+        shown.contains("\"token\"") && shown.contains("redacted, 13 bytes"),
+        "{shown}"
+    );
     let revealed = format!("{:?}", v.reveal());
     assert!(revealed.contains(CANARY), "{revealed}");
     let req = PlanRequest {

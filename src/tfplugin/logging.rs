@@ -411,10 +411,7 @@ mod tests {
             tracing::trace!(target: "anything_else", "trace kept");
         });
         let lines = lines.lock().map(|v| v.clone()).unwrap_or_default();
-        assert!(
-            lines.iter().all(|l| !l.contains("canary")),
-            "{lines:?}"
-        );
+        assert!(lines.iter().all(|l| !l.contains("canary")), "{lines:?}");
         assert_eq!(lines.len(), 3, "{lines:?}");
         // A cap never raises the level: at WARN, `half_lib` at WARN is still only WARN and up.
         let t = filter_with(LevelFilter::ERROR, &caps);

@@ -62,7 +62,7 @@ pub use provider::*;
 pub use schema::*;
 pub use serve::{
     ListenAddr, ListenConfig, MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE, MAX_MESSAGE_SIZE,
-    PROTOCOL_VERSION, RunningServer, ServeError, ServeOptions, Transport, negotiate_protocol, serve,
-    start,
+    PROTOCOL_VERSION, RunningServer, ServeError, ServeOptions, Transport, negotiate_protocol,
+    serve, start,
 };
 pub use value::{Number, Refinements, Type, Value, ValueError};

@@ -238,11 +238,7 @@ impl ListenConfig {
     /// Reads `PLUGIN_CLIENT_CERT`, and `PLUGIN_UNIX_SOCKET_DIR` (Unix) or `PLUGIN_MIN_PORT` / `PLUGIN_MAX_PORT`
     /// (elsewhere).
     pub fn from_env() -> Result<Self, ServeError> {
-        let var = |name: &str| {
-            std::env::var(name)
-                .ok()
-                .filter(|v| !v.trim().is_empty())
-        };
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
         let port = |name: &'static str| -> Result<u16, ServeError> {
             match var(name) {
                 Some(v) => v.trim().parse().map_err(|source| ServeError::PortVariable {

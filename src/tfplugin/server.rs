@@ -62,9 +62,7 @@ fn lookup<'a, E>(
     kind: &str,
     name: &str,
 ) -> Result<&'a E, Vec<pb::Diagnostic>> {
-    entries
-        .get(name)
-        .ok_or_else(|| no_such(kind, name))
+    entries.get(name).ok_or_else(|| no_such(kind, name))
 }
 
 /// The entry for `$name` in `$map`, or an early return of `$resp(diagnostics)` naming the unknown type.
@@ -813,10 +811,21 @@ impl ProviderRpc for ProviderService {
         let span = info_span!("rpc", tf_rpc = "ValidateEphemeralResourceConfig", tf_ephemeral_resource_type = %req.type_name);
         async {
             let mut diags = Diagnostics::new();
-            let resp = |diagnostics| pb::validate_ephemeral_resource_config::Response { diagnostics };
-            let entry = entry_or_return!(self.ephemeral_resources, "ephemeral resource", &req.type_name, resp);
-            let config =
-                decode_or_return!(req.config.as_ref(), entry.schema, "ephemeral resource configuration", diags, resp);
+            let resp =
+                |diagnostics| pb::validate_ephemeral_resource_config::Response { diagnostics };
+            let entry = entry_or_return!(
+                self.ephemeral_resources,
+                "ephemeral resource",
+                &req.type_name,
+                resp
+            );
+            let config = decode_or_return!(
+                req.config.as_ref(),
+                entry.schema,
+                "ephemeral resource configuration",
+                diags,
+                resp
+            );
             diags.extend(entry.resource.validate(&config).await);
             Ok(Response::new(resp(convert::diagnostics(&diags))))
         }
@@ -832,22 +841,49 @@ impl ProviderRpc for ProviderService {
         let span = info_span!("rpc", tf_rpc = "OpenEphemeralResource", tf_ephemeral_resource_type = %req.type_name);
         async {
             let mut diags = Diagnostics::new();
-            let fail = |diagnostics| pb::open_ephemeral_resource::Response { diagnostics, ..Default::default() };
-            let entry = entry_or_return!(self.ephemeral_resources, "ephemeral resource", &req.type_name, fail);
-            let config = decode_or_return!(req.config.as_ref(), entry.schema, "configuration", diags, fail);
+            let fail = |diagnostics| pb::open_ephemeral_resource::Response {
+                diagnostics,
+                ..Default::default()
+            };
+            let entry = entry_or_return!(
+                self.ephemeral_resources,
+                "ephemeral resource",
+                &req.type_name,
+                fail
+            );
+            let config = decode_or_return!(
+                req.config.as_ref(),
+                entry.schema,
+                "configuration",
+                diags,
+                fail
+            );
             let client = convert::client_capabilities(req.client_capabilities.as_ref());
             let resp = entry
                 .resource
-                .open(OpenEphemeralRequest { type_name: req.type_name.clone(), config, client })
+                .open(OpenEphemeralRequest {
+                    type_name: req.type_name.clone(),
+                    config,
+                    client,
+                })
                 .await;
             diags.extend(resp.diagnostics);
             let deferred = convert::deferred(resp.deferred, client, &mut diags);
             let result = if deferred.is_some() || !resp.result.is_null() || !diags.has_errors() {
-                encode_opt(&resp.result, &entry.schema, "ephemeral resource result", &mut diags)
+                encode_opt(
+                    &resp.result,
+                    &entry.schema,
+                    "ephemeral resource result",
+                    &mut diags,
+                )
             } else {
                 None
             };
-            debug!(errors = diags.has_errors(), renew = resp.renew_at.is_some(), "opened");
+            debug!(
+                errors = diags.has_errors(),
+                renew = resp.renew_at.is_some(),
+                "opened"
+            );
             Ok(Response::new(pb::open_ephemeral_resource::Response {
                 diagnostics: convert::diagnostics(&diags),
                 renew_at: resp.renew_at.map(prost_types::Timestamp::from),
@@ -867,14 +903,29 @@ impl ProviderRpc for ProviderService {
         let req = req.into_inner();
         let span = info_span!("rpc", tf_rpc = "RenewEphemeralResource", tf_ephemeral_resource_type = %req.type_name);
         async {
-            let fail = |diagnostics| pb::renew_ephemeral_resource::Response { diagnostics, ..Default::default() };
-            let entry = entry_or_return!(self.ephemeral_resources, "ephemeral resource", &req.type_name, fail);
+            let fail = |diagnostics| pb::renew_ephemeral_resource::Response {
+                diagnostics,
+                ..Default::default()
+            };
+            let entry = entry_or_return!(
+                self.ephemeral_resources,
+                "ephemeral resource",
+                &req.type_name,
+                fail
+            );
             let current = req.private.unwrap_or_default();
             let resp = entry
                 .resource
-                .renew(RenewEphemeralRequest { type_name: req.type_name.clone(), private: current.clone() })
+                .renew(RenewEphemeralRequest {
+                    type_name: req.type_name.clone(),
+                    private: current.clone(),
+                })
                 .await;
-            debug!(errors = resp.diagnostics.has_errors(), renew = resp.renew_at.is_some(), "renewed");
+            debug!(
+                errors = resp.diagnostics.has_errors(),
+                renew = resp.renew_at.is_some(),
+                "renewed"
+            );
             let private = resp.private.unwrap_or(current);
             Ok(Response::new(pb::renew_ephemeral_resource::Response {
                 diagnostics: convert::diagnostics(&resp.diagnostics),
@@ -894,10 +945,18 @@ impl ProviderRpc for ProviderService {
         let span = info_span!("rpc", tf_rpc = "CloseEphemeralResource", tf_ephemeral_resource_type = %req.type_name);
         async {
             let resp = |diagnostics| pb::close_ephemeral_resource::Response { diagnostics };
-            let entry = entry_or_return!(self.ephemeral_resources, "ephemeral resource", &req.type_name, resp);
+            let entry = entry_or_return!(
+                self.ephemeral_resources,
+                "ephemeral resource",
+                &req.type_name,
+                resp
+            );
             let diags = entry
                 .resource
-                .close(CloseEphemeralRequest { type_name: req.type_name.clone(), private: req.private.unwrap_or_default() })
+                .close(CloseEphemeralRequest {
+                    type_name: req.type_name.clone(),
+                    private: req.private.unwrap_or_default(),
+                })
                 .await;
             debug!(errors = diags.has_errors(), "closed");
             Ok(Response::new(resp(convert::diagnostics(&diags))))

@@ -11,9 +11,9 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, Serve
 use rustls::{DigitallySignedStruct, SignatureScheme};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use tokio::io::{AsyncRead, AsyncWrite};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use tfsveltos::tfplugin::ListenAddr;
 use tfsveltos::tfplugin::value::msgpack;
 use tfsveltos::tfplugin::{
     ApplyRequest, ApplyResponse, Attribute, AttributePath, Block, ConfigureRequest,
@@ -25,6 +25,7 @@ use tfsveltos::tfplugin::{
     CloseEphemeralRequest, EphemeralResource, OpenEphemeralRequest, OpenEphemeralResponse,
     RenewEphemeralRequest, RenewEphemeralResponse,
 };
+use tokio::io::{AsyncRead, AsyncWrite};
 use tonic::transport::{Channel, Endpoint};
 
 pub use tfsveltos::tfplugin::pb;
@@ -531,7 +532,11 @@ impl EphemeralResource for Token {
     async fn validate(&self, config: &Value) -> Diagnostics {
         let mut d = Diagnostics::new();
         if config.get_attr("name").as_str() == Some("") {
-            d.attribute_error(AttributePath::attr("name"), "Empty name", "name must not be empty");
+            d.attribute_error(
+                AttributePath::attr("name"),
+                "Empty name",
+                "name must not be empty",
+            );
         }
         d
     }

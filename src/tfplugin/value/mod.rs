@@ -186,12 +186,18 @@ fn debug_value(v: &Value, reveal: bool, f: &mut fmt::Formatter<'_>) -> fmt::Resu
     };
     match v {
         Value::Null => f.write_str("Null"),
-        Value::Unknown(r) if reveal => f.debug_tuple("Unknown").field(&RevealedRefinements(r)).finish(),
+        Value::Unknown(r) if reveal => f
+            .debug_tuple("Unknown")
+            .field(&RevealedRefinements(r))
+            .finish(),
         Value::Unknown(r) => f.debug_tuple("Unknown").field(r).finish(),
         Value::Bool(b) => f.debug_tuple("Bool").field(b).finish(),
         Value::Number(n) => f.debug_tuple("Number").field(n).finish(),
         Value::String(s) if reveal => f.debug_tuple("String").field(s).finish(),
-        Value::String(s) => f.debug_tuple("String").field(&RedactedStr(s.len())).finish(),
+        Value::String(s) => f
+            .debug_tuple("String")
+            .field(&RedactedStr(s.len()))
+            .finish(),
         Value::List(items) => seq("List", items, f),
         Value::Set(items) => seq("Set", items, f),
         Value::Tuple(items) => seq("Tuple", items, f),

@@ -42,8 +42,21 @@ pub fn encode(value: &Value, ty: &Type) -> Result<Vec<u8>, ValueError> {
     Ok(e.out)
 }
 
+/// Why the type of a value cannot be inferred.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InferError {
+    /// Two elements of one collection have types that do not unify.
+    #[error("collection elements have different types ({first} and {second})")]
+    Conflict {
+        /// The type of the elements so far.
+        first: Type,
+        /// The conflicting element's type.
+        second: Type,
+    },
+}
+
 /// Infers the type of a known value (used for `dynamic` attributes). Nulls and unknowns are `dynamic`.
-pub fn infer_type(value: &Value) -> Result<Type, String> {
+pub fn infer_type(value: &Value) -> Result<Type, InferError> {
     Ok(match value {
         Value::Null | Value::Unknown(_) => Type::Dynamic,
         Value::Bool(_) => Type::Bool,
@@ -57,17 +70,24 @@ pub fn infer_type(value: &Value) -> Result<Type, String> {
             attrs
                 .iter()
                 .map(|(k, v)| Ok((k.clone(), infer_type(v)?)))
-                .collect::<Result<Vec<_>, String>>()?,
+                .collect::<Result<Vec<_>, InferError>>()?,
         ),
     })
 }
 
-fn unify<'a>(items: impl Iterator<Item = &'a Value>) -> Result<Type, String> {
+fn unify<'a>(items: impl Iterator<Item = &'a Value>) -> Result<Type, InferError> {
     let mut ty = Type::Dynamic;
     for item in items {
         let t = infer_type(item)?;
-        ty = unify_types(&ty, &t)
-            .ok_or_else(|| format!("collection elements have different types ({ty} and {t})"))?;
+        ty = match unify_types(&ty, &t) {
+            Some(u) => u,
+            None => {
+                return Err(InferError::Conflict {
+                    first: ty,
+                    second: t,
+                });
+            }
+        };
     }
     Ok(ty)
 }
@@ -639,7 +659,7 @@ impl Encoder {
         }
         match (ty, v) {
             (Type::Dynamic, _) => {
-                let inner = infer_type(v).map_err(|m| self.err(m))?;
+                let inner = infer_type(v).map_err(|e| self.err(e.to_string()))?;
                 self.array_len(2)?;
                 let json = inner.to_json_bytes();
                 self.bin(&json)?;
@@ -776,11 +796,8 @@ impl Encoder {
         self.wrote(rmp::encode::write_map_len(&mut payload, entries))?;
         payload.extend_from_slice(&body);
         let len = self.len32(payload.len())?;
-        self.wrote(rmp::encode::write_ext_meta(
-            &mut self.out,
-            len,
-            EXT_UNKNOWN_REFINED,
-        ))?;
+        let r = rmp::encode::write_ext_meta(&mut self.out, len, EXT_UNKNOWN_REFINED);
+        self.wrote(r)?;
         self.out.extend_from_slice(&payload);
         Ok(())
     }
