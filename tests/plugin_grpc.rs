@@ -130,7 +130,11 @@ async fn metadata_and_schema() {
         tf::schema::nested_block::NestingMode::List as i32
     );
     assert!(s.data_source_schemas.contains_key("toy_echo"));
-    assert!(s.functions.is_empty() && s.ephemeral_resource_schemas.is_empty());
+    assert!(s.functions.is_empty());
+    assert_eq!(
+        s.ephemeral_resource_schemas.keys().collect::<Vec<_>>(),
+        ["toy_token"]
+    );
 
     let ids = f
         .client
