@@ -339,6 +339,8 @@ pub async fn serve(provider: Arc<dyn Provider>, opts: ServeOptions) -> Result<()
     if cfg.client_cert_pem.is_none() {
         return Err(ServeError::ClientCertRequired);
     }
+    // Listen for interrupts before the host can send one (the default action would kill the process).
+    let mut interrupts = Interrupts::new()?;
     let server = start(provider, cfg).await?;
     {
         let mut out = io::stdout().lock();
@@ -347,8 +349,8 @@ pub async fn serve(provider: Arc<dyn Provider>, opts: ServeOptions) -> Result<()
     }
     info!(address = %server.addr(), tls = server.server_cert().is_some(), "plugin server started");
     // The host forwards interrupts as StopProvider and shuts us down; ignore the signal itself, as go-plugin does.
-    let ignore_interrupts = tokio::spawn(async {
-        while tokio::signal::ctrl_c().await.is_ok() {
+    let ignore_interrupts = tokio::spawn(async move {
+        while interrupts.next().await.is_ok() {
             debug!("interrupt received, ignoring (the plugin host manages shutdown)");
         }
     });
@@ -358,12 +360,43 @@ pub async fn serve(provider: Arc<dyn Provider>, opts: ServeOptions) -> Result<()
     result
 }
 
+/// Interrupts (SIGINT / Ctrl-C), registered when created so that none is missed afterwards.
+struct Interrupts {
+    #[cfg(unix)]
+    signal: tokio::signal::unix::Signal,
+}
+
+impl Interrupts {
+    fn new() -> io::Result<Self> {
+        Ok(Self {
+            #[cfg(unix)]
+            signal: tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?,
+        })
+    }
+
+    /// The next interrupt.
+    async fn next(&mut self) -> io::Result<()> {
+        #[cfg(unix)]
+        {
+            match self.signal.recv().await {
+                Some(()) => Ok(()),
+                None => Err(io::Error::other("signal stream ended")),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            tokio::signal::ctrl_c().await
+        }
+    }
+}
+
 async fn serve_debug(provider: Arc<dyn Provider>, opts: &ServeOptions) -> Result<(), ServeError> {
     let mut cfg = ListenConfig::from_env()?;
     // A reattach entry cannot carry certificates: Terraform and OpenTofu connect in plaintext, over the socket in
     // the private directory.
     cfg.client_cert_pem = None;
     cfg.honour_shutdown = false;
+    let mut interrupts = Interrupts::new()?;
     let server = start(provider, cfg).await?;
     {
         let mut out = io::stdout().lock();
@@ -380,7 +413,7 @@ async fn serve_debug(provider: Arc<dyn Provider>, opts: &ServeOptions) -> Result
     let RunningServer { shutdown, task, .. } = server;
     tokio::pin!(task);
     tokio::select! {
-        r = tokio::signal::ctrl_c() => r?,
+        r = interrupts.next() => r?,
         // The server only stops by itself on failure.
         r = &mut task => return r?,
     }
