@@ -5,14 +5,24 @@
 use std::process::ExitCode;
 use tfsveltos::tfplugin::{self, ServeError, ServeOptions};
 
-/// The provider's registry address.
-const PROVIDER_ADDRESS: &str = "registry.terraform.io/clusterinventory/sveltos";
+/// The provider's source address as configurations write it: `terraform` resolves it to
+/// registry.terraform.io/clusterinventory/sveltos, `tofu` to registry.opentofu.org/clusterinventory/sveltos, so the
+/// `TF_REATTACH_PROVIDERS` value printed by `--debug` works with both.
+const PROVIDER_ADDRESS: &str = "clusterinventory/sveltos";
+
+/// Log targets whose events never reach the logs, at any level:
+/// * `kube_client::client`: kube-client logs a response body it cannot decode at WARN (and bodies at DEBUG/TRACE);
+///   a failed Secret LIST page would put kubeconfigs into `TF_LOG` output. The errors themselves still reach the
+///   provider, which reports them without the body.
+const DENIED_LOG_TARGETS: &[tfplugin::logging::LogCap] =
+    &[tfplugin::logging::LogCap::off("kube_client::client")];
 
 const HELP: &str = "\
 terraform-provider-sveltos: Terraform/OpenTofu provider registering Cluster Inventory ClusterProfiles in Sveltos.
 
 This is a plugin: terraform or tofu start it themselves. Options:
-  --debug    serve without the plugin host and print a TF_REATTACH_PROVIDERS value to use with terraform/tofu
+  --debug    serve without the plugin host (on a private Unix socket) and print a TF_REATTACH_PROVIDERS
+             value to use with terraform/tofu
   --version  print the version
   --help     print this help
 ";
@@ -47,7 +57,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    tfplugin::logging::init("sveltos");
+    tfplugin::logging::init_with("sveltos", DENIED_LOG_TARGETS);
     let opts = ServeOptions::new(PROVIDER_ADDRESS).debug(debug);
     match runtime.block_on(tfplugin::serve(tfsveltos::provider::new(), opts)) {
         Ok(()) => {

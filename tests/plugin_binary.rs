@@ -1,11 +1,16 @@
-//! Tests of the real binary's plugin behaviour: the magic-cookie guard, the single handshake line on stdout, health
-//! over mutual TLS, port range, protocol negotiation, and prompt exit on `GRPCController.Shutdown`.
+//! Tests of the real binary's plugin behaviour: the magic-cookie and client-certificate guards, the single handshake
+//! line on stdout, the private Unix socket (directory mode 0700, removed on exit), health over mutual TLS, refusal
+//! of clients without the host's certificate, protocol negotiation, `--debug`, and prompt exit on
+//! `GRPCController.Shutdown`.
 
 mod plugin_common;
 
 use plugin_common::*;
 use std::io::{BufRead, BufReader, Read};
-use std::process::{Command, Stdio};
+use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 use tfsveltos::tfplugin::{MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE};
 
@@ -19,6 +24,7 @@ fn base_command() -> Command {
         "PLUGIN_CLIENT_CERT",
         "PLUGIN_MIN_PORT",
         "PLUGIN_MAX_PORT",
+        "PLUGIN_UNIX_SOCKET_DIR",
     ] {
         c.env_remove(var);
     }
@@ -58,21 +64,13 @@ fn version_and_help_flags() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("--debug"));
 }
 
-#[tokio::test]
-async fn handshake_health_and_shutdown() {
-    let cert = terraform_like_client_cert();
-    // Find a free port to use as a one-port range.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port();
+/// Starts the binary as Terraform would, with `cert` as the host's client certificate; returns the child, its stdout
+/// after the handshake line, and the parsed handshake.
+fn spawn_plugin(cert: &ClientCert) -> (Child, BufReader<ChildStdout>, Handshake) {
     let mut child = base_command()
         .env(MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE)
         .env("PLUGIN_PROTOCOL_VERSIONS", "5,6")
         .env("PLUGIN_CLIENT_CERT", &cert.pem)
-        .env("PLUGIN_MIN_PORT", port.to_string())
-        .env("PLUGIN_MAX_PORT", port.to_string())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -81,16 +79,67 @@ async fn handshake_health_and_shutdown() {
     let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
     let mut line = String::new();
     stdout.read_line(&mut line).expect("handshake line");
-    assert!(line.ends_with('\n'));
+    assert!(line.ends_with('\n'), "{line:?}");
     let hs = parse_handshake(&line);
+    (child, stdout, hs)
+}
+
+/// The mode bits and owner of `dir`.
+fn mode_and_owner(dir: &Path) -> (u32, u32) {
+    let meta = std::fs::symlink_metadata(dir).expect("socket directory exists");
+    assert!(meta.is_dir(), "{} is a directory", dir.display());
+    (meta.permissions().mode() & 0o7777, meta.uid())
+}
+
+fn current_uid() -> u32 {
+    std::fs::metadata("/proc/self")
+        .map(|m| m.uid())
+        .expect("own uid")
+}
+
+async fn wait_exit(child: &mut Child, within: Duration) -> std::process::ExitStatus {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            return status;
+        }
+        assert!(
+            started.elapsed() < within,
+            "plugin did not exit within {within:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[test]
+fn refuses_to_serve_without_client_certificate() {
+    let out = base_command()
+        .env(MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE)
+        .env("PLUGIN_PROTOCOL_VERSIONS", "6")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty(), "no handshake line: {:?}", out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("PLUGIN_CLIENT_CERT"), "{err}");
+}
+
+#[tokio::test]
+async fn handshake_health_and_shutdown() {
+    let cert = terraform_like_client_cert();
+    let (mut child, mut stdout, hs) = spawn_plugin(&cert);
+    let socket = hs.addr.unix_path().to_path_buf();
+    let dir = socket.parent().expect("socket directory").to_path_buf();
     assert_eq!(
-        hs.addr.port(),
-        port,
-        "PLUGIN_MIN_PORT/PLUGIN_MAX_PORT honoured"
+        mode_and_owner(&dir),
+        (0o700, current_uid()),
+        "{} is private to its owner",
+        dir.display()
     );
     let server_cert = hs.cert.expect("AutoMTLS certificate");
 
-    let channel = mtls_channel(hs.addr, server_cert, &cert)
+    let channel = mtls_channel(&hs.addr, server_cert, &cert)
         .await
         .expect("mTLS");
     let mut health = tonic_health::pb::health_client::HealthClient::new(channel.clone());
@@ -113,22 +162,14 @@ async fn handshake_health_and_shutdown() {
         .expect("shutdown");
     drop(health);
     drop(channel);
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(5),
-            "plugin did not exit after Shutdown"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    };
+    let status = wait_exit(&mut child, Duration::from_secs(5)).await;
     assert!(status.success(), "{status:?}");
     assert!(
         started.elapsed() < Duration::from_secs(3),
         "exit took {:?}",
         started.elapsed()
     );
+    assert!(!dir.exists(), "{} removed on exit", dir.display());
 
     let mut rest = String::new();
     stdout.read_to_string(&mut rest).expect("rest of stdout");
@@ -161,6 +202,73 @@ async fn handshake_health_and_shutdown() {
     }
 }
 
+/// `GetMetadata` through `channel`, with a time limit so that a refused handshake cannot hang the test.
+async fn metadata_call(
+    channel: Result<tonic::transport::Channel, tonic::transport::Error>,
+) -> Result<(), String> {
+    let call = async {
+        let mut c = pb::tfplugin6::provider_client::ProviderClient::new(
+            channel.map_err(|e| e.to_string())?,
+        );
+        c.get_metadata(pb::tfplugin6::get_metadata::Request {})
+            .await
+            .map(drop)
+            .map_err(|e| e.to_string())
+    };
+    tokio::time::timeout(Duration::from_secs(10), call)
+        .await
+        .map_err(|_| "timed out".to_owned())?
+}
+
+#[tokio::test]
+async fn clients_without_the_host_certificate_cannot_call() {
+    let cert = terraform_like_client_cert();
+    let (mut child, _stdout, hs) = spawn_plugin(&cert);
+    let server_cert = hs.cert.clone().expect("AutoMTLS certificate");
+
+    // Plaintext gRPC on the socket: refused.
+    let plain = metadata_call(plain_channel(&hs.addr).await).await;
+    assert!(plain.is_err(), "plaintext call must fail");
+
+    // TLS with another certificate of the same shape: refused.
+    let intruder = terraform_like_client_cert();
+    let other = metadata_call(mtls_channel(&hs.addr, server_cert.clone(), &intruder).await).await;
+    assert!(other.is_err(), "a foreign client certificate must fail");
+
+    // The host's certificate: accepted.
+    metadata_call(mtls_channel(&hs.addr, server_cert, &cert).await)
+        .await
+        .expect("the host's certificate is accepted");
+
+    // Another local user cannot even reach the socket (needs root to act as another user).
+    if current_uid() == 0 {
+        let out = Command::new("python3")
+            .args([
+                "-c",
+                "import socket,sys\n\
+                 s=socket.socket(socket.AF_UNIX)\n\
+                 try:\n  s.connect(sys.argv[1])\nexcept PermissionError:\n  sys.exit(13)\n\
+                 sys.exit(0)",
+            ])
+            .arg(hs.addr.unix_path())
+            .uid(65534)
+            .gid(65534)
+            .output()
+            .expect("python3 as nobody");
+        assert_eq!(
+            out.status.code(),
+            Some(13),
+            "another user must get EACCES connecting to the socket: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    } else {
+        eprintln!("skipped: second-user connect check: the test does not run as root");
+    }
+
+    child.kill().expect("kill");
+    child.wait().expect("wait");
+}
+
 #[test]
 fn debug_mode_prints_reattach_value() {
     let mut child = base_command()
@@ -184,19 +292,25 @@ fn debug_mode_prints_reattach_value() {
             break;
         }
     }
-    let _ = child.kill();
-    let _ = child.wait();
     let reattach = reattach.unwrap_or_else(|| panic!("no TF_REATTACH_PROVIDERS line in {text:?}"));
     let v: serde_json::Value = serde_json::from_str(&reattach).expect("JSON");
-    let p = &v["registry.terraform.io/clusterinventory/sveltos"];
+    let p = &v["clusterinventory/sveltos"];
     assert_eq!(p["Protocol"], "grpc");
     assert_eq!(p["ProtocolVersion"], 6);
     assert_eq!(p["Pid"], child.id());
     assert_eq!(p["Test"], true);
-    assert_eq!(p["Addr"]["Network"], "tcp");
-    assert!(
-        p["Addr"]["String"]
-            .as_str()
-            .is_some_and(|a| a.starts_with("127.0.0.1:"))
-    );
+    assert_eq!(p["Addr"]["Network"], "unix");
+    let socket = PathBuf::from(p["Addr"]["String"].as_str().expect("socket path"));
+    let dir = socket.parent().expect("directory").to_path_buf();
+    assert_eq!(mode_and_owner(&dir), (0o700, current_uid()));
+
+    // Ctrl-C stops it and removes the directory.
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill -INT");
+    assert!(status.success());
+    let status = child.wait().expect("wait");
+    assert!(status.success(), "{status:?}");
+    assert!(!dir.exists(), "{} removed on exit", dir.display());
 }

@@ -38,10 +38,10 @@ async fn fixture() -> Fixture {
     .await
     .expect("server starts");
     let hs = parse_handshake(&server.handshake_line());
-    assert_eq!(hs.addr, server.addr());
+    assert_eq!(hs.addr, Addr::of(server.addr()));
     let server_cert = hs.cert.expect("AutoMTLS advertises a certificate");
     assert_eq!(Some(&server_cert), server.server_cert());
-    let channel = mtls_channel(hs.addr, server_cert, &cert)
+    let channel = mtls_channel(&hs.addr, server_cert, &cert)
         .await
         .expect("mTLS connect");
     let client = ProviderClient::new(channel.clone()).max_decoding_message_size(64 << 20);
@@ -130,7 +130,11 @@ async fn metadata_and_schema() {
         tf::schema::nested_block::NestingMode::List as i32
     );
     assert!(s.data_source_schemas.contains_key("toy_echo"));
-    assert!(s.functions.is_empty() && s.ephemeral_resource_schemas.is_empty());
+    assert!(s.functions.is_empty());
+    assert_eq!(
+        s.ephemeral_resource_schemas.keys().collect::<Vec<_>>(),
+        ["toy_token"]
+    );
 
     let ids = f
         .client
@@ -862,7 +866,7 @@ async fn other_client_certificates_are_refused() {
     // Another certificate, same shape as Terraform's: refused.
     let intruder = terraform_like_client_cert();
     let refused = async {
-        let channel = mtls_channel(hs.addr, server_cert.clone(), &intruder).await?;
+        let channel = mtls_channel(&hs.addr, server_cert.clone(), &intruder).await?;
         let mut c = ProviderClient::new(channel);
         c.get_metadata(tf::get_metadata::Request {})
             .await
@@ -877,7 +881,7 @@ async fn other_client_certificates_are_refused() {
     );
 
     // The right certificate still works afterwards.
-    let channel = mtls_channel(hs.addr, server_cert, &cert)
+    let channel = mtls_channel(&hs.addr, server_cert, &cert)
         .await
         .expect("connect");
     let mut c = ProviderClient::new(channel);
@@ -887,7 +891,7 @@ async fn other_client_certificates_are_refused() {
 
     // No client certificate at all: refused.
     let no_cert = async {
-        let tcp = tokio::net::TcpStream::connect(hs.addr).await?;
+        let tcp = hs.addr.connect().await?;
         let provider = std::sync::Arc::new(rustls::crypto::aws_lc_rs::default_provider());
         let config = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()?
@@ -971,10 +975,12 @@ async fn debug_mode_serves_plain_and_ignores_shutdown() {
     assert_eq!(entry["ProtocolVersion"], 6);
     assert_eq!(entry["Test"], true);
     assert_eq!(entry["Pid"], std::process::id());
-    assert_eq!(entry["Addr"]["Network"], "tcp");
+    assert_eq!(entry["Addr"]["Network"], "unix");
     assert_eq!(entry["Addr"]["String"], server.addr().to_string());
 
-    let channel = plain_channel(server.addr()).await.expect("connect");
+    let channel = plain_channel(&Addr::of(server.addr()))
+        .await
+        .expect("connect");
     GrpcControllerClient::new(channel.clone())
         .shutdown(Empty {})
         .await
@@ -989,4 +995,225 @@ async fn debug_mode_serves_plain_and_ignores_shutdown() {
         .await
         .expect("stops")
         .expect("clean");
+}
+
+fn token_config(name: Value) -> Option<tf::DynamicValue> {
+    dv(
+        &Value::object([("name", name), ("token", Value::Null)]),
+        &token_schema(),
+    )
+}
+
+#[tokio::test]
+async fn ephemeral_resources_are_listed() {
+    let mut f = fixture().await;
+    let md = f
+        .client
+        .get_metadata(tf::get_metadata::Request {})
+        .await
+        .expect("GetMetadata")
+        .into_inner();
+    assert_eq!(
+        md.ephemeral_resources
+            .iter()
+            .map(|r| r.type_name.as_str())
+            .collect::<Vec<_>>(),
+        ["toy_token"]
+    );
+    let schema = f
+        .client
+        .get_provider_schema(tf::get_provider_schema::Request {})
+        .await
+        .expect("GetProviderSchema")
+        .into_inner();
+    let token = &schema.ephemeral_resource_schemas["toy_token"];
+    let attrs = &token.block.as_ref().expect("block").attributes;
+    let t = attrs.iter().find(|a| a.name == "token").expect("token");
+    assert!(t.computed && t.sensitive);
+    assert!(!schema.resource_schemas.contains_key("toy_token"));
+}
+
+#[tokio::test]
+async fn ephemeral_validate_open_renew_close() {
+    let mut f = fixture().await;
+    // Validate: the resource's own rule, with its attribute path.
+    let v = f
+        .client
+        .validate_ephemeral_resource_config(tf::validate_ephemeral_resource_config::Request {
+            type_name: "toy_token".into(),
+            config: token_config(Value::string("")),
+        })
+        .await
+        .expect("validate")
+        .into_inner();
+    assert_eq!(errors(&v.diagnostics), ["Empty name"]);
+    assert!(v.diagnostics[0].attribute.is_some());
+
+    // Open: result, private bytes, renew_at.
+    let before = std::time::SystemTime::now();
+    let open = f
+        .client
+        .open_ephemeral_resource(tf::open_ephemeral_resource::Request {
+            type_name: "toy_token".into(),
+            config: token_config(Value::string("a")),
+            client_capabilities: caps(false),
+        })
+        .await
+        .expect("open")
+        .into_inner();
+    assert!(
+        errors(&open.diagnostics).is_empty(),
+        "{:?}",
+        open.diagnostics
+    );
+    let result = undv(&open.result, &token_schema());
+    assert_eq!(result.get_attr("token").as_str(), Some("tok-a"));
+    assert_eq!(open.private.as_deref(), Some(&b"lease-a"[..]));
+    let renew_at: std::time::SystemTime = open
+        .renew_at
+        .expect("renew_at")
+        .try_into()
+        .expect("valid timestamp");
+    assert!(renew_at >= before + TOKEN_RENEW_IN - Duration::from_secs(1));
+    assert!(open.deferred.is_none());
+
+    // Renew with the private bytes: new private bytes, new renew_at.
+    let renew = f
+        .client
+        .renew_ephemeral_resource(tf::renew_ephemeral_resource::Request {
+            type_name: "toy_token".into(),
+            private: open.private.clone(),
+        })
+        .await
+        .expect("renew")
+        .into_inner();
+    assert!(renew.diagnostics.is_empty());
+    assert_eq!(renew.private.as_deref(), Some(&b"lease-a+r"[..]));
+    assert!(renew.renew_at.is_some());
+
+    // Close with the renewed private bytes.
+    let close = f
+        .client
+        .close_ephemeral_resource(tf::close_ephemeral_resource::Request {
+            type_name: "toy_token".into(),
+            private: renew.private.clone(),
+        })
+        .await
+        .expect("close")
+        .into_inner();
+    assert!(close.diagnostics.is_empty());
+    assert_eq!(
+        f.seen.ephemeral_calls(),
+        ["open a", "renew lease-a", "close lease-a+r"]
+    );
+
+    // A failing open: error diagnostic, no result.
+    let failed = f
+        .client
+        .open_ephemeral_resource(tf::open_ephemeral_resource::Request {
+            type_name: "toy_token".into(),
+            config: token_config(Value::string("fail")),
+            client_capabilities: caps(false),
+        })
+        .await
+        .expect("open")
+        .into_inner();
+    assert_eq!(errors(&failed.diagnostics), ["Cannot open"]);
+    assert!(failed.result.is_none() && failed.private.is_none());
+}
+
+#[tokio::test]
+async fn ephemeral_open_defers_only_when_allowed() {
+    let mut f = fixture().await;
+    let unknown = Value::Unknown(Default::default());
+    let allowed = f
+        .client
+        .open_ephemeral_resource(tf::open_ephemeral_resource::Request {
+            type_name: "toy_token".into(),
+            config: token_config(unknown.clone()),
+            client_capabilities: caps(true),
+        })
+        .await
+        .expect("open")
+        .into_inner();
+    assert!(allowed.deferred.is_some());
+    assert!(errors(&allowed.diagnostics).is_empty());
+    let result = undv(&allowed.result, &token_schema());
+    assert!(!result.get_attr("token").is_known());
+
+    let refused = f
+        .client
+        .open_ephemeral_resource(tf::open_ephemeral_resource::Request {
+            type_name: "toy_token".into(),
+            config: token_config(unknown),
+            client_capabilities: caps(false),
+        })
+        .await
+        .expect("open")
+        .into_inner();
+    assert!(refused.deferred.is_none());
+    assert_eq!(errors(&refused.diagnostics).len(), 1);
+}
+
+#[tokio::test]
+async fn ephemeral_unknown_type_and_bad_config() {
+    let mut f = fixture().await;
+    let open = f
+        .client
+        .open_ephemeral_resource(tf::open_ephemeral_resource::Request {
+            type_name: "toy_nope".into(),
+            config: token_config(Value::string("a")),
+            client_capabilities: caps(false),
+        })
+        .await
+        .expect("open")
+        .into_inner();
+    assert_eq!(
+        errors(&open.diagnostics),
+        ["Unknown ephemeral resource type"]
+    );
+    for (rpc, diags) in [
+        (
+            "renew",
+            f.client
+                .renew_ephemeral_resource(tf::renew_ephemeral_resource::Request {
+                    type_name: "toy_nope".into(),
+                    private: None,
+                })
+                .await
+                .expect("renew")
+                .into_inner()
+                .diagnostics,
+        ),
+        (
+            "close",
+            f.client
+                .close_ephemeral_resource(tf::close_ephemeral_resource::Request {
+                    type_name: "toy_nope".into(),
+                    private: None,
+                })
+                .await
+                .expect("close")
+                .into_inner()
+                .diagnostics,
+        ),
+    ] {
+        assert_eq!(errors(&diags), ["Unknown ephemeral resource type"], "{rpc}");
+    }
+    // A config that does not match the schema: a decode diagnostic, the resource is not called.
+    let bad = f
+        .client
+        .open_ephemeral_resource(tf::open_ephemeral_resource::Request {
+            type_name: "toy_token".into(),
+            config: Some(tf::DynamicValue {
+                msgpack: vec![0xc1],
+                json: Vec::new(),
+            }),
+            client_capabilities: caps(false),
+        })
+        .await
+        .expect("open")
+        .into_inner();
+    assert_eq!(errors(&bad.diagnostics).len(), 1);
+    assert!(f.seen.ephemeral_calls().is_empty());
 }

@@ -32,9 +32,35 @@ const LAYER_PREFIX: &str = {
 
 /// Installs the global subscriber (once; later calls do nothing). `module` becomes `@module`.
 pub fn init(module: &'static str) {
+    init_with(module, &[]);
+}
+
+/// A cap on the events of one target (a module path prefix, e.g. `some_crate::client`), whatever the configured
+/// level: for libraries that put data into their log messages which must never reach Terraform's logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogCap {
+    /// The target prefix (the longest matching prefix of an event's target wins, see [`Targets`]).
+    pub target: &'static str,
+    /// The most verbose level still logged for it; [`LevelFilter::OFF`] drops every event.
+    pub max_level: LevelFilter,
+}
+
+impl LogCap {
+    /// Drops every event of `target`, at every level.
+    pub const fn off(target: &'static str) -> Self {
+        Self {
+            target,
+            max_level: LevelFilter::OFF,
+        }
+    }
+}
+
+/// [`init`], with `caps` applied on top of the level from the environment (no environment variable lifts them).
+pub fn init_with(module: &'static str, caps: &[LogCap]) {
     let level = level_from_env(|k| std::env::var(k).ok());
+    // Fails only when a global subscriber is already installed, which is then kept.
     let _ = tracing_subscriber::registry()
-        .with(HclogLayer::new(module).with_filter(filter(level)))
+        .with(HclogLayer::new(module).with_filter(filter_with(level, caps)))
         .try_init();
 }
 
@@ -52,16 +78,24 @@ const NOISY_TARGETS: &[&str] = &[
 
 /// `level` for everything, capped at `WARN` for transport libraries (`DEBUG` when `level` is `TRACE`).
 pub fn filter(level: LevelFilter) -> Targets {
+    filter_with(level, &[])
+}
+
+/// [`filter`] plus `caps` (each target at most at its cap, and never above `level`).
+pub fn filter_with(level: LevelFilter, caps: &[LogCap]) -> Targets {
     let noisy = if level == LevelFilter::TRACE {
         LevelFilter::DEBUG
     } else {
         level.min(LevelFilter::WARN)
     };
-    NOISY_TARGETS
+    let targets = NOISY_TARGETS
         .iter()
         .fold(Targets::new().with_default(level), |t, name| {
             t.with_target(*name, noisy)
-        })
+        });
+    caps.iter().fold(targets, |t, cap| {
+        t.with_target(cap.target, cap.max_level.min(level))
+    })
 }
 
 /// The level filter for `TF_LOG_PROVIDER` / `TF_LOG`, read through `get`.
@@ -345,5 +379,42 @@ mod tests {
         let second: Json = serde_json::from_str(&lines[1]).expect("json");
         assert_eq!(second["@level"], "warn");
         assert_eq!(second["@module"], "prov");
+    }
+
+    #[test]
+    fn capped_targets_never_log() {
+        let lines = Arc::new(Mutex::new(Vec::<String>::new()));
+        let sink = lines.clone();
+        let layer = HclogLayer::with_sink("prov", move |l| {
+            if let Ok(mut v) = sink.lock() {
+                v.push(String::from_utf8_lossy(l).into_owned());
+            }
+        });
+        let caps = [
+            LogCap::off("chatty_lib::client"),
+            LogCap {
+                target: "half_lib",
+                max_level: LevelFilter::WARN,
+            },
+        ];
+        let subscriber = tracing_subscriber::registry()
+            .with(layer.with_filter(filter_with(LevelFilter::TRACE, &caps)));
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::error!(target: "chatty_lib::client", "canary body");
+            tracing::warn!(target: "chatty_lib::client", "canary body");
+            tracing::info!(target: "chatty_lib::client", "canary body");
+            tracing::debug!(target: "chatty_lib::client::auth", "canary body");
+            tracing::trace!(target: "chatty_lib::client", "canary body");
+            tracing::info!(target: "half_lib::x", "canary info");
+            tracing::warn!(target: "half_lib::x", "half warn");
+            tracing::warn!(target: "chatty_lib::config", "config warn");
+            tracing::trace!(target: "anything_else", "trace kept");
+        });
+        let lines = lines.lock().map(|v| v.clone()).unwrap_or_default();
+        assert!(lines.iter().all(|l| !l.contains("canary")), "{lines:?}");
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        // A cap never raises the level: at WARN, `half_lib` at WARN is still only WARN and up.
+        let t = filter_with(LevelFilter::ERROR, &caps);
+        assert!(!t.would_enable("half_lib", &Level::WARN));
     }
 }

@@ -1,11 +1,13 @@
 //! A generic Terraform / OpenTofu plugin server (protocol 6) for providers written in Rust.
 //!
 //! This layer knows nothing about any particular provider: it speaks go-plugin + tfplugin6 over gRPC and hands the
-//! provider decoded [`Value`]s. A provider implements three small traits:
+//! provider decoded [`Value`]s. A provider implements a few small traits:
 //!
 //! * [`Provider`]: the provider configuration [`Schema`], `configure`, and the lists of resources and data sources;
 //! * [`Resource`]: `schema`, `plan`, `apply`, `read`, optionally `validate`, `import`, `upgrade_state`;
 //! * [`DataSource`]: `schema`, `read`, optionally `validate`;
+//! * [`EphemeralResource`] (optional, listed by [`Provider::ephemeral_resources`]): `schema`, `open`, optionally
+//!   `validate`, `renew`, `close`;
 //!
 //! and calls [`serve`] from `main`:
 //!
@@ -15,17 +17,18 @@
 //! # async fn run(provider: Arc<dyn Provider>) -> Result<(), tfplugin::ServeError> {
 //! tfplugin::logging::init("provider");
 //! let debug = std::env::args().any(|a| a == "--debug");
-//! tfplugin::serve(provider, ServeOptions::new("registry.terraform.io/example/thing").debug(debug)).await
+//! tfplugin::serve(provider, ServeOptions::new("example/thing").debug(debug)).await
 //! # }
 //! ```
 //!
 //! What the server does for the provider:
-//! * the go-plugin handshake (magic cookie, protocol negotiation, port range, one line on stdout), AutoMTLS with
-//!   client-certificate pinning, the health / stdio / controller services, and `--debug` reattach mode;
+//! * the go-plugin handshake (magic cookie, protocol negotiation, one line on stdout), a Unix socket in a private
+//!   directory (loopback TCP where there are no Unix sockets), AutoMTLS with client-certificate pinning (required
+//!   outside debug mode), the health / stdio / controller services, and `--debug` reattach mode;
 //! * caches schemas, decodes every `DynamicValue` with the right schema (msgpack or JSON) and encodes results back,
 //!   so providers never see wire formats; decode/encode problems become diagnostics with attribute paths;
-//! * answers every RPC Terraform may call: unknown type names and unsupported features (functions, ephemeral
-//!   resources, list resources, actions, state stores, resource identity, moves) get an empty response or an error
+//! * answers every RPC Terraform may call: unknown type names and unsupported features (functions,
+//!   list resources, actions, state stores, resource identity, moves) get an empty response or an error
 //!   diagnostic, never a crash;
 //! * respects client capabilities: a `deferred` answer is only sent when the client allows deferral, otherwise it
 //!   becomes an error diagnostic.
@@ -58,7 +61,8 @@ pub use path::{AttributePath, PathStep};
 pub use provider::*;
 pub use schema::*;
 pub use serve::{
-    ListenConfig, MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE, MAX_MESSAGE_SIZE, PROTOCOL_VERSION,
-    RunningServer, ServeError, ServeOptions, negotiate_protocol, serve, start,
+    ListenAddr, ListenConfig, MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE, MAX_MESSAGE_SIZE,
+    PROTOCOL_VERSION, RunningServer, ServeError, ServeOptions, Transport, negotiate_protocol,
+    serve, start,
 };
 pub use value::{Number, Refinements, Type, Value, ValueError};

@@ -10,7 +10,69 @@ use super::path::AttributePath;
 use super::schema::Schema;
 use super::value::Value;
 use async_trait::async_trait;
+use std::fmt;
 use std::sync::Arc;
+use std::time::SystemTime;
+
+/// Stands for redacted bytes in `Debug` output.
+struct RedactedBytes(Option<usize>);
+
+impl fmt::Debug for RedactedBytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(n) => write!(f, "<redacted, {n} bytes>"),
+            None => f.write_str("None"),
+        }
+    }
+}
+
+/// Byte fields whose contents `Debug` never shows.
+trait Redact {
+    fn redacted(&self) -> RedactedBytes;
+}
+
+impl Redact for Vec<u8> {
+    fn redacted(&self) -> RedactedBytes {
+        RedactedBytes(Some(self.len()))
+    }
+}
+
+impl Redact for Option<Vec<u8>> {
+    fn redacted(&self) -> RedactedBytes {
+        RedactedBytes(self.as_ref().map(Vec::len))
+    }
+}
+
+/// `Debug` for a request / response type: `shown` fields as usual ([`Value`]s redact their strings themselves),
+/// `redacted` byte fields (private data, raw state) by length only.
+macro_rules! debug_redacting {
+    ($ty:ident { $($shown:ident),* $(,)? } redacted { $($secret:ident),* $(,)? }) => {
+        impl fmt::Debug for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct(stringify!($ty))
+                    $(.field(stringify!($shown), &self.$shown))*
+                    $(.field(stringify!($secret), &self.$secret.redacted()))*
+                    .finish()
+            }
+        }
+    };
+}
+
+debug_redacting!(PlanRequest { type_name, prior_state, proposed_new_state, config, provider_meta, client }
+    redacted { prior_private });
+debug_redacting!(PlanResponse { planned_state, requires_replace, diagnostics, deferred } redacted { planned_private });
+debug_redacting!(ApplyRequest { type_name, prior_state, planned_state, config, provider_meta }
+    redacted { planned_private });
+debug_redacting!(ApplyResponse { new_state, diagnostics } redacted { private });
+debug_redacting!(ReadRequest { type_name, current_state, provider_meta, client } redacted { private });
+debug_redacting!(ReadResponse { new_state, diagnostics, deferred } redacted { private });
+debug_redacting!(ImportedResource { type_name, state } redacted { private });
+debug_redacting!(UpgradeRequest { type_name, version } redacted { raw_state_json });
+debug_redacting!(OpenEphemeralRequest { type_name, config, client } redacted {});
+debug_redacting!(OpenEphemeralResponse { result, renew_at, diagnostics, deferred } redacted { private });
+debug_redacting!(RenewEphemeralRequest { type_name } redacted { private });
+debug_redacting!(RenewEphemeralResponse { renew_at, diagnostics } redacted { private });
+debug_redacting!(CloseEphemeralRequest { type_name } redacted { private });
 
 /// What the Terraform client supports (sent with most requests).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -47,7 +109,7 @@ pub struct ConfigureRequest {
 }
 
 /// `PlanResourceChange` input.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct PlanRequest {
     /// Resource type name.
     pub type_name: String,
@@ -78,7 +140,7 @@ impl PlanRequest {
 }
 
 /// `PlanResourceChange` output.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct PlanResponse {
     /// The planned state (unknown where apply will decide; null for a destroy).
     pub planned_state: Value,
@@ -114,7 +176,7 @@ impl PlanResponse {
 }
 
 /// `ApplyResourceChange` input.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct ApplyRequest {
     /// Resource type name.
     pub type_name: String,
@@ -143,7 +205,7 @@ impl ApplyRequest {
 }
 
 /// `ApplyResourceChange` output.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct ApplyResponse {
     /// The new state (wholly known; null after a delete). On error, return what exists now.
     pub new_state: Value,
@@ -154,7 +216,7 @@ pub struct ApplyResponse {
 }
 
 /// `ReadResource` input.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct ReadRequest {
     /// Resource type name.
     pub type_name: String,
@@ -169,7 +231,7 @@ pub struct ReadRequest {
 }
 
 /// `ReadResource` output.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct ReadResponse {
     /// What exists now (null if the object is gone).
     pub new_state: Value,
@@ -193,7 +255,7 @@ pub struct ImportRequest {
 }
 
 /// One imported object.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct ImportedResource {
     /// Resource type name (usually the requested one).
     pub type_name: String,
@@ -215,7 +277,7 @@ pub struct ImportResponse {
 }
 
 /// `UpgradeResourceState` input.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct UpgradeRequest {
     /// Resource type name.
     pub type_name: String,
@@ -285,6 +347,14 @@ pub trait Provider: Send + Sync + 'static {
 
     /// The data source types (called once).
     fn data_sources(&self) -> Vec<Arc<dyn DataSource>>;
+
+    /// The ephemeral resource types (called once). Default: none.
+    ///
+    /// Declaring them is safe with every client: Terraform before 1.10 and OpenTofu before 1.11 neither list nor
+    /// call them (they only fail on a configuration that uses an `ephemeral` block).
+    fn ephemeral_resources(&self) -> Vec<Arc<dyn EphemeralResource>> {
+        Vec::new()
+    }
 
     /// Schema of the `provider_meta` block, if the provider supports one.
     fn provider_meta_schema(&self) -> Option<Schema> {
@@ -362,4 +432,108 @@ pub trait DataSource: Send + Sync + 'static {
 
     /// Reads the data.
     async fn read(&self, req: DataReadRequest) -> DataReadResponse;
+}
+
+/// `OpenEphemeralResource` input.
+#[derive(Clone, Default)]
+pub struct OpenEphemeralRequest {
+    /// Ephemeral resource type name.
+    pub type_name: String,
+    /// The configuration. May contain unknowns when Terraform opens the resource during `plan`; answer with
+    /// [`OpenEphemeralResponse::deferred`] (if the client allows it) or with a result whose attributes depending on
+    /// the unknowns are unknown.
+    pub config: Value,
+    /// Client capabilities.
+    pub client: ClientCapabilities,
+}
+
+/// `OpenEphemeralResource` output.
+#[derive(Clone, Default)]
+pub struct OpenEphemeralResponse {
+    /// The result: the configuration with computed attributes filled in. Never stored by Terraform (neither in
+    /// state nor in plan files), but it may be passed to other providers' configurations within the same run.
+    pub result: Value,
+    /// Opaque bytes handed back to [`EphemeralResource::renew`] and [`EphemeralResource::close`] (for example a
+    /// lease ID). Terraform keeps them in memory only. Empty means none.
+    pub private: Vec<u8>,
+    /// When Terraform should call [`EphemeralResource::renew`] if the resource is still in use then (for example
+    /// shortly before a credential expires). `None`: never.
+    pub renew_at: Option<SystemTime>,
+    /// Diagnostics.
+    pub diagnostics: Diagnostics,
+    /// Defer opening (only if the client allows it; otherwise the server turns it into an error diagnostic).
+    pub deferred: Option<DeferredReason>,
+}
+
+/// `RenewEphemeralResource` input.
+#[derive(Clone, Default)]
+pub struct RenewEphemeralRequest {
+    /// Ephemeral resource type name.
+    pub type_name: String,
+    /// The private bytes from the last open or renew (empty if none).
+    pub private: Vec<u8>,
+}
+
+/// `RenewEphemeralResource` output.
+#[derive(Clone, Default)]
+pub struct RenewEphemeralResponse {
+    /// New private bytes for the next renew / close; `None` keeps the current ones.
+    pub private: Option<Vec<u8>>,
+    /// When to renew again; `None`: never.
+    pub renew_at: Option<SystemTime>,
+    /// Diagnostics.
+    pub diagnostics: Diagnostics,
+}
+
+/// `CloseEphemeralResource` input.
+#[derive(Clone, Default)]
+pub struct CloseEphemeralRequest {
+    /// Ephemeral resource type name.
+    pub type_name: String,
+    /// The private bytes from the last open or renew (empty if none).
+    pub private: Vec<u8>,
+}
+
+/// An ephemeral resource type (Terraform >= 1.10, OpenTofu >= 1.11): a value that exists only during one
+/// `plan` or `apply` run, such as a short-lived credential, and never reaches state or plan files.
+///
+/// Lifecycle within one run, driven by Terraform:
+/// 1. [`validate`](Self::validate) the configuration (may contain unknowns);
+/// 2. [`open`](Self::open) it: compute the result, optionally return `private` bytes and a `renew_at` time;
+/// 3. while other resources still need it and `renew_at` has passed, [`renew`](Self::renew) it with the current
+///    private bytes (renew cannot change the result: only extend what backs it, such as a lease);
+/// 4. [`close`](Self::close) it once nothing needs it any more (release leases, revoke tokens).
+///
+/// Open, renew and close may be called on different provider processes' lifetimes only in the sense that
+/// `private` is all the state carried between them: keep anything needed later in it, not in `self`.
+///
+/// The server decodes the configuration and encodes the result with [`schema`](Self::schema); mark secret
+/// attributes [`sensitive`](super::Attribute::sensitive) so that the CLIs redact them in their output.
+/// Private bytes and values never appear in this layer's logs, and the request / response types redact them in
+/// `Debug`.
+#[async_trait]
+pub trait EphemeralResource: Send + Sync + 'static {
+    /// Full type name, e.g. `example_token`.
+    fn type_name(&self) -> &'static str;
+
+    /// Schema of configuration and result (its version is ignored: nothing is stored).
+    fn schema(&self) -> Schema;
+
+    /// Validates a configuration (may contain unknowns).
+    async fn validate(&self, _config: &Value) -> Diagnostics {
+        Diagnostics::new()
+    }
+
+    /// Opens the resource: produces its result.
+    async fn open(&self, req: OpenEphemeralRequest) -> OpenEphemeralResponse;
+
+    /// Renews what backs the result. Default: nothing to renew (keeps the private bytes, asks for no further renew).
+    async fn renew(&self, _req: RenewEphemeralRequest) -> RenewEphemeralResponse {
+        RenewEphemeralResponse::default()
+    }
+
+    /// Releases what backs the result. Default: nothing to release.
+    async fn close(&self, _req: CloseEphemeralRequest) -> Diagnostics {
+        Diagnostics::new()
+    }
 }

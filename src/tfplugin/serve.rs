@@ -1,12 +1,17 @@
 //! Serving a provider the way go-plugin hosts (Terraform, OpenTofu) expect.
 //!
 //! * Normal mode ([`serve`]): refuse to run without the magic cookie; negotiate protocol 6 from
-//!   `PLUGIN_PROTOCOL_VERSIONS`; listen on loopback within `PLUGIN_MIN_PORT..=PLUGIN_MAX_PORT`; with
-//!   `PLUGIN_CLIENT_CERT`, serve mutual TLS pinned to that certificate; print exactly one handshake line
-//!   `1|6|tcp|127.0.0.1:PORT|grpc|<base64 server cert>` on stdout; serve until `GRPCController.Shutdown`.
-//!   Interrupts are ignored (the host forwards Ctrl-C as `StopProvider` and then shuts the plugin down).
-//! * Debug mode (`ServeOptions::debug`): no TLS, print a ready-to-paste `TF_REATTACH_PROVIDERS` value, serve until
-//!   Ctrl-C (controller shutdowns are ignored, so several CLI runs can reuse the process).
+//!   `PLUGIN_PROTOCOL_VERSIONS`; refuse to run without the host's client certificate (`PLUGIN_CLIENT_CERT`, which
+//!   Terraform and OpenTofu always send); listen on a Unix socket inside a fresh directory of mode 0700 (under
+//!   `PLUGIN_UNIX_SOCKET_DIR`, else the temporary directory), or, on platforms without Unix sockets, on
+//!   127.0.0.1 within `PLUGIN_MIN_PORT..=PLUGIN_MAX_PORT`; serve mutual TLS pinned to the host's certificate;
+//!   print exactly one handshake line `1|6|unix|<socket path>|grpc|<base64 server cert>` on stdout; serve until
+//!   `GRPCController.Shutdown`, then remove the socket directory. Interrupts are ignored (the host forwards
+//!   Ctrl-C as `StopProvider` and then shuts the plugin down).
+//! * Debug mode (`ServeOptions::debug`): the same private socket, print a ready-to-paste `TF_REATTACH_PROVIDERS`
+//!   value keyed by the provider's source address, serve until Ctrl-C (controller shutdowns are ignored, so several
+//!   CLI runs can reuse the process). A reattach entry has no field for certificates, so Terraform and OpenTofu
+//!   connect without TLS: the socket directory's mode is what keeps other local users out.
 //!
 //! [`start`] is the same server without the environment handling, for tests and embedding.
 
@@ -17,14 +22,16 @@ use super::server::ProviderService;
 use super::tls::{self, TlsError};
 use base64::Engine as _;
 use rustls::pki_types::CertificateDer;
+use std::fmt;
 use std::io::{self, Write as _};
 use std::net::{Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tracing::{debug, info, warn};
@@ -44,18 +51,23 @@ pub const MAX_MESSAGE_SIZE: usize = 256 << 20;
 const SHUTDOWN_GRACE: Duration = Duration::from_millis(1500);
 /// Limit for a client's TLS handshake.
 const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// File name of the socket inside its private directory.
+const SOCKET_NAME: &str = "plugin.sock";
 
 /// How to serve a provider.
 #[derive(Debug, Clone)]
 pub struct ServeOptions {
-    /// The provider's registry address, e.g. `registry.terraform.io/example/thing` (used in debug mode output).
+    /// The provider's source address as a configuration writes it in `required_providers`, used as the key of the
+    /// `TF_REATTACH_PROVIDERS` entry printed in debug mode. A short `namespace/type` address (e.g. `example/thing`)
+    /// works with both CLIs: each resolves it against its own default registry (`registry.terraform.io` for
+    /// Terraform, `registry.opentofu.org` for OpenTofu), exactly as it resolves the configuration's `source`.
     pub provider_address: String,
-    /// Debug mode: serve without TLS and print a `TF_REATTACH_PROVIDERS` value instead of the handshake.
+    /// Debug mode: serve without a plugin host and print a `TF_REATTACH_PROVIDERS` value instead of the handshake.
     pub debug: bool,
 }
 
 impl ServeOptions {
-    /// Options for the provider at `provider_address`.
+    /// Options for the provider at `provider_address` (see [`ServeOptions::provider_address`]).
     pub fn new(provider_address: impl Into<String>) -> Self {
         Self {
             provider_address: provider_address.into(),
@@ -86,13 +98,61 @@ pub enum ServeError {
         "the plugin host offers protocol versions {0:?}, but this provider only supports protocol 6"
     )]
     UnsupportedProtocol(String),
-    /// `PLUGIN_MIN_PORT` / `PLUGIN_MAX_PORT` are invalid or no port in the range is free.
-    #[error("cannot listen: {0}")]
-    Listen(String),
+    /// The host sent no client certificate, so the connection could not be authenticated.
+    #[error(
+        "PLUGIN_CLIENT_CERT is not set: refusing to serve without the plugin host's client certificate \
+         (Terraform and OpenTofu always send one; to run the provider by hand, use --debug)"
+    )]
+    ClientCertRequired,
+    /// `PLUGIN_MIN_PORT` or `PLUGIN_MAX_PORT` is not a port number.
+    #[error("{name}={value:?} is not a port number")]
+    PortVariable {
+        /// The variable's name.
+        name: &'static str,
+        /// Its value.
+        value: String,
+        /// Why it did not parse.
+        #[source]
+        source: std::num::ParseIntError,
+    },
+    /// `PLUGIN_MIN_PORT` is above `PLUGIN_MAX_PORT`.
+    #[error("PLUGIN_MIN_PORT {min} is greater than PLUGIN_MAX_PORT {max}")]
+    PortRange {
+        /// Lowest port.
+        min: u16,
+        /// Highest port.
+        max: u16,
+    },
+    /// No port in the range could be bound.
+    #[error("cannot listen: no free port between {min} and {max}")]
+    NoFreePort {
+        /// Lowest port.
+        min: u16,
+        /// Highest port.
+        max: u16,
+    },
+    /// The private socket directory could not be created.
+    #[error("cannot create a private socket directory under {}: {source}", parent.display())]
+    SocketDir {
+        /// Where it was to be created.
+        parent: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+    /// Binding the listener failed.
+    #[error("cannot listen on {what}: {source}")]
+    Bind {
+        /// The socket path or address.
+        what: String,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
     /// TLS setup failed.
     #[error(transparent)]
     Tls(#[from] TlsError),
-    /// I/O failure.
+    /// I/O failure (writing the handshake, waiting for signals).
     #[error("I/O error: {0}")]
     Io(#[from] io::Error),
     /// The gRPC server failed.
@@ -100,7 +160,67 @@ pub enum ServeError {
     Transport(#[from] tonic::transport::Error),
     /// The server task panicked or was cancelled.
     #[error("server task failed: {0}")]
-    Task(String),
+    Task(#[from] tokio::task::JoinError),
+}
+
+/// Where the server listens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Transport {
+    /// A Unix socket in a fresh directory of mode 0700 created under `parent` (default: the temporary directory);
+    /// the directory is removed when the server stops. Only on Unix platforms.
+    Unix {
+        /// The directory in which the private directory is created.
+        parent: Option<PathBuf>,
+    },
+    /// TCP on 127.0.0.1, on the first free port of `min_port..=max_port` (both 0: any free port).
+    Tcp {
+        /// Lowest port to try.
+        min_port: u16,
+        /// Highest port to try.
+        max_port: u16,
+    },
+}
+
+impl Default for Transport {
+    /// A Unix socket where the platform has them, else TCP on loopback (as go-plugin).
+    fn default() -> Self {
+        if cfg!(unix) {
+            Transport::Unix { parent: None }
+        } else {
+            Transport::Tcp {
+                min_port: 0,
+                max_port: 0,
+            }
+        }
+    }
+}
+
+/// The address a server listens on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ListenAddr {
+    /// A Unix socket path.
+    Unix(PathBuf),
+    /// A loopback TCP address.
+    Tcp(SocketAddr),
+}
+
+impl ListenAddr {
+    /// go-plugin's network name: `unix` or `tcp`.
+    pub fn network(&self) -> &'static str {
+        match self {
+            ListenAddr::Unix(_) => "unix",
+            ListenAddr::Tcp(_) => "tcp",
+        }
+    }
+}
+
+impl fmt::Display for ListenAddr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ListenAddr::Unix(p) => write!(f, "{}", p.display()),
+            ListenAddr::Tcp(a) => write!(f, "{a}"),
+        }
+    }
 }
 
 /// Listening parameters for [`start`].
@@ -108,34 +228,39 @@ pub enum ServeError {
 pub struct ListenConfig {
     /// The host's client certificate (PEM); enables mutual TLS pinned to it.
     pub client_cert_pem: Option<Vec<u8>>,
-    /// Lowest port to try (0 together with `max_port == 0`: any free port).
-    pub min_port: u16,
-    /// Highest port to try.
-    pub max_port: u16,
+    /// Where to listen.
+    pub transport: Transport,
     /// Whether `GRPCController.Shutdown` stops the server (false in debug mode).
     pub honour_shutdown: bool,
 }
 
 impl ListenConfig {
-    /// Reads `PLUGIN_CLIENT_CERT`, `PLUGIN_MIN_PORT` and `PLUGIN_MAX_PORT`.
+    /// Reads `PLUGIN_CLIENT_CERT`, and `PLUGIN_UNIX_SOCKET_DIR` (Unix) or `PLUGIN_MIN_PORT` / `PLUGIN_MAX_PORT`
+    /// (elsewhere).
     pub fn from_env() -> Result<Self, ServeError> {
-        let port = |name: &str| -> Result<u16, ServeError> {
-            match std::env::var(name) {
-                Ok(v) if !v.trim().is_empty() => v
-                    .trim()
-                    .parse()
-                    .map_err(|_| ServeError::Listen(format!("{name}={v:?} is not a port number"))),
-                _ => Ok(0),
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        let port = |name: &'static str| -> Result<u16, ServeError> {
+            match var(name) {
+                Some(v) => v.trim().parse().map_err(|source| ServeError::PortVariable {
+                    name,
+                    value: v,
+                    source,
+                }),
+                None => Ok(0),
             }
         };
-        let client_cert_pem = std::env::var("PLUGIN_CLIENT_CERT")
-            .ok()
-            .filter(|s| !s.trim().is_empty())
-            .map(String::into_bytes);
+        let transport = match Transport::default() {
+            Transport::Unix { .. } => Transport::Unix {
+                parent: var("PLUGIN_UNIX_SOCKET_DIR").map(PathBuf::from),
+            },
+            Transport::Tcp { .. } => Transport::Tcp {
+                min_port: port("PLUGIN_MIN_PORT")?,
+                max_port: port("PLUGIN_MAX_PORT")?,
+            },
+        };
         Ok(Self {
-            client_cert_pem,
-            min_port: port("PLUGIN_MIN_PORT")?,
-            max_port: port("PLUGIN_MAX_PORT")?,
+            client_cert_pem: var("PLUGIN_CLIENT_CERT").map(String::into_bytes),
+            transport,
             honour_shutdown: true,
         })
     }
@@ -143,16 +268,16 @@ impl ListenConfig {
 
 /// A running server.
 pub struct RunningServer {
-    addr: SocketAddr,
+    addr: ListenAddr,
     server_cert: Option<CertificateDer<'static>>,
     shutdown: watch::Sender<bool>,
     task: JoinHandle<Result<(), ServeError>>,
 }
 
 impl RunningServer {
-    /// The loopback address served.
-    pub fn addr(&self) -> SocketAddr {
-        self.addr
+    /// The address served.
+    pub fn addr(&self) -> &ListenAddr {
+        &self.addr
     }
 
     /// The generated server certificate (DER), when serving TLS.
@@ -168,12 +293,14 @@ impl RunningServer {
             .map(|c| base64::engine::general_purpose::STANDARD_NO_PAD.encode(c.as_ref()))
             .unwrap_or_default();
         format!(
-            "{CORE_PROTOCOL_VERSION}|{PROTOCOL_VERSION}|tcp|{}|grpc|{cert}",
+            "{CORE_PROTOCOL_VERSION}|{PROTOCOL_VERSION}|{}|{}|grpc|{cert}",
+            self.addr.network(),
             self.addr
         )
     }
 
-    /// The `TF_REATTACH_PROVIDERS` JSON for this server and `provider_address`.
+    /// The `TF_REATTACH_PROVIDERS` JSON for this server, keyed by `provider_address` (see
+    /// [`ServeOptions::provider_address`]).
     pub fn reattach_json(&self, provider_address: &str) -> String {
         serde_json::json!({
             provider_address: {
@@ -181,7 +308,7 @@ impl RunningServer {
                 "ProtocolVersion": PROTOCOL_VERSION,
                 "Pid": std::process::id(),
                 "Test": true,
-                "Addr": { "Network": "tcp", "String": self.addr.to_string() },
+                "Addr": { "Network": self.addr.network(), "String": self.addr.to_string() },
             }
         })
         .to_string()
@@ -189,14 +316,13 @@ impl RunningServer {
 
     /// Asks the server to stop (as `GRPCController.Shutdown` does).
     pub fn shutdown(&self) {
+        // Sending fails only when the server already stopped.
         let _ = self.shutdown.send(true);
     }
 
-    /// Waits until the server has stopped.
+    /// Waits until the server has stopped (and its socket directory is gone).
     pub async fn wait(self) -> Result<(), ServeError> {
-        self.task
-            .await
-            .map_err(|e| ServeError::Task(e.to_string()))?
+        self.task.await?
     }
 }
 
@@ -209,7 +335,13 @@ pub async fn serve(provider: Arc<dyn Provider>, opts: ServeOptions) -> Result<()
         return Err(ServeError::NotStartedByTerraform);
     }
     negotiate_protocol(std::env::var("PLUGIN_PROTOCOL_VERSIONS").ok().as_deref())?;
-    let server = start(provider, ListenConfig::from_env()?).await?;
+    let cfg = ListenConfig::from_env()?;
+    if cfg.client_cert_pem.is_none() {
+        return Err(ServeError::ClientCertRequired);
+    }
+    // Listen for interrupts before the host can send one (the default action would kill the process).
+    let mut interrupts = Interrupts::new()?;
+    let server = start(provider, cfg).await?;
     {
         let mut out = io::stdout().lock();
         writeln!(out, "{}", server.handshake_line())?;
@@ -217,8 +349,8 @@ pub async fn serve(provider: Arc<dyn Provider>, opts: ServeOptions) -> Result<()
     }
     info!(address = %server.addr(), tls = server.server_cert().is_some(), "plugin server started");
     // The host forwards interrupts as StopProvider and shuts us down; ignore the signal itself, as go-plugin does.
-    let ignore_interrupts = tokio::spawn(async {
-        while tokio::signal::ctrl_c().await.is_ok() {
+    let ignore_interrupts = tokio::spawn(async move {
+        while interrupts.next().await.is_ok() {
             debug!("interrupt received, ignoring (the plugin host manages shutdown)");
         }
     });
@@ -228,15 +360,44 @@ pub async fn serve(provider: Arc<dyn Provider>, opts: ServeOptions) -> Result<()
     result
 }
 
+/// Interrupts (SIGINT / Ctrl-C), registered when created so that none is missed afterwards.
+struct Interrupts {
+    #[cfg(unix)]
+    signal: tokio::signal::unix::Signal,
+}
+
+impl Interrupts {
+    fn new() -> io::Result<Self> {
+        Ok(Self {
+            #[cfg(unix)]
+            signal: tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?,
+        })
+    }
+
+    /// The next interrupt.
+    async fn next(&mut self) -> io::Result<()> {
+        #[cfg(unix)]
+        {
+            match self.signal.recv().await {
+                Some(()) => Ok(()),
+                None => Err(io::Error::other("signal stream ended")),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            tokio::signal::ctrl_c().await
+        }
+    }
+}
+
 async fn serve_debug(provider: Arc<dyn Provider>, opts: &ServeOptions) -> Result<(), ServeError> {
-    let server = start(
-        provider,
-        ListenConfig {
-            honour_shutdown: false,
-            ..ListenConfig::default()
-        },
-    )
-    .await?;
+    let mut cfg = ListenConfig::from_env()?;
+    // A reattach entry cannot carry certificates: Terraform and OpenTofu connect in plaintext, over the socket in
+    // the private directory.
+    cfg.client_cert_pem = None;
+    cfg.honour_shutdown = false;
+    let mut interrupts = Interrupts::new()?;
+    let server = start(provider, cfg).await?;
     {
         let mut out = io::stdout().lock();
         writeln!(
@@ -252,13 +413,14 @@ async fn serve_debug(provider: Arc<dyn Provider>, opts: &ServeOptions) -> Result
     let RunningServer { shutdown, task, .. } = server;
     tokio::pin!(task);
     tokio::select! {
-        r = tokio::signal::ctrl_c() => r?,
+        r = interrupts.next() => r?,
         // The server only stops by itself on failure.
-        r = &mut task => return r.map_err(|e| ServeError::Task(e.to_string()))?,
+        r = &mut task => return r?,
     }
     info!("interrupt received, stopping");
+    // The receiver lives in the server task, which is awaited next.
     let _ = shutdown.send(true);
-    task.await.map_err(|e| ServeError::Task(e.to_string()))?
+    task.await?
 }
 
 /// Checks that the host offers protocol 6 (`PLUGIN_PROTOCOL_VERSIONS` is a comma-separated list; absent = any).
@@ -276,36 +438,141 @@ pub fn negotiate_protocol(offered: Option<&str>) -> Result<u32, ServeError> {
     }
 }
 
-async fn bind(min_port: u16, max_port: u16) -> Result<TcpListener, ServeError> {
-    if min_port == 0 && max_port == 0 {
-        return Ok(TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?);
+/// A directory only this user can enter, removed (with the socket in it) on drop.
+struct PrivateDir {
+    path: PathBuf,
+}
+
+impl PrivateDir {
+    /// Creates a fresh directory of mode 0700 under `parent`. `mkdir` fails on an existing name (symlinks
+    /// included), so a name planted by someone else is never used.
+    #[cfg(unix)]
+    fn create(parent: &Path) -> io::Result<Self> {
+        use std::hash::{BuildHasher as _, Hasher as _};
+        use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
+        let mut last = io::Error::other("no attempt made");
+        for attempt in 0u32..32 {
+            // RandomState is seeded randomly per process; the name only needs to be hard to guess ahead of time.
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u32(attempt);
+            h.write_u128(
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos()),
+            );
+            let path = parent.join(format!("tfplugin-{:016x}", h.finish()));
+            match std::fs::DirBuilder::new().mode(0o700).create(&path) {
+                Ok(()) => {
+                    let dir = Self { path };
+                    // The umask may have removed bits the owner needs; never adds any for others.
+                    std::fs::set_permissions(&dir.path, std::fs::Permissions::from_mode(0o700))?;
+                    return Ok(dir);
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = e,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last)
     }
-    let (lo, hi) = (
+}
+
+impl Drop for PrivateDir {
+    fn drop(&mut self) {
+        if let Err(e) = std::fs::remove_dir_all(&self.path) {
+            debug!(error = %e, "removing the socket directory failed");
+        }
+    }
+}
+
+/// A bound listener of either kind.
+enum Listener {
+    Tcp(TcpListener),
+    #[cfg(unix)]
+    Unix(tokio::net::UnixListener),
+}
+
+impl Listener {
+    /// The next connection and a description of its peer for logs.
+    async fn accept(&self) -> io::Result<(Box<dyn Io>, String)> {
+        match self {
+            Listener::Tcp(l) => {
+                let (stream, peer) = l.accept().await?;
+                if let Err(e) = stream.set_nodelay(true) {
+                    debug!(error = %e, "TCP_NODELAY not set");
+                }
+                Ok((Box::new(stream), peer.to_string()))
+            }
+            #[cfg(unix)]
+            Listener::Unix(l) => {
+                let (stream, _) = l.accept().await?;
+                Ok((Box::new(stream), "unix socket peer".to_owned()))
+            }
+        }
+    }
+}
+
+async fn bind_tcp(min_port: u16, max_port: u16) -> Result<TcpListener, ServeError> {
+    let bind_err = |port: u16| {
+        move |source| ServeError::Bind {
+            what: format!("127.0.0.1:{port}"),
+            source,
+        }
+    };
+    if min_port == 0 && max_port == 0 {
+        return TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+            .await
+            .map_err(bind_err(0));
+    }
+    let (min, max) = (
         min_port.max(1),
         if max_port == 0 { u16::MAX } else { max_port },
     );
-    if lo > hi {
-        return Err(ServeError::Listen(format!(
-            "PLUGIN_MIN_PORT {lo} is greater than PLUGIN_MAX_PORT {hi}"
-        )));
+    if min > max {
+        return Err(ServeError::PortRange { min, max });
     }
-    for port in lo..=hi {
+    for port in min..=max {
         if let Ok(l) = TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await {
             return Ok(l);
         }
     }
-    Err(ServeError::Listen(format!(
-        "no free port between {lo} and {hi}"
-    )))
+    Err(ServeError::NoFreePort { min, max })
 }
 
-/// Starts serving `provider` on loopback and returns once listening.
+/// Binds the listener for `transport`; the private directory, if any, must outlive the server.
+async fn bind(
+    transport: &Transport,
+) -> Result<(Listener, ListenAddr, Option<PrivateDir>), ServeError> {
+    match transport {
+        Transport::Tcp { min_port, max_port } => {
+            let l = bind_tcp(*min_port, *max_port).await?;
+            let addr = l.local_addr().map_err(ServeError::Io)?;
+            Ok((Listener::Tcp(l), ListenAddr::Tcp(addr), None))
+        }
+        #[cfg(unix)]
+        Transport::Unix { parent } => {
+            let parent = parent.clone().unwrap_or_else(std::env::temp_dir);
+            let dir = PrivateDir::create(&parent)
+                .map_err(|source| ServeError::SocketDir { parent, source })?;
+            let path = dir.path.join(SOCKET_NAME);
+            let l = tokio::net::UnixListener::bind(&path).map_err(|source| ServeError::Bind {
+                what: path.display().to_string(),
+                source,
+            })?;
+            Ok((Listener::Unix(l), ListenAddr::Unix(path), Some(dir)))
+        }
+        #[cfg(not(unix))]
+        Transport::Unix { .. } => Err(ServeError::Bind {
+            what: "a Unix socket".to_owned(),
+            source: io::Error::from(io::ErrorKind::Unsupported),
+        }),
+    }
+}
+
+/// Starts serving `provider` and returns once listening.
 pub async fn start(
     provider: Arc<dyn Provider>,
     cfg: ListenConfig,
 ) -> Result<RunningServer, ServeError> {
-    let listener = bind(cfg.min_port, cfg.max_port).await?;
-    let addr = listener.local_addr()?;
     let (tls_config, server_cert) = match &cfg.client_cert_pem {
         Some(pem) => {
             let client_cert = tls::parse_pem_cert(pem)?;
@@ -315,6 +582,7 @@ pub async fn start(
         }
         None => (None, None),
     };
+    let (listener, addr, private_dir) = bind(&cfg.transport).await?;
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
 
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
@@ -340,13 +608,15 @@ pub async fn start(
     let mut signal_rx = shutdown_rx.clone();
     let mut grace_rx = shutdown_rx;
     let task = tokio::spawn(async move {
+        // Owned by the task: the socket directory goes when the server stops.
+        let _private_dir = private_dir;
         let server = tonic::transport::Server::builder()
-            .tcp_nodelay(true)
             .add_service(health_service)
             .add_service(controller)
             .add_service(stdio)
             .add_service(provider_service)
             .serve_with_incoming_shutdown(incoming, async move {
+                // An error means the sender is gone, which also means stop.
                 let _ = signal_rx.wait_for(|stop| *stop).await;
             });
         tokio::pin!(server);
@@ -372,7 +642,7 @@ pub async fn start(
 }
 
 async fn accept_loop(
-    listener: TcpListener,
+    listener: Listener,
     tls: Option<Arc<rustls::ServerConfig>>,
     tx: mpsc::Sender<io::Result<Conn>>,
 ) {
@@ -386,11 +656,10 @@ async fn accept_loop(
                 continue;
             }
         };
-        let _ = stream.set_nodelay(true);
         let tx = tx.clone();
         match &acceptor {
             None => {
-                if tx.send(Ok(Conn::Plain(stream))).await.is_err() {
+                if tx.send(Ok(Conn(stream))).await.is_err() {
                     return;
                 }
             }
@@ -400,7 +669,8 @@ async fn accept_loop(
                     match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await
                     {
                         Ok(Ok(tls)) => {
-                            let _ = tx.send(Ok(Conn::Tls(Box::new(tls)))).await;
+                            // Fails only once the server stopped accepting.
+                            let _ = tx.send(Ok(Conn(Box::new(tls)))).await;
                         }
                         Ok(Err(e)) => warn!(%peer, error = %e, "TLS handshake refused"),
                         Err(_) => warn!(%peer, "TLS handshake timed out"),
@@ -411,20 +681,17 @@ async fn accept_loop(
     }
 }
 
+/// A byte stream the server can serve on: TCP, Unix socket, or TLS over either.
+trait Io: AsyncRead + AsyncWrite + Send + Unpin + 'static {}
+
+impl<T: AsyncRead + AsyncWrite + Send + Unpin + 'static> Io for T {}
+
 /// An accepted connection, plain or TLS.
-enum Conn {
-    Plain(TcpStream),
-    Tls(Box<tokio_rustls::server::TlsStream<TcpStream>>),
-}
+struct Conn(Box<dyn Io>);
 
 impl tonic::transport::server::Connected for Conn {
-    type ConnectInfo = Option<SocketAddr>;
-    fn connect_info(&self) -> Self::ConnectInfo {
-        match self {
-            Conn::Plain(s) => s.peer_addr().ok(),
-            Conn::Tls(s) => s.get_ref().0.peer_addr().ok(),
-        }
-    }
+    type ConnectInfo = ();
+    fn connect_info(&self) -> Self::ConnectInfo {}
 }
 
 impl AsyncRead for Conn {
@@ -433,10 +700,7 @@ impl AsyncRead for Conn {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Conn::Plain(s) => Pin::new(s).poll_read(cx, buf),
-            Conn::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
-        }
+        Pin::new(&mut self.get_mut().0).poll_read(cx, buf)
     }
 }
 
@@ -446,24 +710,15 @@ impl AsyncWrite for Conn {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        match self.get_mut() {
-            Conn::Plain(s) => Pin::new(s).poll_write(cx, buf),
-            Conn::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
-        }
+        Pin::new(&mut self.get_mut().0).poll_write(cx, buf)
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Conn::Plain(s) => Pin::new(s).poll_flush(cx),
-            Conn::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
-        }
+        Pin::new(&mut self.get_mut().0).poll_flush(cx)
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Conn::Plain(s) => Pin::new(s).poll_shutdown(cx),
-            Conn::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
-        }
+        Pin::new(&mut self.get_mut().0).poll_shutdown(cx)
     }
 
     fn poll_write_vectored(
@@ -471,17 +726,11 @@ impl AsyncWrite for Conn {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        match self.get_mut() {
-            Conn::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
-            Conn::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
-        }
+        Pin::new(&mut self.get_mut().0).poll_write_vectored(cx, bufs)
     }
 
     fn is_write_vectored(&self) -> bool {
-        match self {
-            Conn::Plain(s) => s.is_write_vectored(),
-            Conn::Tls(s) => s.is_write_vectored(),
-        }
+        self.0.is_write_vectored()
     }
 }
 

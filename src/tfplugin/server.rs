@@ -1,5 +1,5 @@
 //! The tfplugin6 `Provider` gRPC service: decodes requests with the cached schemas, calls the provider, encodes the
-//! answers. Every RPC of protocol 6.11 is answered; features this layer does not offer (functions, ephemeral and list
+//! answers. Every RPC of protocol 6.11 is answered; features this layer does not offer (functions, list
 //! resources, actions, state stores, resource identity, moves, config generation) get an empty response or an error
 //! diagnostic, never an `Unimplemented` status or a crash.
 
@@ -8,8 +8,9 @@ use super::diag::{Diagnostic, Diagnostics};
 use super::pb::tfplugin6 as pb;
 use super::pb::tfplugin6::provider_server::Provider as ProviderRpc;
 use super::provider::{
-    ApplyRequest, ConfigureRequest, DataReadRequest, DataSource, ImportRequest, PlanRequest,
-    Provider, ReadRequest, Resource, UpgradeRequest,
+    ApplyRequest, CloseEphemeralRequest, ConfigureRequest, DataReadRequest, DataSource,
+    EphemeralResource, ImportRequest, OpenEphemeralRequest, PlanRequest, Provider, ReadRequest,
+    RenewEphemeralRequest, Resource, UpgradeRequest,
 };
 use super::schema::{Block, Schema};
 use super::value::{Type, Value, ValueError};
@@ -49,6 +50,31 @@ struct DataSourceEntry {
     schema: Cached,
 }
 
+struct EphemeralEntry {
+    resource: Arc<dyn EphemeralResource>,
+    schema: Cached,
+}
+
+/// Looks `name` up among the registered types of one `kind` ("resource", "data source", ...); an unknown name
+/// becomes the error diagnostic Terraform shows.
+fn lookup<'a, E>(
+    entries: &'a HashMap<String, E>,
+    kind: &str,
+    name: &str,
+) -> Result<&'a E, Vec<pb::Diagnostic>> {
+    entries.get(name).ok_or_else(|| no_such(kind, name))
+}
+
+/// The entry for `$name` in `$map`, or an early return of `$resp(diagnostics)` naming the unknown type.
+macro_rules! entry_or_return {
+    ($map:expr, $kind:literal, $name:expr, $resp:expr) => {
+        match lookup(&$map, $kind, $name) {
+            Ok(entry) => entry,
+            Err(diagnostics) => return Ok(Response::new($resp(diagnostics))),
+        }
+    };
+}
+
 /// The gRPC service wrapping a [`Provider`].
 pub(crate) struct ProviderService {
     provider: Arc<dyn Provider>,
@@ -56,6 +82,7 @@ pub(crate) struct ProviderService {
     provider_meta: Option<Cached>,
     resources: HashMap<String, ResourceEntry>,
     data_sources: HashMap<String, DataSourceEntry>,
+    ephemeral_resources: HashMap<String, EphemeralEntry>,
     schema_response: pb::get_provider_schema::Response,
     metadata_response: pb::get_metadata::Response,
 }
@@ -95,6 +122,55 @@ fn unsupported(feature: &str) -> Vec<pb::Diagnostic> {
         )
         .into(),
     )
+}
+
+/// The protocol diagnostics for an unknown type name.
+fn no_such(kind: &str, name: &str) -> Vec<pb::Diagnostic> {
+    convert::diagnostics(&unknown_type(kind, name))
+}
+
+/// Responses that can carry only diagnostics (everything else left empty): the answer of every RPC for a feature
+/// this layer does not offer.
+trait DiagnosticsOnly: Default {
+    fn set_diagnostics(&mut self, diagnostics: Vec<pb::Diagnostic>);
+}
+
+macro_rules! diagnostics_only {
+    ($($ty:ty),* $(,)?) => {
+        $(impl DiagnosticsOnly for $ty {
+            fn set_diagnostics(&mut self, diagnostics: Vec<pb::Diagnostic>) {
+                self.diagnostics = diagnostics;
+            }
+        })*
+    };
+}
+
+diagnostics_only!(
+    pb::upgrade_resource_identity::Response,
+    pb::move_resource_state::Response,
+    pb::generate_resource_config::Response,
+    pb::validate_list_resource_config::Response,
+    pb::validate_action_config::Response,
+    pb::plan_action::Response,
+    pb::validate_state_store_config::Response,
+    pb::configure_state_store::Response,
+    pb::write_state_bytes::Response,
+    pb::lock_state::Response,
+    pb::unlock_state::Response,
+    pb::get_states::Response,
+    pb::delete_state::Response,
+);
+
+/// A response carrying only `diagnostics`.
+fn reply<T: DiagnosticsOnly>(diagnostics: Vec<pb::Diagnostic>) -> RpcResult<T> {
+    let mut resp = T::default();
+    resp.set_diagnostics(diagnostics);
+    Ok(Response::new(resp))
+}
+
+/// A stream of exactly one item.
+fn once<T: Send + 'static>(item: T) -> RpcResult<BoxStream<T>> {
+    Ok(Response::new(Box::pin(futures::stream::iter([Ok(item)]))))
 }
 
 fn encode_opt(
@@ -138,6 +214,17 @@ impl ProviderService {
                 },
             );
         }
+        let mut ephemeral_resources = HashMap::new();
+        for e in provider.ephemeral_resources() {
+            let schema = Cached::new(e.schema());
+            ephemeral_resources.insert(
+                e.type_name().to_owned(),
+                EphemeralEntry {
+                    resource: e,
+                    schema,
+                },
+            );
+        }
         let schema_response = pb::get_provider_schema::Response {
             provider: Some(convert::schema(&provider_schema.schema)),
             resource_schemas: resources
@@ -148,27 +235,32 @@ impl ProviderService {
                 .iter()
                 .map(|(k, e)| (k.clone(), convert::schema(&e.schema.schema)))
                 .collect(),
+            ephemeral_resource_schemas: ephemeral_resources
+                .iter()
+                .map(|(k, e)| (k.clone(), convert::schema(&e.schema.schema)))
+                .collect(),
             provider_meta: provider_meta.as_ref().map(|m| convert::schema(&m.schema)),
             server_capabilities: Some(server_capabilities()),
             ..Default::default()
         };
-        let mut resource_names: Vec<&String> = resources.keys().collect();
-        resource_names.sort();
-        let mut data_names: Vec<&String> = data_sources.keys().collect();
-        data_names.sort();
+        fn sorted<E>(m: &HashMap<String, E>) -> Vec<String> {
+            let mut names: Vec<String> = m.keys().cloned().collect();
+            names.sort();
+            names
+        }
         let metadata_response = pb::get_metadata::Response {
             server_capabilities: Some(server_capabilities()),
-            resources: resource_names
+            resources: sorted(&resources)
                 .into_iter()
-                .map(|n| pb::get_metadata::ResourceMetadata {
-                    type_name: n.clone(),
-                })
+                .map(|type_name| pb::get_metadata::ResourceMetadata { type_name })
                 .collect(),
-            data_sources: data_names
+            data_sources: sorted(&data_sources)
                 .into_iter()
-                .map(|n| pb::get_metadata::DataSourceMetadata {
-                    type_name: n.clone(),
-                })
+                .map(|type_name| pb::get_metadata::DataSourceMetadata { type_name })
+                .collect(),
+            ephemeral_resources: sorted(&ephemeral_resources)
+                .into_iter()
+                .map(|type_name| pb::get_metadata::EphemeralResourceMetadata { type_name })
                 .collect(),
             ..Default::default()
         };
@@ -178,6 +270,7 @@ impl ProviderService {
             provider_meta,
             resources,
             data_sources,
+            ephemeral_resources,
             schema_response,
             metadata_response,
         }
@@ -270,12 +363,7 @@ impl ProviderRpc for ProviderService {
         async {
             let mut diags = Diagnostics::new();
             let resp = |diagnostics| pb::validate_resource_config::Response { diagnostics };
-            let Some(entry) = self.resources.get(&req.type_name) else {
-                return Ok(Response::new(resp(convert::diagnostics(&unknown_type(
-                    "resource",
-                    &req.type_name,
-                )))));
-            };
+            let entry = entry_or_return!(self.resources, "resource", &req.type_name, resp);
             let config = decode_or_return!(
                 req.config.as_ref(),
                 entry.schema,
@@ -299,12 +387,7 @@ impl ProviderRpc for ProviderService {
         async {
             let mut diags = Diagnostics::new();
             let resp = |diagnostics| pb::validate_data_resource_config::Response { diagnostics };
-            let Some(entry) = self.data_sources.get(&req.type_name) else {
-                return Ok(Response::new(resp(convert::diagnostics(&unknown_type(
-                    "data source",
-                    &req.type_name,
-                )))));
-            };
+            let entry = entry_or_return!(self.data_sources, "data source", &req.type_name, resp);
             let config = decode_or_return!(
                 req.config.as_ref(),
                 entry.schema,
@@ -327,12 +410,11 @@ impl ProviderRpc for ProviderService {
         let span =
             info_span!("rpc", tf_rpc = "UpgradeResourceState", tf_resource_type = %req.type_name);
         async {
-            let Some(entry) = self.resources.get(&req.type_name) else {
-                return Ok(Response::new(pb::upgrade_resource_state::Response {
-                    upgraded_state: None,
-                    diagnostics: convert::diagnostics(&unknown_type("resource", &req.type_name)),
-                }));
+            let fail = |diagnostics| pb::upgrade_resource_state::Response {
+                upgraded_state: None,
+                diagnostics,
             };
+            let entry = entry_or_return!(self.resources, "resource", &req.type_name, fail);
             let raw = req.raw_state.unwrap_or_default();
             if raw.json.is_empty() && !raw.flatmap.is_empty() {
                 return Ok(Response::new(pb::upgrade_resource_state::Response {
@@ -374,10 +456,7 @@ impl ProviderRpc for ProviderService {
         &self,
         _req: Request<pb::upgrade_resource_identity::Request>,
     ) -> RpcResult<pb::upgrade_resource_identity::Response> {
-        Ok(Response::new(pb::upgrade_resource_identity::Response {
-            upgraded_identity: None,
-            diagnostics: unsupported("Resource identity"),
-        }))
+        reply(unsupported("Resource identity"))
     }
 
     async fn configure_provider(
@@ -419,12 +498,7 @@ impl ProviderRpc for ProviderService {
                 deferred: None,
                 new_identity: None,
             };
-            let Some(entry) = self.resources.get(&req.type_name) else {
-                return Ok(Response::new(fail(convert::diagnostics(&unknown_type(
-                    "resource",
-                    &req.type_name,
-                )))));
-            };
+            let entry = entry_or_return!(self.resources, "resource", &req.type_name, fail);
             let current_state = decode_or_return!(
                 req.current_state.as_ref(),
                 entry.schema,
@@ -472,12 +546,7 @@ impl ProviderRpc for ProviderService {
                 diagnostics,
                 ..Default::default()
             };
-            let Some(entry) = self.resources.get(&req.type_name) else {
-                return Ok(Response::new(fail(convert::diagnostics(&unknown_type(
-                    "resource",
-                    &req.type_name,
-                )))));
-            };
+            let entry = entry_or_return!(self.resources, "resource", &req.type_name, fail);
             let prior_state = decode_or_return!(
                 req.prior_state.as_ref(),
                 entry.schema,
@@ -559,12 +628,7 @@ impl ProviderRpc for ProviderService {
                 diagnostics,
                 ..Default::default()
             };
-            let Some(entry) = self.resources.get(&req.type_name) else {
-                return Ok(Response::new(fail(convert::diagnostics(&unknown_type(
-                    "resource",
-                    &req.type_name,
-                )))));
-            };
+            let entry = entry_or_return!(self.resources, "resource", &req.type_name, fail);
             let prior_state = decode_or_return!(
                 req.prior_state.as_ref(),
                 entry.schema,
@@ -625,12 +689,7 @@ impl ProviderRpc for ProviderService {
                 diagnostics,
                 ..Default::default()
             };
-            let Some(entry) = self.resources.get(&req.type_name) else {
-                return Ok(Response::new(fail(convert::diagnostics(&unknown_type(
-                    "resource",
-                    &req.type_name,
-                )))));
-            };
+            let entry = entry_or_return!(self.resources, "resource", &req.type_name, fail);
             if req.id.is_empty() && req.identity.is_some() {
                 return Ok(Response::new(fail(unsupported(
                     "Import by resource identity",
@@ -654,7 +713,7 @@ impl ProviderRpc for ProviderService {
                 } else {
                     imported.type_name
                 };
-                let Some(target) = self.resources.get(&type_name) else {
+                let Ok(target) = lookup(&self.resources, "resource", &type_name) else {
                     diags.extend(unknown_type("resource", &type_name));
                     continue;
                 };
@@ -685,10 +744,7 @@ impl ProviderRpc for ProviderService {
         &self,
         _req: Request<pb::move_resource_state::Request>,
     ) -> RpcResult<pb::move_resource_state::Response> {
-        Ok(Response::new(pb::move_resource_state::Response {
-            diagnostics: unsupported("Moving resource state between resource types"),
-            ..Default::default()
-        }))
+        reply(unsupported("Moving resource state between resource types"))
     }
 
     async fn read_data_source(
@@ -704,12 +760,7 @@ impl ProviderRpc for ProviderService {
                 diagnostics,
                 ..Default::default()
             };
-            let Some(entry) = self.data_sources.get(&req.type_name) else {
-                return Ok(Response::new(fail(convert::diagnostics(&unknown_type(
-                    "data source",
-                    &req.type_name,
-                )))));
-            };
+            let entry = entry_or_return!(self.data_sources, "data source", &req.type_name, fail);
             let config = decode_or_return!(
                 req.config.as_ref(),
                 entry.schema,
@@ -749,54 +800,169 @@ impl ProviderRpc for ProviderService {
         &self,
         _req: Request<pb::generate_resource_config::Request>,
     ) -> RpcResult<pb::generate_resource_config::Response> {
-        Ok(Response::new(pb::generate_resource_config::Response {
-            config: None,
-            diagnostics: unsupported("Generating resource configuration"),
-        }))
+        reply(unsupported("Generating resource configuration"))
     }
 
     async fn validate_ephemeral_resource_config(
         &self,
         req: Request<pb::validate_ephemeral_resource_config::Request>,
     ) -> RpcResult<pb::validate_ephemeral_resource_config::Response> {
-        let name = req.into_inner().type_name;
-        Ok(Response::new(
-            pb::validate_ephemeral_resource_config::Response {
-                diagnostics: convert::diagnostics(&unknown_type("ephemeral resource", &name)),
-            },
-        ))
+        let req = req.into_inner();
+        let span = info_span!("rpc", tf_rpc = "ValidateEphemeralResourceConfig", tf_ephemeral_resource_type = %req.type_name);
+        async {
+            let mut diags = Diagnostics::new();
+            let resp =
+                |diagnostics| pb::validate_ephemeral_resource_config::Response { diagnostics };
+            let entry = entry_or_return!(
+                self.ephemeral_resources,
+                "ephemeral resource",
+                &req.type_name,
+                resp
+            );
+            let config = decode_or_return!(
+                req.config.as_ref(),
+                entry.schema,
+                "ephemeral resource configuration",
+                diags,
+                resp
+            );
+            diags.extend(entry.resource.validate(&config).await);
+            Ok(Response::new(resp(convert::diagnostics(&diags))))
+        }
+        .instrument(span)
+        .await
     }
 
     async fn open_ephemeral_resource(
         &self,
         req: Request<pb::open_ephemeral_resource::Request>,
     ) -> RpcResult<pb::open_ephemeral_resource::Response> {
-        let name = req.into_inner().type_name;
-        Ok(Response::new(pb::open_ephemeral_resource::Response {
-            diagnostics: convert::diagnostics(&unknown_type("ephemeral resource", &name)),
-            ..Default::default()
-        }))
+        let req = req.into_inner();
+        let span = info_span!("rpc", tf_rpc = "OpenEphemeralResource", tf_ephemeral_resource_type = %req.type_name);
+        async {
+            let mut diags = Diagnostics::new();
+            let fail = |diagnostics| pb::open_ephemeral_resource::Response {
+                diagnostics,
+                ..Default::default()
+            };
+            let entry = entry_or_return!(
+                self.ephemeral_resources,
+                "ephemeral resource",
+                &req.type_name,
+                fail
+            );
+            let config = decode_or_return!(
+                req.config.as_ref(),
+                entry.schema,
+                "configuration",
+                diags,
+                fail
+            );
+            let client = convert::client_capabilities(req.client_capabilities.as_ref());
+            let resp = entry
+                .resource
+                .open(OpenEphemeralRequest {
+                    type_name: req.type_name.clone(),
+                    config,
+                    client,
+                })
+                .await;
+            diags.extend(resp.diagnostics);
+            let deferred = convert::deferred(resp.deferred, client, &mut diags);
+            let result = if deferred.is_some() || !resp.result.is_null() || !diags.has_errors() {
+                encode_opt(
+                    &resp.result,
+                    &entry.schema,
+                    "ephemeral resource result",
+                    &mut diags,
+                )
+            } else {
+                None
+            };
+            debug!(
+                errors = diags.has_errors(),
+                renew = resp.renew_at.is_some(),
+                "opened"
+            );
+            Ok(Response::new(pb::open_ephemeral_resource::Response {
+                diagnostics: convert::diagnostics(&diags),
+                renew_at: resp.renew_at.map(prost_types::Timestamp::from),
+                result,
+                private: (!resp.private.is_empty()).then_some(resp.private),
+                deferred,
+            }))
+        }
+        .instrument(span)
+        .await
     }
 
     async fn renew_ephemeral_resource(
         &self,
         req: Request<pb::renew_ephemeral_resource::Request>,
     ) -> RpcResult<pb::renew_ephemeral_resource::Response> {
-        let name = req.into_inner().type_name;
-        Ok(Response::new(pb::renew_ephemeral_resource::Response {
-            diagnostics: convert::diagnostics(&unknown_type("ephemeral resource", &name)),
-            ..Default::default()
-        }))
+        let req = req.into_inner();
+        let span = info_span!("rpc", tf_rpc = "RenewEphemeralResource", tf_ephemeral_resource_type = %req.type_name);
+        async {
+            let fail = |diagnostics| pb::renew_ephemeral_resource::Response {
+                diagnostics,
+                ..Default::default()
+            };
+            let entry = entry_or_return!(
+                self.ephemeral_resources,
+                "ephemeral resource",
+                &req.type_name,
+                fail
+            );
+            let current = req.private.unwrap_or_default();
+            let resp = entry
+                .resource
+                .renew(RenewEphemeralRequest {
+                    type_name: req.type_name.clone(),
+                    private: current.clone(),
+                })
+                .await;
+            debug!(
+                errors = resp.diagnostics.has_errors(),
+                renew = resp.renew_at.is_some(),
+                "renewed"
+            );
+            let private = resp.private.unwrap_or(current);
+            Ok(Response::new(pb::renew_ephemeral_resource::Response {
+                diagnostics: convert::diagnostics(&resp.diagnostics),
+                renew_at: resp.renew_at.map(prost_types::Timestamp::from),
+                private: (!private.is_empty()).then_some(private),
+            }))
+        }
+        .instrument(span)
+        .await
     }
 
     async fn close_ephemeral_resource(
         &self,
         req: Request<pb::close_ephemeral_resource::Request>,
     ) -> RpcResult<pb::close_ephemeral_resource::Response> {
-        let name = req.into_inner().type_name;
-        Ok(Response::new(pb::close_ephemeral_resource::Response {
-            diagnostics: convert::diagnostics(&unknown_type("ephemeral resource", &name)),
-        }))
+        let req = req.into_inner();
+        let span = info_span!("rpc", tf_rpc = "CloseEphemeralResource", tf_ephemeral_resource_type = %req.type_name);
+        async {
+            let resp = |diagnostics| pb::close_ephemeral_resource::Response { diagnostics };
+            let entry = entry_or_return!(
+                self.ephemeral_resources,
+                "ephemeral resource",
+                &req.type_name,
+                resp
+            );
+            let diags = entry
+                .resource
+                .close(CloseEphemeralRequest {
+                    type_name: req.type_name.clone(),
+                    private: req.private.unwrap_or_default(),
+                })
+                .await;
+            debug!(errors = diags.has_errors(), "closed");
+            Ok(Response::new(resp(convert::diagnostics(&diags))))
+        }
+        .instrument(span)
+        .await
     }
 
     type ListResourceStream = BoxStream<pb::list_resource::Event>;
@@ -805,22 +971,17 @@ impl ProviderRpc for ProviderService {
         &self,
         req: Request<pb::list_resource::Request>,
     ) -> RpcResult<Self::ListResourceStream> {
-        let name = req.into_inner().type_name;
-        let event = pb::list_resource::Event {
-            diagnostic: convert::diagnostics(&unknown_type("list resource", &name)),
+        once(pb::list_resource::Event {
+            diagnostic: no_such("list resource", &req.get_ref().type_name),
             ..Default::default()
-        };
-        Ok(Response::new(Box::pin(futures::stream::iter([Ok(event)]))))
+        })
     }
 
     async fn validate_list_resource_config(
         &self,
         req: Request<pb::validate_list_resource_config::Request>,
     ) -> RpcResult<pb::validate_list_resource_config::Response> {
-        let name = req.into_inner().type_name;
-        Ok(Response::new(pb::validate_list_resource_config::Response {
-            diagnostics: convert::diagnostics(&unknown_type("list resource", &name)),
-        }))
+        reply(no_such("list resource", &req.get_ref().type_name))
     }
 
     async fn get_functions(
@@ -834,7 +995,7 @@ impl ProviderRpc for ProviderService {
         &self,
         req: Request<pb::call_function::Request>,
     ) -> RpcResult<pb::call_function::Response> {
-        let name = req.into_inner().name;
+        let name = &req.get_ref().name;
         Ok(Response::new(pb::call_function::Response {
             result: None,
             error: Some(pb::FunctionError {
@@ -848,21 +1009,14 @@ impl ProviderRpc for ProviderService {
         &self,
         req: Request<pb::validate_action_config::Request>,
     ) -> RpcResult<pb::validate_action_config::Response> {
-        let name = req.into_inner().action_type;
-        Ok(Response::new(pb::validate_action_config::Response {
-            diagnostics: convert::diagnostics(&unknown_type("action", &name)),
-        }))
+        reply(no_such("action", &req.get_ref().action_type))
     }
 
     async fn plan_action(
         &self,
         req: Request<pb::plan_action::Request>,
     ) -> RpcResult<pb::plan_action::Response> {
-        let name = req.into_inner().action_type;
-        Ok(Response::new(pb::plan_action::Response {
-            diagnostics: convert::diagnostics(&unknown_type("action", &name)),
-            deferred: None,
-        }))
+        reply(no_such("action", &req.get_ref().action_type))
     }
 
     type InvokeActionStream = BoxStream<pb::invoke_action::Event>;
@@ -871,36 +1025,27 @@ impl ProviderRpc for ProviderService {
         &self,
         req: Request<pb::invoke_action::Request>,
     ) -> RpcResult<Self::InvokeActionStream> {
-        let name = req.into_inner().action_type;
-        let event = pb::invoke_action::Event {
+        once(pb::invoke_action::Event {
             r#type: Some(pb::invoke_action::event::Type::Completed(
                 pb::invoke_action::event::Completed {
-                    diagnostics: convert::diagnostics(&unknown_type("action", &name)),
+                    diagnostics: no_such("action", &req.get_ref().action_type),
                 },
             )),
-        };
-        Ok(Response::new(Box::pin(futures::stream::iter([Ok(event)]))))
+        })
     }
 
     async fn validate_state_store_config(
         &self,
         req: Request<pb::validate_state_store_config::Request>,
     ) -> RpcResult<pb::validate_state_store_config::Response> {
-        let name = req.into_inner().type_name;
-        Ok(Response::new(pb::validate_state_store_config::Response {
-            diagnostics: convert::diagnostics(&unknown_type("state store", &name)),
-        }))
+        reply(no_such("state store", &req.get_ref().type_name))
     }
 
     async fn configure_state_store(
         &self,
         req: Request<pb::configure_state_store::Request>,
     ) -> RpcResult<pb::configure_state_store::Response> {
-        let name = req.into_inner().type_name;
-        Ok(Response::new(pb::configure_state_store::Response {
-            diagnostics: convert::diagnostics(&unknown_type("state store", &name)),
-            capabilities: None,
-        }))
+        reply(no_such("state store", &req.get_ref().type_name))
     }
 
     type ReadStateBytesStream = BoxStream<pb::read_state_bytes::ResponseChunk>;
@@ -909,63 +1054,45 @@ impl ProviderRpc for ProviderService {
         &self,
         req: Request<pb::read_state_bytes::Request>,
     ) -> RpcResult<Self::ReadStateBytesStream> {
-        let name = req.into_inner().type_name;
-        let chunk = pb::read_state_bytes::ResponseChunk {
-            diagnostics: convert::diagnostics(&unknown_type("state store", &name)),
+        once(pb::read_state_bytes::ResponseChunk {
+            diagnostics: no_such("state store", &req.get_ref().type_name),
             ..Default::default()
-        };
-        Ok(Response::new(Box::pin(futures::stream::iter([Ok(chunk)]))))
+        })
     }
 
     async fn write_state_bytes(
         &self,
         _req: Request<tonic::Streaming<pb::write_state_bytes::RequestChunk>>,
     ) -> RpcResult<pb::write_state_bytes::Response> {
-        Ok(Response::new(pb::write_state_bytes::Response {
-            diagnostics: unsupported("State storage"),
-        }))
+        reply(unsupported("State storage"))
     }
 
     async fn lock_state(
         &self,
         req: Request<pb::lock_state::Request>,
     ) -> RpcResult<pb::lock_state::Response> {
-        let name = req.into_inner().type_name;
-        Ok(Response::new(pb::lock_state::Response {
-            lock_id: String::new(),
-            diagnostics: convert::diagnostics(&unknown_type("state store", &name)),
-        }))
+        reply(no_such("state store", &req.get_ref().type_name))
     }
 
     async fn unlock_state(
         &self,
         req: Request<pb::unlock_state::Request>,
     ) -> RpcResult<pb::unlock_state::Response> {
-        let name = req.into_inner().type_name;
-        Ok(Response::new(pb::unlock_state::Response {
-            diagnostics: convert::diagnostics(&unknown_type("state store", &name)),
-        }))
+        reply(no_such("state store", &req.get_ref().type_name))
     }
 
     async fn get_states(
         &self,
         req: Request<pb::get_states::Request>,
     ) -> RpcResult<pb::get_states::Response> {
-        let name = req.into_inner().type_name;
-        Ok(Response::new(pb::get_states::Response {
-            state_ids: Vec::new(),
-            diagnostics: convert::diagnostics(&unknown_type("state store", &name)),
-        }))
+        reply(no_such("state store", &req.get_ref().type_name))
     }
 
     async fn delete_state(
         &self,
         req: Request<pb::delete_state::Request>,
     ) -> RpcResult<pb::delete_state::Response> {
-        let name = req.into_inner().type_name;
-        Ok(Response::new(pb::delete_state::Response {
-            diagnostics: convert::diagnostics(&unknown_type("state store", &name)),
-        }))
+        reply(no_such("state store", &req.get_ref().type_name))
     }
 
     async fn stop_provider(

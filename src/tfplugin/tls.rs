@@ -40,12 +40,21 @@ pub fn parse_pem_cert(pem: &[u8]) -> Result<CertificateDer<'static>, TlsError> {
         .ok_or(TlsError::ClientCertPem)
 }
 
-/// A freshly generated self-signed server certificate and its key.
+/// A freshly generated self-signed server certificate and its key. `Debug` never shows the key.
 pub struct ServerIdentity {
     /// Certificate (DER); advertised in the handshake line.
     pub cert: CertificateDer<'static>,
     /// PKCS#8 private key.
     pub key: PrivateKeyDer<'static>,
+}
+
+impl std::fmt::Debug for ServerIdentity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerIdentity")
+            .field("cert", &format_args!("<{} bytes DER>", self.cert.len()))
+            .field("key", &format_args!("<redacted>"))
+            .finish()
+    }
 }
 
 /// Generates a self-signed certificate for `localhost` usable as its own CA (the host pins it as a root).

@@ -10,8 +10,10 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, SignatureScheme};
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use tfsveltos::tfplugin::ListenAddr;
 use tfsveltos::tfplugin::value::msgpack;
 use tfsveltos::tfplugin::{
     ApplyRequest, ApplyResponse, Attribute, AttributePath, Block, ConfigureRequest,
@@ -19,6 +21,11 @@ use tfsveltos::tfplugin::{
     ImportRequest, ImportResponse, ImportedResource, NestedBlock, Nesting, PlanRequest,
     PlanResponse, Provider, ReadRequest, ReadResponse, Resource, Schema, Type, Value,
 };
+use tfsveltos::tfplugin::{
+    CloseEphemeralRequest, EphemeralResource, OpenEphemeralRequest, OpenEphemeralResponse,
+    RenewEphemeralRequest, RenewEphemeralResponse,
+};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tonic::transport::{Channel, Endpoint};
 
 pub use tfsveltos::tfplugin::pb;
@@ -61,10 +68,61 @@ pub fn terraform_like_client_cert() -> ClientCert {
     }
 }
 
+/// Where a plugin listens, as its handshake line or reattach entry says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Addr {
+    Tcp(SocketAddr),
+    Unix(PathBuf),
+}
+
+impl Addr {
+    /// From go-plugin's (network, address) pair.
+    pub fn parse(network: &str, addr: &str) -> Addr {
+        match network {
+            "tcp" => {
+                let a: SocketAddr = addr.parse().expect("address");
+                assert!(a.ip().is_loopback(), "loopback only: {a}");
+                Addr::Tcp(a)
+            }
+            "unix" => Addr::Unix(PathBuf::from(addr)),
+            other => panic!("unknown network {other:?}"),
+        }
+    }
+
+    /// The same address as the server reports it.
+    pub fn of(addr: &ListenAddr) -> Addr {
+        match addr {
+            ListenAddr::Tcp(a) => Addr::Tcp(*a),
+            ListenAddr::Unix(p) => Addr::Unix(p.clone()),
+        }
+    }
+
+    /// The socket path (panics for TCP).
+    pub fn unix_path(&self) -> &Path {
+        match self {
+            Addr::Unix(p) => p,
+            Addr::Tcp(a) => panic!("expected a Unix socket, got {a}"),
+        }
+    }
+
+    /// A raw connection.
+    pub async fn connect(&self) -> std::io::Result<Box<dyn IoStream>> {
+        Ok(match self {
+            Addr::Tcp(a) => Box::new(tokio::net::TcpStream::connect(a).await?),
+            Addr::Unix(p) => Box::new(tokio::net::UnixStream::connect(p).await?),
+        })
+    }
+}
+
+/// A byte stream (TCP, Unix socket, TLS over either).
+pub trait IoStream: AsyncRead + AsyncWrite + Send + Unpin + 'static {}
+
+impl<T: AsyncRead + AsyncWrite + Send + Unpin + 'static> IoStream for T {}
+
 /// A parsed go-plugin handshake line.
 #[derive(Debug)]
 pub struct Handshake {
-    pub addr: SocketAddr,
+    pub addr: Addr,
     pub cert: Option<CertificateDer<'static>>,
 }
 
@@ -73,10 +131,8 @@ pub fn parse_handshake(line: &str) -> Handshake {
     assert_eq!(parts.len(), 6, "handshake line {line:?}");
     assert_eq!(parts[0], "1", "core protocol");
     assert_eq!(parts[1], "6", "app protocol");
-    assert_eq!(parts[2], "tcp");
     assert_eq!(parts[4], "grpc");
-    let addr: SocketAddr = parts[3].parse().expect("address");
-    assert!(addr.ip().is_loopback());
+    let addr = Addr::parse(parts[2], parts[3]);
     let cert = (!parts[5].is_empty()).then(|| {
         assert!(!parts[5].ends_with('='), "raw (unpadded) base64");
         CertificateDer::from(
@@ -135,7 +191,7 @@ impl ServerCertVerifier for PinnedServer {
 
 /// A gRPC channel over mutual TLS: presents `client`, accepts only `server_cert`, ALPN h2.
 pub async fn mtls_channel(
-    addr: SocketAddr,
+    addr: &Addr,
     server_cert: CertificateDer<'static>,
     client: &ClientCert,
 ) -> Result<Channel, tonic::transport::Error> {
@@ -153,13 +209,15 @@ pub async fn mtls_channel(
         .expect("client auth");
     config.alpn_protocols = vec![b"h2".to_vec()];
     let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let addr = addr.clone();
     Endpoint::from_static("http://localhost")
         .connect_with_connector(tower::service_fn(move |_uri| {
             let connector = connector.clone();
+            let addr = addr.clone();
             async move {
-                let tcp = tokio::net::TcpStream::connect(addr).await?;
+                let stream = addr.connect().await?;
                 let name = ServerName::try_from("localhost").map_err(std::io::Error::other)?;
-                let tls = connector.connect(name, tcp).await?;
+                let tls = connector.connect(name, stream).await?;
                 Ok::<_, std::io::Error>(TokioIo::new(tls))
             }
         }))
@@ -167,10 +225,13 @@ pub async fn mtls_channel(
 }
 
 /// A plain (no TLS) channel, for debug mode.
-pub async fn plain_channel(addr: SocketAddr) -> Result<Channel, tonic::transport::Error> {
-    Endpoint::from_shared(format!("http://{addr}"))
-        .expect("uri")
-        .connect()
+pub async fn plain_channel(addr: &Addr) -> Result<Channel, tonic::transport::Error> {
+    let addr = addr.clone();
+    Endpoint::from_static("http://localhost")
+        .connect_with_connector(tower::service_fn(move |_uri| {
+            let addr = addr.clone();
+            async move { Ok::<_, std::io::Error>(TokioIo::new(addr.connect().await?)) }
+        }))
         .await
 }
 
@@ -184,6 +245,21 @@ pub struct Seen {
     pub configured: Mutex<Option<ConfigureRequest>>,
     pub plans: AtomicUsize,
     pub stops: AtomicUsize,
+    /// `open <name>`, `renew <private>`, `close <private>` for the toy ephemeral resource, in call order.
+    pub ephemeral: Mutex<Vec<String>>,
+}
+
+impl Seen {
+    /// The ephemeral calls so far.
+    pub fn ephemeral_calls(&self) -> Vec<String> {
+        self.ephemeral.lock().map(|v| v.clone()).unwrap_or_default()
+    }
+
+    fn record(&self, call: String) {
+        if let Ok(mut v) = self.ephemeral.lock() {
+            v.push(call);
+        }
+    }
 }
 
 pub struct ToyProvider {
@@ -215,6 +291,12 @@ impl Provider for ToyProvider {
 
     fn data_sources(&self) -> Vec<Arc<dyn DataSource>> {
         vec![Arc::new(Echo)]
+    }
+
+    fn ephemeral_resources(&self) -> Vec<Arc<dyn EphemeralResource>> {
+        vec![Arc::new(Token {
+            seen: self.seen.clone(),
+        })]
     }
 
     async fn validate_config(&self, config: &Value) -> Diagnostics {
@@ -419,6 +501,86 @@ impl DataSource for Echo {
             state,
             ..Default::default()
         }
+    }
+}
+
+/// A toy ephemeral resource: `toy_token { name }` yields `token = "tok-<name>"` (sensitive), private bytes
+/// `lease-<name>` and a renewal due in one hour; each renew appends `+r` to the private bytes.
+pub struct Token {
+    seen: Arc<Seen>,
+}
+
+/// How far ahead of now the toy token asks to be renewed.
+pub const TOKEN_RENEW_IN: std::time::Duration = std::time::Duration::from_secs(3600);
+
+pub fn token_schema() -> Schema {
+    Schema::new(0)
+        .attribute(Attribute::string("name").required())
+        .attribute(Attribute::string("token").computed().sensitive())
+}
+
+#[async_trait]
+impl EphemeralResource for Token {
+    fn type_name(&self) -> &'static str {
+        "toy_token"
+    }
+
+    fn schema(&self) -> Schema {
+        token_schema()
+    }
+
+    async fn validate(&self, config: &Value) -> Diagnostics {
+        let mut d = Diagnostics::new();
+        if config.get_attr("name").as_str() == Some("") {
+            d.attribute_error(
+                AttributePath::attr("name"),
+                "Empty name",
+                "name must not be empty",
+            );
+        }
+        d
+    }
+
+    async fn open(&self, req: OpenEphemeralRequest) -> OpenEphemeralResponse {
+        let name = req.config.get_attr("name");
+        let Some(name) = name.as_str() else {
+            return OpenEphemeralResponse {
+                result: token_schema().mark_computed_unknown(&req.config),
+                deferred: Some(DeferredReason::ResourceConfigUnknown),
+                ..Default::default()
+            };
+        };
+        self.seen.record(format!("open {name}"));
+        if name == "fail" {
+            return OpenEphemeralResponse {
+                diagnostics: Diagnostic::error("Cannot open", "asked to fail").into(),
+                ..Default::default()
+            };
+        }
+        let mut result = req.config.clone();
+        result.set_attr("token", Value::string(format!("tok-{name}")));
+        OpenEphemeralResponse {
+            result,
+            private: format!("lease-{name}").into_bytes(),
+            renew_at: Some(std::time::SystemTime::now() + TOKEN_RENEW_IN),
+            ..Default::default()
+        }
+    }
+
+    async fn renew(&self, req: RenewEphemeralRequest) -> RenewEphemeralResponse {
+        let private = String::from_utf8_lossy(&req.private).into_owned();
+        self.seen.record(format!("renew {private}"));
+        RenewEphemeralResponse {
+            private: Some(format!("{private}+r").into_bytes()),
+            renew_at: Some(std::time::SystemTime::now() + TOKEN_RENEW_IN),
+            ..Default::default()
+        }
+    }
+
+    async fn close(&self, req: CloseEphemeralRequest) -> Diagnostics {
+        self.seen
+            .record(format!("close {}", String::from_utf8_lossy(&req.private)));
+        Diagnostics::new()
     }
 }
 

@@ -82,7 +82,9 @@ impl From<f64> for Number {
 }
 
 /// What is known about an unknown value (cty "refinements"). `Default` means nothing is known.
-#[derive(Debug, Clone, Default, PartialEq)]
+///
+/// `Debug` redacts the string prefix (it may be the start of a secret).
+#[derive(Clone, Default, PartialEq)]
 pub struct Refinements {
     /// The value will not be null.
     pub not_null: bool,
@@ -106,7 +108,11 @@ impl Refinements {
 }
 
 /// A Terraform value. Objects and maps are ordered by key; sets keep the order they were given in.
-#[derive(Debug, Clone, Default, PartialEq)]
+///
+/// `Debug` shows the structure, attribute / map keys, booleans and numbers, but never the contents of strings (a
+/// value does not know whether its attribute is sensitive, so every string is treated as if it were); use
+/// [`Value::reveal`] where the full contents are wanted, e.g. in a test's failure message.
+#[derive(Clone, Default, PartialEq)]
 pub enum Value {
     /// Null (absent).
     #[default]
@@ -133,7 +139,112 @@ pub enum Value {
 
 static NULL: Value = Value::Null;
 
+/// Stands for a redacted string in `Debug` output.
+struct RedactedStr(usize);
+
+impl fmt::Debug for RedactedStr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "<redacted, {} bytes>", self.0)
+    }
+}
+
+impl fmt::Debug for Refinements {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Refinements")
+            .field("not_null", &self.not_null)
+            .field(
+                "string_prefix",
+                &self.string_prefix.as_ref().map(|p| RedactedStr(p.len())),
+            )
+            .field("number_lower", &self.number_lower)
+            .field("number_upper", &self.number_upper)
+            .field("length_lower", &self.length_lower)
+            .field("length_upper", &self.length_upper)
+            .finish()
+    }
+}
+
+/// `Debug` of a value, strings redacted or not.
+fn debug_value(v: &Value, reveal: bool, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    struct D<'a>(&'a Value, bool);
+    impl fmt::Debug for D<'_> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            debug_value(self.0, self.1, f)
+        }
+    }
+    let seq = |name: &str, items: &[Value], f: &mut fmt::Formatter<'_>| {
+        f.write_str(name)?;
+        f.debug_list()
+            .entries(items.iter().map(|i| D(i, reveal)))
+            .finish()
+    };
+    let map = |name: &str, m: &BTreeMap<String, Value>, f: &mut fmt::Formatter<'_>| {
+        f.write_str(name)?;
+        f.debug_map()
+            .entries(m.iter().map(|(k, v)| (k, D(v, reveal))))
+            .finish()
+    };
+    match v {
+        Value::Null => f.write_str("Null"),
+        Value::Unknown(r) if reveal => f
+            .debug_tuple("Unknown")
+            .field(&RevealedRefinements(r))
+            .finish(),
+        Value::Unknown(r) => f.debug_tuple("Unknown").field(r).finish(),
+        Value::Bool(b) => f.debug_tuple("Bool").field(b).finish(),
+        Value::Number(n) => f.debug_tuple("Number").field(n).finish(),
+        Value::String(s) if reveal => f.debug_tuple("String").field(s).finish(),
+        Value::String(s) => f
+            .debug_tuple("String")
+            .field(&RedactedStr(s.len()))
+            .finish(),
+        Value::List(items) => seq("List", items, f),
+        Value::Set(items) => seq("Set", items, f),
+        Value::Tuple(items) => seq("Tuple", items, f),
+        Value::Map(m) => map("Map", m, f),
+        Value::Object(m) => map("Object", m, f),
+    }
+}
+
+/// Refinements with their string prefix shown.
+struct RevealedRefinements<'a>(&'a Refinements);
+
+impl fmt::Debug for RevealedRefinements<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let r = self.0;
+        f.debug_struct("Refinements")
+            .field("not_null", &r.not_null)
+            .field("string_prefix", &r.string_prefix)
+            .field("number_lower", &r.number_lower)
+            .field("number_upper", &r.number_upper)
+            .field("length_lower", &r.length_lower)
+            .field("length_upper", &r.length_upper)
+            .finish()
+    }
+}
+
+impl fmt::Debug for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        debug_value(self, false, f)
+    }
+}
+
+/// A value whose `Debug` shows string contents (see [`Value::reveal`]).
+pub struct Revealed<'a>(&'a Value);
+
+impl fmt::Debug for Revealed<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        debug_value(self.0, true, f)
+    }
+}
+
 impl Value {
+    /// This value with a `Debug` that shows string contents too. Only for output that cannot hold secrets (tests
+    /// with synthetic data); never log it.
+    pub fn reveal(&self) -> Revealed<'_> {
+        Revealed(self)
+    }
+
     /// Null.
     pub fn null() -> Self {
         Value::Null

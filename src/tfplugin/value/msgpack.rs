@@ -42,8 +42,21 @@ pub fn encode(value: &Value, ty: &Type) -> Result<Vec<u8>, ValueError> {
     Ok(e.out)
 }
 
+/// Why the type of a value cannot be inferred.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InferError {
+    /// Two elements of one collection have types that do not unify.
+    #[error("collection elements have different types ({first} and {second})")]
+    Conflict {
+        /// The type of the elements so far.
+        first: Type,
+        /// The conflicting element's type.
+        second: Type,
+    },
+}
+
 /// Infers the type of a known value (used for `dynamic` attributes). Nulls and unknowns are `dynamic`.
-pub fn infer_type(value: &Value) -> Result<Type, String> {
+pub fn infer_type(value: &Value) -> Result<Type, InferError> {
     Ok(match value {
         Value::Null | Value::Unknown(_) => Type::Dynamic,
         Value::Bool(_) => Type::Bool,
@@ -57,17 +70,24 @@ pub fn infer_type(value: &Value) -> Result<Type, String> {
             attrs
                 .iter()
                 .map(|(k, v)| Ok((k.clone(), infer_type(v)?)))
-                .collect::<Result<Vec<_>, String>>()?,
+                .collect::<Result<Vec<_>, InferError>>()?,
         ),
     })
 }
 
-fn unify<'a>(items: impl Iterator<Item = &'a Value>) -> Result<Type, String> {
+fn unify<'a>(items: impl Iterator<Item = &'a Value>) -> Result<Type, InferError> {
     let mut ty = Type::Dynamic;
     for item in items {
         let t = infer_type(item)?;
-        ty = unify_types(&ty, &t)
-            .ok_or_else(|| format!("collection elements have different types ({ty} and {t})"))?;
+        ty = match unify_types(&ty, &t) {
+            Some(u) => u,
+            None => {
+                return Err(InferError::Conflict {
+                    first: ty,
+                    second: t,
+                });
+            }
+        };
     }
     Ok(ty)
 }
@@ -604,6 +624,16 @@ impl Encoder {
         ValueError::new(&self.path, msg)
     }
 
+    /// Checks the result of an `rmp` write (writing into a `Vec` fails only on lengths msgpack cannot express).
+    fn wrote<T, E: std::fmt::Display>(&self, r: Result<T, E>) -> Result<T, ValueError> {
+        r.map_err(|e| self.err(format!("cannot encode as msgpack: {e}")))
+    }
+
+    /// A collection or string length as msgpack's `u32`.
+    fn len32(&self, n: usize) -> Result<u32, ValueError> {
+        u32::try_from(n).map_err(|_| self.err(format!("length {n} is too large for msgpack")))
+    }
+
     fn mismatch(&self, ty: &Type, v: &Value) -> ValueError {
         self.err(format!("expected a value of type {ty}, got {}", v.kind()))
     }
@@ -624,22 +654,19 @@ impl Encoder {
                 self.out.push(0xc0);
                 return Ok(());
             }
-            Value::Unknown(r) => {
-                self.unknown(r, ty);
-                return Ok(());
-            }
+            Value::Unknown(r) => return self.unknown(r, ty),
             _ => {}
         }
         match (ty, v) {
             (Type::Dynamic, _) => {
-                let inner = infer_type(v).map_err(|m| self.err(m))?;
-                self.array_len(2);
+                let inner = infer_type(v).map_err(|e| self.err(e.to_string()))?;
+                self.array_len(2)?;
                 let json = inner.to_json_bytes();
-                self.bin(&json);
+                self.bin(&json)?;
                 self.value(v, &inner)
             }
             (Type::String, Value::String(s)) => {
-                self.str(s);
+                self.str(s)?;
                 Ok(())
             }
             (Type::Bool, Value::Bool(b)) => {
@@ -648,7 +675,7 @@ impl Encoder {
             }
             (Type::Number, Value::Number(n)) => self.number(n),
             (Type::List(elem), Value::List(items) | Value::Set(items) | Value::Tuple(items)) => {
-                self.array_len(items.len());
+                self.array_len(items.len())?;
                 for (i, item) in items.iter().enumerate() {
                     self.path.push(PathStep::KeyInt(i as i64));
                     let r = self.value(item, elem);
@@ -658,7 +685,7 @@ impl Encoder {
                 Ok(())
             }
             (Type::Set(elem), Value::List(items) | Value::Set(items) | Value::Tuple(items)) => {
-                self.array_len(items.len());
+                self.array_len(items.len())?;
                 for item in items {
                     self.value(item, elem)?;
                 }
@@ -672,7 +699,7 @@ impl Encoder {
                         elems.len()
                     )));
                 }
-                self.array_len(items.len());
+                self.array_len(items.len())?;
                 for (i, (item, t)) in items.iter().zip(elems).enumerate() {
                     self.path.push(PathStep::KeyInt(i as i64));
                     let r = self.value(item, t);
@@ -682,9 +709,9 @@ impl Encoder {
                 Ok(())
             }
             (Type::Map(elem), Value::Map(items) | Value::Object(items)) => {
-                self.map_len(items.len());
+                self.map_len(items.len())?;
                 for (k, item) in items {
-                    self.str(k);
+                    self.str(k)?;
                     self.path.push(PathStep::KeyString(k.clone()));
                     let r = self.value(item, elem);
                     self.path.pop();
@@ -697,9 +724,9 @@ impl Encoder {
                     let at = self.path.clone().then_attr(extra.clone());
                     return Err(ValueError::new(&at, "attribute is not in the schema"));
                 }
-                self.map_len(attributes.len());
+                self.map_len(attributes.len())?;
                 for (name, t) in attributes {
-                    self.str(name);
+                    self.str(name)?;
                     self.path.push(PathStep::Attribute(name.clone()));
                     let r = self.value(items.get(name).unwrap_or(&Value::Null), t);
                     self.path.pop();
@@ -711,7 +738,7 @@ impl Encoder {
         }
     }
 
-    fn unknown(&mut self, r: &Refinements, ty: &Type) {
+    fn unknown(&mut self, r: &Refinements, ty: &Type) -> Result<(), ValueError> {
         let mut body = Vec::new();
         let mut entries = 0u32;
         if *ty != Type::Dynamic {
@@ -725,7 +752,7 @@ impl Encoder {
                     if let Some(prefix) = r.string_prefix.as_deref().filter(|p| !p.is_empty()) {
                         entries += 1;
                         body.push(2);
-                        let _ = rmp::encode::write_str(&mut body, prefix);
+                        self.wrote(rmp::encode::write_str(&mut body, prefix))?;
                     }
                 }
                 Type::Number => {
@@ -754,7 +781,7 @@ impl Encoder {
                         if let Some(b) = bound {
                             entries += 1;
                             body.push(key);
-                            let _ = rmp::encode::write_uint(&mut body, b);
+                            self.wrote(rmp::encode::write_uint(&mut body, b))?;
                         }
                     }
                 }
@@ -763,20 +790,23 @@ impl Encoder {
         }
         if entries == 0 {
             self.out.extend_from_slice(&[0xd4, 0, 0]);
-            return;
+            return Ok(());
         }
         let mut payload = Vec::with_capacity(body.len() + 1);
-        let _ = rmp::encode::write_map_len(&mut payload, entries);
+        self.wrote(rmp::encode::write_map_len(&mut payload, entries))?;
         payload.extend_from_slice(&body);
-        let _ =
-            rmp::encode::write_ext_meta(&mut self.out, payload.len() as u32, EXT_UNKNOWN_REFINED);
+        let len = self.len32(payload.len())?;
+        let r = rmp::encode::write_ext_meta(&mut self.out, len, EXT_UNKNOWN_REFINED);
+        self.wrote(r)?;
         self.out.extend_from_slice(&payload);
+        Ok(())
     }
 
     fn number(&mut self, n: &Number) -> Result<(), ValueError> {
         match n {
             Number::Int(i) => {
-                let _ = rmp::encode::write_sint(&mut self.out, *i);
+                let r = rmp::encode::write_sint(&mut self.out, *i);
+                self.wrote(r)?;
             }
             Number::Float(x) => {
                 if x.is_nan() {
@@ -784,38 +814,49 @@ impl Encoder {
                 }
                 match normalize_float(*x) {
                     Number::Int(i) => {
-                        let _ = rmp::encode::write_sint(&mut self.out, i);
+                        let r = rmp::encode::write_sint(&mut self.out, i);
+                        self.wrote(r)?;
                     }
                     _ => {
-                        let _ = rmp::encode::write_f64(&mut self.out, *x);
+                        let r = rmp::encode::write_f64(&mut self.out, *x);
+                        self.wrote(r)?;
                     }
                 }
             }
             Number::Big(s) => match parse_decimal(s) {
                 Some(Number::Int(i)) => {
-                    let _ = rmp::encode::write_sint(&mut self.out, i);
+                    let r = rmp::encode::write_sint(&mut self.out, i);
+                    self.wrote(r)?;
                 }
-                Some(_) => self.str(s),
+                Some(_) => self.str(s)?,
                 None => return Err(self.err("number text is not a valid decimal number")),
             },
         }
         Ok(())
     }
 
-    fn str(&mut self, s: &str) {
-        let _ = rmp::encode::write_str(&mut self.out, s);
+    fn str(&mut self, s: &str) -> Result<(), ValueError> {
+        self.len32(s.len())?;
+        let r = rmp::encode::write_str(&mut self.out, s);
+        self.wrote(r)
     }
 
-    fn bin(&mut self, b: &[u8]) {
-        let _ = rmp::encode::write_bin(&mut self.out, b);
+    fn bin(&mut self, b: &[u8]) -> Result<(), ValueError> {
+        self.len32(b.len())?;
+        let r = rmp::encode::write_bin(&mut self.out, b);
+        self.wrote(r)
     }
 
-    fn array_len(&mut self, n: usize) {
-        let _ = rmp::encode::write_array_len(&mut self.out, n as u32);
+    fn array_len(&mut self, n: usize) -> Result<(), ValueError> {
+        let n = self.len32(n)?;
+        let r = rmp::encode::write_array_len(&mut self.out, n);
+        self.wrote(r).map(drop)
     }
 
-    fn map_len(&mut self, n: usize) {
-        let _ = rmp::encode::write_map_len(&mut self.out, n as u32);
+    fn map_len(&mut self, n: usize) -> Result<(), ValueError> {
+        let n = self.len32(n)?;
+        let r = rmp::encode::write_map_len(&mut self.out, n);
+        self.wrote(r).map(drop)
     }
 }
 
