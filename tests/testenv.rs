@@ -10,7 +10,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ObjectMeta, PostParams};
 use serde_json::json;
-use support::{Cli, TestEnv, Tf};
+use support::{Cli, PROVIDER_SOURCE, TestEnv, Tf, fixtures};
 
 fn cluster_profile_resource() -> ApiResource {
     ApiResource::from_gvk_with_plural(
@@ -140,7 +140,7 @@ fn clis_report_their_versions() {
     assert!(tofu.starts_with("OpenTofu v1.12.6"), "tofu version: {tofu}");
     let tf = Cli::terraform_1_0_3().version();
     assert_eq!(tf, "Terraform v1.0.3");
-    if let Some(cli) = Cli::terraform_on_path() {
+    if let Some(cli) = Cli::terraform_needed() {
         let v = cli.version();
         assert!(v.starts_with("Terraform v1."), "terraform on PATH: {v}");
     }
@@ -305,20 +305,12 @@ fn watchdog_tears_down_when_owner_dies() {
     assert!(pids.iter().all(|&p| !support::pid_alive(p)));
 }
 
-const REQUIRES_SVELTOS: &str = r#"
-terraform {
-  required_providers {
-    sveltos = { source = "clusterinventory/sveltos" }
-  }
-}
-"#;
-
 /// dev_overrides: every CLI runs the provider cargo built, without `init`.
 #[test]
 fn dev_overrides_load_the_built_provider_with_every_cli() {
     for cli in Cli::all() {
         let tf = Tf::new(&cli);
-        tf.write_main(REQUIRES_SVELTOS);
+        tf.write_main(&fixtures::required_providers(PROVIDER_SOURCE, None));
         let schema = tf.provider_schema();
         assert!(
             schema["provider"]["block"].is_object(),
@@ -336,7 +328,7 @@ fn filesystem_mirror_installs_the_provider_with_every_cli() {
     support::make_unpacked_mirror(mirror.path(), "0.1.0");
     for cli in Cli::all() {
         let tf = Tf::with_mirror(&cli, mirror.path());
-        tf.write_main(REQUIRES_SVELTOS);
+        tf.write_main(&fixtures::required_providers(PROVIDER_SOURCE, None));
         let out = tf.init();
         assert!(
             out.contains("clusterinventory/sveltos"),
