@@ -347,3 +347,54 @@ fn filesystem_mirror_installs_the_provider_with_every_cli() {
         assert!(schema["provider"]["block"].is_object(), "{}", cli.name);
     }
 }
+
+/// Run in a child process by [`missing_requirements_fail_under_ci_and_are_recorded_otherwise`]:
+/// a test that finds one thing missing.
+#[test]
+#[ignore = "run in a child process by missing_requirements_fail_under_ci_and_are_recorded_otherwise"]
+fn finds_something_missing() {
+    assert!(support::needed(None::<()>, "the-missing-thing").is_none());
+}
+
+/// `support::needed`: a missing requirement fails the test under `CI=true`, and otherwise is a
+/// skip recorded in `$TESTENV_TMPDIR/skipped` and written past libtest's output capture.
+#[test]
+fn missing_requirements_fail_under_ci_and_are_recorded_otherwise() {
+    let run_dir = tempfile::tempdir().expect("tempdir");
+    let log = run_dir.path().join("skipped");
+    let child = |ci: &str| {
+        Command::new(std::env::current_exe().expect("test binary"))
+            .args(["--ignored", "--exact", "finds_something_missing"])
+            .env("TESTENV_TMPDIR", run_dir.path())
+            .env("CI", ci)
+            .output()
+            .expect("running the test binary")
+    };
+    let skipped = "skipped: testenv::finds_something_missing: the-missing-thing";
+
+    let out = child("false");
+    assert!(out.status.success(), "{}", support::describe_output(&out));
+    let text = std::fs::read_to_string(&log).expect("the skip is recorded");
+    assert_eq!(text, format!("{skipped}\n"));
+    // Visible in a plain `cargo test` too: libtest does not capture it.
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(skipped),
+        "{}",
+        support::describe_output(&out)
+    );
+
+    let out = child("true");
+    let all = support::describe_output(&out);
+    assert!(!out.status.success(), "CI=true must fail:\n{all}");
+    assert!(
+        all.contains("the-missing-thing is missing (required when CI=true)"),
+        "{all}"
+    );
+    let text = std::fs::read_to_string(&log).expect("skip log");
+    assert!(
+        text.contains(
+            "missing: testenv::finds_something_missing: the-missing-thing (required when CI=true)"
+        ),
+        "{text}"
+    );
+}
