@@ -18,7 +18,10 @@ fn reference_dir() -> Option<PathBuf> {
         "reference protos in {} (set TFPLUGIN_REFERENCE_DIR)",
         dir.display()
     );
-    support::needed(dir.join("tfplugin6.11.proto").is_file().then_some(dir), missing)
+    support::needed(
+        dir.join("tfplugin6.11.proto").is_file().then_some(dir),
+        missing,
+    )
 }
 
 /// A normalized view of a descriptor set: one line per fact, keyed by full name.

@@ -295,7 +295,10 @@ fn lint(file: &str, text: &str) -> Vec<String> {
         }
         let needs: BTreeSet<String> = match &job["needs"] {
             Value::String(s) => [s.clone()].into(),
-            Value::Array(a) => a.iter().filter_map(|n| n.as_str().map(String::from)).collect(),
+            Value::Array(a) => a
+                .iter()
+                .filter_map(|n| n.as_str().map(String::from))
+                .collect(),
             _ => BTreeSet::new(),
         };
         for n in needs.iter().filter(|n| !jobs.contains_key(*n)) {
@@ -341,9 +344,7 @@ fn lint(file: &str, text: &str) -> Vec<String> {
             }
             if let Some(u) = uses {
                 if !pinned(u) {
-                    problems.push(format!(
-                        "{at}: `{u}` is not pinned to a full commit hash"
-                    ));
+                    problems.push(format!("{at}: `{u}` is not pinned to a full commit hash"));
                 }
                 if u.starts_with("actions/checkout@")
                     && step["with"]["persist-credentials"] != Value::Bool(false)
@@ -437,7 +438,10 @@ fn release_signs_and_uploads_what_the_registry_reads_on_version_tags() {
             "release.yml does not upload {asset}:\n{scripts}"
         );
     }
-    assert!(text.contains("contents: write"), "uploading needs contents: write");
+    assert!(
+        text.contains("contents: write"),
+        "uploading needs contents: write"
+    );
 }
 
 /// The checks catch what they claim to: each broken workflow below is reported for its mistake.
@@ -543,8 +547,9 @@ fn lint_reports_each_kind_of_mistake() {
 
 /// The locked version of `name` in Cargo.lock.
 fn locked_version(name: &str) -> String {
-    let lock = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("Cargo.lock"))
-        .expect("Cargo.lock");
+    let lock =
+        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("Cargo.lock"))
+            .expect("Cargo.lock");
     let at = lock
         .find(&format!("\nname = \"{name}\"\n"))
         .unwrap_or_else(|| panic!("{name} is not in Cargo.lock"));

@@ -40,7 +40,9 @@ pub fn needed<T>(found: Option<T>, what: impl std::fmt::Display) -> Option<T> {
 pub fn missing(what: &str) {
     let test = current_test();
     if required_everywhere() {
-        record(&format!("missing: {test}: {what} (required when CI=true)\n"));
+        record(&format!(
+            "missing: {test}: {what} (required when CI=true)\n"
+        ));
         panic!("{test}: {what} is missing (required when CI=true)");
     }
     record(&format!("skipped: {test}: {what}\n"));
