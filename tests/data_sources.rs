@@ -6,15 +6,11 @@ mod support;
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::{
-    ByteString,
-    api::core::v1::{Namespace, Secret},
-    apimachinery::pkg::apis::meta::v1::ObjectMeta,
-};
+use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::{Value as Json, json};
 use support::{Cli, TestEnv, Tf, fixtures, unique_namespace};
-use tfsveltos::api::{ClusterManager, ClusterProfile, ClusterProfileSpec, keys};
+use tfsveltos::api::{ClusterProfile, keys};
 
 /// A token that must never appear outside Secrets.
 const CANARY_TOKEN: &str = "canary-token-7f3c9e1d";

@@ -338,7 +338,7 @@ fn lint(file: &str, text: &str) -> Vec<String> {
                 (Some(_), Some(_)) => problems.push(format!("{at}: both `uses` and `run`")),
                 (None, None) => problems.push(format!("{at}: neither `uses` nor `run`")),
                 (None, Some(_)) if step.get("with").is_some() => {
-                    problems.push(format!("{at}: `with` on a `run` step"))
+                    problems.push(format!("{at}: `with` on a `run` step"));
                 }
                 _ => {}
             }
@@ -354,12 +354,10 @@ fn lint(file: &str, text: &str) -> Vec<String> {
                     ));
                 }
             }
-            if let Some(r) = run {
-                if r.contains("${{") {
-                    problems.push(format!(
-                        "{at}: an expression in `run:` becomes shell code; pass it through `env:`"
-                    ));
-                }
+            if run.is_some_and(|r| r.contains("${{")) {
+                problems.push(format!(
+                    "{at}: an expression in `run:` becomes shell code; pass it through `env:`"
+                ));
             }
             let mut step_scope = scope.clone();
             step_scope.env.extend(keys(&step["env"], true));

@@ -13,7 +13,7 @@
 //! * [`Tf`] runs one CLI ([`Cli::all`]) in a temporary working directory with its own CLI
 //!   configuration (`dev_overrides` to the provider binary cargo built for these tests, or a
 //!   `filesystem_mirror`, see [`Tf::with_mirror`]).
-//! * [`needed`] / [`missing`]: what a test needs from the machine; missing, it fails the test under
+//! * [`needed`] (and [`needs::missing`]): what a test needs from the machine; missing, it fails the test under
 //!   `CI=true` and is recorded as a visible skip otherwise (see [`needs`]).
 //! * [`fixtures`]: kubeconfig text, ClusterProfile and Secret values, the provider header of a
 //!   configuration (shared with `benches/`).
@@ -23,7 +23,7 @@ pub mod fixtures;
 pub mod needs;
 
 pub use fixtures::PROVIDER_SOURCE;
-pub use needs::{missing, needed};
+pub use needs::needed;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
