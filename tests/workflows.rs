@@ -333,8 +333,11 @@ fn lint(file: &str, text: &str) -> Vec<String> {
         for (n, step) in steps.iter().enumerate() {
             let at = format!("{at} step {}", n + 1);
             let uses = step.get("uses").and_then(Value::as_str);
-            let run = step.get("run").and_then(Value::as_str);
-            match (uses, run) {
+            let run = step.get("run").map(|r| match r {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            });
+            match (uses, &run) {
                 (Some(_), Some(_)) => problems.push(format!("{at}: both `uses` and `run`")),
                 (None, None) => problems.push(format!("{at}: neither `uses` nor `run`")),
                 (None, Some(_)) if step.get("with").is_some() => {
@@ -354,7 +357,7 @@ fn lint(file: &str, text: &str) -> Vec<String> {
                     ));
                 }
             }
-            if run.is_some_and(|r| r.contains("${{")) {
+            if run.as_ref().is_some_and(|r| r.contains("${{")) {
                 problems.push(format!(
                     "{at}: an expression in `run:` becomes shell code; pass it through `env:`"
                 ));
