@@ -8,24 +8,17 @@ use std::collections::BTreeMap;
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use tfsveltos::api::{ClusterManager, ClusterProfile, ClusterProfileSpec, keys};
+use tfsveltos::api::{ClusterProfile, keys};
 use tfsveltos::bridge::BridgeSpec;
 use tfsveltos::bridge::observed::World;
 use tfsveltos::bridge::plan::{Inputs, locate_all, plan};
 
-const N: usize = 10_000;
+/// The fixtures the integration tests use (pure values; the rest of `tests/support` needs a test binary).
+#[path = "../tests/support/fixtures.rs"]
+mod fixtures;
 
-fn kubeconfig(i: usize) -> Vec<u8> {
-    format!(
-        "apiVersion: v1\nkind: Config\nclusters:\n- name: c{i}\n  cluster:\n    server: https://c{i}.example:6443\n\
-         users:\n- name: u\n  user:\n    token: token-{i}\ncontexts:\n- name: c{i}\n  context: {{cluster: c{i}, user: u}}\n\
-         current-context: c{i}\n"
-    )
-    .into_bytes()
-}
+const N: usize = 10_000;
 
 fn fleet() -> (Vec<ClusterProfile>, Vec<Secret>) {
     let mut profiles = Vec::with_capacity(N);
@@ -33,38 +26,24 @@ fn fleet() -> (Vec<ClusterProfile>, Vec<Secret>) {
     for i in 0..N {
         let ns = format!("fleet-{}", i % 10);
         let name = format!("c{i:05}");
-        let mut p = ClusterProfile::new(
+        let (region, tier) = (format!("r{}", i % 7), format!("t{}", i % 3));
+        profiles.push(fixtures::cluster_profile(
+            &ns,
             &name,
-            ClusterProfileSpec {
-                display_name: Some(format!("{name} display")),
-                cluster_manager: ClusterManager {
-                    name: "bench".into(),
-                },
-            },
+            "bench",
+            &[("env", "prod"), ("region", &region), ("tier", &tier)],
+        ));
+        let kubeconfig = fixtures::kubeconfig_for(
+            &format!("c{i}"),
+            &format!("https://c{i}.example:6443"),
+            &format!("token-{i}"),
         );
-        p.metadata.namespace = Some(ns.clone());
-        p.metadata.labels = Some(BTreeMap::from([
-            ("env".to_string(), "prod".to_string()),
-            ("region".to_string(), format!("r{}", i % 7)),
-            ("tier".to_string(), format!("t{}", i % 3)),
-        ]));
-        profiles.push(p);
-        secrets.push(Secret {
-            metadata: ObjectMeta {
-                name: Some(format!("{name}-access")),
-                namespace: Some(ns),
-                labels: Some(BTreeMap::from([(
-                    keys::CLUSTER_PROFILE_LABEL.to_string(),
-                    name.clone(),
-                )])),
-                ..Default::default()
-            },
-            data: Some(BTreeMap::from([(
-                "Config".to_string(),
-                ByteString(kubeconfig(i)),
-            )])),
-            ..Default::default()
-        });
+        secrets.push(fixtures::secret(
+            &ns,
+            &format!("{name}-access"),
+            &[(keys::CLUSTER_PROFILE_LABEL, &name)],
+            &[("Config", kubeconfig)],
+        ));
     }
     (profiles, secrets)
 }

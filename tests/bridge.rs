@@ -6,25 +6,13 @@ mod support;
 
 use std::{collections::BTreeMap, path::Path};
 
-use k8s_openapi::{
-    ByteString, api::core::v1::Secret, apimachinery::pkg::apis::meta::v1::ObjectMeta,
-};
+use k8s_openapi::{ByteString, api::core::v1::Secret};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::{Value as Json, json};
-use support::{Cli, TestEnv, Tf, unique_namespace};
-use tfsveltos::api::{
-    ClusterManager, ClusterProfile, ClusterProfileSpec, SveltosCluster, SveltosClusterSpec, keys,
-};
+use support::{Cli, TestEnv, Tf, fixtures, unique_namespace};
+use tfsveltos::api::{ClusterProfile, SveltosCluster, SveltosClusterSpec, keys};
 
 const CANARY: &str = "canary-bridge-token-51d0e2";
-
-fn kubeconfig(token: &str) -> String {
-    format!(
-        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\n\
-         users:\n- name: u\n  user:\n    token: {token}\ncontexts:\n- name: c\n  context: {{cluster: c, user: u}}\n\
-         current-context: c\n"
-    )
-}
 
 struct Fx {
     client: kube::Client,
@@ -42,21 +30,7 @@ impl Fx {
 
     async fn profile(&self, ns: &str, name: &str, labels: &[(&str, &str)], status: Json) {
         let api: Api<ClusterProfile> = Api::namespaced(self.client.clone(), ns);
-        let mut p = ClusterProfile::new(
-            name,
-            ClusterProfileSpec {
-                display_name: Some(format!("{name} display")),
-                cluster_manager: ClusterManager {
-                    name: "test".into(),
-                },
-            },
-        );
-        p.metadata.labels = Some(
-            labels
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        );
+        let p = fixtures::cluster_profile(ns, name, "test", labels);
         api.create(&PostParams::default(), &p).await.unwrap();
         if !status.is_null() {
             api.patch_status(
@@ -76,24 +50,7 @@ impl Fx {
 
     async fn secret(&self, ns: &str, name: &str, labels: &[(&str, &str)], data: &[(&str, &str)]) {
         let api: Api<Secret> = Api::namespaced(self.client.clone(), ns);
-        let s = Secret {
-            metadata: ObjectMeta {
-                name: Some(name.into()),
-                labels: Some(
-                    labels
-                        .iter()
-                        .map(|(k, v)| (k.to_string(), v.to_string()))
-                        .collect(),
-                ),
-                ..Default::default()
-            },
-            data: Some(
-                data.iter()
-                    .map(|(k, v)| (k.to_string(), ByteString(v.as_bytes().to_vec())))
-                    .collect(),
-            ),
-            ..Default::default()
-        };
+        let s = fixtures::secret(ns, name, labels, data);
         let pp = PatchParams::apply("test-setup").force();
         let mut body = serde_json::to_value(&s).unwrap();
         body["apiVersion"] = "v1".into();
@@ -119,10 +76,8 @@ impl Fx {
     fn tf(&self, cli: &Cli, body: &str) -> Tf {
         let tf = Tf::new(cli);
         tf.write_main(&format!(
-            "terraform {{\n  required_providers {{\n    sveltos = {{ source = \"{}\" }}\n  }}\n}}\n\
-             provider \"sveltos\" {{\n  config_path = \"{}\"\n}}\n{body}",
-            support::PROVIDER_SOURCE,
-            self.kubeconfig
+            "{}{body}",
+            fixtures::provider_header(Path::new(&self.kubeconfig), None)
         ));
         tf
     }
@@ -138,7 +93,7 @@ async fn lifecycle(cli: Cli) {
     let a = unique_namespace(&fx.client, "bra").await;
     let b = unique_namespace(&fx.client, "brb").await;
     let creds = unique_namespace(&fx.client, "brc").await;
-    let kc1 = kubeconfig("token-one");
+    let kc1 = fixtures::unreachable_kubeconfig("token-one");
     // Same profile name in two namespaces; label values that break unquoted templates.
     fx.profile(
         &a,
@@ -236,7 +191,7 @@ async fn lifecycle(cli: Cli) {
     assert_eq!(tf.plan(), 0);
 
     // Rotation.
-    let kc2 = kubeconfig("token-two");
+    let kc2 = fixtures::unreachable_kubeconfig("token-two");
     fx.secret(
         &a,
         "c1-kubeconfig",
@@ -315,8 +270,7 @@ async fn lifecycle_terraform_1_0_3() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn lifecycle_terraform_on_path() {
-    let Some(cli) = Cli::terraform_on_path() else {
-        eprintln!("no terraform on PATH: covered by tofu and terraform-1.0.3");
+    let Some(cli) = Cli::terraform_needed() else {
         return;
     };
     lifecycle(cli).await;
@@ -326,7 +280,7 @@ async fn lifecycle_terraform_on_path() {
 async fn unmanaged_objects_are_never_touched_without_adopt() {
     let fx = Fx::new().await;
     let ns = unique_namespace(&fx.client, "own").await;
-    let kc = kubeconfig("t");
+    let kc = fixtures::unreachable_kubeconfig("t");
     fx.profile(&ns, "c1", &[], Json::Null).await;
     fx.profile(&ns, "mgmt", &[("tier", "gold")], Json::Null)
         .await;
@@ -422,7 +376,7 @@ async fn unmanaged_objects_are_never_touched_without_adopt() {
 async fn collisions_among_many_new_clusters_are_found() {
     let fx = Fx::new().await;
     let ns = unique_namespace(&fx.client, "many").await;
-    let kc = kubeconfig("t");
+    let kc = fixtures::unreachable_kubeconfig("t");
     let names: Vec<String> = (0..40).map(|i| format!("c{i:02}")).collect();
     for name in &names {
         fx.profile(&ns, name, &[], Json::Null).await;
@@ -539,7 +493,7 @@ async fn credential_sources_and_consumer_filter() {
             (keys::CLUSTER_PROFILE_LABEL, "kep"),
             (keys::CLUSTER_PROFILE_NAMESPACE_LABEL, &ns),
         ],
-        &[("Config", &kubeconfig("decoy"))],
+        &[("Config", &fixtures::unreachable_kubeconfig("decoy"))],
     )
     .await;
     // kubeconfig-secretreader access provider naming a Secret in the profile's namespace.
@@ -669,7 +623,7 @@ async fn exec_plugin_credentials_refresh_before_expiry() {
 async fn canary_token_never_leaves_secrets() {
     let fx = Fx::new().await;
     let ns = unique_namespace(&fx.client, "can").await;
-    let kc = kubeconfig(CANARY);
+    let kc = fixtures::unreachable_kubeconfig(CANARY);
     fx.profile(&ns, "c1", &[("a", "b")], Json::Null).await;
     fx.secret(
         &ns,
@@ -734,7 +688,7 @@ async fn import_then_plan_is_empty_and_apply_refuses_changes_since_plan() {
         &ns,
         "src",
         &[(keys::CLUSTER_PROFILE_LABEL, "c1")],
-        &[("Config", &kubeconfig("a"))],
+        &[("Config", &fixtures::unreachable_kubeconfig("a"))],
     )
     .await;
     let body = format!(
@@ -759,7 +713,7 @@ async fn import_then_plan_is_empty_and_apply_refuses_changes_since_plan() {
         &ns,
         "src",
         &[(keys::CLUSTER_PROFILE_LABEL, "c1")],
-        &[("Config", &kubeconfig("b"))],
+        &[("Config", &fixtures::unreachable_kubeconfig("b"))],
     )
     .await;
     let before = fx.secret_data(&ns, "c1-sveltos-kubeconfig").await.unwrap();
@@ -769,7 +723,7 @@ async fn import_then_plan_is_empty_and_apply_refuses_changes_since_plan() {
         &ns,
         "src2",
         &[(keys::CLUSTER_PROFILE_LABEL, "c2")],
-        &[("Config", &kubeconfig("c"))],
+        &[("Config", &fixtures::unreachable_kubeconfig("c"))],
     )
     .await;
     second.run_ok(&["plan", "-input=false", "-no-color", "-out=tfplan2"]);
@@ -777,7 +731,7 @@ async fn import_then_plan_is_empty_and_apply_refuses_changes_since_plan() {
         &ns,
         "src2",
         &[(keys::CLUSTER_PROFILE_LABEL, "c2")],
-        &[("Config", &kubeconfig("d"))],
+        &[("Config", &fixtures::unreachable_kubeconfig("d"))],
     )
     .await;
     let err = second.run_err(&["apply", "-input=false", "-no-color", "tfplan2"]);
@@ -808,14 +762,14 @@ async fn invalid_configuration_is_reported_with_attribute_paths() {
         &ns,
         "s1",
         &[(keys::CLUSTER_PROFILE_LABEL, "c1")],
-        &[("Config", &kubeconfig("a"))],
+        &[("Config", &fixtures::unreachable_kubeconfig("a"))],
     )
     .await;
     fx.secret(
         &ns,
         "s2",
         &[(keys::CLUSTER_PROFILE_LABEL, "c1")],
-        &[("config", &kubeconfig("b"))],
+        &[("config", &fixtures::unreachable_kubeconfig("b"))],
     )
     .await;
     let cli = Cli::tofu();

@@ -7,7 +7,7 @@ mod support;
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
-use support::{Cli, PROVIDER_SOURCE, Tf, provider_binary};
+use support::{Cli, PROVIDER_SOURCE, Tf, fixtures, provider_binary};
 
 /// The resource and data source type names the provider declares.
 fn declared_types() -> (BTreeSet<String>, BTreeSet<String>) {
@@ -21,12 +21,6 @@ fn declared_types() -> (BTreeSet<String>, BTreeSet<String>) {
             .iter()
             .map(|d| d.type_name().to_owned())
             .collect(),
-    )
-}
-
-fn config(source: &str) -> String {
-    format!(
-        "terraform {{\n  required_providers {{\n    sveltos = {{ source = \"{source}\" }}\n  }}\n}}\n"
     )
 }
 
@@ -58,7 +52,7 @@ fn check_schema(cli: &Cli, schema: &serde_json::Value, address: Option<&str>) {
 fn every_cli_reads_the_schema_and_shows_provider_logs() {
     for cli in Cli::all() {
         let mut tf = Tf::new(&cli);
-        tf.write_main(&config(PROVIDER_SOURCE));
+        tf.write_main(&fixtures::required_providers(PROVIDER_SOURCE, None));
         tf.env("TF_LOG", "DEBUG");
         let out = tf.run(&["providers", "schema", "-json"]);
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -125,7 +119,7 @@ fn debug_mode_reattach_works_with_every_cli() {
         // Two runs against the same process: reattached providers survive each CLI run.
         for _ in 0..2 {
             let mut tf = Tf::new(&cli);
-            tf.write_main(&config(&address));
+            tf.write_main(&fixtures::required_providers(&address, None));
             tf.env("TF_REATTACH_PROVIDERS", &reattach);
             let out = tf.run(&["providers", "schema", "-json"]);
             assert!(

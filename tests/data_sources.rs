@@ -6,15 +6,11 @@ mod support;
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::{
-    ByteString,
-    api::core::v1::{Namespace, Secret},
-    apimachinery::pkg::apis::meta::v1::ObjectMeta,
-};
+use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::{Value as Json, json};
-use support::{Cli, TestEnv, Tf, unique_namespace};
-use tfsveltos::api::{ClusterManager, ClusterProfile, ClusterProfileSpec, keys};
+use support::{Cli, TestEnv, Tf, fixtures, unique_namespace};
+use tfsveltos::api::{ClusterProfile, keys};
 
 /// A token that must never appear outside Secrets.
 const CANARY_TOKEN: &str = "canary-token-7f3c9e1d";
@@ -25,11 +21,7 @@ const CANARY_CA: &str = "Y2FuYXJ5LWNhLWRhdGEtNWIyYQ==";
 const PROVIDERS_FILE: &str = r#"{"providers":[{"name":"token-plugin","execConfig":{"apiVersion":"client.authentication.k8s.io/v1","command":"/bin/false"}}]}"#;
 
 fn kubeconfig() -> String {
-    format!(
-        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\n\
-         users:\n- name: u\n  user:\n    token: {CANARY_TOKEN}\ncontexts:\n- name: c\n  context: {{cluster: c, user: u}}\n\
-         current-context: c\n"
-    )
+    fixtures::unreachable_kubeconfig(CANARY_TOKEN)
 }
 
 async fn create_profile(
@@ -40,21 +32,7 @@ async fn create_profile(
     status: Json,
 ) {
     let api: Api<ClusterProfile> = Api::namespaced(client.clone(), ns);
-    let mut p = ClusterProfile::new(
-        name,
-        ClusterProfileSpec {
-            display_name: Some(format!("{name} display")),
-            cluster_manager: ClusterManager {
-                name: "test-manager".into(),
-            },
-        },
-    );
-    p.metadata.labels = Some(
-        labels
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-    );
+    let p = fixtures::cluster_profile(ns, name, "test-manager", labels);
     api.create(&PostParams::default(), &p)
         .await
         .unwrap_or_else(|e| panic!("creating ClusterProfile {ns}/{name}: {e}"));
@@ -74,25 +52,7 @@ async fn create_secret(
     labels: &[(&str, &str)],
     data: &[(&str, &str)],
 ) {
-    let secret = Secret {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            namespace: Some(ns.into()),
-            labels: Some(
-                labels
-                    .iter()
-                    .map(|(k, v)| (k.to_string(), v.to_string()))
-                    .collect(),
-            ),
-            ..Default::default()
-        },
-        data: Some(
-            data.iter()
-                .map(|(k, v)| (k.to_string(), ByteString(v.as_bytes().to_vec())))
-                .collect(),
-        ),
-        ..Default::default()
-    };
+    let secret = fixtures::secret(ns, name, labels, data);
     Api::<Secret>::namespaced(client.clone(), ns)
         .create(&PostParams::default(), &secret)
         .await
@@ -255,23 +215,7 @@ async fn seed(client: &kube::Client) -> (String, String, String) {
 }
 
 fn header(env: &TestEnv) -> String {
-    format!(
-        r#"
-terraform {{
-  required_providers {{
-    sveltos = {{
-      source = "{}"
-    }}
-  }}
-}}
-
-provider "sveltos" {{
-  config_path = "{}"
-}}
-"#,
-        support::PROVIDER_SOURCE,
-        env.kubeconfig.display()
-    )
+    fixtures::provider_header(&env.kubeconfig, None)
 }
 
 fn names(v: &Json) -> Vec<String> {
@@ -661,62 +605,5 @@ async fn data_sources_report_errors_with_attribute_paths() {
             .await
             .unwrap()
             .is_some()
-    );
-}
-
-/// Every attribute of both schemas (top level, the `credentials` block, and the profile objects) is documented
-/// in the data source's page, and the pages embed the examples verbatim.
-#[test]
-fn docs_pages_follow_the_schemas() {
-    use tfsveltos::data_sources::{clusterprofile, clusterprofiles, profile_value};
-    use tfsveltos::tfplugin::{Schema, Type};
-
-    fn object_attrs(t: &Type) -> Vec<String> {
-        match t {
-            Type::Object { attributes, .. } => attributes.keys().cloned().collect(),
-            Type::List(inner) => object_attrs(inner),
-            _ => Vec::new(),
-        }
-    }
-    let root = support::repo_root();
-    let check = |page: &str, example: &str, schema: Schema, nested: Vec<String>| {
-        let doc = std::fs::read_to_string(root.join(page)).expect(page);
-        let mut names: Vec<String> = schema
-            .block
-            .attributes
-            .iter()
-            .map(|a| a.name.clone())
-            .collect();
-        for b in &schema.block.blocks {
-            names.push(b.type_name.clone());
-            names.extend(b.block.attributes.iter().map(|a| a.name.clone()));
-        }
-        names.extend(nested);
-        for n in names {
-            assert!(
-                doc.contains(&format!("- `{n}` (")),
-                "{page} does not document `{n}`"
-            );
-        }
-        let ex = std::fs::read_to_string(root.join(example)).expect(example);
-        assert!(
-            doc.contains(ex.trim_end()),
-            "{page} does not embed {example}"
-        );
-    };
-    let mut nested = object_attrs(&profile_value::condition_type());
-    nested.extend(object_attrs(&profile_value::access_provider_type()));
-    check(
-        "docs/data-sources/clusterprofile.md",
-        "examples/data-sources/sveltos_clusterprofile/data-source.tf",
-        clusterprofile::schema(),
-        nested.clone(),
-    );
-    nested.extend(object_attrs(&profile_value::profile_object_type()));
-    check(
-        "docs/data-sources/clusterprofiles.md",
-        "examples/data-sources/sveltos_clusterprofiles/data-source.tf",
-        clusterprofiles::schema(),
-        nested,
     );
 }

@@ -1,6 +1,7 @@
 //! Docs and examples follow the provider's schema: every resource and data source has a registry docs page whose
-//! "Schema" section is the one generated from its schema (`UPDATE_DOCS=1 cargo test --test docs` rewrites them),
-//! and every example under `examples/` passes `validate` with the real CLIs.
+//! "Schema" section is the one generated from its schema (`UPDATE_DOCS=1 cargo test --test docs` rewrites them)
+//! and embeds its example verbatim, and every example under `examples/` passes `validate` with the real CLIs.
+//! This is the one docs check: other test files test behaviour.
 
 mod support;
 
@@ -17,31 +18,51 @@ fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn pages() -> Vec<(PathBuf, Schema)> {
+/// A registry docs page, the schema it documents, and the example it embeds.
+struct Page {
+    path: PathBuf,
+    schema: Schema,
+    example: PathBuf,
+}
+
+fn pages() -> Vec<Page> {
     let p = provider::new();
-    let mut out = vec![(repo().join("docs/index.md"), p.schema())];
+    let mut out = vec![Page {
+        path: repo().join("docs/index.md"),
+        schema: p.schema(),
+        example: repo().join("examples/provider/provider.tf"),
+    }];
     for r in p.resources() {
         let short = r.type_name().trim_start_matches("sveltos_");
-        out.push((
-            repo().join(format!("docs/resources/{short}.md")),
-            r.schema(),
-        ));
+        out.push(Page {
+            path: repo().join(format!("docs/resources/{short}.md")),
+            schema: r.schema(),
+            example: repo().join(format!("examples/resources/{}/resource.tf", r.type_name())),
+        });
     }
     for d in p.data_sources() {
         let short = d.type_name().trim_start_matches("sveltos_");
-        out.push((
-            repo().join(format!("docs/data-sources/{short}.md")),
-            d.schema(),
-        ));
+        out.push(Page {
+            path: repo().join(format!("docs/data-sources/{short}.md")),
+            schema: d.schema(),
+            example: repo().join(format!(
+                "examples/data-sources/{}/data-source.tf",
+                d.type_name()
+            )),
+        });
     }
     out
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 #[test]
 fn docs_schema_sections_are_generated_from_the_schema() {
     let update = std::env::var_os("UPDATE_DOCS").is_some();
     let mut stale = Vec::new();
-    for (path, schema) in pages() {
+    for Page { path, schema, .. } in pages() {
         let page = std::fs::read_to_string(&path).unwrap_or_else(|e| {
             panic!(
                 "{}: {e} (every resource and data source needs a docs page)",
@@ -61,6 +82,22 @@ fn docs_schema_sections_are_generated_from_the_schema() {
         stale.is_empty(),
         "docs disagree with the schema (run `UPDATE_DOCS=1 cargo test --test docs` and review): {stale:?}"
     );
+}
+
+#[test]
+fn every_page_embeds_its_example() {
+    let pages = pages();
+    assert!(pages.len() >= 4, "pages missing: {}", pages.len());
+    for page in pages {
+        let doc = read(&page.path);
+        let example = read(&page.example);
+        assert!(
+            doc.contains(example.trim_end()),
+            "{} does not embed {} verbatim",
+            page.path.display(),
+            page.example.display()
+        );
+    }
 }
 
 #[test]

@@ -3,12 +3,10 @@
 
 mod support;
 
-use k8s_openapi::{
-    ByteString, api::core::v1::Secret, apimachinery::pkg::apis::meta::v1::ObjectMeta,
-};
+use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, PostParams};
-use support::{Cli, TestEnv, Tf, unique_namespace};
-use tfsveltos::api::{ClusterManager, ClusterProfile, ClusterProfileSpec, keys};
+use support::{Cli, TestEnv, Tf, fixtures, unique_namespace};
+use tfsveltos::api::{ClusterProfile, keys};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn quickstart_tofu_test_passes() {
@@ -18,29 +16,17 @@ async fn quickstart_tofu_test_passes() {
     let b = unique_namespace(&client, "qsb").await;
     let member = std::fs::read(env.member_kubeconfig()).unwrap();
     for (ns, name) in [(&a, "cluster-1"), (&b, "cluster-2")] {
-        let mut p = ClusterProfile::new(
-            name,
-            ClusterProfileSpec {
-                display_name: None,
-                cluster_manager: ClusterManager {
-                    name: "demo".into(),
-                },
-            },
-        );
-        p.metadata.namespace = Some(ns.clone());
+        let p = fixtures::cluster_profile(ns, name, "demo", &[]);
         Api::<ClusterProfile>::namespaced(client.clone(), ns)
             .create(&PostParams::default(), &p)
             .await
             .unwrap();
-        let s = Secret {
-            metadata: ObjectMeta {
-                name: Some(format!("{name}-kc")),
-                labels: Some([(keys::CLUSTER_PROFILE_LABEL.to_string(), name.to_string())].into()),
-                ..Default::default()
-            },
-            data: Some([("Config".to_string(), ByteString(member.clone()))].into()),
-            ..Default::default()
-        };
+        let s = fixtures::secret(
+            ns,
+            &format!("{name}-kc"),
+            &[(keys::CLUSTER_PROFILE_LABEL, name)],
+            &[("Config", &member)],
+        );
         Api::<Secret>::namespaced(client.clone(), ns)
             .create(&PostParams::default(), &s)
             .await

@@ -18,8 +18,8 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, PostParams};
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
-use support::{Cli, PROVIDER_HOSTS, PROVIDER_SOURCE, TestEnv, Tf};
-use tfsveltos::api::{ClusterManager, ClusterProfile, ClusterProfileSpec};
+use support::{Cli, PROVIDER_HOSTS, PROVIDER_SOURCE, TestEnv, Tf, fixtures};
+use tfsveltos::api::ClusterProfile;
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 const NAME: &str = "terraform-provider-sveltos";
@@ -285,24 +285,17 @@ fn release_refuses_bad_versions_before_building() {
 async fn sample_inventory(env: &TestEnv) -> String {
     let client = env.client().await;
     let ns = support::unique_namespace(&client, "release-install").await;
-    let profile = ClusterProfile::new(
-        "edge-1",
-        ClusterProfileSpec {
-            display_name: Some("edge 1".into()),
-            cluster_manager: ClusterManager {
-                name: "release-test".into(),
-            },
-        },
-    );
+    let profile = fixtures::cluster_profile(&ns, "edge-1", "release-test", &[]);
     Api::<ClusterProfile>::namespaced(client.clone(), &ns)
         .create(&PostParams::default(), &profile)
         .await
         .expect("creating ClusterProfile");
-    let secret: Secret = serde_json::from_value(serde_json::json!({
-        "metadata": {"name": "edge-1-kubeconfig", "namespace": ns},
-        "stringData": {"kubeconfig": "apiVersion: v1\nkind: Config\n"},
-    }))
-    .unwrap();
+    let secret = fixtures::secret(
+        &ns,
+        "edge-1-kubeconfig",
+        &[],
+        &[("kubeconfig", "apiVersion: v1\nkind: Config\n")],
+    );
     Api::<Secret>::namespaced(client, &ns)
         .create(&PostParams::default(), &secret)
         .await
@@ -312,19 +305,7 @@ async fn sample_inventory(env: &TestEnv) -> String {
 
 fn main_tf(env: &TestEnv, ns: &str) -> String {
     format!(
-        r#"terraform {{
-  required_providers {{
-    sveltos = {{
-      source  = "{PROVIDER_SOURCE}"
-      version = "{VERSION}"
-    }}
-  }}
-}}
-
-provider "sveltos" {{
-  config_path = "{}"
-}}
-
+        r#"{}
 data "sveltos_clusterprofiles" "here" {{
   namespaces = ["{ns}"]
 }}
@@ -333,7 +314,7 @@ output "ids" {{
   value = [for p in data.sveltos_clusterprofiles.here.cluster_profiles : p.id]
 }}
 "#,
-        env.kubeconfig.display()
+        fixtures::provider_header(&env.kubeconfig, Some(VERSION))
     )
 }
 

@@ -10,7 +10,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ObjectMeta, PostParams};
 use serde_json::json;
-use support::{Cli, TestEnv, Tf};
+use support::{Cli, PROVIDER_SOURCE, TestEnv, Tf, fixtures};
 
 fn cluster_profile_resource() -> ApiResource {
     ApiResource::from_gvk_with_plural(
@@ -140,7 +140,7 @@ fn clis_report_their_versions() {
     assert!(tofu.starts_with("OpenTofu v1.12.6"), "tofu version: {tofu}");
     let tf = Cli::terraform_1_0_3().version();
     assert_eq!(tf, "Terraform v1.0.3");
-    if let Some(cli) = Cli::terraform_on_path() {
+    if let Some(cli) = Cli::terraform_needed() {
         let v = cli.version();
         assert!(v.starts_with("Terraform v1."), "terraform on PATH: {v}");
     }
@@ -305,20 +305,12 @@ fn watchdog_tears_down_when_owner_dies() {
     assert!(pids.iter().all(|&p| !support::pid_alive(p)));
 }
 
-const REQUIRES_SVELTOS: &str = r#"
-terraform {
-  required_providers {
-    sveltos = { source = "clusterinventory/sveltos" }
-  }
-}
-"#;
-
 /// dev_overrides: every CLI runs the provider cargo built, without `init`.
 #[test]
 fn dev_overrides_load_the_built_provider_with_every_cli() {
     for cli in Cli::all() {
         let tf = Tf::new(&cli);
-        tf.write_main(REQUIRES_SVELTOS);
+        tf.write_main(&fixtures::required_providers(PROVIDER_SOURCE, None));
         let schema = tf.provider_schema();
         assert!(
             schema["provider"]["block"].is_object(),
@@ -336,7 +328,7 @@ fn filesystem_mirror_installs_the_provider_with_every_cli() {
     support::make_unpacked_mirror(mirror.path(), "0.1.0");
     for cli in Cli::all() {
         let tf = Tf::with_mirror(&cli, mirror.path());
-        tf.write_main(REQUIRES_SVELTOS);
+        tf.write_main(&fixtures::required_providers(PROVIDER_SOURCE, None));
         let out = tf.init();
         assert!(
             out.contains("clusterinventory/sveltos"),
@@ -354,4 +346,55 @@ fn filesystem_mirror_installs_the_provider_with_every_cli() {
         let schema = tf.provider_schema();
         assert!(schema["provider"]["block"].is_object(), "{}", cli.name);
     }
+}
+
+/// Run in a child process by [`missing_requirements_fail_under_ci_and_are_recorded_otherwise`]:
+/// a test that finds one thing missing.
+#[test]
+#[ignore = "run in a child process by missing_requirements_fail_under_ci_and_are_recorded_otherwise"]
+fn finds_something_missing() {
+    assert!(support::needed(None::<()>, "the-missing-thing").is_none());
+}
+
+/// `support::needed`: a missing requirement fails the test under `CI=true`, and otherwise is a
+/// skip recorded in `$TESTENV_TMPDIR/skipped` and written past libtest's output capture.
+#[test]
+fn missing_requirements_fail_under_ci_and_are_recorded_otherwise() {
+    let run_dir = tempfile::tempdir().expect("tempdir");
+    let log = run_dir.path().join("skipped");
+    let child = |ci: &str| {
+        Command::new(std::env::current_exe().expect("test binary"))
+            .args(["--ignored", "--exact", "finds_something_missing"])
+            .env("TESTENV_TMPDIR", run_dir.path())
+            .env("CI", ci)
+            .output()
+            .expect("running the test binary")
+    };
+    let skipped = "skipped: testenv::finds_something_missing: the-missing-thing";
+
+    let out = child("false");
+    assert!(out.status.success(), "{}", support::describe_output(&out));
+    let text = std::fs::read_to_string(&log).expect("the skip is recorded");
+    assert_eq!(text, format!("{skipped}\n"));
+    // Visible in a plain `cargo test` too: libtest does not capture it.
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(skipped),
+        "{}",
+        support::describe_output(&out)
+    );
+
+    let out = child("true");
+    let all = support::describe_output(&out);
+    assert!(!out.status.success(), "CI=true must fail:\n{all}");
+    assert!(
+        all.contains("the-missing-thing is missing (required when CI=true)"),
+        "{all}"
+    );
+    let text = std::fs::read_to_string(&log).expect("skip log");
+    assert!(
+        text.contains(
+            "missing: testenv::finds_something_missing: the-missing-thing (required when CI=true)"
+        ),
+        "{text}"
+    );
 }

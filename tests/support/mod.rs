@@ -13,7 +13,17 @@
 //! * [`Tf`] runs one CLI ([`Cli::all`]) in a temporary working directory with its own CLI
 //!   configuration (`dev_overrides` to the provider binary cargo built for these tests, or a
 //!   `filesystem_mirror`, see [`Tf::with_mirror`]).
+//! * [`needed`] (and [`needs::missing`]): what a test needs from the machine; missing, it fails the test under
+//!   `CI=true` and is recorded as a visible skip otherwise (see [`needs`]).
+//! * [`fixtures`]: kubeconfig text, ClusterProfile and Secret values, the provider header of a
+//!   configuration (shared with `benches/`).
 #![allow(dead_code)]
+
+pub mod fixtures;
+pub mod needs;
+
+pub use fixtures::PROVIDER_SOURCE;
+pub use needs::needed;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -25,8 +35,6 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, ObjectMeta, PostParams};
 
-/// The provider's source address, as a configuration writes it in `required_providers`.
-pub const PROVIDER_SOURCE: &str = "clusterinventory/sveltos";
 /// The registry hosts a bare `clusterinventory/sveltos` resolves to: Terraform uses
 /// registry.terraform.io, OpenTofu registry.opentofu.org. CLI configurations written here name
 /// both, so one configuration works for every CLI.
@@ -445,10 +453,18 @@ impl Cli {
             })
     }
 
-    /// Every CLI available here: `tofu`, `terraform-1.0.3`, and `terraform` from PATH if present.
+    /// The `terraform` on PATH through [`needed`]: its absence fails the test under `CI=true`
+    /// and is recorded as a skip otherwise.
+    pub fn terraform_needed() -> Option<Cli> {
+        needed(Cli::terraform_on_path(), "`terraform` on PATH")
+    }
+
+    /// Every CLI the provider is tested with: `tofu`, `terraform-1.0.3`, and the `terraform` on
+    /// PATH ([`Cli::terraform_needed`]: without it the caller runs with the other two, and the
+    /// missing one fails the test under `CI=true` or is recorded as a skip).
     pub fn all() -> Vec<Cli> {
         let mut all = vec![Cli::tofu(), Cli::terraform_1_0_3()];
-        all.extend(Cli::terraform_on_path());
+        all.extend(Cli::terraform_needed());
         all
     }
 
@@ -495,15 +511,7 @@ pub enum Install {
 
 /// Renders a CLI configuration file.
 pub fn cli_config(install: &Install) -> String {
-    let quoted = |p: &Path| {
-        format!(
-            "\"{}\"",
-            p.display()
-                .to_string()
-                .replace('\\', "\\\\")
-                .replace('"', "\\\"")
-        )
-    };
+    let quoted = |p: &Path| fixtures::hcl_string(&p.display().to_string());
     let addrs: Vec<String> = PROVIDER_HOSTS
         .iter()
         .map(|h| format!("{h}/{PROVIDER_SOURCE}"))
