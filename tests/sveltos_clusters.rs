@@ -8,7 +8,9 @@ mod support;
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::{ByteString, api::core::v1::Secret, apimachinery::pkg::apis::meta::v1::ObjectMeta};
+use k8s_openapi::{
+    ByteString, api::core::v1::Secret, apimachinery::pkg::apis::meta::v1::ObjectMeta,
+};
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::{Value as Json, json};
 use support::{Cli, TestEnv, Tf, unique_namespace};
@@ -397,7 +399,9 @@ async fn check_example_warns_on_a_not_ready_cluster_and_passes_otherwise() {
             let out = tf.run(args);
             let text = combined(&out);
             assert!(
-                out.status.success() && !text.contains(ASSERTION_FAILED) && !text.contains("Warning: Check"),
+                out.status.success()
+                    && !text.contains(ASSERTION_FAILED)
+                    && !text.contains("Warning: Check"),
                 "{}: {}: every cluster is ready, the check passes:\n{text}",
                 cli.name,
                 args[0]
@@ -485,11 +489,7 @@ async fn invalid_filters_and_an_unreachable_cluster_are_diagnostics() {
             tf.write_main(&format!("{head}\n{body}"));
             let err = tf.run_err(&["plan", "-input=false", "-no-color"]);
             for e in expect {
-                assert!(
-                    err.contains(e),
-                    "{}: expected {e:?} in:\n{err}",
-                    cli.name
-                );
+                assert!(err.contains(e), "{}: expected {e:?} in:\n{err}", cli.name);
             }
         }
     }
@@ -514,13 +514,22 @@ fn docs_page_follows_the_schema_and_embeds_the_examples() {
     };
     names.extend(attributes.keys().cloned());
     for n in names {
-        assert!(page.contains(&format!("- `{n}` (")), "page does not document `{n}`");
+        assert!(
+            page.contains(&format!("- `{n}` (")),
+            "page does not document `{n}`"
+        );
     }
     let dir = root.join("examples/data-sources/sveltos_clusters");
     let plain = std::fs::read_to_string(dir.join("data-source.tf")).unwrap();
     let check = std::fs::read_to_string(dir.join("check.tf.example")).unwrap();
-    assert!(page.contains(plain.trim_end()), "page embeds data-source.tf");
-    assert!(page.contains(check.trim_end()), "page embeds check.tf.example");
+    assert!(
+        page.contains(plain.trim_end()),
+        "page embeds data-source.tf"
+    );
+    assert!(
+        page.contains(check.trim_end()),
+        "page embeds check.tf.example"
+    );
     let provider_tf = std::fs::read_to_string(root.join("examples/provider/provider.tf")).unwrap();
     for cli in check_capable() {
         let tf = Tf::new(&cli);

@@ -305,7 +305,10 @@ fn cluster_values(q: &Query, clusters: &[SveltosCluster], secrets: &[ObjectMeta]
             }
             let empty = BTreeMap::new();
             let labels = sc.metadata.labels.as_ref().unwrap_or(&empty);
-            if q.label_selector.as_ref().is_some_and(|s| !s.matches(labels)) {
+            if q.label_selector
+                .as_ref()
+                .is_some_and(|s| !s.matches(labels))
+            {
                 return None;
             }
             Some((
@@ -467,12 +470,9 @@ mod tests {
     }
 
     fn secret(ns: &str, cluster: &str, bridge: &str, expiry: Option<&str>) -> ObjectMeta {
-        let mut m = meta(
-            ns,
-            &secret_name(cluster),
-            &[(keys::BRIDGE_LABEL, bridge)],
-        );
-        m.annotations = expiry.map(|e| BTreeMap::from([(keys::EXPIRES_ANNOTATION.into(), e.into())]));
+        let mut m = meta(ns, &secret_name(cluster), &[(keys::BRIDGE_LABEL, bridge)]);
+        m.annotations =
+            expiry.map(|e| BTreeMap::from([(keys::EXPIRES_ANNOTATION.into(), e.into())]));
         m
     }
 
@@ -482,8 +482,14 @@ mod tests {
 
     #[test]
     fn ownership_is_the_label_of_that_bridge() {
-        assert!(owned_by(&meta("a", "x", &[(keys::BRIDGE_LABEL, "b1")]), "b1"));
-        assert!(!owned_by(&meta("a", "x", &[(keys::BRIDGE_LABEL, "b2")]), "b1"));
+        assert!(owned_by(
+            &meta("a", "x", &[(keys::BRIDGE_LABEL, "b1")]),
+            "b1"
+        ));
+        assert!(!owned_by(
+            &meta("a", "x", &[(keys::BRIDGE_LABEL, "b2")]),
+            "b1"
+        ));
         assert!(!owned_by(&meta("a", "x", &[]), "b1"));
         assert!(!owned_by(&ObjectMeta::default(), "b1"));
     }
@@ -530,7 +536,11 @@ mod tests {
 
     #[test]
     fn values_report_status_ownership_and_recorded_expiry() {
-        let mut ready = cluster("n1", "ready", &[(keys::BRIDGE_LABEL, "fleet"), ("env", "prod")]);
+        let mut ready = cluster(
+            "n1",
+            "ready",
+            &[(keys::BRIDGE_LABEL, "fleet"), ("env", "prod")],
+        );
         ready.status = Some(SveltosClusterStatus {
             ready: Some(true),
             version: Some("v1.37.2".into()),
@@ -580,7 +590,10 @@ mod tests {
         );
         let ready = &owned[2];
         assert_eq!(ready.get_attr("ready").as_bool(), Some(true));
-        assert_eq!(ready.get_attr("connection_status").as_str(), Some("Healthy"));
+        assert_eq!(
+            ready.get_attr("connection_status").as_str(),
+            Some("Healthy")
+        );
         assert_eq!(ready.get_attr("version").as_str(), Some("v1.37.2"));
         assert_eq!(ready.get_attr("paused").as_bool(), Some(true));
         assert_eq!(ready.get_attr("owned").as_bool(), Some(true));
@@ -594,7 +607,10 @@ mod tests {
             &q(Value::object([
                 ("bridge", Value::string("fleet")),
                 ("owned_only", Value::bool(false)),
-                ("label_selector", Value::string("sveltos.clusterinventory.io/bridge")),
+                (
+                    "label_selector",
+                    Value::string("sveltos.clusterinventory.io/bridge"),
+                ),
             ])),
             &clusters,
             &secrets,
@@ -607,7 +623,10 @@ mod tests {
         assert!(foreign.get_attr("credential_expires_at").is_null());
 
         let anonymous = cluster_values(
-            &q(Value::object([("label_selector", Value::string("env=prod"))])),
+            &q(Value::object([(
+                "label_selector",
+                Value::string("env=prod"),
+            )])),
             &clusters,
             &[],
         );

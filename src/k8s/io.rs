@@ -415,9 +415,12 @@ where
     for ns in scopes(namespaces) {
         let api: Api<K> = api(client, ns);
         let api = &api;
-        let page = paginate(&kind, &scope_label(ns), Some(label_selector), |lp| async move {
-            api.list_metadata(&lp).await
-        })
+        let page = paginate(
+            &kind,
+            &scope_label(ns),
+            Some(label_selector),
+            |lp| async move { api.list_metadata(&lp).await },
+        )
         .await?;
         out.extend(page.into_iter().map(|o| o.metadata));
     }
