@@ -542,3 +542,41 @@ fn docs_page_follows_the_schema_and_embeds_the_examples() {
         tf.run_ok(&["validate", "-no-color"]);
     }
 }
+
+/// More SveltosClusters than one LIST page holds (500): every one is reported, in order.
+#[tokio::test(flavor = "multi_thread")]
+async fn more_clusters_than_one_list_page_are_all_reported() {
+    use futures::StreamExt;
+    const N: usize = 520;
+    let env = TestEnv::get();
+    let client = env.client().await;
+    let ns = unique_namespace(&client, "scl-page").await;
+    futures::stream::iter(0..N)
+        .for_each_concurrent(16, |i| {
+            let (client, ns) = (client.clone(), ns.clone());
+            async move {
+                foreign_cluster(&client, &ns, &format!("c{i:04}"), &[("page", "yes")]).await;
+            }
+        })
+        .await;
+    let tf = Tf::new(&Cli::tofu());
+    tf.write_main(&format!(
+        r#"{header}
+data "sveltos_clusters" "page" {{
+  bridge         = "{ns}"
+  owned_only     = false
+  namespaces     = ["{ns}"]
+  label_selector = "page=yes"
+}}
+
+output "ids" {{
+  value = [for c in data.sveltos_clusters.page.clusters : c.id]
+}}
+"#,
+        header = header(env)
+    ));
+    tf.apply();
+    let got = tf.outputs_json()["ids"]["value"].clone();
+    let want: Vec<String> = (0..N).map(|i| format!("{ns}/c{i:04}")).collect();
+    assert_eq!(got, json!(want));
+}
