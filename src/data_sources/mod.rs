@@ -1,9 +1,10 @@
-//! Data sources: `sveltos_clusterprofile` and `sveltos_clusterprofiles`.
+//! Data sources: `sveltos_clusterprofile`, `sveltos_clusterprofiles` and `sveltos_clusters`.
 
 pub mod clusterprofile;
 pub mod clusterprofiles;
 mod lookup;
 pub mod profile_value;
+pub mod sveltos_clusters;
 
 use std::sync::Arc;
 
@@ -14,6 +15,9 @@ pub fn all(state: &Arc<ProviderState>) -> Vec<Arc<dyn DataSource>> {
     vec![
         Arc::new(clusterprofile::ClusterProfileDataSource::new(state.clone())),
         Arc::new(clusterprofiles::ClusterProfilesDataSource::new(
+            state.clone(),
+        )),
+        Arc::new(sveltos_clusters::SveltosClustersDataSource::new(
             state.clone(),
         )),
     ]

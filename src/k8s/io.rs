@@ -449,6 +449,33 @@ where
     .await
 }
 
+/// Like [`list_metadata`], only the objects matching `label_selector` (evaluated by the API server).
+pub async fn list_metadata_matching<K>(
+    client: &Client,
+    namespaces: &[String],
+    label_selector: &str,
+) -> Result<Vec<ObjectMeta>, IoError>
+where
+    K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Debug,
+    <K as Resource>::DynamicType: Default,
+{
+    let kind = K::kind(&Default::default()).to_string();
+    let mut out = Vec::new();
+    for ns in scopes(namespaces) {
+        let api: Api<K> = api(client, ns);
+        let api = &api;
+        let page = paginate(
+            &kind,
+            &scope_label(ns),
+            Some(label_selector),
+            |lp| async move { api.list_metadata(&lp).await },
+        )
+        .await?;
+        out.extend(page.into_iter().map(|o| o.metadata));
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,27 @@
+# The SveltosClusters the "fleet" bridge registered, with what Sveltos reports about each.
+data "sveltos_clusters" "fleet" {
+  bridge     = "fleet"
+  namespaces = ["fleet-eu", "fleet-us"]
+}
+
+output "not_reached" {
+  value = {
+    for c in data.sveltos_clusters.fleet.clusters :
+    c.id => coalesce(c.failure_message, c.connection_status, "not reported yet") if !c.ready
+  }
+}
+
+output "credentials_expiring" {
+  value = { for c in data.sveltos_clusters.fleet.clusters : c.id => c.credential_expires_at if c.credential_expires_at != null }
+}
+
+# Every production SveltosCluster, whoever registered it, and whether the bridge owns it.
+data "sveltos_clusters" "prod" {
+  bridge         = "fleet"
+  owned_only     = false
+  label_selector = "env=prod"
+}
+
+output "not_bridged" {
+  value = [for c in data.sveltos_clusters.prod.clusters : c.id if !c.owned]
+}

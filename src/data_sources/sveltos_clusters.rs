@@ -1,0 +1,652 @@
+//! `sveltos_clusters`: the Sveltos `SveltosCluster`s (`lib.projectsveltos.io/v1beta1`) matching some filters, each
+//! with the status Sveltos reports for it (`ready`, `connectionStatus`, `failureMessage`, `version`), whether a given
+//! bridge owns it, and the credential expiry that bridge recorded.
+//!
+//! Secrets are only ever listed as metadata (no Secret data crosses the wire): the expiry is the annotation the
+//! bridge writes on the kubeconfig Secret it owns next to the SveltosCluster.
+
+use std::{collections::BTreeMap, sync::Arc};
+
+use async_trait::async_trait;
+use k8s_openapi::{api::core::v1::Secret, apimachinery::pkg::apis::meta::v1::ObjectMeta};
+
+use super::profile_value::{failed, unknown_config};
+use crate::{
+    api::{SveltosCluster, keys},
+    bridge::{
+        desired::secret_name,
+        selector::{Selector, label_value},
+    },
+    k8s::io::{self, IoError},
+    provider::{NotReady, ProviderState},
+    tfplugin::{
+        AttributePath, DataReadRequest, DataReadResponse, DataSource, Diagnostic, Diagnostics,
+        Schema, Type, Value,
+        schema::{Attribute, Block},
+    },
+};
+
+/// Whether bridge `bridge` owns the object whose metadata is `meta`.
+///
+/// This is the one place the data source decides ownership, for SveltosClusters and for the bridge's kubeconfig
+/// Secrets alike. Today it is the rule the bridge itself applies (`bridge::observed`): the object carries the
+/// label `sveltos.clusterinventory.io/bridge=<bridge>`. When the bridge moves to an ownership check that a label
+/// cannot forge, this function must call that check; [`owner_prefilter`] must then still select a superset of
+/// the Secrets it accepts.
+pub fn owned_by(meta: &ObjectMeta, bridge: &str) -> bool {
+    meta.labels
+        .as_ref()
+        .and_then(|l| l.get(keys::BRIDGE_LABEL))
+        .is_some_and(|v| v == bridge)
+}
+
+/// The server-side label selector that narrows the Secret LIST to candidates for [`owned_by`] (a superset of
+/// what it accepts; [`owned_by`] still decides).
+fn owner_prefilter(bridge: &str) -> String {
+    format!("{}={bridge}", keys::BRIDGE_LABEL)
+}
+
+/// The `sveltos_clusters` data source.
+pub struct SveltosClustersDataSource {
+    state: Arc<ProviderState>,
+}
+
+impl SveltosClustersDataSource {
+    /// The data source, using the provider's shared state.
+    pub fn new(state: Arc<ProviderState>) -> Self {
+        Self { state }
+    }
+}
+
+/// The computed attributes of one element of `clusters`.
+fn cluster_attributes() -> Vec<Attribute> {
+    let c = |a: Attribute, doc: &str| a.computed().markdown_description(doc);
+    vec![
+        c(
+            Attribute::string("id"),
+            "`namespace/name` of the SveltosCluster.",
+        ),
+        c(Attribute::string("name"), "Name of the SveltosCluster."),
+        c(
+            Attribute::string("namespace"),
+            "Namespace of the SveltosCluster.",
+        ),
+        c(
+            Attribute::map("labels", Type::String),
+            "Labels of the SveltosCluster (including those Sveltos writes, e.g. `projectsveltos.io/k8s-version`).",
+        ),
+        c(
+            Attribute::bool("ready"),
+            "`status.ready`: whether Sveltos reached the cluster (`false` until Sveltos reports it).",
+        ),
+        c(
+            Attribute::string("connection_status"),
+            "`status.connectionStatus` (`Healthy` or `Down`; null until Sveltos reports it).",
+        ),
+        c(
+            Attribute::string("failure_message"),
+            "`status.failureMessage` (null when none).",
+        ),
+        c(
+            Attribute::string("version"),
+            "`status.version`: the Kubernetes version Sveltos found (null until reported).",
+        ),
+        c(
+            Attribute::bool("paused"),
+            "`spec.paused` (`false` when unset).",
+        ),
+        c(
+            Attribute::string("credential_expires_at"),
+            "The credential expiry (RFC 3339) that the bridge named in `bridge` recorded on the kubeconfig Secret \
+             it owns for this cluster. Null when `bridge` is not set, when the bridge does not own the cluster or \
+             its Secret, when no expiry was recorded (static credentials), or when the recorded value is not an \
+             RFC 3339 timestamp.",
+        ),
+        c(
+            Attribute::bool("owned"),
+            "Whether the bridge named in `bridge` owns this SveltosCluster (null when `bridge` is not set).",
+        ),
+    ]
+}
+
+/// The object type of one element of `clusters`.
+pub fn cluster_object_type() -> Type {
+    let mut block = Block::new();
+    for a in cluster_attributes() {
+        block = block.attribute(a);
+    }
+    block.value_type()
+}
+
+/// The schema of `sveltos_clusters`.
+pub fn schema() -> Schema {
+    Schema::new(0)
+        .markdown_description(
+            "Lists Sveltos `SveltosCluster`s (`lib.projectsveltos.io/v1beta1`) with the status Sveltos reports for \
+             them (`ready`, `connection_status`, `failure_message`, `version`), whether a given \
+             `sveltos_cluster_inventory_bridge` owns them, and the credential expiry it recorded. Use it after \
+             `apply` to see which bridged clusters Sveltos actually reached, for example in a `check` block. Never \
+             reads Secret data.",
+        )
+        .attribute(
+            Attribute::string("id")
+                .computed()
+                .markdown_description("A description of the query (the filters)."),
+        )
+        .attribute(
+            Attribute::string("bridge")
+                .optional()
+                .markdown_description(
+                    "The `name` of a `sveltos_cluster_inventory_bridge`. Only the SveltosClusters it owns are \
+                     listed (unless `owned_only = false`), and `owned` and `credential_expires_at` are reported \
+                     for it.",
+                ),
+        )
+        .attribute(
+            Attribute::bool("owned_only")
+                .optional()
+                .markdown_description(
+                    "With `bridge`: list only the SveltosClusters that bridge owns (default `true`). Set it to \
+                     `false` to list every SveltosCluster matching the other filters, `owned` telling which are \
+                     the bridge's. Requires `bridge` when `true`.",
+                ),
+        )
+        .attribute(
+            Attribute::list("namespaces", Type::String)
+                .optional()
+                .markdown_description("Only SveltosClusters in these namespaces (default: all namespaces)."),
+        )
+        .attribute(
+            Attribute::string("label_selector")
+                .optional()
+                .markdown_description(
+                    "Only SveltosClusters whose labels match this Kubernetes label selector, e.g. \
+                     `env=prod,tier in (a,b),!legacy`.",
+                ),
+        )
+        .attribute(
+            Attribute::list("clusters", cluster_object_type())
+                .computed()
+                .markdown_description(
+                    "The matching SveltosClusters, ordered by namespace and name: `id`, `name`, `namespace`, \
+                     `labels`, `ready`, `connection_status`, `failure_message`, `version`, `paused`, \
+                     `credential_expires_at`, `owned`.",
+                ),
+        )
+}
+
+/// What a configuration asks for.
+#[derive(Debug, Clone, PartialEq)]
+struct Query {
+    /// The bridge whose ownership is reported.
+    bridge: Option<String>,
+    /// Only clusters `bridge` owns.
+    owned_only: bool,
+    /// Namespaces to list (empty: all), sorted and deduplicated.
+    namespaces: Vec<String>,
+    /// Label selector on the SveltosClusters.
+    label_selector: Option<Selector>,
+}
+
+impl Query {
+    fn id(&self) -> String {
+        format!(
+            "bridge={};owned_only={};namespaces={};label_selector={}",
+            self.bridge.as_deref().unwrap_or_default(),
+            self.owned_only,
+            if self.namespaces.is_empty() {
+                "*".to_string()
+            } else {
+                self.namespaces.join(",")
+            },
+            self.label_selector
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default(),
+        )
+    }
+}
+
+/// The filters of a configuration, or diagnostics with attribute paths.
+fn query(config: &Value) -> Result<Query, Diagnostics> {
+    let mut diags = Diagnostics::new();
+    let bridge = config.get_attr("bridge").as_str().map(str::to_string);
+    if let Some(b) = &bridge
+        && (b.is_empty() || label_value(b).is_err())
+    {
+        diags.attribute_error(
+            AttributePath::attr("bridge"),
+            "Invalid bridge name",
+            format!(
+                "bridge {b:?} is not a possible bridge name: a bridge's name is a label value (1-63 alphanumerics, \
+                 '-', '_' or '.', starting and ending alphanumeric)."
+            ),
+        );
+    }
+    let owned_only = config.get_attr("owned_only").as_bool();
+    if bridge.is_none() && owned_only == Some(true) {
+        diags.attribute_error(
+            AttributePath::attr("owned_only"),
+            "owned_only needs bridge",
+            "owned_only = true lists the SveltosClusters a bridge owns: set bridge to that bridge's name.",
+        );
+    }
+    let mut namespaces = config.get_attr("namespaces").as_string_vec();
+    namespaces.sort();
+    namespaces.dedup();
+    if namespaces.iter().any(String::is_empty) {
+        diags.attribute_error(
+            AttributePath::attr("namespaces"),
+            "Invalid namespaces",
+            "Namespace names must not be empty.",
+        );
+    }
+    let label_selector = match config.get_attr("label_selector").as_str() {
+        Some(s) => match Selector::parse(s) {
+            Ok(sel) => Some(sel),
+            Err(e) => {
+                diags.attribute_error(
+                    AttributePath::attr("label_selector"),
+                    "Invalid label selector",
+                    e.to_string(),
+                );
+                None
+            }
+        },
+        None => None,
+    };
+    if diags.has_errors() {
+        return Err(diags);
+    }
+    Ok(Query {
+        owned_only: bridge.is_some() && owned_only.unwrap_or(true),
+        bridge,
+        namespaces,
+        label_selector,
+    })
+}
+
+/// The expiry a bridge recorded on a Secret's metadata, when it is a valid RFC 3339 timestamp (anything else
+/// written there is not reported).
+fn recorded_expiry(meta: &ObjectMeta) -> Option<String> {
+    meta.annotations
+        .as_ref()?
+        .get(keys::EXPIRES_ANNOTATION)
+        .filter(|v| v.parse::<jiff::Timestamp>().is_ok())
+        .cloned()
+}
+
+/// The selected clusters as `clusters` elements, ordered by namespace and name. `secrets` holds the metadata of
+/// candidate kubeconfig Secrets of `q.bridge` (empty without a bridge).
+fn cluster_values(q: &Query, clusters: &[SveltosCluster], secrets: &[ObjectMeta]) -> Vec<Value> {
+    let bridge = q.bridge.as_deref();
+    let expiries: BTreeMap<(&str, &str), Option<String>> = match bridge {
+        Some(b) => secrets
+            .iter()
+            .filter(|m| owned_by(m, b))
+            .map(|m| {
+                (
+                    (
+                        m.namespace.as_deref().unwrap_or_default(),
+                        m.name.as_deref().unwrap_or_default(),
+                    ),
+                    recorded_expiry(m),
+                )
+            })
+            .collect(),
+        None => BTreeMap::new(),
+    };
+    let mut selected: Vec<(String, String, &SveltosCluster, Option<bool>)> = clusters
+        .iter()
+        .filter_map(|sc| {
+            let owned = bridge.map(|b| owned_by(&sc.metadata, b));
+            if q.owned_only && owned != Some(true) {
+                return None;
+            }
+            let empty = BTreeMap::new();
+            let labels = sc.metadata.labels.as_ref().unwrap_or(&empty);
+            if q.label_selector
+                .as_ref()
+                .is_some_and(|s| !s.matches(labels))
+            {
+                return None;
+            }
+            Some((
+                sc.metadata.namespace.clone().unwrap_or_default(),
+                sc.metadata.name.clone().unwrap_or_default(),
+                sc,
+                owned,
+            ))
+        })
+        .collect();
+    selected.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    selected
+        .into_iter()
+        .map(|(ns, name, sc, owned)| {
+            let status = sc.status.clone().unwrap_or_default();
+            let expires = if owned == Some(true) {
+                expiries
+                    .get(&(ns.as_str(), secret_name(&name).as_str()))
+                    .cloned()
+                    .flatten()
+            } else {
+                None
+            };
+            let opt = |s: Option<String>| s.map(Value::string).unwrap_or_else(Value::null);
+            Value::object([
+                ("id", Value::string(format!("{ns}/{name}"))),
+                ("name", Value::string(name)),
+                ("namespace", Value::string(ns)),
+                (
+                    "labels",
+                    Value::string_map(sc.metadata.labels.clone().unwrap_or_default()),
+                ),
+                ("ready", Value::bool(status.ready.unwrap_or(false))),
+                ("connection_status", opt(status.connection_status)),
+                ("failure_message", opt(status.failure_message)),
+                ("version", opt(status.version)),
+                ("paused", Value::bool(sc.spec.paused.unwrap_or(false))),
+                ("credential_expires_at", opt(expires)),
+                ("owned", owned.map(Value::bool).unwrap_or_else(Value::null)),
+            ])
+        })
+        .collect()
+}
+
+/// Lists the SveltosClusters of `q`'s namespaces and, with a bridge, the metadata of its candidate kubeconfig
+/// Secrets there: a number of paginated LISTs that does not depend on the number of clusters.
+async fn read_objects(
+    client: &kube::Client,
+    q: &Query,
+) -> Result<(Vec<SveltosCluster>, Vec<ObjectMeta>), IoError> {
+    let clusters: Vec<SveltosCluster> = io::list(client, &q.namespaces, None).await?;
+    let secrets = match &q.bridge {
+        Some(b) if !clusters.is_empty() => {
+            io::list_metadata_matching::<Secret>(client, &q.namespaces, &owner_prefilter(b)).await?
+        }
+        _ => Vec::new(),
+    };
+    Ok((clusters, secrets))
+}
+
+#[async_trait]
+impl DataSource for SveltosClustersDataSource {
+    fn type_name(&self) -> &'static str {
+        "sveltos_clusters"
+    }
+
+    fn schema(&self) -> Schema {
+        schema()
+    }
+
+    async fn validate(&self, config: &Value) -> Diagnostics {
+        // Only known values can be checked; unknown ones are checked at read time.
+        let mut known = config.clone();
+        for attr in ["bridge", "owned_only", "namespaces", "label_selector"] {
+            if !config.get_attr(attr).is_wholly_known() {
+                known.set_attr(attr, Value::Null);
+            }
+        }
+        query(&known).err().unwrap_or_default()
+    }
+
+    async fn read(&self, req: DataReadRequest) -> DataReadResponse {
+        let schema = schema();
+        if let Some(resp) = unknown_config(&schema, &req) {
+            return resp;
+        }
+        let config = &req.config;
+        let q = match query(config) {
+            Ok(q) => q,
+            Err(d) => return failed(config, d),
+        };
+        let client = match self.state.client(req.client) {
+            Ok(c) => c,
+            Err(NotReady::Defer(reason)) => {
+                return DataReadResponse {
+                    state: schema.mark_computed_unknown(config),
+                    deferred: Some(reason),
+                    ..DataReadResponse::default()
+                };
+            }
+            Err(NotReady::Fail(d)) => return failed(config, d.into()),
+        };
+        let (clusters, secrets) = match read_objects(&client, &q).await {
+            Ok(v) => v,
+            Err(e) => {
+                return failed(
+                    config,
+                    Diagnostic::error(
+                        "Cannot read SveltosClusters",
+                        format!(
+                            "{e}. Check that the management cluster is reachable with the provider's \
+                             configuration and that the SveltosCluster CRD is installed."
+                        ),
+                    )
+                    .into(),
+                );
+            }
+        };
+        let list = cluster_values(&q, &clusters, &secrets);
+        tracing::debug!(
+            listed = clusters.len(),
+            secrets = secrets.len(),
+            selected = list.len(),
+            "read SveltosClusters"
+        );
+        let mut state = config.clone();
+        state.set_attr("id", Value::string(q.id()));
+        state.set_attr("clusters", Value::List(list));
+        DataReadResponse {
+            state,
+            ..DataReadResponse::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::{SveltosClusterSpec, SveltosClusterStatus};
+
+    fn meta(ns: &str, name: &str, labels: &[(&str, &str)]) -> ObjectMeta {
+        ObjectMeta {
+            namespace: Some(ns.into()),
+            name: Some(name.into()),
+            labels: Some(
+                labels
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            ),
+            ..Default::default()
+        }
+    }
+
+    fn cluster(ns: &str, name: &str, labels: &[(&str, &str)]) -> SveltosCluster {
+        let mut sc = SveltosCluster::new(name, SveltosClusterSpec::default());
+        sc.metadata = meta(ns, name, labels);
+        sc
+    }
+
+    fn secret(ns: &str, cluster: &str, bridge: &str, expiry: Option<&str>) -> ObjectMeta {
+        let mut m = meta(ns, &secret_name(cluster), &[(keys::BRIDGE_LABEL, bridge)]);
+        m.annotations =
+            expiry.map(|e| BTreeMap::from([(keys::EXPIRES_ANNOTATION.into(), e.into())]));
+        m
+    }
+
+    fn q(config: Value) -> Query {
+        query(&config).unwrap()
+    }
+
+    #[test]
+    fn ownership_is_the_label_of_that_bridge() {
+        assert!(owned_by(
+            &meta("a", "x", &[(keys::BRIDGE_LABEL, "b1")]),
+            "b1"
+        ));
+        assert!(!owned_by(
+            &meta("a", "x", &[(keys::BRIDGE_LABEL, "b2")]),
+            "b1"
+        ));
+        assert!(!owned_by(&meta("a", "x", &[]), "b1"));
+        assert!(!owned_by(&ObjectMeta::default(), "b1"));
+    }
+
+    #[test]
+    fn filters_validation_and_id() {
+        let cfg = Value::object([
+            ("bridge", Value::string("fleet")),
+            ("namespaces", Value::string_list(["b", "a", "b"])),
+            ("label_selector", Value::string("env in (prod),!legacy")),
+        ]);
+        let got = q(cfg);
+        assert!(got.owned_only, "owned_only defaults to true with a bridge");
+        assert_eq!(got.namespaces, vec!["a".to_string(), "b".to_string()]);
+        assert_eq!(
+            got.id(),
+            "bridge=fleet;owned_only=true;namespaces=a,b;label_selector=env in (prod),!legacy"
+        );
+        assert!(!q(Value::object([("bridge", Value::Null)])).owned_only);
+        for (cfg, path) in [
+            (
+                Value::object([("label_selector", Value::string("env in (prod"))]),
+                "label_selector",
+            ),
+            (
+                Value::object([("bridge", Value::string("not a label value"))]),
+                "bridge",
+            ),
+            (Value::object([("bridge", Value::string(""))]), "bridge"),
+            (
+                Value::object([("owned_only", Value::bool(true))]),
+                "owned_only",
+            ),
+            (
+                Value::object([("namespaces", Value::string_list([""]))]),
+                "namespaces",
+            ),
+        ] {
+            let d = query(&cfg).unwrap_err();
+            let first = d.iter().next().unwrap();
+            assert_eq!(first.attribute, Some(AttributePath::attr(path)), "{cfg:?}");
+        }
+    }
+
+    #[test]
+    fn values_report_status_ownership_and_recorded_expiry() {
+        let mut ready = cluster(
+            "n1",
+            "ready",
+            &[(keys::BRIDGE_LABEL, "fleet"), ("env", "prod")],
+        );
+        ready.status = Some(SveltosClusterStatus {
+            ready: Some(true),
+            version: Some("v1.37.2".into()),
+            connection_status: Some("Healthy".into()),
+            ..Default::default()
+        });
+        ready.spec.paused = Some(true);
+        let mut down = cluster("n1", "down", &[(keys::BRIDGE_LABEL, "fleet")]);
+        down.status = Some(SveltosClusterStatus {
+            ready: Some(false),
+            connection_status: Some("Down".into()),
+            failure_message: Some("dial tcp: refused".into()),
+            ..Default::default()
+        });
+        let fresh = cluster("n0", "fresh", &[(keys::BRIDGE_LABEL, "fleet")]);
+        let foreign = cluster("n1", "foreign", &[(keys::BRIDGE_LABEL, "other")]);
+        let clusters = [ready, down, fresh, foreign];
+        let secrets = [
+            secret("n1", "ready", "fleet", Some("2030-01-02T03:04:05Z")),
+            secret("n1", "down", "fleet", Some("not a time")),
+            // The foreign cluster's Secret carries our label: its expiry is still not reported.
+            secret("n1", "foreign", "fleet", Some("2030-01-02T03:04:05Z")),
+        ];
+
+        let owned = cluster_values(
+            &q(Value::object([("bridge", Value::string("fleet"))])),
+            &clusters,
+            &secrets,
+        );
+        let ids: Vec<&str> = owned
+            .iter()
+            .map(|v| v.get_attr("id").as_str().unwrap())
+            .collect();
+        assert_eq!(ids, ["n0/fresh", "n1/down", "n1/ready"]);
+        let fresh = &owned[0];
+        assert_eq!(fresh.get_attr("ready").as_bool(), Some(false));
+        assert!(fresh.get_attr("connection_status").is_null());
+        assert!(fresh.get_attr("credential_expires_at").is_null());
+        let down = &owned[1];
+        assert_eq!(
+            down.get_attr("failure_message").as_str(),
+            Some("dial tcp: refused")
+        );
+        assert!(
+            down.get_attr("credential_expires_at").is_null(),
+            "an invalid recorded expiry is not reported"
+        );
+        let ready = &owned[2];
+        assert_eq!(ready.get_attr("ready").as_bool(), Some(true));
+        assert_eq!(
+            ready.get_attr("connection_status").as_str(),
+            Some("Healthy")
+        );
+        assert_eq!(ready.get_attr("version").as_str(), Some("v1.37.2"));
+        assert_eq!(ready.get_attr("paused").as_bool(), Some(true));
+        assert_eq!(ready.get_attr("owned").as_bool(), Some(true));
+        assert_eq!(
+            ready.get_attr("credential_expires_at").as_str(),
+            Some("2030-01-02T03:04:05Z")
+        );
+        assert_eq!(ready.get_attr("labels").as_string_map()["env"], "prod");
+
+        let all = cluster_values(
+            &q(Value::object([
+                ("bridge", Value::string("fleet")),
+                ("owned_only", Value::bool(false)),
+                (
+                    "label_selector",
+                    Value::string("sveltos.clusterinventory.io/bridge"),
+                ),
+            ])),
+            &clusters,
+            &secrets,
+        );
+        let foreign = all
+            .iter()
+            .find(|v| v.get_attr("id").as_str() == Some("n1/foreign"))
+            .expect("listed with owned_only = false");
+        assert_eq!(foreign.get_attr("owned").as_bool(), Some(false));
+        assert!(foreign.get_attr("credential_expires_at").is_null());
+
+        let anonymous = cluster_values(
+            &q(Value::object([(
+                "label_selector",
+                Value::string("env=prod"),
+            )])),
+            &clusters,
+            &[],
+        );
+        assert_eq!(anonymous.len(), 1);
+        assert!(anonymous[0].get_attr("owned").is_null());
+        assert!(anonymous[0].get_attr("credential_expires_at").is_null());
+    }
+
+    #[test]
+    fn values_match_the_object_type() {
+        let Type::Object { attributes, .. } = cluster_object_type() else {
+            panic!("not an object type");
+        };
+        let v = cluster_values(
+            &q(Value::object([("bridge", Value::string("b"))])),
+            &[cluster("n", "c", &[(keys::BRIDGE_LABEL, "b")])],
+            &[],
+        );
+        let got: Vec<&String> = v[0].as_map().unwrap().keys().collect();
+        let want: Vec<&String> = attributes.keys().collect();
+        assert_eq!(got, want);
+    }
+}
