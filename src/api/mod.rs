@@ -52,7 +52,7 @@ pub mod keys {
 
 /// The CRDs of the modelled types, as `(file stem, YAML)` pairs, in a stable order.
 pub fn crd_yamls() -> Vec<(&'static str, String)> {
-    let render = |crd| serde_yaml::to_string(&crd).expect("a CRD always serializes");
+    let render = |crd| serde_saphyr::to_string(&crd).expect("a CRD always serializes");
     vec![
         ("clusterprofiles", render(ClusterProfile::crd())),
         ("sveltosclusters", render(SveltosCluster::crd())),

@@ -173,15 +173,12 @@ pub fn kubeconfig_in_secret<'s>(
     ))
 }
 
-/// Checks that bytes look like a kubeconfig (YAML or JSON with a non-empty `clusters` list). The error never
+/// Checks that bytes are an inert kubeconfig under the default policy ([`super::kubeconfig::inspect`]). The error never
 /// quotes the content.
 pub fn check_kubeconfig(bytes: &[u8]) -> Result<(), String> {
-    let doc: serde_yaml::Value = serde_yaml::from_slice(bytes)
-        .map_err(|_| "the value is not valid YAML/JSON".to_string())?;
-    match doc.get("clusters").and_then(serde_yaml::Value::as_sequence) {
-        Some(c) if !c.is_empty() => Ok(()),
-        _ => Err("the value is not a kubeconfig (no `clusters` entries)".into()),
-    }
+    super::kubeconfig::inspect(bytes, &super::kubeconfig::KubeconfigPolicy::default())
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 /// The access providers of a profile: `accessProviders`, then deprecated `credentialProviders` whose names are

@@ -396,7 +396,7 @@ fn material_for(
                 .into_iter()
                 .find(|a| a.name == *provider)
                 .ok_or_else(|| format!("access provider {provider} vanished"))?;
-            let inv = invocation(entry, access)?;
+            let inv = invocation(entry, access).map_err(|e| e.to_string())?;
             let inv_sha = invocation_sha256(&inv);
             let existing = inputs
                 .world

@@ -359,7 +359,7 @@ async fn write_one(
         let cred = run_exec(inv).await.map_err(|e| {
             Diagnostic::error(
                 format!("Cannot mint credentials for ClusterProfile {}", w.key),
-                e,
+                e.to_string(),
             )
         })?;
         let bytes = static_kubeconfig(

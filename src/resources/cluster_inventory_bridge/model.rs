@@ -332,7 +332,7 @@ impl BridgeConfig {
                 err(
                     AttributePath::attr("credentials").then_attr("refresh_before"),
                     "Invalid duration",
-                    e,
+                    e.to_string(),
                 );
                 CredentialOptions::default().refresh_before
             }
@@ -346,7 +346,7 @@ impl BridgeConfig {
             err(
                 AttributePath::attr("credentials").then_attr("secret_label"),
                 "Invalid label key",
-                e,
+                e.to_string(),
             );
         }
         if let Some(keys) = &c.kubeconfig_keys
@@ -438,7 +438,7 @@ fn check_labels(
                 } else {
                     "Invalid annotation key"
                 },
-                e,
+                e.to_string(),
             );
         }
     }
