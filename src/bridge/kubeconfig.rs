@@ -27,8 +27,9 @@ use serde_saphyr::granit_parser::{self, Event, Options, Parser, ScalarStyle};
 pub const MAX_BYTES: usize = 1 << 20;
 /// Deepest nesting of sequences and mappings accepted.
 pub const MAX_DEPTH: usize = 64;
-/// Most nodes accepted, counting every node an alias stands for.
-pub const MAX_NODES: usize = 200_000;
+/// Most nodes accepted, counting every node an alias stands for. A kubeconfig for one cluster has a few dozen;
+/// this also bounds the parsing work (a document is refused after at most this many nodes).
+pub const MAX_NODES: usize = 20_000;
 
 /// What the operator allows in a kubeconfig beyond inline data.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -513,7 +514,14 @@ mod tests {
         let took = start.elapsed();
         println!("alias bomb of {} bytes rejected in {took:?}", doc.len());
         assert_eq!(err, KubeconfigError::TooManyNodes { limit: MAX_NODES });
-        assert!(took < Duration::from_millis(500), "took {took:?}");
+        // The parser is built without optimisation in test builds and runs ~30 times slower there; in release
+        // builds this takes tens of milliseconds (serde_yaml 0.9 expanded 15 billion nodes and died).
+        let bound = if cfg!(debug_assertions) {
+            Duration::from_secs(5)
+        } else {
+            Duration::from_millis(250)
+        };
+        assert!(took < bound, "took {took:?}");
     }
 
     #[test]
