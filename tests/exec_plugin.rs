@@ -32,7 +32,9 @@ fn invocation(command: &Path, env: &[(&str, &str)]) -> ExecInvocation {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
-        exec_info: format!(r#"{{"apiVersion":"{API}","kind":"ExecCredential","spec":{{"interactive":false}}}}"#),
+        exec_info: format!(
+            r#"{{"apiVersion":"{API}","kind":"ExecCredential","spec":{{"interactive":false}}}}"#
+        ),
         install_hint: None,
         api_version: API.into(),
     }
@@ -89,7 +91,11 @@ async fn ten_mebibytes_of_output_are_cut_at_one() {
         ),
         "{err:?}"
     );
-    assert!(err.to_string().contains("more than 1048576 bytes to stdout"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("more than 1048576 bytes to stdout"),
+        "{err}"
+    );
 
     let p = plugin(
         dir.path(),
@@ -100,7 +106,13 @@ async fn ten_mebibytes_of_output_are_cut_at_one() {
         .await
         .unwrap_err();
     assert!(
-        matches!(err, ExecRunError::OutputTooLarge { stream: "stderr", .. }),
+        matches!(
+            err,
+            ExecRunError::OutputTooLarge {
+                stream: "stderr",
+                ..
+            }
+        ),
         "{err:?}"
     );
 }

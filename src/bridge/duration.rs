@@ -57,18 +57,24 @@ pub fn parse_duration(input: &str) -> Result<Duration, DurationError> {
         return Err(DurationError::Empty);
     }
     if s.starts_with('-') {
-        return Err(DurationError::Negative { input: input.into() });
+        return Err(DurationError::Negative {
+            input: input.into(),
+        });
     }
     let body = s.strip_prefix('+').unwrap_or(s);
     if body == "0" {
         return Ok(Duration::ZERO);
     }
-    let too_large = || DurationError::TooLarge { input: input.into() };
+    let too_large = || DurationError::TooLarge {
+        input: input.into(),
+    };
     let mut total: u128 = 0;
     let mut rest = body;
     while !rest.is_empty() {
         let at = s.len() - rest.len();
-        let int_len = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+        let int_len = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
         let (int_part, after) = rest.split_at(int_len);
         let (frac_part, after) = match after.strip_prefix('.') {
             Some(a) => {
@@ -78,7 +84,10 @@ pub fn parse_duration(input: &str) -> Result<Duration, DurationError> {
             None => ("", after),
         };
         if int_part.is_empty() && frac_part.is_empty() {
-            return Err(DurationError::ExpectedNumber { input: input.into(), at });
+            return Err(DurationError::ExpectedNumber {
+                input: input.into(),
+                at,
+            });
         }
         let unit_len = after
             .find(|c: char| c.is_ascii_digit() || c == '.')
@@ -91,7 +100,11 @@ pub fn parse_duration(input: &str) -> Result<Duration, DurationError> {
             "s" => 1_000_000_000,
             "m" => 60_000_000_000,
             "h" => 3_600_000_000_000,
-            "" => return Err(DurationError::MissingUnit { input: input.into() }),
+            "" => {
+                return Err(DurationError::MissingUnit {
+                    input: input.into(),
+                });
+            }
             u => {
                 return Err(DurationError::UnknownUnit {
                     input: input.into(),
@@ -141,8 +154,14 @@ mod tests {
         assert_eq!(parse_duration("0").unwrap(), Duration::ZERO);
         assert_eq!(parse_duration(" +2m ").unwrap(), Duration::from_secs(120));
         assert_eq!(parse_duration(".5s").unwrap(), Duration::from_millis(500));
-        assert_eq!(parse_duration("1µs1ns").unwrap(), Duration::from_nanos(1001));
-        assert_eq!(parse_duration("0.000000001s").unwrap(), Duration::from_nanos(1));
+        assert_eq!(
+            parse_duration("1µs1ns").unwrap(),
+            Duration::from_nanos(1001)
+        );
+        assert_eq!(
+            parse_duration("0.000000001s").unwrap(),
+            Duration::from_nanos(1)
+        );
         assert_eq!(
             parse_duration("2562047h47m16.854775807s").unwrap(),
             Duration::from_nanos(i64::MAX as u64)

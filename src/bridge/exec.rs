@@ -35,7 +35,9 @@ pub enum ExecError {
         name: String,
     },
     /// `profileSourcedCLIArgsPolicy` is not `Append` or `Ignore`.
-    #[error("providers[{index}] ({name}): unknown profileSourcedCLIArgsPolicy {value:?} (Append or Ignore)")]
+    #[error(
+        "providers[{index}] ({name}): unknown profileSourcedCLIArgsPolicy {value:?} (Append or Ignore)"
+    )]
     UnknownArgsPolicy {
         /// Position in `providers`.
         index: usize,
@@ -63,10 +65,16 @@ pub enum ExecError {
         provider: String,
     },
     /// The additional-args extension is not a list of strings.
-    #[error("extension {} must be a list of strings", keys::ADDITIONAL_ARGS_EXTENSION)]
+    #[error(
+        "extension {} must be a list of strings",
+        keys::ADDITIONAL_ARGS_EXTENSION
+    )]
     BadAdditionalArgs,
     /// The additional-envs extension is not a map of strings.
-    #[error("extension {} must be a map of strings", keys::ADDITIONAL_ENVS_EXTENSION)]
+    #[error(
+        "extension {} must be a map of strings",
+        keys::ADDITIONAL_ENVS_EXTENSION
+    )]
     BadAdditionalEnvs,
     /// The profile asks for an environment variable that could change what the plugin runs or trusts.
     #[error(
@@ -88,7 +96,9 @@ pub enum ExecError {
         host: String,
     },
     /// An `exec_allowed_servers` entry is not `host`, `host:port`, `*.suffix` or `*.suffix:port`.
-    #[error("exec_allowed_servers entry {pattern:?} is not a host, host:port, *.domain or *.domain:port")]
+    #[error(
+        "exec_allowed_servers entry {pattern:?} is not a host, host:port, *.domain or *.domain:port"
+    )]
     BadServerPattern {
         /// The entry.
         pattern: String,
@@ -146,7 +156,10 @@ pub const FORBIDDEN_PROFILE_ENV: &[(&str, &str)] = &[
     ("LD_*", "loads code into the plugin (dynamic linker)"),
     ("DYLD_*", "loads code into the plugin (dynamic linker)"),
     ("GCONV_PATH", "loads code into the plugin (glibc)"),
-    ("*_OPTIONS", "passes options to an interpreter or runtime (NODE_OPTIONS, JAVA_TOOL_OPTIONS, ...)"),
+    (
+        "*_OPTIONS",
+        "passes options to an interpreter or runtime (NODE_OPTIONS, JAVA_TOOL_OPTIONS, ...)",
+    ),
     ("PERL5*", "configures the Perl interpreter"),
     ("PYTHON*", "configures the Python interpreter"),
     ("RUBY*", "configures the Ruby interpreter"),
@@ -163,7 +176,10 @@ pub const FORBIDDEN_PROFILE_ENV: &[(&str, &str)] = &[
 
 /// Why a profile may not set the environment variable `name`, if it may not.
 pub fn forbidden_profile_env(name: &str) -> Option<&'static str> {
-    let valid = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+    let valid = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     if !valid {
         return Some("not a portable variable name: letters, digits and '_' only");
@@ -206,14 +222,17 @@ impl ServerAllowList {
             .iter()
             .map(|p| {
                 let raw = p.as_ref();
-                let bad = || ExecError::BadServerPattern { pattern: raw.into() };
+                let bad = || ExecError::BadServerPattern {
+                    pattern: raw.into(),
+                };
                 let (wildcard, rest) = match raw.strip_prefix("*.") {
                     Some(r) => (true, r),
                     None => (false, raw),
                 };
                 let (host, port) = split_host_port(rest).ok_or_else(bad)?;
                 let ok_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | ':');
-                if host.is_empty() || !host.chars().all(ok_char) || (wildcard && host.contains(':')) {
+                if host.is_empty() || !host.chars().all(ok_char) || (wildcard && host.contains(':'))
+                {
                     return Err(bad());
                 }
                 Ok(HostPattern {
@@ -257,7 +276,8 @@ impl ServerAllowList {
         if self.allows(server) {
             return Ok(());
         }
-        let host = server_host_port(server).map_or_else(|| "<unparsable>".to_string(), |(h, _)| shown(&h));
+        let host =
+            server_host_port(server).map_or_else(|| "<unparsable>".to_string(), |(h, _)| shown(&h));
         Err(ExecError::ServerNotAllowed { host })
     }
 }
@@ -291,7 +311,10 @@ fn server_host_port(url: &str) -> Option<(String, Option<u16>)> {
     if host.is_empty() {
         return None;
     }
-    Some((host.trim_end_matches('.').to_ascii_lowercase(), Some(port.unwrap_or(default))))
+    Some((
+        host.trim_end_matches('.').to_ascii_lowercase(),
+        Some(port.unwrap_or(default)),
+    ))
 }
 
 /// The providers file: `{"providers": [{"name": ..., "execConfig": {...}}]}`. `Debug` shows no argument or
@@ -382,10 +405,16 @@ impl ProvidersFile {
         for (index, p) in file.providers.iter().enumerate() {
             let name = || p.name.clone();
             if !seen.insert(p.name.as_str()) {
-                return Err(ExecError::DuplicateProvider { index, name: name() });
+                return Err(ExecError::DuplicateProvider {
+                    index,
+                    name: name(),
+                });
             }
             if p.exec_config.command.is_empty() {
-                return Err(ExecError::EmptyCommand { index, name: name() });
+                return Err(ExecError::EmptyCommand {
+                    index,
+                    name: name(),
+                });
             }
             if let Some(v) = &p.profile_sourced_cli_args_policy
                 && !matches!(v.as_str(), "Append" | "Ignore")
@@ -442,7 +471,10 @@ impl fmt::Debug for ExecInvocation {
             .field("command", &self.command)
             .field("args", &format_args!("<{} redacted>", self.args.len()))
             .field("env", &format_args!("{names:?} (values redacted)"))
-            .field("exec_info", &format_args!("<{} bytes redacted>", self.exec_info.len()))
+            .field(
+                "exec_info",
+                &format_args!("<{} bytes redacted>", self.exec_info.len()),
+            )
             .field("install_hint", &self.install_hint)
             .field("api_version", &self.api_version)
             .finish()
@@ -451,10 +483,16 @@ impl fmt::Debug for ExecInvocation {
 
 /// Builds the plugin run for a profile's access provider. Profile-sourced variables named in
 /// [`FORBIDDEN_PROFILE_ENV`] make this fail, so that no plugin runs.
-pub fn invocation(entry: &ProviderEntry, provider: &AccessProvider) -> Result<ExecInvocation, ExecError> {
-    let cluster = provider.cluster.as_ref().ok_or_else(|| ExecError::NoCluster {
-        provider: provider.name.clone(),
-    })?;
+pub fn invocation(
+    entry: &ProviderEntry,
+    provider: &AccessProvider,
+) -> Result<ExecInvocation, ExecError> {
+    let cluster = provider
+        .cluster
+        .as_ref()
+        .ok_or_else(|| ExecError::NoCluster {
+            provider: provider.name.clone(),
+        })?;
     let ext = |name: &str| {
         cluster
             .extensions
@@ -544,8 +582,20 @@ pub const REDACTED: &str = "<redacted>";
 
 /// Words that mark the value after them (`name=value`, `name: value`) as secret.
 const SECRET_KEYS: &[&str] = &[
-    "password", "passwd", "pwd", "token", "secret", "apikey", "api_key", "api-key", "credential", "private_key",
-    "access_key", "session_key", "authorization", "cookie",
+    "password",
+    "passwd",
+    "pwd",
+    "token",
+    "secret",
+    "apikey",
+    "api_key",
+    "api-key",
+    "credential",
+    "private_key",
+    "access_key",
+    "session_key",
+    "authorization",
+    "cookie",
 ];
 
 /// Removes what looks like a credential from free text (a plugin's stderr), keeping the rest readable:
@@ -589,7 +639,10 @@ fn redact_key_values(text: &str) -> String {
     let lower = text.to_ascii_lowercase();
     let bytes = text.as_bytes();
     let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'-';
-    let is_value_end = |b: u8| b.is_ascii_whitespace() || matches!(b, b'"' | b'\'' | b',' | b';' | b'&' | b')' | b'}' | b']');
+    let is_value_end = |b: u8| {
+        b.is_ascii_whitespace()
+            || matches!(b, b'"' | b'\'' | b',' | b';' | b'&' | b')' | b'}' | b']')
+    };
     let mut out = String::with_capacity(text.len());
     let (mut i, mut copied) = (0, 0);
     while i < bytes.len() {
@@ -602,13 +655,16 @@ fn redact_key_values(text: &str) -> String {
         let key_end = if bearer.is_some() {
             None
         } else {
-            SECRET_KEYS.iter().find(|k| lower[i..].starts_with(**k)).map(|k| {
-                let mut j = i + k.len();
-                while j < bytes.len() && is_ident(bytes[j]) {
-                    j += 1;
-                }
-                j
-            })
+            SECRET_KEYS
+                .iter()
+                .find(|k| lower[i..].starts_with(**k))
+                .map(|k| {
+                    let mut j = i + k.len();
+                    while j < bytes.len() && is_ident(bytes[j]) {
+                        j += 1;
+                    }
+                    j
+                })
         };
         // Where the value starts (and the quote that ends it, if it is quoted): after `Bearer `, or after the
         // key, an optional quote, spaces, `=` or `:`, spaces.
@@ -630,7 +686,9 @@ fn redact_key_values(text: &str) -> String {
             let quote = bytes.get(j).copied().filter(|b| matches!(b, b'"' | b'\''));
             j += usize::from(quote.is_some());
             // `Authorization: Bearer x`: the scheme stays, its value goes.
-            let scheme = ["bearer ", "basic "].iter().find(|w| lower[j..].starts_with(**w));
+            let scheme = ["bearer ", "basic "]
+                .iter()
+                .find(|w| lower[j..].starts_with(**w));
             Some((j + scheme.map_or(0, |w| w.len()), quote))
         });
         let Some((start, quote)) = value_start else {
@@ -664,7 +722,8 @@ fn redact_key_values(text: &str) -> String {
 }
 
 fn redact_words(text: &str) -> String {
-    let in_word = |c: char| c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=' | '_' | '-' | '.' | '~');
+    let in_word =
+        |c: char| c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=' | '_' | '-' | '.' | '~');
     let mut out = String::with_capacity(text.len());
     let mut word_start = None;
     for (i, c) in text.char_indices().chain([(text.len(), ' ')]) {
@@ -686,9 +745,15 @@ fn redact_words(text: &str) -> String {
 }
 
 fn looks_secret(word: &str) -> bool {
-    let b64 = |s: &str| s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=' | '_' | '-'));
+    let b64 = |s: &str| {
+        s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=' | '_' | '-'))
+    };
     let segments: Vec<&str> = word.split('.').collect();
-    let jwt = segments.len() >= 2 && word.starts_with("eyJ") && segments.iter().all(|s| b64(s)) && word.len() >= 16;
+    let jwt = segments.len() >= 2
+        && word.starts_with("eyJ")
+        && segments.iter().all(|s| b64(s))
+        && word.len() >= 16;
     let hex = word.len() >= 32 && word.chars().all(|c| c.is_ascii_hexdigit());
     let mixed = |s: &str| {
         s.len() >= 32
@@ -699,8 +764,15 @@ fn looks_secret(word: &str) -> bool {
     };
     let aws_key = (word.starts_with("AKIA") || word.starts_with("ASIA"))
         && word.len() == 20
-        && word.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
-    jwt || hex || aws_key || word.split(['.', '~']).any(mixed) || word.split(['.', '~', '/', '-', '_']).any(|s| s.len() >= 32 && s.chars().all(|c| c.is_ascii_hexdigit()))
+        && word
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
+    jwt || hex
+        || aws_key
+        || word.split(['.', '~']).any(mixed)
+        || word
+            .split(['.', '~', '/', '-', '_'])
+            .any(|s| s.len() >= 32 && s.chars().all(|c| c.is_ascii_hexdigit()))
 }
 
 /// The `status` of an ExecCredential.
@@ -1007,7 +1079,10 @@ mod tests {
         ] {
             for policy in ["AppendIfNotExists", "Replace"] {
                 let e = with_envs(serde_json::json!({ "OK": "1", name: "v" }), policy).unwrap_err();
-                let ExecError::ForbiddenEnv { name: shown_name, .. } = &e else {
+                let ExecError::ForbiddenEnv {
+                    name: shown_name, ..
+                } = &e
+                else {
                     panic!("{name}: {e:?}");
                 };
                 if name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
@@ -1023,7 +1098,11 @@ mod tests {
         // Under `Ignore` the extension is not read at all.
         with_envs(serde_json::json!({ "LD_PRELOAD": "/x.so" }), "Ignore").unwrap();
         // Harmless names still pass.
-        let inv = with_envs(serde_json::json!({ "AUDIENCE": "a", "region_1": "eu" }), "Replace").unwrap();
+        let inv = with_envs(
+            serde_json::json!({ "AUDIENCE": "a", "region_1": "eu" }),
+            "Replace",
+        )
+        .unwrap();
         assert_eq!(inv.env.len(), 3);
     }
 
@@ -1065,12 +1144,19 @@ mod tests {
             let e = list.check(bad).unwrap_err();
             assert!(matches!(e, ExecError::ServerNotAllowed { .. }), "{e:?}");
         }
-        assert!(ServerAllowList::parse::<&str>(&[]).unwrap().allows("https://anything"));
+        assert!(
+            ServerAllowList::parse::<&str>(&[])
+                .unwrap()
+                .allows("https://anything")
+        );
         for bad in ["", "*.", "a/b", "*.a:b:c", "host:notaport", "**.x", "a b"] {
             assert!(ServerAllowList::parse(&[bad]).is_err(), "{bad}");
         }
         let e = list.check("https://evil.io:1/x").unwrap_err().to_string();
-        assert!(e.contains("evil.io") && e.contains("exec_allowed_servers"), "{e}");
+        assert!(
+            e.contains("evil.io") && e.contains("exec_allowed_servers"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -1082,7 +1168,8 @@ mod tests {
         )
         .unwrap();
         let mut p = provider();
-        p.cluster.as_mut().unwrap().extensions[2].extension = serde_json::json!({ "secret": CANARY });
+        p.cluster.as_mut().unwrap().extensions[2].extension =
+            serde_json::json!({ "secret": CANARY });
         let mut entry = f.providers[0].clone();
         entry.exec_config.provide_cluster_info = true;
         let inv = invocation(&entry, &p).unwrap();
@@ -1106,7 +1193,8 @@ mod tests {
 
     #[test]
     fn redaction_removes_credentials_and_keeps_prose() {
-        let jwt = "eyJhbGciOiJSUzI1NiIsImtpZCI6IjEifQ.eyJzdWIiOiJzeXN0ZW06c2EifQ.c2lnbmF0dXJlLWNhbmFyeQ";
+        let jwt =
+            "eyJhbGciOiJSUzI1NiIsImtpZCI6IjEifQ.eyJzdWIiOiJzeXN0ZW06c2EifQ.c2lnbmF0dXJlLWNhbmFyeQ";
         let text = format!(
             "error: login failed for user admin\n\
              token=tok-canary-1 password: \"pw canary\"\n\
@@ -1142,8 +1230,17 @@ mod tests {
         ] {
             assert!(r.contains(kept), "{kept} missing from {r}");
         }
-        assert_eq!(redact_secrets("plain words, no secret"), "plain words, no secret");
-        assert_eq!(redact_secrets("héllo token=wörld ü"), "héllo token=<redacted> ü");
-        assert_eq!(redact_secrets("-----BEGIN CERT\nabc"), "<redacted PEM block>");
+        assert_eq!(
+            redact_secrets("plain words, no secret"),
+            "plain words, no secret"
+        );
+        assert_eq!(
+            redact_secrets("héllo token=wörld ü"),
+            "héllo token=<redacted> ü"
+        );
+        assert_eq!(
+            redact_secrets("-----BEGIN CERT\nabc"),
+            "<redacted PEM block>"
+        );
     }
 }

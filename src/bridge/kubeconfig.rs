@@ -109,7 +109,10 @@ impl RefusedField {
                 "it runs a command wherever the kubeconfig is used (set credentials.allow_exec_kubeconfigs = true to accept exec users)"
             }
             Self::AuthProvider => "it runs an auth provider wherever the kubeconfig is used",
-            Self::TokenFile | Self::ClientCertificate | Self::ClientKey | Self::CertificateAuthority => {
+            Self::TokenFile
+            | Self::ClientCertificate
+            | Self::ClientKey
+            | Self::CertificateAuthority => {
                 "it reads a file wherever the kubeconfig is used; use the inline *-data or token fields"
             }
         }
@@ -190,7 +193,10 @@ pub enum KubeconfigError {
 }
 
 /// Parses `bytes` as a kubeconfig under the budget and checks that it is inert under `policy`.
-pub fn inspect(bytes: &[u8], policy: &KubeconfigPolicy) -> Result<KubeconfigFacts, KubeconfigError> {
+pub fn inspect(
+    bytes: &[u8],
+    policy: &KubeconfigPolicy,
+) -> Result<KubeconfigFacts, KubeconfigError> {
     let root = parse(bytes)?;
     check(&root, policy)
 }
@@ -211,7 +217,10 @@ impl fmt::Debug for Node {
         match self {
             Node::Scalar { .. } => f.write_str("<scalar>"),
             Node::Seq(items) => f.debug_list().entries(items).finish(),
-            Node::Map(entries) => f.debug_map().entries(entries.iter().map(|(k, v)| (k, v))).finish(),
+            Node::Map(entries) => f
+                .debug_map()
+                .entries(entries.iter().map(|(k, v)| (k, v)))
+                .finish(),
         }
     }
 }
@@ -219,7 +228,9 @@ impl fmt::Debug for Node {
 impl Node {
     fn is_null(&self) -> bool {
         match self {
-            Node::Scalar { text, plain: true } => matches!(text.as_str(), "" | "~" | "null" | "Null" | "NULL"),
+            Node::Scalar { text, plain: true } => {
+                matches!(text.as_str(), "" | "~" | "null" | "Null" | "NULL")
+            }
             Node::Scalar { text, plain: false } => text.is_empty(),
             _ => false,
         }
@@ -239,7 +250,8 @@ impl Node {
             _ => &[],
         };
         entries.iter().filter_map(move |(k, v)| {
-            (k.as_str().is_some_and(|k| k.eq_ignore_ascii_case(key)) && !v.is_null()).then_some(&**v)
+            (k.as_str().is_some_and(|k| k.eq_ignore_ascii_case(key)) && !v.is_null())
+                .then_some(&**v)
         })
     }
 
@@ -277,7 +289,12 @@ impl Frame {
                 *s = s.saturating_add(size);
                 false
             }
-            Frame::Map { entries, key, size: s, .. } => {
+            Frame::Map {
+                entries,
+                key,
+                size: s,
+                ..
+            } => {
                 *s = s.saturating_add(size);
                 match key.take() {
                     Some(k) => {
@@ -285,7 +302,8 @@ impl Frame {
                         false
                     }
                     None => {
-                        let merge = matches!(&*node, Node::Scalar { text, plain: true } if text == "<<");
+                        let merge =
+                            matches!(&*node, Node::Scalar { text, plain: true } if text == "<<");
                         *key = Some(node);
                         merge
                     }
@@ -327,7 +345,9 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Rc<Node>, KubeconfigError> {
 
     while let Some(next) = parser.next_event() {
         let (event, span) = next.map_err(|e| match e.kind() {
-            granit_parser::ErrorKind::RecursionLimitExceeded => KubeconfigError::TooDeep { limit: MAX_DEPTH },
+            granit_parser::ErrorKind::RecursionLimitExceeded => {
+                KubeconfigError::TooDeep { limit: MAX_DEPTH }
+            }
             _ => KubeconfigError::Syntax {
                 line: e.marker().line(),
                 column: e.marker().col() + 1,
@@ -357,7 +377,10 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Rc<Node>, KubeconfigError> {
                 )
             }
             Event::Alias(id) => {
-                let (node, size) = anchors.get(&id).cloned().ok_or(KubeconfigError::BadAlias { line })?;
+                let (node, size) = anchors
+                    .get(&id)
+                    .cloned()
+                    .ok_or(KubeconfigError::BadAlias { line })?;
                 charge(size)?;
                 (0, node, size)
             }
@@ -385,7 +408,11 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Rc<Node>, KubeconfigError> {
                 continue;
             }
             Event::SequenceEnd | Event::MappingEnd => match stack.pop() {
-                Some(Frame::Seq { anchor, items, size }) => (anchor, Rc::new(Node::Seq(items)), size),
+                Some(Frame::Seq {
+                    anchor,
+                    items,
+                    size,
+                }) => (anchor, Rc::new(Node::Seq(items)), size),
                 Some(Frame::Map {
                     anchor,
                     entries,
@@ -435,15 +462,25 @@ fn check(root: &Node, policy: &KubeconfigPolicy) -> Result<KubeconfigFacts, Kube
         for (i, entry) in clusters.items().iter().enumerate() {
             facts.clusters += 1;
             for cluster in entry.fields("cluster") {
-                if cluster.fields(RefusedField::CertificateAuthority.key()).next().is_some() {
+                if cluster
+                    .fields(RefusedField::CertificateAuthority.key())
+                    .next()
+                    .is_some()
+                {
                     return Err(KubeconfigError::Refused {
-                        path: format!("clusters[{i}].cluster.{}", RefusedField::CertificateAuthority.key()),
+                        path: format!(
+                            "clusters[{i}].cluster.{}",
+                            RefusedField::CertificateAuthority.key()
+                        ),
                         field: RefusedField::CertificateAuthority,
                     });
                 }
-                facts
-                    .servers
-                    .extend(cluster.fields("server").filter_map(Node::as_str).map(str::to_string));
+                facts.servers.extend(
+                    cluster
+                        .fields("server")
+                        .filter_map(Node::as_str)
+                        .map(str::to_string),
+                );
             }
         }
     }
@@ -508,7 +545,11 @@ mod tests {
         doc.push_str("0]\nb: [");
         doc.push_str(&"*ab,".repeat(149_999));
         doc.push_str("*ab]\n");
-        assert!(doc.len() > 750_000 && doc.len() <= MAX_BYTES, "{}", doc.len());
+        assert!(
+            doc.len() > 750_000 && doc.len() <= MAX_BYTES,
+            "{}",
+            doc.len()
+        );
         let start = Instant::now();
         let err = inspect(doc.as_bytes(), &KubeconfigPolicy::default()).unwrap_err();
         let took = start.elapsed();
@@ -549,7 +590,10 @@ mod tests {
             let start = Instant::now();
             let err = inspect(doc.as_bytes(), &KubeconfigPolicy::default()).unwrap_err();
             assert!(
-                matches!(err, KubeconfigError::TooDeep { limit: MAX_DEPTH } | KubeconfigError::Syntax { .. }),
+                matches!(
+                    err,
+                    KubeconfigError::TooDeep { limit: MAX_DEPTH } | KubeconfigError::Syntax { .. }
+                ),
                 "{err:?}"
             );
             assert!(start.elapsed() < Duration::from_secs(1));
@@ -560,7 +604,11 @@ mod tests {
             KubeconfigError::TooDeep { limit: MAX_DEPTH }
         );
         // Nesting just under the limit is fine as far as depth goes.
-        let ok = format!("clusters: [{{cluster: {}1{}}}]", "[".repeat(50), "]".repeat(50));
+        let ok = format!(
+            "clusters: [{{cluster: {}1{}}}]",
+            "[".repeat(50),
+            "]".repeat(50)
+        );
         inspect(ok.as_bytes(), &KubeconfigPolicy::default()).unwrap();
     }
 
@@ -581,32 +629,76 @@ mod tests {
     #[test]
     fn each_refused_field_is_named_by_path() {
         let cases = [
-            ("    exec:\n      command: /bin/sh\n      apiVersion: client.authentication.k8s.io/v1", "users[1].user.exec", RefusedField::Exec),
-            ("    auth-provider:\n      name: gcp\n      config: {cmd-path: /bin/sh}", "users[1].user.auth-provider", RefusedField::AuthProvider),
-            ("    tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token", "users[1].user.tokenFile", RefusedField::TokenFile),
-            ("    client-certificate: /etc/cert.pem\n    client-key-data: Q0E=", "users[1].user.client-certificate", RefusedField::ClientCertificate),
-            ("    client-key: /etc/key.pem", "users[1].user.client-key", RefusedField::ClientKey),
-            ("    TokenFile: /etc/token", "users[1].user.tokenFile", RefusedField::TokenFile),
-            ("    EXEC: {command: sh}", "users[1].user.exec", RefusedField::Exec),
+            (
+                "    exec:\n      command: /bin/sh\n      apiVersion: client.authentication.k8s.io/v1",
+                "users[1].user.exec",
+                RefusedField::Exec,
+            ),
+            (
+                "    auth-provider:\n      name: gcp\n      config: {cmd-path: /bin/sh}",
+                "users[1].user.auth-provider",
+                RefusedField::AuthProvider,
+            ),
+            (
+                "    tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token",
+                "users[1].user.tokenFile",
+                RefusedField::TokenFile,
+            ),
+            (
+                "    client-certificate: /etc/cert.pem\n    client-key-data: Q0E=",
+                "users[1].user.client-certificate",
+                RefusedField::ClientCertificate,
+            ),
+            (
+                "    client-key: /etc/key.pem",
+                "users[1].user.client-key",
+                RefusedField::ClientKey,
+            ),
+            (
+                "    TokenFile: /etc/token",
+                "users[1].user.tokenFile",
+                RefusedField::TokenFile,
+            ),
+            (
+                "    EXEC: {command: sh}",
+                "users[1].user.exec",
+                RefusedField::Exec,
+            ),
         ];
         for (user, path, field) in cases {
-            assert_eq!(refused(&yaml_with_user(user), KubeconfigPolicy::default()), (path.to_string(), field), "{user}");
+            assert_eq!(
+                refused(&yaml_with_user(user), KubeconfigPolicy::default()),
+                (path.to_string(), field),
+                "{user}"
+            );
         }
         let ca = "clusters:\n- name: c\n  cluster: {server: 'https://h', certificate-authority: /etc/ca.pem}\n";
         assert_eq!(
             refused(ca, KubeconfigPolicy::default()),
-            ("clusters[0].cluster.certificate-authority".to_string(), RefusedField::CertificateAuthority)
+            (
+                "clusters[0].cluster.certificate-authority".to_string(),
+                RefusedField::CertificateAuthority
+            )
         );
         // A refused field reached through an alias is still refused.
         let via_alias = "x: &u {exec: {command: sh}}\nclusters: [{cluster: {server: s}}]\nusers: [{name: a, user: *u}]\n";
-        assert_eq!(refused(via_alias, KubeconfigPolicy::default()).1, RefusedField::Exec);
+        assert_eq!(
+            refused(via_alias, KubeconfigPolicy::default()).1,
+            RefusedField::Exec
+        );
         // Empty or null values name no file and run nothing.
-        inspect(yaml_with_user("    tokenFile: \"\"\n    exec: null").as_bytes(), &KubeconfigPolicy::default()).unwrap();
+        inspect(
+            yaml_with_user("    tokenFile: \"\"\n    exec: null").as_bytes(),
+            &KubeconfigPolicy::default(),
+        )
+        .unwrap();
     }
 
     #[test]
     fn exec_users_are_accepted_when_the_policy_allows_them() {
-        let doc = yaml_with_user("    exec:\n      command: kubectl-oidc\n      apiVersion: client.authentication.k8s.io/v1");
+        let doc = yaml_with_user(
+            "    exec:\n      command: kubectl-oidc\n      apiVersion: client.authentication.k8s.io/v1",
+        );
         let allow = KubeconfigPolicy { allow_exec: true };
         let facts = inspect(doc.as_bytes(), &allow).unwrap();
         assert_eq!(facts.exec_users, ["users[1].user.exec"]);
@@ -617,7 +709,11 @@ mod tests {
 
     #[test]
     fn valid_yaml_and_json_kubeconfigs_are_accepted() {
-        let facts = inspect(yaml_with_user("    token: abc").as_bytes(), &KubeconfigPolicy::default()).unwrap();
+        let facts = inspect(
+            yaml_with_user("    token: abc").as_bytes(),
+            &KubeconfigPolicy::default(),
+        )
+        .unwrap();
         assert_eq!(facts.servers, ["https://10.0.0.1:6443"]);
         assert_eq!((facts.clusters, facts.users), (1, 2));
         let json = br#"{"apiVersion":"v1","kind":"Config","clusters":[{"name":"a","cluster":{"server":"https://a:443"}},{"name":"b","cluster":{"server":"https://b"}}],
@@ -626,12 +722,18 @@ mod tests {
         assert_eq!(facts.servers, ["https://a:443", "https://b"]);
         // Anchors and aliases within the budget are fine.
         let aliases = "clusters:\n- &c {name: a, cluster: {server: 'https://a'}}\n- *c\n";
-        assert_eq!(inspect(aliases.as_bytes(), &KubeconfigPolicy::default()).unwrap().clusters, 2);
+        assert_eq!(
+            inspect(aliases.as_bytes(), &KubeconfigPolicy::default())
+                .unwrap()
+                .clusters,
+            2
+        );
     }
 
     #[test]
     fn malformed_documents_are_refused_without_quoting_them() {
-        let cases: [(&[u8], fn(&KubeconfigError) -> bool); 9] = [
+        type Expect = fn(&KubeconfigError) -> bool;
+        let cases: [(&[u8], Expect); 9] = [
             (b"{{{ canary-7f3a", |e| matches!(e, KubeconfigError::Syntax { .. })),
             (b"token: canary-7f3a", |e| *e == KubeconfigError::NoClusters),
             (b"clusters: []", |e| *e == KubeconfigError::NoClusters),

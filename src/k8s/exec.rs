@@ -83,7 +83,10 @@ pub enum ExecRunError {
         source: io::Error,
     },
     /// The plugin exited unsuccessfully.
-    #[error("exec provider {provider}: {command:?} exited with {status}{}", tail_text(stderr_tail))]
+    #[error(
+        "exec provider {provider}: {command:?} exited with {status}{}",
+        tail_text(stderr_tail)
+    )]
     Failed {
         /// The provider's name.
         provider: String,
@@ -154,10 +157,8 @@ pub async fn run_with_timeout(
         });
     };
     let outcome = tokio::time::timeout(timeout, async {
-        let (out, err) = tokio::try_join!(
-            read_capped(stdout, "stdout"),
-            read_capped(stderr, "stderr")
-        )?;
+        let (out, err) =
+            tokio::try_join!(read_capped(stdout, "stdout"), read_capped(stderr, "stderr"))?;
         let status = child.wait().await.map_err(ReadError::Io)?;
         Ok::<_, ReadError>((status, out, err))
     })
