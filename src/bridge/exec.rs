@@ -923,7 +923,10 @@ pub fn static_kubeconfig(
         current_context: name,
     };
     // Maps of strings, booleans and lists of them always serialize.
-    serde_saphyr::to_string(&kc)
+    // Plain scalars only: a long token must not become a folded `>` block.
+    let mut options = serde_saphyr::SerializerOptions::default();
+    options.prefer_block_scalars = false;
+    serde_saphyr::to_string_with_options(&kc, options)
         .expect("a kubeconfig of strings serializes")
         .into_bytes()
 }
@@ -1025,6 +1028,45 @@ mod tests {
         assert_eq!(doc["current-context"].as_str(), Some("c1"));
         let facts = crate::bridge::kubeconfig::inspect(&kc, &Default::default()).unwrap();
         assert_eq!(facts.servers, ["https://10.0.0.1:6443"]);
+    }
+
+    #[test]
+    fn static_kubeconfig_keeps_long_values_on_one_line() {
+        let token = format!(
+            "eyJ{}.{}.{}",
+            "a".repeat(200),
+            "b".repeat(300),
+            "c".repeat(100)
+        );
+        let st = ExecCredentialStatus {
+            token: Some(token.clone()),
+            ..Default::default()
+        };
+        let kc = static_kubeconfig("c1", provider().cluster.as_ref().unwrap(), &st);
+        let text = String::from_utf8(kc.clone()).unwrap();
+        assert!(
+            text.lines().any(|l| l.trim() == format!("token: {token}")),
+            "{text}"
+        );
+        let doc: serde_json::Value = serde_saphyr::from_slice(&kc).unwrap();
+        assert_eq!(
+            doc["users"][0]["user"]["token"].as_str(),
+            Some(token.as_str())
+        );
+        let pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+        let st = ExecCredentialStatus {
+            client_certificate_data: Some(pem.into()),
+            client_key_data: Some(pem.into()),
+            ..Default::default()
+        };
+        let kc = static_kubeconfig("c1", provider().cluster.as_ref().unwrap(), &st);
+        crate::bridge::kubeconfig::inspect(&kc, &Default::default()).unwrap();
+        let doc: serde_json::Value = serde_saphyr::from_slice(&kc).unwrap();
+        let b64 = base64::engine::general_purpose::STANDARD.encode(pem);
+        assert_eq!(
+            doc["users"][0]["user"]["client-key-data"].as_str(),
+            Some(b64.as_str())
+        );
     }
 
     #[test]
