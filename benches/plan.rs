@@ -12,7 +12,8 @@ use k8s_openapi::api::core::v1::Secret;
 use tfsveltos::api::{ClusterProfile, keys};
 use tfsveltos::bridge::BridgeSpec;
 use tfsveltos::bridge::observed::World;
-use tfsveltos::bridge::plan::{Inputs, locate_all, plan};
+use tfsveltos::bridge::ownership::{IMPORTED, Ledger};
+use tfsveltos::bridge::plan::{Inputs, Phase, locate_all, plan};
 
 /// The fixtures the integration tests use (pure values; the rest of `tests/support` needs a test binary).
 #[path = "../tests/support/fixtures.rs"]
@@ -67,6 +68,8 @@ fn bench(c: &mut Criterion) {
         providers: None,
         world,
         now,
+        phase: Phase::Plan,
+        planned_mints: None,
     };
 
     // What exists after the first apply: exactly what the plan against the empty cluster wants.
@@ -85,7 +88,9 @@ fn bench(c: &mut Criterion) {
         .values()
         .filter_map(|d| d.secret.clone())
         .collect();
-    let steady = World::build(&spec.name, &clusters, &owned);
+    // Read back as a bridge that took over what it wrote (the objects here have no UIDs).
+    let ledger = Ledger::from_private(IMPORTED, Vec::new).expect("ledger");
+    let steady = World::build(&spec.name, &ledger, &clusters, &owned);
 
     let mut g = c.benchmark_group("plan_10000");
     g.sample_size(10);

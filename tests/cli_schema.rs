@@ -30,7 +30,11 @@ fn check_schema(cli: &Cli, schema: &serde_json::Value, address: Option<&str>) {
         .expect("provider_schemas");
     let (key, ours) = schemas
         .iter()
-        .find(|(k, _)| address.map_or(k.ends_with(PROVIDER_SOURCE), |a| k.as_str() == a))
+        .find(|(k, _)| {
+            address.map_or(k.ends_with(PROVIDER_SOURCE), |a| {
+                k.as_str() == a || k.ends_with(&format!("/{a}"))
+            })
+        })
         .unwrap_or_else(|| panic!("{}: our provider missing in {schemas:?}", cli.name));
     assert!(
         ours["provider"]["block"].is_object(),

@@ -85,9 +85,9 @@ fn generated_crds_agree_with_upstream() {
     ];
     for (stem, yaml) in crd_yamls() {
         let file = upstream_files.iter().find(|(s, _)| *s == stem).unwrap().1;
-        let ours: Value = serde_yaml::from_str(&yaml).unwrap();
+        let ours: Value = serde_saphyr::from_str(&yaml).unwrap();
         let theirs: Value =
-            serde_yaml::from_str(&std::fs::read_to_string(dir.join(file)).unwrap()).unwrap();
+            serde_saphyr::from_str(&std::fs::read_to_string(dir.join(file)).unwrap()).unwrap();
         for field in [
             "/spec/group",
             "/spec/scope",

@@ -53,7 +53,7 @@ fn workflows_dir() -> PathBuf {
 
 /// The one place the YAML parser is named.
 fn parse_yaml(text: &str) -> Result<Value, String> {
-    serde_yaml::from_str::<Value>(text).map_err(|e| e.to_string())
+    serde_saphyr::from_str::<Value>(text).map_err(|e| e.to_string())
 }
 
 /// Every workflow file: (file name, text).

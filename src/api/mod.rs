@@ -52,7 +52,12 @@ pub mod keys {
 
 /// The CRDs of the modelled types, as `(file stem, YAML)` pairs, in a stable order.
 pub fn crd_yamls() -> Vec<(&'static str, String)> {
-    let render = |crd| serde_yaml::to_string(&crd).expect("a CRD always serializes");
+    let render = |crd| {
+        // One line per description (no folded `>` blocks), as kubectl and controller-gen write CRDs.
+        let mut options = serde_saphyr::SerializerOptions::default();
+        options.prefer_block_scalars = false;
+        serde_saphyr::to_string_with_options(&crd, options).expect("a CRD always serializes")
+    };
     vec![
         ("clusterprofiles", render(ClusterProfile::crd())),
         ("sveltosclusters", render(SveltosCluster::crd())),

@@ -2,7 +2,7 @@
 //! what to run for a profile, and how to turn the plugin's answer into a static kubeconfig.
 //! Running the plugin is IO and lives in `crate::k8s`; everything here is pure.
 
-use std::collections::BTreeMap;
+use std::{collections::BTreeMap, fmt};
 
 use base64::Engine;
 use serde::{Deserialize, Serialize};
@@ -10,7 +10,315 @@ use serde::{Deserialize, Serialize};
 use super::credentials::exec_extension;
 use crate::api::{AccessProvider, KubeconfigCluster, keys};
 
-/// The providers file: `{"providers": [{"name": ..., "execConfig": {...}}]}`.
+/// Why a providers file, a plugin run or a plugin's answer is refused. Nothing here quotes inventory data
+/// except a refused variable name or server host (escaped and shortened), nor any credential.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    /// The providers file is not the expected JSON (the message gives the position only: the file may hold
+    /// secrets in its env values; the source has the parser's wording).
+    #[error("not a valid providers file (line {}, column {})", .0.line(), .0.column())]
+    ProvidersFileSyntax(#[source] serde_json::Error),
+    /// Two providers share a name.
+    #[error("providers[{index}]: duplicate provider name {name:?}")]
+    DuplicateProvider {
+        /// Position in `providers`.
+        index: usize,
+        /// The name.
+        name: String,
+    },
+    /// A provider has an empty `execConfig.command`.
+    #[error("providers[{index}] ({name}): execConfig.command is empty")]
+    EmptyCommand {
+        /// Position in `providers`.
+        index: usize,
+        /// The provider's name.
+        name: String,
+    },
+    /// `profileSourcedCLIArgsPolicy` is not `Append` or `Ignore`.
+    #[error(
+        "providers[{index}] ({name}): unknown profileSourcedCLIArgsPolicy {value:?} (Append or Ignore)"
+    )]
+    UnknownArgsPolicy {
+        /// Position in `providers`.
+        index: usize,
+        /// The provider's name.
+        name: String,
+        /// The value found.
+        value: String,
+    },
+    /// `profileSourcedEnvVarsPolicy` is not `AppendIfNotExists`, `Replace` or `Ignore`.
+    #[error(
+        "providers[{index}] ({name}): unknown profileSourcedEnvVarsPolicy {value:?} (AppendIfNotExists, Replace or Ignore)"
+    )]
+    UnknownEnvPolicy {
+        /// Position in `providers`.
+        index: usize,
+        /// The provider's name.
+        name: String,
+        /// The value found.
+        value: String,
+    },
+    /// The profile's access provider has no `cluster` entry.
+    #[error("access provider {provider} has no cluster entry")]
+    NoCluster {
+        /// The provider's name.
+        provider: String,
+    },
+    /// The additional-args extension is not a list of strings.
+    #[error(
+        "extension {} must be a list of strings",
+        keys::ADDITIONAL_ARGS_EXTENSION
+    )]
+    BadAdditionalArgs,
+    /// The additional-envs extension is not a map of strings.
+    #[error(
+        "extension {} must be a map of strings",
+        keys::ADDITIONAL_ENVS_EXTENSION
+    )]
+    BadAdditionalEnvs,
+    /// The profile asks for an environment variable that could change what the plugin runs or trusts.
+    #[error(
+        "extension {} sets {name}, which a profile may not set ({rule}); no plugin was run",
+        keys::ADDITIONAL_ENVS_EXTENSION
+    )]
+    ForbiddenEnv {
+        /// The variable's name (escaped, at most 64 characters).
+        name: String,
+        /// The rule it breaks.
+        rule: &'static str,
+    },
+    /// The profile's `cluster.server` is not in `credentials.exec_allowed_servers`.
+    #[error(
+        "the profile's cluster.server host {host} matches no entry of credentials.exec_allowed_servers; no plugin was run"
+    )]
+    ServerNotAllowed {
+        /// The host (escaped, at most 64 characters), or `<unparsable>`.
+        host: String,
+    },
+    /// An `exec_allowed_servers` entry is not `host`, `host:port`, `*.suffix` or `*.suffix:port`.
+    #[error(
+        "exec_allowed_servers entry {pattern:?} is not a host, host:port, *.domain or *.domain:port"
+    )]
+    BadServerPattern {
+        /// The entry.
+        pattern: String,
+    },
+    /// The plugin's stdout is not an ExecCredential JSON object.
+    #[error("the plugin's output is not an ExecCredential JSON object")]
+    NotExecCredential,
+    /// The plugin's answer has another `kind`.
+    #[error("the plugin's output has kind other than ExecCredential")]
+    WrongKind,
+    /// The plugin's answer has another `apiVersion`.
+    #[error("the plugin answered apiVersion {got:?}, expected {expected:?}")]
+    WrongApiVersion {
+        /// What it answered (escaped, at most 64 characters).
+        got: String,
+        /// What the providers file asks for.
+        expected: String,
+    },
+    /// The plugin's answer has no `status`.
+    #[error("the plugin's ExecCredential has no status")]
+    NoStatus,
+    /// The plugin's answer has neither a token nor a certificate and key.
+    #[error("the plugin's ExecCredential has neither a token nor a client certificate and key")]
+    NoCredential,
+    /// `status.expirationTimestamp` is not RFC 3339.
+    #[error("the plugin's expirationTimestamp is not RFC 3339")]
+    BadExpiry,
+}
+
+/// `s` escaped and cut to 64 characters, for naming untrusted identifiers in messages.
+fn shown(s: &str) -> String {
+    let mut out: String = s.chars().take(64).flat_map(char::escape_debug).collect();
+    if s.chars().count() > 64 {
+        out.push('…');
+    }
+    out
+}
+
+/// Environment variables a profile may never set through the KEP-5339 additional-envs extension, whatever the
+/// provider's `profileSourcedEnvVarsPolicy`: they change which program runs, what it loads, which files it
+/// reads, which proxies or CAs it trusts. Names are compared without regard to ASCII case. Each entry is
+/// `(pattern, rule)`: `NAME` exact, `PREFIX*` or `*SUFFIX`.
+pub const FORBIDDEN_PROFILE_ENV: &[(&str, &str)] = &[
+    ("PATH", "chooses which program runs"),
+    ("HOME", "chooses which configuration files are read"),
+    ("KUBECONFIG", "chooses which kubeconfig is read"),
+    ("KUBERNETES_EXEC_INFO", "set by the bridge"),
+    ("HTTP_PROXY", "redirects the plugin's traffic"),
+    ("HTTPS_PROXY", "redirects the plugin's traffic"),
+    ("NO_PROXY", "redirects the plugin's traffic"),
+    ("ALL_PROXY", "redirects the plugin's traffic"),
+    ("SSL_CERT_FILE", "chooses which CAs are trusted"),
+    ("SSL_CERT_DIR", "chooses which CAs are trusted"),
+    ("*_CA_BUNDLE", "chooses which CAs are trusted"),
+    ("LD_*", "loads code into the plugin (dynamic linker)"),
+    ("DYLD_*", "loads code into the plugin (dynamic linker)"),
+    ("GCONV_PATH", "loads code into the plugin (glibc)"),
+    (
+        "*_OPTIONS",
+        "passes options to an interpreter or runtime (NODE_OPTIONS, JAVA_TOOL_OPTIONS, ...)",
+    ),
+    ("PERL5*", "configures the Perl interpreter"),
+    ("PYTHON*", "configures the Python interpreter"),
+    ("RUBY*", "configures the Ruby interpreter"),
+    ("NODE_*", "configures Node.js"),
+    ("BASH_FUNC_*", "defines shell functions"),
+    ("BASH_ENV", "makes shells run a file"),
+    ("ENV", "makes shells run a file"),
+    ("SHELLOPTS", "configures shells"),
+    ("BASHOPTS", "configures shells"),
+    ("IFS", "changes how shells split words"),
+    ("PS4", "runs code in traced shells"),
+    ("GIT_*", "configures git"),
+];
+
+/// Why a profile may not set the environment variable `name`, if it may not.
+pub fn forbidden_profile_env(name: &str) -> Option<&'static str> {
+    let valid = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !valid {
+        return Some("not a portable variable name: letters, digits and '_' only");
+    }
+    let upper = name.to_ascii_uppercase();
+    FORBIDDEN_PROFILE_ENV.iter().find_map(|(pattern, rule)| {
+        let hit = if let Some(prefix) = pattern.strip_suffix('*') {
+            upper.starts_with(prefix)
+        } else if let Some(suffix) = pattern.strip_prefix('*') {
+            upper.ends_with(suffix)
+        } else {
+            upper == *pattern
+        };
+        hit.then_some(*rule)
+    })
+}
+
+/// `credentials.exec_allowed_servers`: host patterns a profile's `cluster.server` must match before its exec
+/// plugin runs (a token minted for a host goes to that host).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServerAllowList {
+    patterns: Vec<HostPattern>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct HostPattern {
+    /// `*.host`: any host strictly under `host`.
+    wildcard: bool,
+    /// Lower-cased host or domain.
+    host: String,
+    /// Required port, if any.
+    port: Option<u16>,
+}
+
+impl ServerAllowList {
+    /// Parses patterns: `host`, `host:port`, `*.domain`, `*.domain:port`, `[v6]`, `[v6]:port`. Hosts are
+    /// compared without regard to case; without a port in the pattern any port matches.
+    pub fn parse<S: AsRef<str>>(patterns: &[S]) -> Result<Self, ExecError> {
+        let patterns = patterns
+            .iter()
+            .map(|p| {
+                let raw = p.as_ref();
+                let bad = || ExecError::BadServerPattern {
+                    pattern: raw.into(),
+                };
+                let (wildcard, rest) = match raw.strip_prefix("*.") {
+                    Some(r) => (true, r),
+                    None => (false, raw),
+                };
+                let (host, port) = split_host_port(rest).ok_or_else(bad)?;
+                let ok_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | ':');
+                if host.is_empty() || !host.chars().all(ok_char) || (wildcard && host.contains(':'))
+                {
+                    return Err(bad());
+                }
+                Ok(HostPattern {
+                    wildcard,
+                    host: host.trim_end_matches('.').to_ascii_lowercase(),
+                    port,
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Self { patterns })
+    }
+
+    /// Whether no pattern is configured (every server is allowed).
+    pub fn is_empty(&self) -> bool {
+        self.patterns.is_empty()
+    }
+
+    /// Whether the host (and port, where the pattern has one) of `server`, an `https://` or `http://` URL,
+    /// matches a pattern. An empty list allows every server; an unparsable URL matches nothing.
+    pub fn allows(&self, server: &str) -> bool {
+        if self.patterns.is_empty() {
+            return true;
+        }
+        let Some((host, port)) = server_host_port(server) else {
+            return false;
+        };
+        self.patterns.iter().any(|p| {
+            let host_ok = if p.wildcard {
+                host.len() > p.host.len() + 1
+                    && host.ends_with(&p.host)
+                    && host.as_bytes()[host.len() - p.host.len() - 1] == b'.'
+            } else {
+                host == p.host
+            };
+            host_ok && p.port.is_none_or(|want| port == Some(want))
+        })
+    }
+
+    /// [`Self::allows`] as a result naming the host.
+    pub fn check(&self, server: &str) -> Result<(), ExecError> {
+        if self.allows(server) {
+            return Ok(());
+        }
+        let host =
+            server_host_port(server).map_or_else(|| "<unparsable>".to_string(), |(h, _)| shown(&h));
+        Err(ExecError::ServerNotAllowed { host })
+    }
+}
+
+/// `host[:port]` or `[v6][:port]`; `None` when the port is not a number.
+fn split_host_port(s: &str) -> Option<(&str, Option<u16>)> {
+    if let Some(rest) = s.strip_prefix('[') {
+        let (host, after) = rest.split_once(']')?;
+        return match after {
+            "" => Some((host, None)),
+            p => Some((host, Some(p.strip_prefix(':')?.parse().ok()?))),
+        };
+    }
+    match s.rsplit_once(':') {
+        Some((h, p)) if !h.contains(':') => Some((h, Some(p.parse().ok()?))),
+        _ => Some((s, None)),
+    }
+}
+
+/// The lower-cased host and the port (explicit, or the scheme's default) of an `http(s)://` URL.
+fn server_host_port(url: &str) -> Option<(String, Option<u16>)> {
+    let (scheme, rest) = url.trim().split_once("://")?;
+    let default = match scheme.to_ascii_lowercase().as_str() {
+        "https" => 443,
+        "http" => 80,
+        _ => return None,
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let hostport = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let (host, port) = split_host_port(hostport)?;
+    if host.is_empty() {
+        return None;
+    }
+    Some((
+        host.trim_end_matches('.').to_ascii_lowercase(),
+        Some(port.unwrap_or(default)),
+    ))
+}
+
+/// The providers file: `{"providers": [{"name": ..., "execConfig": {...}}]}`. `Debug` shows no argument or
+/// environment value.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProvidersFile {
@@ -35,7 +343,7 @@ pub struct ProviderEntry {
 }
 
 /// A kubeconfig `exec` stanza.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExecConfig {
     /// ExecCredential API version, e.g. `client.authentication.k8s.io/v1`.
@@ -60,7 +368,7 @@ pub struct ExecConfig {
 }
 
 /// A `name`/`value` environment variable.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Clone, PartialEq, Deserialize)]
 pub struct EnvVar {
     /// Name.
     pub name: String,
@@ -68,40 +376,63 @@ pub struct EnvVar {
     pub value: String,
 }
 
+impl fmt::Debug for ExecConfig {
+    /// Arguments and environment values may hold secrets: only their count and the variable names are shown.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ExecConfig")
+            .field("api_version", &self.api_version)
+            .field("command", &self.command)
+            .field("args", &format_args!("<{} redacted>", self.args.len()))
+            .field("env", &self.env)
+            .field("provide_cluster_info", &self.provide_cluster_info)
+            .field("install_hint", &self.install_hint)
+            .field("interactive_mode", &self.interactive_mode)
+            .finish()
+    }
+}
+
+impl fmt::Debug for EnvVar {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}=<redacted>", self.name)
+    }
+}
+
 impl ProvidersFile {
     /// Parses and validates a providers file (policies must be known values; names unique).
-    pub fn parse(bytes: &[u8]) -> Result<Self, String> {
-        let file: Self = serde_json::from_slice(bytes)
-            .map_err(|e| format!("not a valid providers file: {e}"))?;
+    pub fn parse(bytes: &[u8]) -> Result<Self, ExecError> {
+        let file: Self = serde_json::from_slice(bytes).map_err(ExecError::ProvidersFileSyntax)?;
         let mut seen = std::collections::BTreeSet::new();
-        for (i, p) in file.providers.iter().enumerate() {
+        for (index, p) in file.providers.iter().enumerate() {
+            let name = || p.name.clone();
             if !seen.insert(p.name.as_str()) {
-                return Err(format!(
-                    "providers[{i}]: duplicate provider name {:?}",
-                    p.name
-                ));
+                return Err(ExecError::DuplicateProvider {
+                    index,
+                    name: name(),
+                });
             }
             if p.exec_config.command.is_empty() {
-                return Err(format!(
-                    "providers[{i}] ({}): execConfig.command is empty",
-                    p.name
-                ));
+                return Err(ExecError::EmptyCommand {
+                    index,
+                    name: name(),
+                });
             }
             if let Some(v) = &p.profile_sourced_cli_args_policy
                 && !matches!(v.as_str(), "Append" | "Ignore")
             {
-                return Err(format!(
-                    "providers[{i}] ({}): unknown profileSourcedCLIArgsPolicy {v:?} (Append or Ignore)",
-                    p.name
-                ));
+                return Err(ExecError::UnknownArgsPolicy {
+                    index,
+                    name: name(),
+                    value: v.clone(),
+                });
             }
             if let Some(v) = &p.profile_sourced_env_vars_policy
                 && !matches!(v.as_str(), "AppendIfNotExists" | "Replace" | "Ignore")
             {
-                return Err(format!(
-                    "providers[{i}] ({}): unknown profileSourcedEnvVarsPolicy {v:?} (AppendIfNotExists, Replace or Ignore)",
-                    p.name
-                ));
+                return Err(ExecError::UnknownEnvPolicy {
+                    index,
+                    name: name(),
+                    value: v.clone(),
+                });
             }
         }
         Ok(file)
@@ -113,8 +444,8 @@ impl ProvidersFile {
     }
 }
 
-/// A fully determined plugin run.
-#[derive(Debug, Clone, PartialEq)]
+/// A fully determined plugin run. `Debug` shows no argument, environment value or `KUBERNETES_EXEC_INFO`.
+#[derive(Clone, PartialEq)]
 pub struct ExecInvocation {
     /// Provider name.
     pub provider: String,
@@ -132,15 +463,36 @@ pub struct ExecInvocation {
     pub api_version: String,
 }
 
-/// Builds the plugin run for a profile's access provider.
+impl fmt::Debug for ExecInvocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.env.iter().map(|(k, _)| k.as_str()).collect();
+        f.debug_struct("ExecInvocation")
+            .field("provider", &self.provider)
+            .field("command", &self.command)
+            .field("args", &format_args!("<{} redacted>", self.args.len()))
+            .field("env", &format_args!("{names:?} (values redacted)"))
+            .field(
+                "exec_info",
+                &format_args!("<{} bytes redacted>", self.exec_info.len()),
+            )
+            .field("install_hint", &self.install_hint)
+            .field("api_version", &self.api_version)
+            .finish()
+    }
+}
+
+/// Builds the plugin run for a profile's access provider. Profile-sourced variables named in
+/// [`FORBIDDEN_PROFILE_ENV`] make this fail, so that no plugin runs.
 pub fn invocation(
     entry: &ProviderEntry,
     provider: &AccessProvider,
-) -> Result<ExecInvocation, String> {
+) -> Result<ExecInvocation, ExecError> {
     let cluster = provider
         .cluster
         .as_ref()
-        .ok_or_else(|| format!("access provider {} has no cluster entry", provider.name))?;
+        .ok_or_else(|| ExecError::NoCluster {
+            provider: provider.name.clone(),
+        })?;
     let ext = |name: &str| {
         cluster
             .extensions
@@ -152,12 +504,8 @@ pub fn invocation(
     if entry.profile_sourced_cli_args_policy.as_deref() == Some("Append")
         && let Some(extra) = ext(keys::ADDITIONAL_ARGS_EXTENSION)
     {
-        let extra: Vec<String> = serde_json::from_value(extra.clone()).map_err(|_| {
-            format!(
-                "extension {} must be a list of strings",
-                keys::ADDITIONAL_ARGS_EXTENSION
-            )
-        })?;
+        let extra: Vec<String> =
+            serde_json::from_value(extra.clone()).map_err(|_| ExecError::BadAdditionalArgs)?;
         args.extend(extra);
     }
     let mut env: Vec<(String, String)> = entry
@@ -174,12 +522,16 @@ pub fn invocation(
         && let Some(extra) = ext(keys::ADDITIONAL_ENVS_EXTENSION)
     {
         let extra: BTreeMap<String, String> =
-            serde_json::from_value(extra.clone()).map_err(|_| {
-                format!(
-                    "extension {} must be a map of strings",
-                    keys::ADDITIONAL_ENVS_EXTENSION
-                )
-            })?;
+            serde_json::from_value(extra.clone()).map_err(|_| ExecError::BadAdditionalEnvs)?;
+        if let Some((name, rule)) = extra
+            .keys()
+            .find_map(|k| forbidden_profile_env(k).map(|rule| (k, rule)))
+        {
+            return Err(ExecError::ForbiddenEnv {
+                name: shown(name),
+                rule,
+            });
+        }
         for (k, v) in extra {
             match env.iter_mut().find(|(n, _)| *n == k) {
                 Some(slot) if policy == "Replace" => slot.1 = v,
@@ -225,6 +577,204 @@ pub fn invocation(
     })
 }
 
+/// Placeholder written where [`redact_secrets`] removed something.
+pub const REDACTED: &str = "<redacted>";
+
+/// Words that mark the value after them (`name=value`, `name: value`) as secret.
+const SECRET_KEYS: &[&str] = &[
+    "password",
+    "passwd",
+    "pwd",
+    "token",
+    "secret",
+    "apikey",
+    "api_key",
+    "api-key",
+    "credential",
+    "private_key",
+    "access_key",
+    "session_key",
+    "authorization",
+    "cookie",
+];
+
+/// Removes what looks like a credential from free text (a plugin's stderr), keeping the rest readable:
+/// PEM blocks; values after `password=`, `token:`, `secret=`-like keys; `Bearer`/`Basic` credentials;
+/// JWT-like strings; runs of 32+ hex digits; runs of 32+ base64 characters that mix upper case, lower case
+/// and digits; AWS access key ids. Control characters are dropped. Meant for error messages, so it errs on
+/// the side of removing too much.
+pub fn redact_secrets(text: &str) -> String {
+    let text: String = text
+        .chars()
+        .filter(|c| !c.is_control() || *c == '\n' || *c == '\t')
+        .collect();
+    let text = redact_pem(&text);
+    let text = redact_key_values(&text);
+    redact_words(&text)
+}
+
+fn redact_pem(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("-----BEGIN") {
+        out.push_str(&rest[..start]);
+        out.push_str("<redacted PEM block>");
+        let after = &rest[start + "-----BEGIN".len()..];
+        rest = match after.find("-----END") {
+            Some(end) => {
+                let tail = &after[end + "-----END".len()..];
+                match tail.find("-----") {
+                    Some(close) => &tail[close + 5..],
+                    None => "",
+                }
+            }
+            None => "",
+        };
+    }
+    out.push_str(rest);
+    out
+}
+
+fn redact_key_values(text: &str) -> String {
+    let lower = text.to_ascii_lowercase();
+    let bytes = text.as_bytes();
+    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'-';
+    let is_value_end = |b: u8| {
+        b.is_ascii_whitespace()
+            || matches!(b, b'"' | b'\'' | b',' | b';' | b'&' | b')' | b'}' | b']')
+    };
+    let mut out = String::with_capacity(text.len());
+    let (mut i, mut copied) = (0, 0);
+    while i < bytes.len() {
+        let at_word_start = i == 0 || !is_ident(bytes[i - 1]);
+        let bearer = ["bearer", "basic"]
+            .iter()
+            .find(|w| at_word_start && lower[i..].starts_with(**w))
+            .map(|w| i + w.len())
+            .filter(|&j| j < bytes.len() && bytes[j].is_ascii_whitespace());
+        let key_end = if bearer.is_some() {
+            None
+        } else {
+            SECRET_KEYS
+                .iter()
+                .find(|k| lower[i..].starts_with(**k))
+                .map(|k| {
+                    let mut j = i + k.len();
+                    while j < bytes.len() && is_ident(bytes[j]) {
+                        j += 1;
+                    }
+                    j
+                })
+        };
+        // Where the value starts (and the quote that ends it, if it is quoted): after `Bearer `, or after the
+        // key, an optional quote, spaces, `=` or `:`, spaces.
+        let value_start = bearer.map(|j| (j + 1, None)).or_else(|| {
+            let mut j = key_end?;
+            while j < bytes.len() && matches!(bytes[j], b'"' | b'\'') {
+                j += 1;
+            }
+            while j < bytes.len() && bytes[j] == b' ' {
+                j += 1;
+            }
+            if j >= bytes.len() || !matches!(bytes[j], b'=' | b':') {
+                return None;
+            }
+            j += 1;
+            while j < bytes.len() && bytes[j] == b' ' {
+                j += 1;
+            }
+            let quote = bytes.get(j).copied().filter(|b| matches!(b, b'"' | b'\''));
+            j += usize::from(quote.is_some());
+            // `Authorization: Bearer x`: the scheme stays, its value goes.
+            let scheme = ["bearer ", "basic "]
+                .iter()
+                .find(|w| lower[j..].starts_with(**w));
+            Some((j + scheme.map_or(0, |w| w.len()), quote))
+        });
+        let Some((start, quote)) = value_start else {
+            i += 1;
+            while i < bytes.len() && !text.is_char_boundary(i) {
+                i += 1;
+            }
+            continue;
+        };
+        let mut end = start;
+        while end < bytes.len()
+            && match quote {
+                Some(q) => bytes[end] != q,
+                None => !is_value_end(bytes[end]),
+            }
+        {
+            end += 1;
+        }
+        if end > start {
+            out.push_str(&text[copied..start]);
+            out.push_str(REDACTED);
+            copied = end;
+        }
+        i = end.max(i + 1);
+        while i < bytes.len() && !text.is_char_boundary(i) {
+            i += 1;
+        }
+    }
+    out.push_str(&text[copied..]);
+    out
+}
+
+fn redact_words(text: &str) -> String {
+    let in_word =
+        |c: char| c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=' | '_' | '-' | '.' | '~');
+    let mut out = String::with_capacity(text.len());
+    let mut word_start = None;
+    for (i, c) in text.char_indices().chain([(text.len(), ' ')]) {
+        match (in_word(c) && i < text.len(), word_start) {
+            (true, None) => word_start = Some(i),
+            (false, Some(start)) => {
+                let word = &text[start..i];
+                out.push_str(if looks_secret(word) { REDACTED } else { word });
+                word_start = None;
+                if i < text.len() {
+                    out.push(c);
+                }
+            }
+            (false, None) if i < text.len() => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+fn looks_secret(word: &str) -> bool {
+    let b64 = |s: &str| {
+        s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=' | '_' | '-'))
+    };
+    let segments: Vec<&str> = word.split('.').collect();
+    let jwt = segments.len() >= 2
+        && word.starts_with("eyJ")
+        && segments.iter().all(|s| b64(s))
+        && word.len() >= 16;
+    let hex = word.len() >= 32 && word.chars().all(|c| c.is_ascii_hexdigit());
+    let mixed = |s: &str| {
+        s.len() >= 32
+            && b64(s)
+            && s.chars().any(|c| c.is_ascii_uppercase())
+            && s.chars().any(|c| c.is_ascii_lowercase())
+            && s.chars().any(|c| c.is_ascii_digit())
+    };
+    let aws_key = (word.starts_with("AKIA") || word.starts_with("ASIA"))
+        && word.len() == 20
+        && word
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
+    jwt || hex
+        || aws_key
+        || word.split(['.', '~']).any(mixed)
+        || word
+            .split(['.', '~', '/', '-', '_'])
+            .any(|s| s.len() >= 32 && s.chars().all(|c| c.is_ascii_hexdigit()))
+}
+
 /// The `status` of an ExecCredential.
 #[derive(Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -264,7 +814,7 @@ impl std::fmt::Debug for ExecCredentialStatus {
 pub fn parse_exec_credential(
     stdout: &[u8],
     expected_api_version: &str,
-) -> Result<ExecCredentialStatus, String> {
+) -> Result<ExecCredentialStatus, ExecError> {
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]
     struct Cred {
@@ -272,34 +822,26 @@ pub fn parse_exec_credential(
         kind: Option<String>,
         status: Option<ExecCredentialStatus>,
     }
-    let cred: Cred = serde_json::from_slice(stdout)
-        .map_err(|_| "the plugin's output is not an ExecCredential JSON object".to_string())?;
+    let cred: Cred = serde_json::from_slice(stdout).map_err(|_| ExecError::NotExecCredential)?;
     if cred.kind.as_deref() != Some("ExecCredential") {
-        return Err("the plugin's output has kind other than ExecCredential".into());
+        return Err(ExecError::WrongKind);
     }
     if cred.api_version.as_deref() != Some(expected_api_version) {
-        return Err(format!(
-            "the plugin answered apiVersion {:?}, expected {expected_api_version:?}",
-            cred.api_version.unwrap_or_default()
-        ));
+        return Err(ExecError::WrongApiVersion {
+            got: shown(&cred.api_version.unwrap_or_default()),
+            expected: expected_api_version.into(),
+        });
     }
-    let status = cred
-        .status
-        .ok_or("the plugin's ExecCredential has no status")?;
+    let status = cred.status.ok_or(ExecError::NoStatus)?;
     let has_token = status.token.as_deref().is_some_and(|t| !t.is_empty());
     let has_cert = status.client_certificate_data.is_some() && status.client_key_data.is_some();
     if !has_token && !has_cert {
-        return Err(
-            "the plugin's ExecCredential has neither a token nor a client certificate and key"
-                .into(),
-        );
+        return Err(ExecError::NoCredential);
     }
     if let Some(ts) = &status.expiration_timestamp
         && ts.parse::<jiff::Timestamp>().is_err()
     {
-        return Err(format!(
-            "the plugin's expirationTimestamp {ts:?} is not RFC 3339"
-        ));
+        return Err(ExecError::BadExpiry);
     }
     Ok(status)
 }
@@ -380,8 +922,12 @@ pub fn static_kubeconfig(
         }],
         current_context: name,
     };
-    serde_yaml::to_string(&kc)
-        .expect("kubeconfig serializes")
+    // Maps of strings, booleans and lists of them always serialize.
+    // Plain scalars only: a long token must not become a folded `>` block.
+    let mut options = serde_saphyr::SerializerOptions::default();
+    options.prefer_block_scalars = false;
+    serde_saphyr::to_string_with_options(&kc, options)
+        .expect("a kubeconfig of strings serializes")
         .into_bytes()
 }
 
@@ -456,6 +1002,7 @@ mod tests {
             br#"{"providers":[{"name":"p","execConfig":{"apiVersion":"v","command":"c"},"profileSourcedEnvVarsPolicy":"Sometimes"}]}"#,
         )
         .unwrap_err();
+        let e = e.to_string();
         assert!(
             e.contains("Sometimes") && e.contains("profileSourcedEnvVarsPolicy"),
             "{e}"
@@ -469,7 +1016,7 @@ mod tests {
         let st = parse_exec_credential(out, "client.authentication.k8s.io/v1").unwrap();
         assert!(!format!("{st:?}").contains("canary"));
         let kc = static_kubeconfig("c1", provider().cluster.as_ref().unwrap(), &st);
-        let doc: serde_yaml::Value = serde_yaml::from_slice(&kc).unwrap();
+        let doc: serde_json::Value = serde_saphyr::from_slice(&kc).unwrap();
         assert_eq!(
             doc["users"][0]["user"]["token"].as_str(),
             Some("canary-tok")
@@ -479,7 +1026,47 @@ mod tests {
             Some("https://10.0.0.1:6443")
         );
         assert_eq!(doc["current-context"].as_str(), Some("c1"));
-        crate::bridge::credentials::material::check_kubeconfig(&kc, &Default::default()).unwrap();
+        let facts = crate::bridge::kubeconfig::inspect(&kc, &Default::default()).unwrap();
+        assert_eq!(facts.servers, ["https://10.0.0.1:6443"]);
+    }
+
+    #[test]
+    fn static_kubeconfig_keeps_long_values_on_one_line() {
+        let token = format!(
+            "eyJ{}.{}.{}",
+            "a".repeat(200),
+            "b".repeat(300),
+            "c".repeat(100)
+        );
+        let st = ExecCredentialStatus {
+            token: Some(token.clone()),
+            ..Default::default()
+        };
+        let kc = static_kubeconfig("c1", provider().cluster.as_ref().unwrap(), &st);
+        let text = String::from_utf8(kc.clone()).unwrap();
+        assert!(
+            text.lines().any(|l| l.trim() == format!("token: {token}")),
+            "{text}"
+        );
+        let doc: serde_json::Value = serde_saphyr::from_slice(&kc).unwrap();
+        assert_eq!(
+            doc["users"][0]["user"]["token"].as_str(),
+            Some(token.as_str())
+        );
+        let pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+        let st = ExecCredentialStatus {
+            client_certificate_data: Some(pem.into()),
+            client_key_data: Some(pem.into()),
+            ..Default::default()
+        };
+        let kc = static_kubeconfig("c1", provider().cluster.as_ref().unwrap(), &st);
+        crate::bridge::kubeconfig::inspect(&kc, &Default::default()).unwrap();
+        let doc: serde_json::Value = serde_saphyr::from_slice(&kc).unwrap();
+        let b64 = base64::engine::general_purpose::STANDARD.encode(pem);
+        assert_eq!(
+            doc["users"][0]["user"]["client-key-data"].as_str(),
+            Some(b64.as_str())
+        );
     }
 
     #[test]
@@ -491,7 +1078,211 @@ mod tests {
             br#"{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"canary","expirationTimestamp":"tomorrow"}}"#,
         ] {
             let e = parse_exec_credential(out, "client.authentication.k8s.io/v1").unwrap_err();
-            assert!(!e.contains("canary"), "{e}");
+            assert!(!e.to_string().contains("canary"), "{e}");
+            assert!(!format!("{e:?}").contains("canary"), "{e:?}");
         }
+    }
+
+    fn with_envs(envs: serde_json::Value, policy: &str) -> Result<ExecInvocation, ExecError> {
+        let mut f = file();
+        f.providers[0].profile_sourced_env_vars_policy = Some(policy.into());
+        let mut p = provider();
+        let cluster = p.cluster.as_mut().unwrap();
+        cluster.extensions[1].extension = envs;
+        invocation(&f.providers[0], &p)
+    }
+
+    #[test]
+    fn profile_env_that_steers_the_plugin_is_refused() {
+        for name in [
+            "LD_PRELOAD",
+            "ld_library_path",
+            "DYLD_INSERT_LIBRARIES",
+            "NODE_OPTIONS",
+            "JAVA_TOOL_OPTIONS",
+            "PERL5OPT",
+            "PYTHONPATH",
+            "RUBYOPT",
+            "BASH_FUNC_x%%",
+            "PATH",
+            "Path",
+            "HOME",
+            "KUBECONFIG",
+            "http_proxy",
+            "HTTPS_PROXY",
+            "No_Proxy",
+            "all_proxy",
+            "GIT_SSH_COMMAND",
+            "BASH_ENV",
+            "SSL_CERT_FILE",
+            "",
+            "A=B",
+            "X\u{0}",
+        ] {
+            for policy in ["AppendIfNotExists", "Replace"] {
+                let e = with_envs(serde_json::json!({ "OK": "1", name: "v" }), policy).unwrap_err();
+                let ExecError::ForbiddenEnv {
+                    name: shown_name, ..
+                } = &e
+                else {
+                    panic!("{name}: {e:?}");
+                };
+                if name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                    assert_eq!(shown_name, name);
+                }
+                assert!(e.to_string().contains("no plugin was run"), "{e}");
+            }
+        }
+        // A huge name is shortened in the message.
+        let long = format!("LD_{}", "A".repeat(10_000));
+        let e = with_envs(serde_json::json!({ long: "v" }), "Replace").unwrap_err();
+        assert!(e.to_string().len() < 400, "{e}");
+        // Under `Ignore` the extension is not read at all.
+        with_envs(serde_json::json!({ "LD_PRELOAD": "/x.so" }), "Ignore").unwrap();
+        // Harmless names still pass.
+        let inv = with_envs(
+            serde_json::json!({ "AUDIENCE": "a", "region_1": "eu" }),
+            "Replace",
+        )
+        .unwrap();
+        assert_eq!(inv.env.len(), 3);
+    }
+
+    #[test]
+    fn allowed_servers_match_hosts_and_ports() {
+        let list = ServerAllowList::parse(&[
+            "api.example.com",
+            "*.prod.example.net",
+            "10.0.0.1:6443",
+            "[fd00::1]",
+        ])
+        .unwrap();
+        for ok in [
+            "https://api.example.com",
+            "https://API.Example.com:6443/path",
+            "https://user:pw@api.example.com.:443",
+            "https://a.prod.example.net",
+            "https://a.b.prod.example.net:8443",
+            "https://10.0.0.1:6443",
+            "https://[fd00::1]:6443",
+        ] {
+            assert!(list.allows(ok), "{ok}");
+            list.check(ok).unwrap();
+        }
+        for bad in [
+            "https://api.example.com.evil.io",
+            "https://evilapi.example.com",
+            "https://prod.example.net",
+            "https://aprod.example.net",
+            "https://10.0.0.1",
+            "https://10.0.0.1:443",
+            "https://api.example.com@evil.io",
+            "ftp://api.example.com",
+            "api.example.com",
+            "https://",
+            "https://[fd00::2]",
+        ] {
+            assert!(!list.allows(bad), "{bad}");
+            let e = list.check(bad).unwrap_err();
+            assert!(matches!(e, ExecError::ServerNotAllowed { .. }), "{e:?}");
+        }
+        assert!(
+            ServerAllowList::parse::<&str>(&[])
+                .unwrap()
+                .allows("https://anything")
+        );
+        for bad in ["", "*.", "a/b", "*.a:b:c", "host:notaport", "**.x", "a b"] {
+            assert!(ServerAllowList::parse(&[bad]).is_err(), "{bad}");
+        }
+        let e = list.check("https://evil.io:1/x").unwrap_err().to_string();
+        assert!(
+            e.contains("evil.io") && e.contains("exec_allowed_servers"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn debug_output_redacts_secrets() {
+        const CANARY: &str = "canary-5e1";
+        let f = ProvidersFile::parse(
+            format!(r#"{{"providers":[{{"name":"p","execConfig":{{"apiVersion":"v","command":"c","args":["--token={CANARY}"],"env":[{{"name":"SECRET","value":"{CANARY}"}}]}}}}]}}"#)
+                .as_bytes(),
+        )
+        .unwrap();
+        let mut p = provider();
+        p.cluster.as_mut().unwrap().extensions[2].extension =
+            serde_json::json!({ "secret": CANARY });
+        let mut entry = f.providers[0].clone();
+        entry.exec_config.provide_cluster_info = true;
+        let inv = invocation(&entry, &p).unwrap();
+        assert!(inv.exec_info.contains(CANARY));
+        let status = ExecCredentialStatus {
+            token: Some(CANARY.into()),
+            client_key_data: Some(CANARY.into()),
+            ..Default::default()
+        };
+        for shown in [
+            format!("{f:?}"),
+            format!("{entry:?}"),
+            format!("{:?}", entry.exec_config.env[0]),
+            format!("{inv:?}"),
+            format!("{status:?}"),
+        ] {
+            assert!(!shown.contains(CANARY), "{shown}");
+        }
+        assert!(format!("{inv:?}").contains("SECRET"));
+    }
+
+    #[test]
+    fn redaction_removes_credentials_and_keeps_prose() {
+        let jwt =
+            "eyJhbGciOiJSUzI1NiIsImtpZCI6IjEifQ.eyJzdWIiOiJzeXN0ZW06c2EifQ.c2lnbmF0dXJlLWNhbmFyeQ";
+        let text = format!(
+            "error: login failed for user admin\n\
+             token=tok-canary-1 password: \"pw canary\"\n\
+             Authorization: Bearer bearer-canary-2\n\
+             got {jwt}\n\
+             key 0123456789abcdef0123456789abcdef01\n\
+             b64 QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0MTIzNDU2Nzg5\n\
+             aws AKIAABCDEFGHIJKLMNOP\n\
+             -----BEGIN RSA PRIVATE KEY-----\nMIIEcanary3\n-----END RSA PRIVATE KEY-----\n\
+             client_secret=\"s3cr3t-canary-4\" done\x1b[31m\n\
+             see /usr/local/bin/kubelogin --help"
+        );
+        let r = redact_secrets(&text);
+        for gone in [
+            "tok-canary-1",
+            "canary\"",
+            "bearer-canary-2",
+            "eyJ",
+            "0123456789abcdef",
+            "QUJDREVG",
+            "AKIAABCD",
+            "MIIEcanary3",
+            "s3cr3t-canary-4",
+            "\x1b",
+        ] {
+            assert!(!r.contains(gone), "{gone} in {r}");
+        }
+        for kept in [
+            "error: login failed for user admin",
+            "<redacted PEM block>",
+            "done",
+            "see /usr/local/bin/kubelogin --help",
+        ] {
+            assert!(r.contains(kept), "{kept} missing from {r}");
+        }
+        assert_eq!(
+            redact_secrets("plain words, no secret"),
+            "plain words, no secret"
+        );
+        assert_eq!(
+            redact_secrets("héllo token=wörld ü"),
+            "héllo token=<redacted> ü"
+        );
+        assert_eq!(
+            redact_secrets("-----BEGIN CERT\nabc"),
+            "<redacted PEM block>"
+        );
     }
 }

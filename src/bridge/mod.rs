@@ -6,6 +6,7 @@ pub mod credentials;
 pub mod desired;
 pub mod duration;
 pub mod exec;
+pub mod kubeconfig;
 pub mod names;
 pub mod observed;
 pub mod ownership;

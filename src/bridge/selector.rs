@@ -26,20 +26,88 @@ pub struct Selector {
     source: String,
 }
 
-/// Why a selector string is invalid.
+/// Why a selector string is invalid. The message includes the reason (diagnostics show only the top error);
+/// the reason is also the error's `source`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid label selector {input:?}: {reason}")]
 pub struct SelectorError {
     /// The selector as given.
     pub input: String,
     /// What is wrong with it.
-    pub reason: String,
+    #[source]
+    pub reason: SelectorProblem,
+}
+
+/// What is wrong with a selector string.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SelectorProblem {
+    /// A `)` without its `(`.
+    #[error("unbalanced ')'")]
+    UnbalancedClose,
+    /// A `(` without its `)`.
+    #[error("unbalanced '('")]
+    UnbalancedOpen,
+    /// Two commas in a row, or a trailing comma.
+    #[error("empty requirement (stray comma?)")]
+    EmptyRequirement,
+    /// A requirement with an operator other than `=`, `==`, `!=`, `in`, `notin`.
+    #[error("unknown operator in {part:?} (use =, ==, !=, in, notin, !key or key)")]
+    UnknownOperator {
+        /// The requirement.
+        part: String,
+    },
+    /// `in` or `notin` without a parenthesised list.
+    #[error("{op} needs a parenthesised list of values in {part:?}")]
+    NeedsList {
+        /// `in` or `notin`.
+        op: &'static str,
+        /// The requirement.
+        part: String,
+    },
+    /// `in ()` or `notin ()`.
+    #[error("{op} needs at least one value in {part:?}")]
+    NeedsValue {
+        /// `in` or `notin`.
+        op: &'static str,
+        /// The requirement.
+        part: String,
+    },
+    /// An invalid label key or value.
+    #[error(transparent)]
+    Label(#[from] LabelError),
+}
+
+/// Why a label key or value is invalid.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LabelError {
+    /// The part before `/` is not a DNS subdomain.
+    #[error("label key {key:?} has an invalid prefix (must be a DNS subdomain)")]
+    BadPrefix {
+        /// The key.
+        key: String,
+    },
+    /// The name part is empty, too long, or uses other characters.
+    #[error(
+        "label key {key:?} is invalid (name part: 1-63 alphanumerics, '-', '_', '.', starting and ending alphanumeric)"
+    )]
+    BadName {
+        /// The key.
+        key: String,
+    },
+    /// The value is too long or uses other characters.
+    #[error(
+        "label value {value:?} is invalid (at most 63 alphanumerics, '-', '_', '.', starting and ending alphanumeric)"
+    )]
+    BadValue {
+        /// The value.
+        value: String,
+    },
 }
 
 impl Selector {
     /// Parses the string form used by `kubectl -l` and the API's `labelSelector` parameter.
     pub fn parse(input: &str) -> Result<Self, SelectorError> {
-        let err = |reason: String| SelectorError {
+        let err = |reason: SelectorProblem| SelectorError {
             input: input.to_string(),
             reason,
         };
@@ -50,7 +118,7 @@ impl Selector {
                 if input.trim().is_empty() {
                     continue;
                 }
-                return Err(err("empty requirement (stray comma?)".into()));
+                return Err(err(SelectorProblem::EmptyRequirement));
             }
             requirements.push(parse_requirement(part).map_err(err)?);
         }
@@ -90,7 +158,7 @@ impl fmt::Display for Selector {
 }
 
 /// Splits on commas that are not inside parentheses.
-fn split_top_level(input: &str) -> Result<Vec<&str>, String> {
+fn split_top_level(input: &str) -> Result<Vec<&str>, SelectorProblem> {
     let mut parts = Vec::new();
     let (mut depth, mut start) = (0i32, 0usize);
     for (i, c) in input.char_indices() {
@@ -99,7 +167,7 @@ fn split_top_level(input: &str) -> Result<Vec<&str>, String> {
             ')' => {
                 depth -= 1;
                 if depth < 0 {
-                    return Err("unbalanced ')'".into());
+                    return Err(SelectorProblem::UnbalancedClose);
                 }
             }
             ',' if depth == 0 => {
@@ -110,13 +178,13 @@ fn split_top_level(input: &str) -> Result<Vec<&str>, String> {
         }
     }
     if depth != 0 {
-        return Err("unbalanced '('".into());
+        return Err(SelectorProblem::UnbalancedOpen);
     }
     parts.push(&input[start..]);
     Ok(parts)
 }
 
-fn parse_requirement(part: &str) -> Result<Requirement, String> {
+fn parse_requirement(part: &str) -> Result<Requirement, SelectorProblem> {
     if let Some(key) = part.strip_prefix('!') {
         return Ok(Requirement::DoesNotExist(label_key(key.trim())?));
     }
@@ -141,21 +209,25 @@ fn parse_requirement(part: &str) -> Result<Requirement, String> {
         } else if let Some(l) = rest.strip_prefix("in") {
             ("in", l)
         } else {
-            return Err(format!(
-                "unknown operator in {part:?} (use =, ==, !=, in, notin, !key or key)"
-            ));
+            return Err(SelectorProblem::UnknownOperator { part: part.into() });
         };
         let list = list.trim();
         let inner = list
             .strip_prefix('(')
             .and_then(|l| l.strip_suffix(')'))
-            .ok_or_else(|| format!("{op} needs a parenthesised list of values in {part:?}"))?;
+            .ok_or_else(|| SelectorProblem::NeedsList {
+                op,
+                part: part.into(),
+            })?;
         let values = inner
             .split(',')
             .map(|v| label_value(v.trim()))
             .collect::<Result<Vec<_>, _>>()?;
         if values.is_empty() || inner.trim().is_empty() {
-            return Err(format!("{op} needs at least one value in {part:?}"));
+            return Err(SelectorProblem::NeedsValue {
+                op,
+                part: part.into(),
+            });
         }
         return Ok(if op == "in" {
             Requirement::In(key, values)
@@ -167,7 +239,7 @@ fn parse_requirement(part: &str) -> Result<Requirement, String> {
 }
 
 /// Validates a label key: optional DNS-subdomain prefix and a name of at most 63 characters.
-pub fn label_key(key: &str) -> Result<String, String> {
+pub fn label_key(key: &str) -> Result<String, LabelError> {
     let (prefix, name) = match key.rsplit_once('/') {
         Some((p, n)) => (Some(p), n),
         None => (None, key),
@@ -181,26 +253,22 @@ pub fn label_key(key: &str) -> Result<String, String> {
                         .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
             }))
     {
-        return Err(format!(
-            "label key {key:?} has an invalid prefix (must be a DNS subdomain)"
-        ));
+        return Err(LabelError::BadPrefix { key: key.into() });
     }
     if name.is_empty() || name.len() > 63 || !is_label_name(name) {
-        return Err(format!(
-            "label key {key:?} is invalid (name part: 1-63 alphanumerics, '-', '_', '.', starting and ending alphanumeric)"
-        ));
+        return Err(LabelError::BadName { key: key.into() });
     }
     Ok(key.to_string())
 }
 
 /// Validates a label value: empty, or at most 63 characters of the label-name alphabet.
-pub fn label_value(value: &str) -> Result<String, String> {
+pub fn label_value(value: &str) -> Result<String, LabelError> {
     if value.is_empty() || (value.len() <= 63 && is_label_name(value)) {
         Ok(value.to_string())
     } else {
-        Err(format!(
-            "label value {value:?} is invalid (at most 63 alphanumerics, '-', '_', '.', starting and ending alphanumeric)"
-        ))
+        Err(LabelError::BadValue {
+            value: value.into(),
+        })
     }
 }
 
@@ -270,7 +338,10 @@ mod tests {
         ] {
             let e = Selector::parse(bad).unwrap_err();
             assert_eq!(e.input, bad);
-            assert!(!e.reason.is_empty());
+            assert!(!e.reason.to_string().is_empty());
+            // The reason is reachable as the error's source.
+            let source = std::error::Error::source(&e).expect("a reason");
+            assert_eq!(source.to_string(), e.reason.to_string());
         }
     }
 

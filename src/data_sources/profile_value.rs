@@ -359,7 +359,7 @@ mod tests {
             vec!["client.authentication.k8s.io/exec".to_string()]
         );
         // No certificate data and no extension contents anywhere.
-        let dump = format!("{v:?}");
+        let dump = format!("{:?}", v.reveal());
         assert!(
             !dump.contains("Y2FuYXJ5") && !dump.contains("canary"),
             "{dump}"

@@ -1,16 +1,133 @@
-//! Runs exec credential plugins (KEP-541) for exec-plugin access providers. Output is parsed, never logged.
+//! Runs exec credential plugins (KEP-541) for exec-plugin access providers.
+//!
+//! The plugin runs in a process group of its own with stdin closed; stdout and stderr are read with a cap of
+//! [`OUTPUT_CAP`] each; past [`TIMEOUT`] (or the cap) the whole group is killed, so a plugin that forks
+//! leaves nothing behind. Its stdout is parsed, never logged; when it fails, the error carries the last lines
+//! of its stderr with whatever looks like a credential removed ([`redact_secrets`]).
 
-use std::{process::Stdio, time::Duration};
+use std::{
+    io,
+    process::{ExitStatus, Stdio},
+    time::Duration,
+};
 
-use tokio::process::Command;
+use tokio::{
+    io::{AsyncRead, AsyncReadExt},
+    process::{Child, Command},
+};
 
-use crate::bridge::exec::{ExecCredentialStatus, ExecInvocation, parse_exec_credential};
+use crate::bridge::exec::{
+    ExecCredentialStatus, ExecError, ExecInvocation, parse_exec_credential, redact_secrets,
+};
 
 /// How long a plugin may run.
 pub const TIMEOUT: Duration = Duration::from_secs(60);
+/// The most a plugin may write to stdout, and separately to stderr (1 MiB).
+pub const OUTPUT_CAP: usize = 1 << 20;
+/// How many of the last stderr lines a failure error shows.
+pub const STDERR_TAIL_LINES: usize = 10;
+/// How many characters of each stderr line a failure error shows.
+const STDERR_LINE_CHARS: usize = 300;
 
-/// Runs the plugin and parses its ExecCredential. Errors name the provider and never quote the output.
-pub async fn run(inv: &ExecInvocation) -> Result<ExecCredentialStatus, String> {
+/// Why a plugin run gave no credential. No variant holds the plugin's stdout; stderr only redacted.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecRunError {
+    /// The command could not be started.
+    #[error("exec provider {provider}: cannot start {command:?}{hint}")]
+    Spawn {
+        /// The provider's name.
+        provider: String,
+        /// The command.
+        command: String,
+        /// ` (<install hint>)`, or empty.
+        hint: String,
+        /// The OS error.
+        #[source]
+        source: io::Error,
+    },
+    /// The plugin ran past the timeout; its process group was killed.
+    #[error(
+        "exec provider {provider}: {command:?} did not finish within {timeout:?}; it and every process it started were killed"
+    )]
+    Timeout {
+        /// The provider's name.
+        provider: String,
+        /// The command.
+        command: String,
+        /// The timeout.
+        timeout: Duration,
+    },
+    /// The plugin wrote more than [`OUTPUT_CAP`] to one stream; its process group was killed.
+    #[error(
+        "exec provider {provider}: {command:?} wrote more than {limit} bytes to {stream}; it and every process it started were killed"
+    )]
+    OutputTooLarge {
+        /// The provider's name.
+        provider: String,
+        /// The command.
+        command: String,
+        /// `stdout` or `stderr`.
+        stream: &'static str,
+        /// The cap.
+        limit: usize,
+    },
+    /// Reading the plugin's output or waiting for it failed.
+    #[error("exec provider {provider}: running {command:?} failed")]
+    Io {
+        /// The provider's name.
+        provider: String,
+        /// The command.
+        command: String,
+        /// The OS error.
+        #[source]
+        source: io::Error,
+    },
+    /// The plugin exited unsuccessfully.
+    #[error(
+        "exec provider {provider}: {command:?} exited with {status}{}",
+        tail_text(stderr_tail)
+    )]
+    Failed {
+        /// The provider's name.
+        provider: String,
+        /// The command.
+        command: String,
+        /// How it exited.
+        status: ExitStatus,
+        /// The last lines of its stderr, credentials redacted.
+        stderr_tail: String,
+    },
+    /// The plugin's answer is not a usable ExecCredential.
+    #[error("exec provider {provider}: {source}")]
+    Credential {
+        /// The provider's name.
+        provider: String,
+        /// What is wrong with the answer.
+        #[source]
+        source: ExecError,
+    },
+}
+
+fn tail_text(tail: &str) -> String {
+    if tail.is_empty() {
+        " (no stderr output)".into()
+    } else {
+        format!("; last lines of its stderr (credentials redacted):\n{tail}")
+    }
+}
+
+/// Runs the plugin with [`TIMEOUT`] and parses its ExecCredential.
+pub async fn run(inv: &ExecInvocation) -> Result<ExecCredentialStatus, ExecRunError> {
+    run_with_timeout(inv, TIMEOUT).await
+}
+
+/// Runs the plugin with the given timeout and parses its ExecCredential.
+pub async fn run_with_timeout(
+    inv: &ExecInvocation,
+    timeout: Duration,
+) -> Result<ExecCredentialStatus, ExecRunError> {
+    let provider = || inv.provider.clone();
+    let command = || inv.command.clone();
     let mut cmd = Command::new(&inv.command);
     cmd.args(&inv.args)
         .envs(inv.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
@@ -19,32 +136,143 @@ pub async fn run(inv: &ExecInvocation) -> Result<ExecCredentialStatus, String> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    let child = cmd.spawn().map_err(|e| {
-        let hint = inv
+    #[cfg(unix)]
+    cmd.process_group(0);
+    let mut child = cmd.spawn().map_err(|source| ExecRunError::Spawn {
+        provider: provider(),
+        command: command(),
+        hint: inv
             .install_hint
             .as_deref()
             .map(|h| format!(" ({h})"))
-            .unwrap_or_default();
-        format!(
-            "exec provider {}: cannot start {:?}: {e}{hint}",
-            inv.provider, inv.command
-        )
+            .unwrap_or_default(),
+        source,
     })?;
-    let out = tokio::time::timeout(TIMEOUT, child.wait_with_output())
-        .await
-        .map_err(|_| {
-            format!(
-                "exec provider {}: {:?} did not finish within {TIMEOUT:?}",
-                inv.provider, inv.command
-            )
-        })?
-        .map_err(|e| format!("exec provider {}: {e}", inv.provider))?;
-    if !out.status.success() {
-        return Err(format!(
-            "exec provider {}: {:?} exited with {} (its output is not shown, as it may hold credentials)",
-            inv.provider, inv.command, out.status
-        ));
+    let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        kill_group(&mut child).await;
+        return Err(ExecRunError::Io {
+            provider: provider(),
+            command: command(),
+            source: io::Error::other("the plugin's output pipes are missing"),
+        });
+    };
+    let outcome = tokio::time::timeout(timeout, async {
+        let (out, err) =
+            tokio::try_join!(read_capped(stdout, "stdout"), read_capped(stderr, "stderr"))?;
+        let status = child.wait().await.map_err(ReadError::Io)?;
+        Ok::<_, ReadError>((status, out, err))
+    })
+    .await;
+    let (status, out, err) = match outcome {
+        Ok(Ok(done)) => done,
+        Ok(Err(e)) => {
+            kill_group(&mut child).await;
+            return Err(match e {
+                ReadError::TooLarge(stream) => ExecRunError::OutputTooLarge {
+                    provider: provider(),
+                    command: command(),
+                    stream,
+                    limit: OUTPUT_CAP,
+                },
+                ReadError::Io(source) => ExecRunError::Io {
+                    provider: provider(),
+                    command: command(),
+                    source,
+                },
+            });
+        }
+        Err(_) => {
+            kill_group(&mut child).await;
+            return Err(ExecRunError::Timeout {
+                provider: provider(),
+                command: command(),
+                timeout,
+            });
+        }
+    };
+    if !status.success() {
+        return Err(ExecRunError::Failed {
+            provider: provider(),
+            command: command(),
+            status,
+            stderr_tail: stderr_tail(&err),
+        });
     }
-    parse_exec_credential(&out.stdout, &inv.api_version)
-        .map_err(|e| format!("exec provider {}: {e}", inv.provider))
+    parse_exec_credential(&out, &inv.api_version).map_err(|source| ExecRunError::Credential {
+        provider: provider(),
+        source,
+    })
+}
+
+enum ReadError {
+    TooLarge(&'static str),
+    Io(io::Error),
+}
+
+/// Reads a stream to its end, or fails as soon as it passes [`OUTPUT_CAP`].
+async fn read_capped(
+    stream: impl AsyncRead + Unpin,
+    name: &'static str,
+) -> Result<Vec<u8>, ReadError> {
+    let mut buf = Vec::new();
+    stream
+        .take(OUTPUT_CAP as u64 + 1)
+        .read_to_end(&mut buf)
+        .await
+        .map_err(ReadError::Io)?;
+    if buf.len() > OUTPUT_CAP {
+        return Err(ReadError::TooLarge(name));
+    }
+    Ok(buf)
+}
+
+/// Kills the plugin's whole process group (it is the group's leader), then reaps the plugin itself.
+async fn kill_group(child: &mut Child) {
+    #[cfg(unix)]
+    if let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) {
+        // SAFETY: kill(2) with a negative pid signals the process group the plugin leads (created by
+        // `process_group(0)` at spawn); the plugin is not yet reaped, so its pid still names that group.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+    let _ = child.start_kill();
+    let _ = child.wait().await;
+}
+
+/// The last [`STDERR_TAIL_LINES`] non-empty lines of `stderr`, credentials redacted, each shortened.
+pub fn stderr_tail(stderr: &[u8]) -> String {
+    let text = redact_secrets(&String::from_utf8_lossy(stderr));
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(STDERR_TAIL_LINES)..]
+        .iter()
+        .map(|l| {
+            let mut line: String = l.chars().take(STDERR_LINE_CHARS).collect();
+            if l.chars().count() > STDERR_LINE_CHARS {
+                line.push('…');
+            }
+            format!("  {line}")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stderr_tail_keeps_the_last_lines_redacted() {
+        let mut err = String::new();
+        for i in 0..30 {
+            err.push_str(&format!("line {i}\n"));
+        }
+        err.push_str("token=canary-9 rejected\n\n");
+        let tail = stderr_tail(err.as_bytes());
+        assert_eq!(tail.lines().count(), STDERR_TAIL_LINES);
+        assert!(tail.starts_with("  line 21"), "{tail}");
+        assert!(tail.ends_with("token=<redacted> rejected"), "{tail}");
+        assert!(stderr_tail(&[b'x'; 5000]).chars().count() < STDERR_LINE_CHARS + 10);
+        assert_eq!(stderr_tail(b""), "");
+    }
 }

@@ -7,11 +7,13 @@ use k8s_openapi::api::core::v1::Secret;
 
 use super::{
     CredentialOptions, CredentialProblem, CredentialSource, Lookup, access_providers, object_id,
-    options::server_allowed,
 };
 use crate::{
     api::ClusterProfile,
-    bridge::exec::{ExecInvocation, ProvidersFile, invocation},
+    bridge::{
+        exec::{ExecInvocation, ProvidersFile, ServerAllowList, invocation},
+        kubeconfig::{KubeconfigPolicy, inspect},
+    },
 };
 
 /// The Secrets credentials may come from, as read by `crate::k8s::credentials`: the labelled Secrets (indexed by
@@ -93,15 +95,15 @@ pub fn kubeconfig_in_secret<'s>(
 }
 
 /// Checks that bytes hold a kubeconfig Sveltos may load: parsed under a budget, with clusters, and inert
-/// (see `crate::bridge::kubeconfig`). The error never quotes the content.
+/// (no `exec` unless `allow_exec_kubeconfigs`, no `auth-provider`, `tokenFile` or file paths; see
+/// `crate::bridge::kubeconfig`). The error names the field, never the content.
 pub fn check_kubeconfig(bytes: &[u8], options: &CredentialOptions) -> Result<(), String> {
-    let _ = options;
-    let doc: serde_yaml::Value = serde_yaml::from_slice(bytes)
-        .map_err(|_| "the value is not valid YAML/JSON".to_string())?;
-    match doc.get("clusters").and_then(serde_yaml::Value::as_sequence) {
-        Some(c) if !c.is_empty() => Ok(()),
-        _ => Err("the value is not a kubeconfig (no `clusters` entries)".into()),
-    }
+    let policy = KubeconfigPolicy {
+        allow_exec: options.allow_exec_kubeconfigs,
+    };
+    inspect(bytes, &policy)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 fn from_secret<'s>(
@@ -175,7 +177,9 @@ pub fn resolve<'a>(
                     .as_ref()
                     .map(|c| c.server.as_str())
                     .unwrap_or_default();
-                server_allowed(server, &options.exec_allowed_servers).map_err(problem)?;
+                ServerAllowList::parse(&options.exec_allowed_servers)
+                    .and_then(|l| l.check(server))
+                    .map_err(|e| problem(e.to_string()))?;
             }
             let inv = invocation(entry, access).map_err(|e| problem(e.to_string()))?;
             Ok(Resolved::Exec(inv))

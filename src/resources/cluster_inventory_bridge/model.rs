@@ -522,7 +522,7 @@ fn check_labels(
                 } else {
                     "Invalid annotation key"
                 },
-                e,
+                e.to_string(),
             );
         }
     }
