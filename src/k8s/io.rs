@@ -97,9 +97,7 @@ impl IoError {
             IoCause::Kube(e) => (describe(e, kind), status(e).map(|s| s.code)),
             IoCause::Serialize(e) => (format!("cannot serialize: {e}"), None),
             IoCause::Timeout(t) => (
-                format!(
-                    "no answer from the API server within {t:?} (after {MAX_ATTEMPTS} attempts at most)"
-                ),
+                format!("no complete answer from the API server within {t:?}"),
                 None,
             ),
         };

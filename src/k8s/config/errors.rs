@@ -48,8 +48,11 @@ pub enum ConfigError {
     /// A leading `~` in a kubeconfig path cannot be expanded.
     #[error("cannot expand `~` in {origin} entry {path:?}: {reason}")]
     PathExpansion {
+        /// Where the setting came from.
         origin: PathSource,
+        /// The path as configured.
         path: String,
+        /// Why (never quoting credentials).
         reason: String,
     },
 
@@ -57,33 +60,51 @@ pub enum ConfigError {
     #[error(
         "kubeconfig file {path:?} from {origin} does not exist; fix the path or remove the setting"
     )]
-    KubeconfigNotFound { origin: PathSource, path: String },
+    KubeconfigNotFound {
+        /// Where the setting came from.
+        origin: PathSource,
+        /// The path as configured.
+        path: String,
+    },
 
     /// None of the listed kubeconfig files exists.
     #[error("none of the kubeconfig files listed in {origin} exist ({}); fix the paths", .paths.join(", "))]
     NoKubeconfigFound {
+        /// Where the setting came from.
         origin: PathSource,
+        /// The paths tried.
         paths: Vec<String>,
     },
 
     /// A kubeconfig file cannot be read or parsed (the reason never quotes the file).
     #[error("cannot read kubeconfig file {path:?} from {origin}: {reason}")]
     KubeconfigUnreadable {
+        /// Where the setting came from.
         origin: PathSource,
+        /// The path as configured.
         path: String,
+        /// Why (never quoting credentials).
         reason: String,
     },
 
     /// The kubeconfig files cannot be merged.
-    #[error("cannot merge the kubeconfig files from {origin}: {reason}")]
-    KubeconfigMerge { origin: PathSource, reason: String },
+    #[error("cannot merge the kubeconfig files from {origin}: {source}")]
+    KubeconfigMerge {
+        /// Where the files came from.
+        origin: PathSource,
+        /// kube's merge error.
+        #[source]
+        source: kube::config::KubeconfigError,
+    },
 
     /// The kubeconfig has no current context and none is configured.
     #[error(
         "the kubeconfig from {origin} ({}) has no `current-context`; set `config_context` (or KUBE_CTX) to one of its contexts, or set `host`", .files.join(", ")
     )]
     NoCurrentContext {
+        /// Where the setting came from.
         origin: PathSource,
+        /// The kubeconfig files loaded.
         files: Vec<String>,
     },
 
@@ -95,9 +116,13 @@ pub enum ConfigError {
         .available.join(", ")
     )]
     ContextNotFound {
+        /// The context name.
         context: String,
+        /// Whether the name was configured (else it came from the kubeconfig).
         explicit: bool,
+        /// The names the kubeconfig defines.
         available: Vec<String>,
+        /// The kubeconfig files loaded.
         files: Vec<String>,
     },
 
@@ -110,9 +135,13 @@ pub enum ConfigError {
         if *.explicit { "set `config_context_cluster` to one of them" } else { "fix the kubeconfig, or set `config_context_cluster` or `host`" }
     )]
     ClusterNotFound {
+        /// The cluster name.
         cluster: String,
+        /// Whether the name was configured (else it came from the kubeconfig).
         explicit: bool,
+        /// The names the kubeconfig defines.
         available: Vec<String>,
+        /// The kubeconfig files loaded.
         files: Vec<String>,
     },
 
@@ -123,14 +152,20 @@ pub enum ConfigError {
         .available.join(", ")
     )]
     AuthInfoNotFound {
+        /// The user name.
         user: String,
+        /// The names the kubeconfig defines.
         available: Vec<String>,
+        /// The kubeconfig files loaded.
         files: Vec<String>,
     },
 
     /// The selected configuration names no API server.
     #[error("{origin} does not name an API server; set `host` (or KUBE_HOST)")]
-    MissingServer { origin: String },
+    MissingServer {
+        /// Where the setting came from.
+        origin: String,
+    },
 
     /// Credentials are configured but no API server (`host`) and no kubeconfig to take it from.
     #[error(
@@ -148,31 +183,50 @@ pub enum ConfigError {
     #[error(
         "invalid `host` (or KUBE_HOST) {value:?}: {reason}; expected a URL such as https://api.example.com:6443"
     )]
-    InvalidHost { value: String, reason: String },
+    InvalidHost {
+        /// The value (userinfo redacted).
+        value: String,
+        /// Why (never quoting credentials).
+        reason: String,
+    },
 
     /// `proxy_url` is not an http(s) URL.
     #[error("invalid `proxy_url` (or KUBE_PROXY_URL) {value:?}: {reason}")]
-    InvalidProxyUrl { value: String, reason: String },
+    InvalidProxyUrl {
+        /// The value (userinfo redacted).
+        value: String,
+        /// Why (never quoting credentials).
+        reason: String,
+    },
 
     /// A boolean environment variable (`KUBE_INSECURE`) does not parse.
     #[error("invalid boolean {value:?} in {env_var} (for `{attribute}`); use true or false")]
     InvalidBool {
+        /// The attribute concerned.
         attribute: &'static str,
+        /// Its environment variable.
         env_var: &'static str,
+        /// The value (userinfo redacted).
         value: String,
     },
 
     /// A PEM attribute does not hold what it must (the reason never quotes it).
     #[error("invalid `{attribute}` (or {env_var}): {reason}")]
     InvalidPem {
+        /// The attribute concerned.
         attribute: &'static str,
+        /// Its environment variable.
         env_var: &'static str,
+        /// Why (never quoting credentials).
         reason: String,
     },
 
     /// `token` is not a bare single-line bearer token (the reason never quotes it).
     #[error("invalid `token` (or KUBE_TOKEN): {reason}")]
-    InvalidToken { reason: String },
+    InvalidToken {
+        /// Why (never quoting credentials).
+        reason: String,
+    },
 
     /// `insecure = true` and `cluster_ca_certificate` are both set.
     #[error(
@@ -184,25 +238,43 @@ pub enum ConfigError {
     #[error(
         "a client certificate is configured ({origin}) but no client key; set `client_key` (or KUBE_CLIENT_KEY_DATA) too"
     )]
-    ClientKeyMissing { origin: String },
+    ClientKeyMissing {
+        /// Where the setting came from.
+        origin: String,
+    },
 
     /// A client key without a client certificate.
     #[error(
         "a client key is configured ({origin}) but no client certificate; set `client_certificate` (or KUBE_CLIENT_CERT_DATA) too"
     )]
-    ClientCertificateMissing { origin: String },
+    ClientCertificateMissing {
+        /// Where the setting came from.
+        origin: String,
+    },
 
     /// A required attribute of the `exec` block is empty.
     #[error("`{field}` is required in the `exec` block and must not be empty")]
-    ExecMissingField { field: &'static str },
+    ExecMissingField {
+        /// The `exec` attribute (dotted).
+        field: &'static str,
+    },
 
     /// The in-cluster service account configuration cannot be loaded.
     #[error("in-cluster configuration (service account) could not be loaded: {reason}")]
-    InCluster { reason: String },
+    InCluster {
+        /// Why (never quoting credentials).
+        reason: String,
+    },
 
     /// kube rejected the resolved configuration.
-    #[error("invalid Kubernetes configuration from {origin}: {reason}")]
-    Kube { origin: String, reason: String },
+    #[error("invalid Kubernetes configuration from {origin}: {source}")]
+    Kube {
+        /// Where the configuration came from (kubeconfig files and context, attributes, in-cluster).
+        origin: String,
+        /// kube's error.
+        #[source]
+        source: kube::config::KubeconfigError,
+    },
 
     /// The client cannot be built from the resolved configuration (TLS material kube cannot load, ...).
     #[error("cannot create the Kubernetes client: {0}")]

@@ -130,7 +130,7 @@ pub(crate) fn resolve_with(
         }
         other => ConfigError::Kube {
             origin: selected.origin.clone(),
-            reason: other.to_string(),
+            source: other,
         },
     })
 }
@@ -461,10 +461,7 @@ pub(crate) fn load_kubeconfigs(
             None => config,
             Some(base) => base
                 .merge(config)
-                .map_err(|err| ConfigError::KubeconfigMerge {
-                    origin,
-                    reason: err.to_string(),
-                })?,
+                .map_err(|source| ConfigError::KubeconfigMerge { origin, source })?,
         });
         loaded.push(path.clone());
     }
