@@ -5,11 +5,10 @@
 use std::sync::{Arc, RwLock};
 
 use crate::{
-    k8s::config::{ExecSettings, KubeSettings, attribute_of, resolve},
+    k8s::config::{self, KubeSettings},
     tfplugin::{
         self, AttributePath, ClientCapabilities, ConfigureRequest, DataSource, DeferredReason,
-        Diagnostic, Diagnostics, Resource, Schema, Type, Value,
-        schema::{Attribute, Block, NestedBlock},
+        Diagnostic, Diagnostics, Resource, Schema, Value,
     },
 };
 
@@ -94,108 +93,20 @@ pub fn new() -> Arc<dyn tfplugin::Provider> {
     })
 }
 
-/// The provider configuration schema.
+/// The provider configuration schema: the connection attributes ([`config::with_connection_schema`]).
 pub fn config_schema() -> Schema {
-    let s = |name: &str, doc: &str| Attribute::string(name).optional().markdown_description(doc);
-    Schema::new(0)
-        .markdown_description(
-            "Connects to the management cluster that holds the ClusterProfiles and SveltosClusters. Same attributes, \
-             environment variables and precedence as the `hashicorp/kubernetes` provider; with nothing set, \
-             `KUBECONFIG` and then in-cluster configuration are used.",
-        )
-        .attribute(s("config_path", "Path to a kubeconfig file. Env: `KUBE_CONFIG_PATH`."))
-        .attribute(
-            Attribute::list("config_paths", Type::String)
-                .optional()
-                .markdown_description("Kubeconfig files merged in order (first wins). Env: `KUBE_CONFIG_PATHS`."),
-        )
-        .attribute(s("config_context", "Kubeconfig context to use. Env: `KUBE_CTX`."))
-        .attribute(s("config_context_auth_info", "Kubeconfig user to use. Env: `KUBE_CTX_AUTH_INFO`."))
-        .attribute(s("config_context_cluster", "Kubeconfig cluster to use. Env: `KUBE_CTX_CLUSTER`."))
-        .attribute(s("host", "API server URL. Env: `KUBE_HOST`."))
-        .attribute(
-            Attribute::string("token")
-                .optional()
-                .sensitive()
-                .markdown_description("Bearer token. Env: `KUBE_TOKEN`."),
-        )
-        .attribute(s("cluster_ca_certificate", "PEM CA bundle of the API server. Env: `KUBE_CLUSTER_CA_CERT_DATA`."))
-        .attribute(s("client_certificate", "PEM client certificate. Env: `KUBE_CLIENT_CERT_DATA`."))
-        .attribute(
-            Attribute::string("client_key")
-                .optional()
-                .sensitive()
-                .markdown_description("PEM client key. Env: `KUBE_CLIENT_KEY_DATA`."),
-        )
-        .attribute(
-            Attribute::bool("insecure")
-                .optional()
-                .markdown_description("Skip TLS verification of the API server. Env: `KUBE_INSECURE`."),
-        )
-        .attribute(s("tls_server_name", "Server name for TLS verification. Env: `KUBE_TLS_SERVER_NAME`."))
-        .attribute(s("proxy_url", "Proxy URL for API requests. Env: `KUBE_PROXY_URL`."))
-        .block(
-            NestedBlock::single(
-                "exec",
-                Block::new()
-                    .markdown_description("Exec credential plugin for the management cluster.")
-                    .attribute(Attribute::string("api_version").required().markdown_description("ExecCredential API version, e.g. `client.authentication.k8s.io/v1`."))
-                    .attribute(Attribute::string("command").required().markdown_description("Plugin command."))
-                    .attribute(Attribute::list("args", Type::String).optional().markdown_description("Plugin arguments."))
-                    .attribute(Attribute::map("env", Type::String).optional().markdown_description("Extra environment variables for the plugin.")),
-            ),
-        )
-}
-
-fn opt_string(v: &Value) -> Option<String> {
-    v.as_str().filter(|s| !s.is_empty()).map(String::from)
-}
-
-/// Names of the configuration attributes whose values are unknown.
-fn unknown_attributes(config: &Value) -> Vec<String> {
-    let mut out = Vec::new();
-    if let Some(m) = config.as_map() {
-        for (k, v) in m {
-            if !v.is_wholly_known() {
-                out.push(k.clone());
-            }
-        }
-    }
-    out
+    let mut schema = Schema::new(0).markdown_description(
+        "Connects to the management cluster that holds the ClusterProfiles and SveltosClusters. Same attributes, \
+         environment variables and precedence as the `hashicorp/kubernetes` provider; with nothing set, \
+         `KUBECONFIG` and then in-cluster configuration are used.",
+    );
+    schema.block = config::with_connection_schema(schema.block);
+    schema
 }
 
 /// Maps the configuration block to [`KubeSettings`].
 pub fn settings_from(config: &Value) -> KubeSettings {
-    let exec = config.get_attr("exec");
-    KubeSettings {
-        config_path: opt_string(config.get_attr("config_path")),
-        config_paths: config.get_attr("config_paths").as_string_vec(),
-        config_context: opt_string(config.get_attr("config_context")),
-        config_context_auth_info: opt_string(config.get_attr("config_context_auth_info")),
-        config_context_cluster: opt_string(config.get_attr("config_context_cluster")),
-        host: opt_string(config.get_attr("host")),
-        token: opt_string(config.get_attr("token")),
-        cluster_ca_certificate: opt_string(config.get_attr("cluster_ca_certificate")),
-        client_certificate: opt_string(config.get_attr("client_certificate")),
-        client_key: opt_string(config.get_attr("client_key")),
-        insecure: config.get_attr("insecure").as_bool(),
-        tls_server_name: opt_string(config.get_attr("tls_server_name")),
-        proxy_url: opt_string(config.get_attr("proxy_url")),
-        exec: (!exec.is_null()).then(|| ExecSettings {
-            api_version: exec
-                .get_attr("api_version")
-                .as_str()
-                .unwrap_or_default()
-                .to_string(),
-            command: exec
-                .get_attr("command")
-                .as_str()
-                .unwrap_or_default()
-                .to_string(),
-            args: exec.get_attr("args").as_string_vec(),
-            env: exec.get_attr("env").as_string_map(),
-        }),
-    }
+    config::settings_from_value(config)
 }
 
 #[async_trait::async_trait]
@@ -214,29 +125,23 @@ impl tfplugin::Provider for SveltosProvider {
 
     async fn configure(&self, req: ConfigureRequest) -> Diagnostics {
         let mut diags = Diagnostics::new();
-        let unknown = unknown_attributes(&req.config);
+        let unknown = config::unknown_attributes(&req.config, &AttributePath::root());
         let result = if !unknown.is_empty() {
+            let unknown: Vec<String> = unknown.iter().map(ToString::to_string).collect();
             tracing::debug!(attributes = ?unknown, "provider configuration has unknown values");
             Configured::Unknown(unknown)
         } else {
             let settings = settings_from(&req.config);
             let env = |k: &str| std::env::var(k).ok();
-            match resolve(&settings, &env) {
-                Ok(cfg) => match kube::Client::try_from(cfg) {
-                    Ok(client) => Configured::Ready(client),
-                    Err(e) => {
-                        diags.error("Cannot create the Kubernetes client", e.to_string());
-                        Configured::Failed(e.to_string())
-                    }
-                },
+            match config::connect(&settings, &env) {
+                Ok(client) => Configured::Ready(client),
+                Err(e @ config::ConfigError::Client(_)) => {
+                    diags.error("Cannot create the Kubernetes client", e.to_string());
+                    Configured::Failed(e.to_string())
+                }
                 Err(e) => {
                     let mut d = Diagnostic::error("Invalid provider configuration", e.to_string());
-                    if let Some(attr) = attribute_of(&e) {
-                        let mut parts = attr.split('.');
-                        let mut path = AttributePath::attr(parts.next().unwrap_or(attr));
-                        for part in parts {
-                            path = path.then_attr(part);
-                        }
+                    if let Some(path) = config::error_path(&e, &AttributePath::root()) {
                         d = d.with_attribute(path);
                     }
                     diags.push(d);
