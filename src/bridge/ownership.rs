@@ -68,9 +68,10 @@ impl Ledger {
         legacy: impl FnOnce() -> Vec<(Kind, String)>,
     ) -> Result<Self, LedgerError> {
         if private.is_empty() {
-            let mut l = Self::default();
-            l.trusted_names = legacy().into_iter().map(|(k, id)| slot(k, &id)).collect();
-            return Ok(l);
+            return Ok(Self {
+                trusted_names: legacy().into_iter().map(|(k, id)| slot(k, &id)).collect(),
+                ..Self::default()
+            });
         }
         if private == IMPORTED {
             return Ok(Self {

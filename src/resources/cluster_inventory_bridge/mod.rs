@@ -422,11 +422,9 @@ impl Resource for ClusterInventoryBridge {
         // applied as planned.
         isolate_drift(&mut plan, &snap.world, &planned);
         resp.diagnostics.extend(errors(&plan));
-        let outcome = match tokio::time::timeout(limit, execute(&client, &spec, &snap, &plan)).await
-        {
-            Ok(o) => o,
-            Err(_) => {
-                resp.diagnostics.push(Diagnostic::error(
+        let Ok(outcome) = tokio::time::timeout(limit, execute(&client, &spec, &snap, &plan)).await
+        else {
+            resp.diagnostics.push(Diagnostic::error(
                     "Apply timed out",
                     format!(
                         "The bridge's writes did not finish within {}s (timeouts). What was written is kept and \
@@ -434,28 +432,27 @@ impl Resource for ClusterInventoryBridge {
                         limit.as_secs()
                     ),
                 ));
-                // Objects written before the timeout carry the label at the names this apply meant to write.
-                let mut trusted = snap.world.ledger();
-                for d in plan.desired.values() {
-                    if let Some(id) = &d.entry.sveltos_cluster {
-                        trusted.trust_name(Kind::SveltosCluster, id);
-                    }
-                    if let Some(id) = &d.entry.secret {
-                        trusted.trust_name(Kind::Secret, id);
-                    }
+            // Objects written before the timeout carry the label at the names this apply meant to write.
+            let mut trusted = snap.world.ledger();
+            for d in plan.desired.values() {
+                if let Some(id) = &d.entry.sveltos_cluster {
+                    trusted.trust_name(Kind::SveltosCluster, id);
                 }
-                let base = if req.prior_state.is_null() {
-                    req.planned_state.clone()
-                } else {
-                    req.prior_state.clone()
-                };
-                let (state, ledger) = self
-                    .reread(&client, &base, &spec.name, &trusted, &mut resp.diagnostics)
-                    .await;
-                resp.new_state = state;
-                resp.private = ledger.to_private();
-                return resp;
+                if let Some(id) = &d.entry.secret {
+                    trusted.trust_name(Kind::Secret, id);
+                }
             }
+            let base = if req.prior_state.is_null() {
+                req.planned_state.clone()
+            } else {
+                req.prior_state.clone()
+            };
+            let (state, ledger) = self
+                .reread(&client, &base, &spec.name, &trusted, &mut resp.diagnostics)
+                .await;
+            resp.new_state = state;
+            resp.private = ledger.to_private();
+            return resp;
         };
         let ledger = outcome.ledger(&snap.world);
         resp.private = ledger.to_private();
