@@ -128,9 +128,6 @@ pub fn desired(
         annotations.extend(o.extra_annotations.clone());
     }
     annotations.insert(keys::SOURCE_ANNOTATION.into(), key.clone());
-    if let Some(record) = &spec.config_record {
-        annotations.insert(super::BRIDGE_CONFIG_ANNOTATION.into(), record.clone());
-    }
     if let Some(d) = profile.spec.display_name.as_ref().filter(|d| !d.is_empty()) {
         annotations.insert(keys::DISPLAY_NAME_ANNOTATION.into(), d.clone());
     }

@@ -75,6 +75,8 @@ pub struct BridgeSpec {
     /// How long deregistration waits for a SveltosCluster to be gone (Sveltos' finalizers) before it deletes
     /// the kubeconfig Secret.
     pub deletion_timeout: std::time::Duration,
+    /// Namespace of the bridge's claim ConfigMap.
+    pub claim_namespace: String,
 }
 
 /// Default `deletion_timeout`.
@@ -154,6 +156,7 @@ impl Default for BridgeSpec {
             max_removals: None,
             copy_labels: LabelCopy::default(),
             deletion_timeout: DEFAULT_DELETION_TIMEOUT,
+            claim_namespace: ownership::DEFAULT_CLAIM_NAMESPACE.to_string(),
         }
     }
 }

@@ -143,6 +143,66 @@ impl Ledger {
     }
 }
 
+/// The claim a bridge name holds on a management cluster: one ConfigMap per bridge name, holding a random
+/// instance id (also in the bridge's state) and the bridge's configuration record (for `import`). A second state
+/// using the same name finds the claim with another instance id and stops before it writes anything.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claim {
+    /// The instance id of the state that holds the name.
+    pub instance: String,
+    /// The configuration record (the bridge's arguments as JSON, no secrets).
+    pub config: Option<String>,
+}
+
+/// Name of the claim ConfigMap of bridge `bridge`.
+pub fn claim_name(bridge: &str) -> String {
+    format!("sveltos-bridge-{bridge}")
+}
+
+/// Default namespace of claims.
+pub const DEFAULT_CLAIM_NAMESPACE: &str = "default";
+
+/// Why a state may not use a bridge name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "bridge name {bridge:?} is claimed by another Terraform state (ConfigMap {claim}, instance {other}); this state's \
+     instance is {mine}"
+)]
+pub struct ClaimConflict {
+    /// The bridge name.
+    pub bridge: String,
+    /// `namespace/name` of the claim.
+    pub claim: String,
+    /// The instance id in the claim.
+    pub other: String,
+    /// This state's instance id (`none` for a new resource).
+    pub mine: String,
+}
+
+/// Whether a state whose instance id is `mine` (`None`: a new resource, or a state written before claims
+/// existed when `legacy`) may use the name that `claim` holds.
+pub fn check_claim(
+    bridge: &str,
+    claim_id: &str,
+    mine: Option<&str>,
+    legacy: bool,
+    claim: Option<&Claim>,
+) -> Result<(), ClaimConflict> {
+    let Some(claim) = claim else {
+        return Ok(());
+    };
+    match mine {
+        Some(m) if m == claim.instance => Ok(()),
+        None if legacy => Ok(()),
+        _ => Err(ClaimConflict {
+            bridge: bridge.to_string(),
+            claim: claim_id.to_string(),
+            other: claim.instance.clone(),
+            mine: mine.unwrap_or("none").to_string(),
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,6 +220,24 @@ mod tests {
         assert!(back.owns(Kind::SveltosCluster, "a/c1", Some("u1")));
         l.forget(Kind::SveltosCluster, "a/c1");
         assert!(!l.owns(Kind::SveltosCluster, "a/c1", Some("u1")));
+    }
+
+    #[test]
+    fn one_state_per_bridge_name() {
+        let claim = Claim {
+            instance: "i-1".into(),
+            config: None,
+        };
+        assert!(check_claim("b", "default/c", None, false, None).is_ok());
+        assert!(check_claim("b", "default/c", Some("i-1"), false, Some(&claim)).is_ok());
+        let e = check_claim("b", "default/c", None, false, Some(&claim)).unwrap_err();
+        assert!(
+            e.to_string().contains("default/c") && e.to_string().contains("i-1"),
+            "{e}"
+        );
+        assert!(check_claim("b", "default/c", Some("i-2"), false, Some(&claim)).is_err());
+        // A state written before claims existed takes the claim over at its next apply.
+        assert!(check_claim("b", "default/c", None, true, Some(&claim)).is_ok());
     }
 
     #[test]

@@ -10,9 +10,12 @@ mod timeouts;
 use std::sync::Arc;
 
 use crate::bridge::{
-    ownership::{IMPORTED, Kind, Ledger},
+    BridgeSpec,
+    ownership::DEFAULT_CLAIM_NAMESPACE,
+    ownership::{Claim, IMPORTED, Kind, Ledger, check_claim, claim_name},
     plan::{Phase, Severity, isolate_drift},
 };
+use crate::k8s::claim as k8s_claim;
 use crate::{
     bridge::{BRIDGE_CONFIG_ANNOTATION, desired::ClusterEntry},
     provider::{NotReady, ProviderState},
@@ -109,6 +112,16 @@ pub fn schema() -> Schema {
         .attribute(md(
             Attribute::number("consecutive_failure_threshold").optional(),
             "`spec.consecutiveFailureThreshold` of every SveltosCluster.",
+        ))
+        .attribute(md(
+            Attribute::string("claim_namespace").optional(),
+            "Namespace of the bridge's claim, a ConfigMap `sveltos-bridge-<name>` holding this state's instance id and \
+             the bridge's configuration (for `import`). A second Terraform state that uses the same `name` on the same \
+             management cluster fails at plan instead of deleting this bridge's clusters. Default `default`.",
+        ))
+        .attribute(md(
+            Attribute::string("instance_id").computed(),
+            "Random id of this bridge instance, also held by its claim.",
         ))
         .attribute(md(
             Attribute::bool("strict").optional(),
@@ -213,6 +226,77 @@ fn null_state() -> Value {
             .map(|b| (b.type_name.clone(), Value::Null)),
     );
     Value::object(attrs)
+}
+
+/// Plan-time check that this state may use the bridge's name (see `crate::bridge::ownership::Claim`).
+async fn check_claim_of(
+    client: &kube::Client,
+    spec: &BridgeSpec,
+    instance: Option<&str>,
+    existing: bool,
+) -> Result<Option<Claim>, Diagnostics> {
+    let name = claim_name(&spec.name);
+    let claim = k8s_claim::read(client, &spec.claim_namespace, &name)
+        .await
+        .map_err(|e| Diagnostics::from(io_diag(&e)))?;
+    // A state written before claims existed has no instance id: it takes the claim over.
+    let legacy = existing && instance.is_none();
+    check_claim(
+        &spec.name,
+        &format!("{}/{name}", spec.claim_namespace),
+        instance,
+        legacy,
+        claim.as_ref(),
+    )
+    .map_err(|e| {
+        Diagnostics::from(
+            Diagnostic::error(
+                "Bridge name already used by another state",
+                format!(
+                    "{e}. Two states managing one bridge name would delete each other's clusters, so nothing was \
+                     written. Use another name, or move the bridge to this state: remove it from the other state \
+                     (`terraform state rm`) and run `terraform import` here."
+                ),
+            )
+            .with_attribute(AttributePath::attr("name")),
+        )
+    })?;
+    Ok(claim)
+}
+
+/// Apply-time claim: checks it again and writes it (with a new instance id for a new bridge, and the current
+/// configuration record) before any other object. Returns this state's instance id.
+async fn claim_for_apply(
+    client: &kube::Client,
+    spec: &BridgeSpec,
+    prior: &Value,
+) -> Result<String, Diagnostics> {
+    let mine = prior.get_attr("instance_id").as_str().map(String::from);
+    let claim = check_claim_of(client, spec, mine.as_deref(), !prior.is_null()).await?;
+    let instance = mine
+        .or_else(|| {
+            claim
+                .as_ref()
+                .map(|c| c.instance.clone())
+                .filter(|_| !prior.is_null())
+        })
+        .unwrap_or_else(k8s_claim::new_instance_id);
+    let wanted = Claim {
+        instance: instance.clone(),
+        config: spec.config_record.clone(),
+    };
+    if claim.as_ref() != Some(&wanted) {
+        k8s_claim::write(
+            client,
+            &spec.claim_namespace,
+            &claim_name(&spec.name),
+            &spec.name,
+            &wanted,
+        )
+        .await
+        .map_err(|e| Diagnostics::from(io_diag(&e)))?;
+    }
+    Ok(instance)
 }
 
 /// The ownership ledger of a bridge: from its private state, or, for states written before UIDs were
@@ -323,6 +407,27 @@ impl Resource for ClusterInventoryBridge {
                 return resp;
             }
         };
+        let instance = req
+            .prior_state
+            .get_attr("instance_id")
+            .as_str()
+            .map(String::from);
+        if let Err(d) = check_claim_of(
+            &client,
+            &spec,
+            instance.as_deref(),
+            !req.prior_state.is_null(),
+        )
+        .await
+        {
+            resp.planned_state = req.proposed_new_state.clone();
+            resp.diagnostics = d;
+            return resp;
+        }
+        planned.set_attr(
+            "instance_id",
+            instance.map(Value::string).unwrap_or_else(Value::unknown),
+        );
         let snap = match snapshot(&client, &spec, &ledger).await {
             Ok(s) => s,
             Err(d) => {
@@ -391,6 +496,17 @@ impl Resource for ClusterInventoryBridge {
                 return resp;
             }
         };
+        // The claim first: a second state using this name stops here, before anything is written.
+        let instance = match claim_for_apply(&client, &spec, &req.prior_state).await {
+            Ok(i) => i,
+            Err(d) => {
+                resp.diagnostics = d;
+                resp.new_state = req.prior_state.clone();
+                return resp;
+            }
+        };
+        req.planned_state
+            .set_attr("instance_id", Value::string(&instance));
         let snap = match snapshot(&client, &spec, &ledger).await {
             Ok(s) => s,
             Err(d) => {
@@ -529,10 +645,33 @@ impl Resource for ClusterInventoryBridge {
         // A freshly imported bridge carries the import marker (the CLI keeps private data through import): it
         // takes over every object carrying its label, and restores its configuration.
         if req.private == IMPORTED {
-            // Restore the configuration recorded on the bridged SveltosClusters.
-            let record = world.records.first().cloned();
+            // Restore the instance id and configuration from the claim (states of older versions recorded the
+            // configuration on the bridged SveltosClusters).
+            let claim_ns = state
+                .get_attr("claim_namespace")
+                .as_str()
+                .unwrap_or(DEFAULT_CLAIM_NAMESPACE)
+                .to_string();
+            let claim = match k8s_claim::read(&client, &claim_ns, &claim_name(&bridge)).await {
+                Ok(c) => c,
+                Err(e) => {
+                    resp.new_state = req.current_state.clone();
+                    resp.diagnostics.push(io_diag(&e));
+                    return resp;
+                }
+            };
+            if let Some(c) = &claim {
+                state.set_attr("instance_id", Value::string(&c.instance));
+            }
+            let record = claim
+                .and_then(|c| c.config)
+                .or_else(|| world.records.first().cloned());
             match record.map(|r| serde_json::from_str::<BridgeConfig>(&r)) {
-                Some(Ok(cfg)) if cfg.name == bridge => cfg.write_into(&mut state),
+                Some(Ok(cfg)) if cfg.name == bridge => {
+                    let instance = state.get_attr("instance_id").clone();
+                    cfg.write_into(&mut state);
+                    state.set_attr("instance_id", instance);
+                }
                 Some(_) => resp.diagnostics.push(Diagnostic::warning(
                     "Imported bridge configuration not restored",
                     format!("The {BRIDGE_CONFIG_ANNOTATION} annotation of bridge {bridge:?} is unreadable; the next plan shows the configuration as changes."),
@@ -550,16 +689,25 @@ impl Resource for ClusterInventoryBridge {
 
     async fn import(&self, req: ImportRequest) -> ImportResponse {
         let mut resp = ImportResponse::default();
-        if crate::bridge::selector::label_value(&req.id).is_err() || req.id.is_empty() {
+        // `<bridge name>`, or `<claim namespace>/<bridge name>` for a claim outside the default namespace.
+        let (claim_ns, name) = match req.id.split_once('/') {
+            Some((ns, name)) => (Some(ns), name),
+            None => (None, req.id.as_str()),
+        };
+        let ns_ok = claim_ns.is_none_or(|ns| crate::bridge::names::dns1123_label(ns).is_ok());
+        if crate::bridge::selector::label_value(name).is_err() || name.is_empty() || !ns_ok {
             resp.diagnostics.push(Diagnostic::error(
                 "Invalid import ID",
-                format!("{:?} is not a bridge name. Use: terraform import sveltos_cluster_inventory_bridge.<address> <bridge name>", req.id),
+                format!("{:?} is not a bridge name. Use: terraform import sveltos_cluster_inventory_bridge.<address> <bridge name> (or <claim namespace>/<bridge name>)", req.id),
             ));
             return resp;
         }
         let mut state = null_state();
-        state.set_attr("name", Value::string(&req.id));
-        state.set_attr("id", Value::string(&req.id));
+        state.set_attr("name", Value::string(name));
+        state.set_attr("id", Value::string(name));
+        if let Some(ns) = claim_ns {
+            state.set_attr("claim_namespace", Value::string(ns));
+        }
         resp.imported.push(ImportedResource {
             type_name: TYPE_NAME.to_string(),
             state,
@@ -590,13 +738,24 @@ impl ClusterInventoryBridge {
             .map(|s| s.deletion_timeout)
             .unwrap_or(crate::bridge::DEFAULT_DELETION_TIMEOUT);
         let limit = timeouts::delete_limit(&req.prior_state);
+        let claim_ns = config
+            .claim_namespace
+            .clone()
+            .unwrap_or_else(|| DEFAULT_CLAIM_NAMESPACE.to_string());
         let result = tokio::time::timeout(
             limit,
             delete_all(client, &bridge, &ledger, deletion_timeout),
         )
         .await;
         let failure = match result {
-            Ok(Ok(())) => return resp,
+            // The claim goes last: a destroy interrupted before this point is finished by the next one.
+            Ok(Ok(())) => match self
+                .release_claim(client, &claim_ns, &bridge, &req.prior_state)
+                .await
+            {
+                Ok(()) => return resp,
+                Err(d) => (d, Ledger::default()),
+            },
             Ok(Err((d, left))) => (d, left),
             Err(_) => (
                 Diagnostics::from(Diagnostic::error(
@@ -622,6 +781,28 @@ impl ClusterInventoryBridge {
         resp.new_state = state;
         resp.private = ledger.to_private();
         resp
+    }
+
+    /// Deletes the claim of `bridge` if it is this state's.
+    async fn release_claim(
+        &self,
+        client: &kube::Client,
+        namespace: &str,
+        bridge: &str,
+        prior: &Value,
+    ) -> Result<(), Diagnostics> {
+        let name = claim_name(bridge);
+        let diag = |e: crate::k8s::io::IoError| Diagnostics::from(io_diag(&e));
+        let claim = k8s_claim::read(client, namespace, &name)
+            .await
+            .map_err(diag)?;
+        let mine = prior.get_attr("instance_id").as_str();
+        if claim.is_some_and(|c| mine.is_none() || mine == Some(c.instance.as_str())) {
+            k8s_claim::delete(client, namespace, &name)
+                .await
+                .map_err(diag)?;
+        }
+        Ok(())
     }
 
     /// After a failed apply: state = what exists now (configuration from `base`), with its ledger.

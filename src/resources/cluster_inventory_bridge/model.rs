@@ -75,6 +75,8 @@ pub struct BridgeConfig {
     pub copy_labels: Option<CopyLabelsConfig>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deletion_timeout: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claim_namespace: Option<String>,
 }
 
 /// The `copy_labels` block.
@@ -163,6 +165,7 @@ impl BridgeConfig {
                 })
             },
             deletion_timeout: opt_str(v.get_attr("deletion_timeout")),
+            claim_namespace: opt_str(v.get_attr("claim_namespace")),
             active_window: (!window.is_null() && window.is_known()).then(|| ActiveWindow {
                 from: window
                     .get_attr("from")
@@ -255,6 +258,7 @@ impl BridgeConfig {
                 .unwrap_or(Value::Null),
         );
         set(state, "deletion_timeout", str_value(&self.deletion_timeout));
+        set(state, "claim_namespace", str_value(&self.claim_namespace));
         set(
             state,
             "active_window",
@@ -438,6 +442,15 @@ impl BridgeConfig {
                 }
             }
         }
+        if let Some(ns) = &self.claim_namespace
+            && let Err(e) = names::dns1123_label(ns)
+        {
+            err(
+                AttributePath::attr("claim_namespace"),
+                "Invalid claim_namespace",
+                format!("claim_namespace {e}."),
+            );
+        }
         if let Some(m) = &self.cluster_manager
             && (m.is_empty() || m.len() > 253)
         {
@@ -497,6 +510,10 @@ impl BridgeConfig {
             max_removals,
             copy_labels,
             deletion_timeout,
+            claim_namespace: self
+                .claim_namespace
+                .clone()
+                .unwrap_or_else(|| crate::bridge::ownership::DEFAULT_CLAIM_NAMESPACE.to_string()),
             config_record: serde_json::to_string(self).ok(),
         })
     }
