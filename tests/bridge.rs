@@ -323,7 +323,9 @@ async fn unmanaged_objects_are_never_touched_without_adopt() {
     let tf = fx.tf(&cli, &body(false));
     let err = tf.run_err(&["apply", "-input=false", "-no-color", "-auto-approve"]);
     assert!(
-        err.contains(&format!("SveltosCluster {ns}/mgmt already exists")),
+        err.contains(&format!(
+            "SveltosCluster {ns}/mgmt was not created by this provider"
+        )),
         "{err}"
     );
     assert!(err.contains("adopt"), "{err}");
@@ -418,12 +420,14 @@ async fn collisions_among_many_new_clusters_are_found() {
     let tf = fx.tf(&cli, &body(false));
     let err = tf.run_err(&["plan", "-input=false", "-no-color"]);
     assert!(
-        err.contains(&format!("SveltosCluster {ns}/c07 already exists")),
+        err.contains(&format!(
+            "SveltosCluster {ns}/c07 was not created by this provider"
+        )),
         "{err}"
     );
     assert!(
         err.contains(&format!(
-            "Secret {ns}/c31-sveltos-kubeconfig already exists"
+            "Secret {ns}/c31-sveltos-kubeconfig was not created by this provider"
         )),
         "{err}"
     );

@@ -270,7 +270,7 @@ data "sveltos_clusterprofile" "consumed" {{
 data "sveltos_clusterprofiles" "all" {{
   namespaces = ["{ns}", "{other}"]
   credentials {{
-    secret_namespaces = ["{ns}"]
+    secret_namespaces = ["{ns}", "{creds}"]
   }}
 }}
 

@@ -9,9 +9,11 @@ use k8s_openapi::{
 
 use super::{
     BridgeSpec, CREDENTIAL_CONFIG_ANNOTATION, CREDENTIAL_SOURCE_ANNOTATION, SECRET_KEY,
-    SECRET_SUFFIX, credentials::CredentialSource, sha256_hex,
+    SECRET_SUFFIX, TOKEN_RENEWAL_ANNOTATION, credentials::CredentialSource, sha256_hex,
 };
-use crate::api::{ClusterProfile, SveltosCluster, SveltosClusterSpec, keys};
+use crate::api::{
+    ClusterProfile, SveltosCluster, SveltosClusterSpec, TokenRequestRenewalOption, keys,
+};
 
 /// One cluster's entry in the resource's `clusters` attribute: identities and hashes, never credential bytes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -79,13 +81,18 @@ pub fn secret_name(profile_name: &str) -> String {
 ///
 /// The bridge-config record is left out: it changes with every edit of the resource's arguments, and those edits
 /// show in plan as changes of the arguments themselves, not of every cluster (apply still refreshes the record).
+///
+/// For a cluster whose credentials Sveltos renews (it carries [`TOKEN_RENEWAL_ANNOTATION`]), `kubeconfigKeyName`
+/// and `tokenRequestRenewalOption` are left out as well: sveltoscluster-manager rewrites them on renewal. The
+/// renewal settings as configured are in that annotation, so changing them still shows.
 pub fn config_sha256(annotations: &BTreeMap<String, String>, spec: &SveltosClusterSpec) -> String {
     let mut annotations = annotations.clone();
     annotations.remove(super::BRIDGE_CONFIG_ANNOTATION);
+    let renewed = annotations.contains_key(TOKEN_RENEWAL_ANNOTATION);
     let doc = serde_json::json!({
         "annotations": annotations,
         "kubeconfigName": spec.kubeconfig_name,
-        "kubeconfigKeyName": spec.kubeconfig_key_name,
+        "kubeconfigKeyName": if renewed { None } else { spec.kubeconfig_key_name.as_deref() },
         "paused": spec.paused,
         "consecutiveFailureThreshold": spec.consecutive_failure_threshold,
         "activeWindow": spec.active_window,
@@ -131,6 +138,15 @@ pub fn desired(
     if let Some(d) = profile.spec.display_name.as_ref().filter(|d| !d.is_empty()) {
         annotations.insert(keys::DISPLAY_NAME_ANNOTATION.into(), d.clone());
     }
+    let renewal = over
+        .and_then(|o| o.token_renewal.clone())
+        .or_else(|| spec.token_renewal.clone());
+    let renewal_record = renewal
+        .as_ref()
+        .map(|r| serde_json::to_string(r).unwrap_or_default());
+    if let Some(r) = &renewal_record {
+        annotations.insert(TOKEN_RENEWAL_ANNOTATION.into(), r.clone());
+    }
     let sc_spec = SveltosClusterSpec {
         kubeconfig_name: Some(secret_name(&name)),
         kubeconfig_key_name: Some(SECRET_KEY.into()),
@@ -139,8 +155,19 @@ pub fn desired(
         } else {
             over.and_then(|o| o.paused).or(spec.paused)
         },
-        consecutive_failure_threshold: spec.consecutive_failure_threshold,
-        active_window: spec.active_window.clone(),
+        consecutive_failure_threshold: over
+            .and_then(|o| o.consecutive_failure_threshold)
+            .or(spec.consecutive_failure_threshold),
+        active_window: over
+            .and_then(|o| o.active_window.clone())
+            .or_else(|| spec.active_window.clone()),
+        token_request_renewal_option: renewal.map(|r| TokenRequestRenewalOption {
+            renew_token_request_interval: r.interval,
+            token_duration: r.token_duration,
+            sa_name: r.sa_name,
+            sa_namespace: r.sa_namespace,
+            kubeconfig_key_name: None,
+        }),
         ..Default::default()
     };
     let config = config_sha256(&annotations, &sc_spec);
@@ -168,6 +195,9 @@ pub fn desired(
             }
             if let Some(c) = config_sha256 {
                 ann.insert(CREDENTIAL_CONFIG_ANNOTATION.into(), c.clone());
+            }
+            if let Some(r) = &renewal_record {
+                ann.insert(TOKEN_RENEWAL_ANNOTATION.into(), r.clone());
             }
             let secret = Secret {
                 metadata: ObjectMeta {

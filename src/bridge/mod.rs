@@ -34,6 +34,9 @@ pub const CREDENTIAL_SOURCE_ANNOTATION: &str = "sveltos.clusterinventory.io/cred
 /// Annotation on the bridged Secret: hash of the exec provider settings that minted its credential.
 pub const CREDENTIAL_CONFIG_ANNOTATION: &str =
     "sveltos.clusterinventory.io/credential-config-sha256";
+/// Annotation on bridged SveltosClusters and Secrets whose credentials Sveltos renews: the token renewal settings
+/// as configured (JSON). Its presence tells the bridge to leave what Sveltos rewrites on renewal to Sveltos.
+pub const TOKEN_RENEWAL_ANNOTATION: &str = "sveltos.clusterinventory.io/token-renewal";
 /// Annotation on bridged SveltosClusters recording the bridge's configuration (no secrets), for `import`.
 pub const BRIDGE_CONFIG_ANNOTATION: &str = "sveltos.clusterinventory.io/bridge-config";
 
@@ -77,6 +80,26 @@ pub struct BridgeSpec {
     pub deletion_timeout: std::time::Duration,
     /// Namespace of the bridge's claim ConfigMap.
     pub claim_namespace: String,
+    /// Let Sveltos renew every cluster's credentials (`spec.tokenRequestRenewalOption`).
+    pub token_renewal: Option<TokenRenewal>,
+}
+
+/// Sveltos-side credential renewal: `spec.tokenRequestRenewalOption` of the SveltosCluster. The bridge writes the
+/// bootstrap kubeconfig; afterwards what sveltoscluster-manager rewrites on renewal (the Secret's data, a new key
+/// such as `re-kubeconfig`, `spec.kubeconfigKeyName`, a shortened interval) is Sveltos' and never shows as drift.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TokenRenewal {
+    /// `renewTokenRequestInterval` (Go duration).
+    pub interval: String,
+    /// `tokenDuration` (Go duration).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_duration: Option<String>,
+    /// `saNamespace`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sa_namespace: Option<String>,
+    /// `saName`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sa_name: Option<String>,
 }
 
 /// Default `deletion_timeout`.
@@ -157,6 +180,7 @@ impl Default for BridgeSpec {
             copy_labels: LabelCopy::default(),
             deletion_timeout: DEFAULT_DELETION_TIMEOUT,
             claim_namespace: ownership::DEFAULT_CLAIM_NAMESPACE.to_string(),
+            token_renewal: None,
         }
     }
 }
@@ -187,6 +211,12 @@ pub struct Override {
     pub paused: Option<bool>,
     /// Do not bridge this cluster.
     pub skip: bool,
+    /// Sveltos-side renewal for this cluster (wins over the bridge-wide setting).
+    pub token_renewal: Option<TokenRenewal>,
+    /// `spec.activeWindow` for this cluster.
+    pub active_window: Option<ActiveWindow>,
+    /// `spec.consecutiveFailureThreshold` for this cluster.
+    pub consecutive_failure_threshold: Option<i64>,
 }
 
 /// Whether the profile's `ControlPlaneHealthy` condition is `True`.

@@ -46,6 +46,12 @@ pub struct ObservedCluster {
     pub config_sha256: String,
     /// The bridge-config record it carries.
     pub record: Option<String>,
+    /// Top-level `spec` fields our field manager owns.
+    pub owned_spec: BTreeSet<String>,
+    /// Fields of `spec.tokenRequestRenewalOption` our field manager owns.
+    pub owned_renewal: BTreeSet<String>,
+    /// The token renewal settings it was written with (the annotation), if Sveltos renews its credentials.
+    pub renewal: Option<String>,
 }
 
 /// Both objects of one bridged profile, as found.
@@ -136,10 +142,11 @@ fn owned_keys(managed: Option<&Vec<ManagedFieldsEntry>>, path: &[&str]) -> BTree
 }
 
 /// The paths of our field manager's `fieldsV1` that [`observe_cluster`] reads: the keys one level below each.
-const OWNED_PATHS: [&[&str]; 3] = [
+const OWNED_PATHS: [&[&str]; 4] = [
     &["f:metadata", "f:labels"],
     &["f:metadata", "f:annotations"],
     &["f:spec"],
+    &["f:spec", "f:tokenRequestRenewalOption"],
 ];
 
 /// Shrinks a listed object's `managedFields` to what the bridge reads: only our field manager's `Apply` entries,
@@ -238,6 +245,9 @@ pub fn observe_cluster(sc: &SveltosCluster) -> ObservedCluster {
         labels,
         config_sha256: config_sha256(&annotations, &spec),
         record: annotations.get(super::BRIDGE_CONFIG_ANNOTATION).cloned(),
+        owned_renewal: owned_keys(managed, &["f:spec", "f:tokenRequestRenewalOption"]),
+        renewal: annotations.get(super::TOKEN_RENEWAL_ANNOTATION).cloned(),
+        owned_spec: own_spec.clone(),
     }
 }
 
@@ -245,14 +255,21 @@ pub fn observe_cluster(sc: &SveltosCluster) -> ObservedCluster {
 pub fn observe_secret(secret: &Secret) -> ObservedSecret {
     let ann = secret.metadata.annotations.as_ref();
     let get = |k: &str| ann.and_then(|a| a.get(k)).cloned();
+    // When Sveltos renews the credential it rewrites the Secret's data: the bridge then compares the source
+    // credential it last wrote (its hash annotation), not what Sveltos put there.
+    let renewed = get(super::TOKEN_RENEWAL_ANNOTATION).is_some();
     ObservedSecret {
         id: id(&secret.metadata),
         uid: secret.metadata.uid.clone(),
-        kubeconfig_sha256: secret
-            .data
-            .as_ref()
-            .and_then(|d| d.get(SECRET_KEY))
-            .map(|b| sha256_hex(&b.0)),
+        kubeconfig_sha256: if renewed {
+            get(keys::KUBECONFIG_SHA_ANNOTATION)
+        } else {
+            secret
+                .data
+                .as_ref()
+                .and_then(|d| d.get(SECRET_KEY))
+                .map(|b| sha256_hex(&b.0))
+        },
         expires_at: get(keys::EXPIRES_ANNOTATION),
         credential_source: get(CREDENTIAL_SOURCE_ANNOTATION),
         credential_config_sha256: get(CREDENTIAL_CONFIG_ANNOTATION),
@@ -458,8 +475,18 @@ pub(crate) mod tests {
         serde_json::Value::Object(
             v.as_object()
                 .unwrap()
-                .keys()
-                .map(|k| (format!("f:{k}"), serde_json::json!({})))
+                .iter()
+                .map(|(k, v)| {
+                    let sub = match v.as_object() {
+                        Some(o) if k == "tokenRequestRenewalOption" => serde_json::Value::Object(
+                            o.keys()
+                                .map(|k| (format!("f:{k}"), serde_json::json!({})))
+                                .collect(),
+                        ),
+                        _ => serde_json::json!({}),
+                    };
+                    (format!("f:{k}"), sub)
+                })
                 .collect(),
         )
     }

@@ -716,11 +716,24 @@ pub fn actions(plan: &Plan, world: &World) -> (Vec<Write>, Vec<Delete>) {
                 || s.config_sha256 != d.entry.config_sha256
                 || s.record.as_ref() != record
         });
+        // Sveltos renews this cluster's credentials: a rotated source credential is written and the SveltosCluster
+        // pointed back at it; otherwise what Sveltos took over on renewal is left to it.
+        let renewed = d
+            .sveltos_cluster
+            .spec
+            .token_request_renewal_option
+            .is_some();
+        let rewrite_source = secret.is_some() || exec.is_some();
+        let sc_stale = sc_stale || (renewed && rewrite_source && cur_sc.is_some());
         if secret.is_some() || exec.is_some() || sc_stale {
+            let mut sc = d.sveltos_cluster.clone();
+            if renewed && let Some(cur) = cur_sc {
+                leave_renewal_to_sveltos(&mut sc, cur, rewrite_source);
+            }
             writes.push(Write {
                 key: key.clone(),
                 secret: secret.cloned(),
-                sveltos_cluster: sc_stale.then(|| d.sveltos_cluster.clone()),
+                sveltos_cluster: sc_stale.then_some(sc),
                 exec,
                 adopt_sveltos_cluster: world.foreign_clusters.contains_key(key),
                 adopt_secret: d
@@ -743,6 +756,32 @@ pub fn actions(plan: &Plan, world: &World) -> (Vec<Write>, Vec<Delete>) {
         })
         .collect();
     (writes, deletes)
+}
+
+/// For a SveltosCluster whose credentials Sveltos renews: leaves out of the apply body the fields
+/// sveltoscluster-manager has taken over by its own updates on renewal (`spec.kubeconfigKeyName`, the renewal
+/// interval), so the bridge never reverts them; unless the source credential is rewritten (the SveltosCluster then
+/// points at it again) or the renewal settings themselves changed.
+fn leave_renewal_to_sveltos(
+    sc: &mut SveltosCluster,
+    cur: &super::observed::ObservedCluster,
+    rewrite_source: bool,
+) {
+    let wanted = sc
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(super::TOKEN_RENEWAL_ANNOTATION));
+    let settings_changed = cur.renewal.as_ref() != wanted;
+    if !rewrite_source && !cur.owned_spec.contains("kubeconfigKeyName") {
+        sc.spec.kubeconfig_key_name = None;
+    }
+    if !settings_changed
+        && !cur.owned_renewal.contains("renewTokenRequestInterval")
+        && let Some(o) = sc.spec.token_request_renewal_option.as_mut()
+    {
+        o.renew_token_request_interval = String::new();
+    }
 }
 
 /// Compares what apply is about to produce with what plan promised. Returns the keys that differ, with the
@@ -1211,6 +1250,93 @@ mod tests {
         );
         f.spec.max_removals = Some(2);
         assert!(!f.run().has_errors());
+    }
+
+    #[test]
+    fn sveltos_token_renewal_is_never_reverted_but_a_rotated_source_is_written() {
+        let mut f = Fixture::new();
+        f.spec.token_renewal = Some(crate::bridge::TokenRenewal {
+            interval: "1h".into(),
+            token_duration: Some("3h".into()),
+            sa_namespace: Some("kube-system".into()),
+            sa_name: Some("sveltos".into()),
+        });
+        let first = f.run();
+        let sc = &first.desired["a/c1"].sveltos_cluster;
+        let opt = sc.spec.token_request_renewal_option.as_ref().unwrap();
+        assert_eq!(
+            (
+                opt.renew_token_request_interval.as_str(),
+                opt.sa_name.as_deref()
+            ),
+            ("1h", Some("sveltos"))
+        );
+        f.world = world_after(&first, "main");
+        // What sveltoscluster-manager does on renewal, by plain updates: it takes over spec.kubeconfigKeyName (now
+        // `re-kubeconfig`) and the interval, and rewrites the Secret's data. The bridge owns neither field any more;
+        // its hashes do not move (the Secret is compared by the source hash it recorded).
+        for o in f.world.owned.values_mut() {
+            let sc = o.sveltos_cluster.as_mut().unwrap();
+            sc.owned_spec.remove("kubeconfigKeyName");
+            sc.owned_renewal.remove("renewTokenRequestInterval");
+        }
+        let p = f.run();
+        let (writes, deletes) = actions(&p, &f.world);
+        assert!(
+            writes.is_empty() && deletes.is_empty(),
+            "a renewal is never reverted: {writes:?}"
+        );
+        // A rotated source credential is written, and the SveltosCluster pointed back at it; the interval Sveltos
+        // shortened stays Sveltos'.
+        f.secrets[0] = labelled_secret(
+            "a",
+            "s1",
+            "c1",
+            None,
+            &[(
+                "Config",
+                "apiVersion: v1\nclusters:\n- name: x\n  cluster:\n    server: https://10.0.0.9\n",
+            )],
+        );
+        let p = f.run();
+        let (writes, _) = actions(&p, &f.world);
+        assert_eq!(writes.len(), 1, "{writes:?}");
+        let w = &writes[0];
+        assert!(w.secret.is_some());
+        let sc = w.sveltos_cluster.as_ref().unwrap();
+        assert_eq!(sc.spec.kubeconfig_key_name.as_deref(), Some("kubeconfig"));
+        assert_eq!(
+            sc.spec
+                .token_request_renewal_option
+                .as_ref()
+                .unwrap()
+                .renew_token_request_interval,
+            ""
+        );
+        // Changing the renewal settings themselves shows and is written.
+        f.secrets[0] = labelled_secret("a", "s1", "c1", None, &[("Config", KUBECONFIG)]);
+        f.spec.token_renewal.as_mut().unwrap().interval = "2h".into();
+        let p = f.run();
+        assert_ne!(
+            p.desired["a/c1"].entry.config_sha256,
+            f.world.owned["a/c1"].entry().config_sha256
+        );
+        let (writes, _) = actions(&p, &f.world);
+        let sc = writes
+            .iter()
+            .find(|w| w.key == "a/c1")
+            .unwrap()
+            .sveltos_cluster
+            .as_ref()
+            .unwrap();
+        assert_eq!(
+            sc.spec
+                .token_request_renewal_option
+                .as_ref()
+                .unwrap()
+                .renew_token_request_interval,
+            "2h"
+        );
     }
 
     #[test]

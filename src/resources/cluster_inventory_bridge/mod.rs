@@ -57,6 +57,27 @@ pub fn cluster_entry_type() -> Type {
     ])
 }
 
+/// The attributes of `token_renewal` (the block, and the object in `overrides`).
+fn token_renewal_attributes() -> Vec<Attribute> {
+    let md = |a: Attribute, d: &str| a.markdown_description(d);
+    vec![
+        md(
+            Attribute::string("interval").required(),
+            "`renewTokenRequestInterval`: how often Sveltos renews the token (Go duration, e.g. `1h`).",
+        ),
+        md(
+            Attribute::string("token_duration").optional(),
+            "`tokenDuration`: how long each token is valid (Go duration; default: the interval). Longer than the \
+             interval leaves a buffer for connectivity loss.",
+        ),
+        md(
+            Attribute::string("service_account").optional(),
+            "`saNamespace/saName` of the ServiceAccount on the member cluster to mint tokens for (default: deduced \
+             by Sveltos from the kubeconfig).",
+        ),
+    ]
+}
+
 /// The resource schema.
 pub fn schema() -> Schema {
     let md = |a: Attribute, d: &str| a.markdown_description(d);
@@ -167,6 +188,26 @@ pub fn schema() -> Schema {
                     ),
                     md(Attribute::bool("paused").optional(), "`spec.paused` for this cluster."),
                     md(Attribute::bool("skip").optional(), "Do not bridge this cluster."),
+                    md(
+                        Attribute::nested("token_renewal", Nesting::Single, token_renewal_attributes()).optional(),
+                        "Sveltos-side credential renewal for this cluster (wins over the bridge-wide `token_renewal`).",
+                    ),
+                    md(
+                        Attribute::nested(
+                            "active_window",
+                            Nesting::Single,
+                            [
+                                md(Attribute::string("from").required(), "Cron schedule opening the window."),
+                                md(Attribute::string("to").required(), "Cron schedule closing the window."),
+                            ],
+                        )
+                        .optional(),
+                        "`spec.activeWindow` for this cluster.",
+                    ),
+                    md(
+                        Attribute::number("consecutive_failure_threshold").optional(),
+                        "`spec.consecutiveFailureThreshold` for this cluster.",
+                    ),
                 ],
             )
             .optional(),
@@ -199,6 +240,21 @@ pub fn schema() -> Schema {
                 )),
         ))
         .block(timeouts::block())
+        .block(NestedBlock::single("token_renewal", {
+            let mut b = Block::new().markdown_description(
+                "Let Sveltos renew every bridged cluster's credentials (`spec.tokenRequestRenewalOption`): the bridge \
+                 registers the cluster with the source kubeconfig, then sveltoscluster-manager mints ServiceAccount \
+                 tokens on the member cluster on this interval and rewrites the kubeconfig Secret. What Sveltos \
+                 rewrites on renewal (the Secret's data, a new key such as `re-kubeconfig`, `spec.kubeconfigKeyName`, \
+                 a shortened interval) never shows as drift and is never reverted; a rotated source credential still \
+                 shows in plan and is written (and the SveltosCluster pointed back at it). See the guide \
+                 \"Continuous credentials with Sveltos token renewal\".",
+            );
+            for a in token_renewal_attributes() {
+                b = b.attribute(a);
+            }
+            b
+        }))
         .block(
             NestedBlock::single(
                 "active_window",

@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 use crate::{
     api::ActiveWindow,
     bridge::{
-        BridgeSpec, DEFAULT_DELETION_TIMEOUT, LabelCopy, Override, Selection, UnhealthyPolicy,
+        BridgeSpec, DEFAULT_DELETION_TIMEOUT, LabelCopy, Override, Selection, TokenRenewal,
+        UnhealthyPolicy,
         credentials::{CredentialsConfig, options::validate as validate_credentials},
         desired::ClusterEntry,
         duration::parse_duration,
@@ -30,6 +31,79 @@ pub struct OverrideConfig {
     pub paused: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skip: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_renewal: Option<TokenRenewal>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_window: Option<ActiveWindow>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consecutive_failure_threshold: Option<i64>,
+}
+
+/// Reads a `token_renewal` object (block or nested attribute); `None` when null or not known.
+fn token_renewal_of(v: &Value) -> Option<TokenRenewal> {
+    (!v.is_null() && v.is_known()).then(|| TokenRenewal {
+        interval: v
+            .get_attr("interval")
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+        token_duration: opt_str(v.get_attr("token_duration")),
+        // `namespace/name`; without a `/` the namespace reads as empty and fails validation.
+        sa_namespace: v
+            .get_attr("service_account")
+            .as_str()
+            .map(|s| s.split_once('/').map_or("", |(ns, _)| ns).to_string()),
+        sa_name: v
+            .get_attr("service_account")
+            .as_str()
+            .map(|s| s.split_once('/').map_or(s, |(_, n)| n).to_string()),
+    })
+}
+
+/// A `token_renewal` value.
+fn token_renewal_value(r: &Option<TokenRenewal>) -> Value {
+    r.as_ref()
+        .map(|r| {
+            Value::object([
+                ("interval", Value::string(&r.interval)),
+                ("token_duration", str_value(&r.token_duration)),
+                (
+                    "service_account",
+                    match (&r.sa_namespace, &r.sa_name) {
+                        (Some(ns), Some(n)) => Value::string(format!("{ns}/{n}")),
+                        _ => Value::Null,
+                    },
+                ),
+            ])
+        })
+        .unwrap_or(Value::Null)
+}
+
+/// An `active_window` object; `None` when null or not known.
+fn active_window_of(window: &Value) -> Option<ActiveWindow> {
+    (!window.is_null() && window.is_known()).then(|| ActiveWindow {
+        from: window
+            .get_attr("from")
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+        to: window
+            .get_attr("to")
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+    })
+}
+
+fn active_window_value(w: &Option<ActiveWindow>) -> Value {
+    w.as_ref()
+        .map(|w| {
+            Value::object([
+                ("from", Value::string(&w.from)),
+                ("to", Value::string(&w.to)),
+            ])
+        })
+        .unwrap_or(Value::Null)
 }
 
 /// The resource's configuration (everything but `id` and `clusters`), as written. Serialized into the
@@ -77,6 +151,8 @@ pub struct BridgeConfig {
     pub deletion_timeout: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claim_namespace: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_renewal: Option<TokenRenewal>,
 }
 
 /// The `copy_labels` block.
@@ -148,6 +224,11 @@ impl BridgeConfig {
                                 extra_annotations: opt_map(o.get_attr("extra_annotations")),
                                 paused: o.get_attr("paused").as_bool(),
                                 skip: o.get_attr("skip").as_bool(),
+                                token_renewal: token_renewal_of(o.get_attr("token_renewal")),
+                                active_window: active_window_of(o.get_attr("active_window")),
+                                consecutive_failure_threshold: o
+                                    .get_attr("consecutive_failure_threshold")
+                                    .as_i64(),
                             },
                         )
                     })
@@ -166,6 +247,7 @@ impl BridgeConfig {
             },
             deletion_timeout: opt_str(v.get_attr("deletion_timeout")),
             claim_namespace: opt_str(v.get_attr("claim_namespace")),
+            token_renewal: token_renewal_of(v.get_attr("token_renewal")),
             active_window: (!window.is_null() && window.is_known()).then(|| ActiveWindow {
                 from: window
                     .get_attr("from")
@@ -226,6 +308,14 @@ impl BridgeConfig {
                                 ("extra_annotations", map_value(&o.extra_annotations)),
                                 ("paused", bool_value(o.paused)),
                                 ("skip", bool_value(o.skip)),
+                                ("token_renewal", token_renewal_value(&o.token_renewal)),
+                                ("active_window", active_window_value(&o.active_window)),
+                                (
+                                    "consecutive_failure_threshold",
+                                    o.consecutive_failure_threshold
+                                        .map(Value::int)
+                                        .unwrap_or(Value::Null),
+                                ),
                             ]),
                         )
                     }))
@@ -259,6 +349,11 @@ impl BridgeConfig {
         );
         set(state, "deletion_timeout", str_value(&self.deletion_timeout));
         set(state, "claim_namespace", str_value(&self.claim_namespace));
+        set(
+            state,
+            "token_renewal",
+            token_renewal_value(&self.token_renewal),
+        );
         set(
             state,
             "active_window",
@@ -442,6 +537,37 @@ impl BridgeConfig {
                 }
             }
         }
+        check_renewal(
+            &mut err,
+            AttributePath::attr("token_renewal"),
+            &self.token_renewal,
+        );
+        for (k, o) in self.overrides.iter().flatten() {
+            let base = AttributePath::attr("overrides").then_key(k);
+            check_renewal(
+                &mut err,
+                base.clone().then_attr("token_renewal"),
+                &o.token_renewal,
+            );
+            if let Some(t) = o.consecutive_failure_threshold
+                && t < 1
+            {
+                err(
+                    base.clone().then_attr("consecutive_failure_threshold"),
+                    "Invalid consecutive_failure_threshold",
+                    format!("consecutive_failure_threshold must be at least 1, got {t}."),
+                );
+            }
+            if let Some(w) = &o.active_window
+                && (w.from.trim().is_empty() || w.to.trim().is_empty())
+            {
+                err(
+                    base.then_attr("active_window"),
+                    "Invalid active window",
+                    "active_window needs both `from` and `to` (cron schedules).".into(),
+                );
+            }
+        }
         if let Some(ns) = &self.claim_namespace
             && let Err(e) = names::dns1123_label(ns)
         {
@@ -500,6 +626,9 @@ impl BridgeConfig {
                             extra_annotations: o.extra_annotations.clone().unwrap_or_default(),
                             paused: o.paused,
                             skip: o.skip.unwrap_or(false),
+                            token_renewal: o.token_renewal.clone(),
+                            active_window: o.active_window.clone(),
+                            consecutive_failure_threshold: o.consecutive_failure_threshold,
                         },
                     )
                 })
@@ -510,12 +639,57 @@ impl BridgeConfig {
             max_removals,
             copy_labels,
             deletion_timeout,
+            token_renewal: self.token_renewal.clone(),
             claim_namespace: self
                 .claim_namespace
                 .clone()
                 .unwrap_or_else(|| crate::bridge::ownership::DEFAULT_CLAIM_NAMESPACE.to_string()),
             config_record: serde_json::to_string(self).ok(),
         })
+    }
+}
+
+fn check_renewal(
+    err: &mut impl FnMut(AttributePath, &str, String),
+    path: AttributePath,
+    renewal: &Option<TokenRenewal>,
+) {
+    let Some(r) = renewal else { return };
+    for (attr, d) in [
+        ("interval", Some(&r.interval)),
+        ("token_duration", r.token_duration.as_ref()),
+    ] {
+        if let Some(d) = d {
+            match parse_duration(d) {
+                Ok(v) if !v.is_zero() => {}
+                Ok(_) => err(
+                    path.clone().then_attr(attr),
+                    "Invalid duration",
+                    format!("{attr} must be longer than 0."),
+                ),
+                Err(e) => err(
+                    path.clone().then_attr(attr),
+                    "Invalid duration",
+                    e.to_string(),
+                ),
+            }
+        }
+    }
+    for (what, v) in [("namespace", &r.sa_namespace), ("name", &r.sa_name)] {
+        if let Some(v) = v {
+            let ok = if what == "namespace" {
+                names::dns1123_label(v)
+            } else {
+                names::dns1123_subdomain(v)
+            };
+            if let Err(e) = ok {
+                err(
+                    path.clone().then_attr("service_account"),
+                    "Invalid service_account",
+                    format!("service_account must be \"<namespace>/<name>\": the {what} {e}."),
+                );
+            }
+        }
     }
 }
 
