@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value as Json, json};
 use support::inventory::{
-    Inv, Plugin, alias_bomb, apply_ok, bridge, diagnostics, exec_status, health_status, labels_of,
-    one_diagnostic, run, state_clusters,
+    Inv, Plugin, alias_bomb, apply_ok, bridge, diagnostics, entry, exec_status, flat,
+    health_status, labels_of, one_diagnostic, run, state_clusters,
 };
 use support::{Cli, fixtures, unique_namespace};
 use tfsveltos::api::keys;
@@ -29,7 +29,7 @@ async fn one_bad_profile_never_blocks_the_fleet() {
     inv.profile_with_secret(&ns, "a", &[], Json::Null, &kc)
         .await;
     let cli = Cli::tofu();
-    let tf = inv.tf(&cli, &bridge("fleet", &[&ns], ""));
+    let tf = inv.tf(&cli, &bridge(&ns, &[&ns], ""));
     apply_ok(&tf);
     let a_versions = async || {
         (
@@ -60,7 +60,7 @@ async fn one_bad_profile_never_blocks_the_fleet() {
     }
 
     // strict: the plan fails and nothing is written.
-    inv.rewrite(&tf, &bridge("fleet", &[&ns], "  strict = true"));
+    inv.rewrite(&tf, &bridge(&ns, &[&ns], "  strict = true"));
     let (ok, out) = run(&tf, APPLY);
     assert!(!ok, "strict apply succeeded:\n{out}");
     assert!(
@@ -73,7 +73,7 @@ async fn one_bad_profile_never_blocks_the_fleet() {
     assert_eq!(a_versions().await, a_before);
 
     // Default: per-cluster isolation.
-    inv.rewrite(&tf, &bridge("fleet", &[&ns], ""));
+    inv.rewrite(&tf, &bridge(&ns, &[&ns], ""));
     let out = apply_ok(&tf);
     for name in &good {
         assert_eq!(
@@ -93,14 +93,23 @@ async fn one_bad_profile_never_blocks_the_fleet() {
     assert!(inv.sc(&ns, "c").await.is_none());
     assert!(inv.get_secret(&ns, "c-sveltos-kubeconfig").await.is_none());
     let ambiguous = one_diagnostic(&out, "Warning", "two or more candidate kubeconfig Secrets");
+    let a_entry = entry(ambiguous, &format!("{ns}/a"));
     assert!(
-        ambiguous.contains(&format!("{ns}/a-src")) && ambiguous.contains(&format!("{ns}/a-second")),
+        a_entry.contains("kept as it is")
+            && a_entry.contains(&format!("{ns}/a-src"))
+            && a_entry.contains(&format!("{ns}/a-second")),
         "both Secrets named:\n{ambiguous}"
     );
     let collision = one_diagnostic(&out, "Warning", "has the name it would write");
-    assert!(collision.contains(&format!("{ns}/b ")), "{collision}");
+    assert!(
+        entry(collision, &format!("{ns}/b")).contains(&format!("SveltosCluster {ns}/b")),
+        "{collision}"
+    );
     let missing = one_diagnostic(&out, "Warning", "no usable credentials");
-    assert!(missing.contains(&format!("{ns}/c ")), "{missing}");
+    assert!(
+        entry(missing, &format!("{ns}/c")).contains("not registered"),
+        "{missing}"
+    );
     let state = state_clusters(&tf);
     assert_eq!(state.len(), 21, "a kept plus the 20: {:?}", state.keys());
     assert!(state.contains_key(&format!("{ns}/a")));
@@ -118,7 +127,7 @@ async fn health_flip(policy: &str) {
         .await;
     let cli = Cli::tofu();
     let body = format!("  require_healthy = true\n  unhealthy = \"{policy}\"");
-    let tf = inv.tf(&cli, &bridge("health", &[&ns], &body));
+    let tf = inv.tf(&cli, &bridge(&ns, &[&ns], &body));
     apply_ok(&tf);
     assert!(inv.sc(&ns, "p").await.is_some());
     let before = (
@@ -140,14 +149,14 @@ async fn health_flip(policy: &str) {
             );
             assert_eq!(now, before, "kept exactly as it was");
             let w = one_diagnostic(&out, "Warning", "is not healthy");
-            assert!(w.contains(&format!("{ns}/p ")), "{w}");
+            assert!(entry(w, &format!("{ns}/p")).contains("kept"), "{w}");
         }
         "pause" => {
             let sc = inv.sc(&ns, "p").await.expect("still registered");
             assert_eq!(sc.spec.paused, Some(true), "paused while unhealthy");
             assert!(inv.bridged_kubeconfig(&ns, "p").await.is_some());
             let w = one_diagnostic(&out, "Warning", "is not healthy");
-            assert!(w.contains(&format!("{ns}/p ")), "{w}");
+            assert!(entry(w, &format!("{ns}/p")).contains("paused"), "{w}");
             inv.set_healthy(&ns, "p", true).await;
             apply_ok(&tf);
             let sc = inv.sc(&ns, "p").await.unwrap();
@@ -198,7 +207,7 @@ async fn max_removals_guards_against_a_typo() {
     let cli = Cli::tofu();
     let body = |selector: &str, max: u32| {
         bridge(
-            "guard",
+            &ns,
             &[&ns],
             &format!("  label_selector = \"{selector}\"\n  max_removals = {max}"),
         )
@@ -212,7 +221,7 @@ async fn max_removals_guards_against_a_typo() {
     let (ok, out) = run(&tf, PLAN);
     assert!(!ok, "plan succeeded:\n{out}");
     let e = one_diagnostic(&out, "Error", "max_removals");
-    assert!(e.contains("deregister 3 clusters"), "{e}");
+    assert!(flat(e).contains("deregister 3 clusters"), "{e}");
     for n in b {
         assert!(e.contains(&format!("{ns}/{n}")), "{n} not named: {e}");
     }
@@ -258,7 +267,7 @@ async fn secret_is_deleted_only_after_the_sveltos_cluster_is_gone() {
         inv.profile_with_secret(&ns, n, &[], Json::Null, &kc).await;
     }
     let cli = Cli::tofu();
-    let tf = inv.tf(&cli, &bridge("fin", &[&ns], "  deletion_timeout = \"2m\""));
+    let tf = inv.tf(&cli, &bridge(&ns, &[&ns], "  deletion_timeout = \"2m\""));
     apply_ok(&tf);
     let hold = json!({"finalizers": ["e2e.test/hold"]});
     inv.patch_sc_metadata(&ns, "p", hold.clone()).await;
@@ -313,10 +322,12 @@ async fn secret_is_deleted_only_after_the_sveltos_cluster_is_gone() {
     );
     assert!(inv.sc(&ns, "p").await.is_none());
     assert!(inv.get_secret(&ns, "p-sveltos-kubeconfig").await.is_none());
-    eprintln!("finalizer: {samples} samples, SveltosCluster gone after {sc_gone_at:?}");
+    support::inventory::report(&format!(
+        "finalizer: {samples} samples, SveltosCluster gone after {sc_gone_at:?}, the Secret only after it"
+    ));
 
     // A finalizer that stays: deletion_timeout bounds the wait.
-    inv.rewrite(&tf, &bridge("fin", &[&ns], "  deletion_timeout = \"5s\""));
+    inv.rewrite(&tf, &bridge(&ns, &[&ns], "  deletion_timeout = \"5s\""));
     inv.patch_sc_metadata(&ns, "q", hold).await;
     inv.delete_profile(&ns, "q").await;
     let start = Instant::now();
@@ -360,7 +371,7 @@ async fn saved_plan_survives_credential_aging(cli: Cli) {
     .await;
     let body = |team: &str| {
         bridge(
-            "aging",
+            &ns,
             &[&ns],
             &format!(
                 "  extra_labels = {{ team = \"{team}\" }}\n  credentials {{\n    exec_providers_file = \"{}\"\n    refresh_before = \"10m\"\n  }}",
@@ -430,7 +441,7 @@ async fn destroy_with_a_hostile_inventory_removes_exactly_what_the_bridge_owns()
         inv.profile_with_secret(&ns, n, &[], Json::Null, &kc).await;
     }
     let cli = Cli::tofu();
-    let tf = inv.tf(&cli, &bridge("hostile", &[&ns], ""));
+    let tf = inv.tf(&cli, &bridge(&ns, &[&ns], ""));
     apply_ok(&tf);
     // The inventory turns hostile.
     inv.secret(
@@ -448,7 +459,7 @@ async fn destroy_with_a_hostile_inventory_removes_exactly_what_the_bridge_owns()
         &[("Config", &bomb)],
     )
     .await;
-    inv.foreign_sveltos_cluster(&ns, "impostor", &[(keys::BRIDGE_LABEL, "hostile")])
+    inv.foreign_sveltos_cluster(&ns, "impostor", &[(keys::BRIDGE_LABEL, ns.as_str())])
         .await;
     let impostor = inv.sc_version(&ns, "impostor").await;
     let (ok, out) = run(

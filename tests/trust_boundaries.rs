@@ -6,8 +6,8 @@ mod support;
 
 use serde_json::{Value as Json, json};
 use support::inventory::{
-    Inv, Plugin, alias_bomb, apply_ok, bridge, exec_status, labels_of, measure, one_diagnostic,
-    plan_clusters, run, secret_reads_in, state_clusters, text,
+    Inv, Plugin, alias_bomb, apply_ok, bridge, entry, exec_status, labels_of, measure,
+    one_diagnostic, plan_clusters, run, secret_reads_in, state_clusters, text,
 };
 use support::{Cli, fixtures, unique_namespace};
 use tfsveltos::api::keys;
@@ -42,7 +42,7 @@ async fn secret_reader_cannot_reach_into_another_namespace() {
     )
     .await;
     let cli = Cli::tofu();
-    let tf = inv.tf(&cli, &bridge("sr", &[&tenant], ""));
+    let tf = inv.tf(&cli, &bridge(&tenant, &[&tenant], ""));
     let (plan_out, planned) = plan_clusters(&tf);
     let warning = one_diagnostic(
         &plan_out,
@@ -50,7 +50,7 @@ async fn secret_reader_cannot_reach_into_another_namespace() {
         "kubeconfig-secretreader names a Secret in a namespace that is not allowed",
     );
     assert!(
-        warning.contains(&format!("{tenant}/thief")) && warning.contains(&victim),
+        entry(warning, &format!("{tenant}/thief")).contains(&victim),
         "the warning names the profile and the namespace it asked for:\n{warning}"
     );
     assert!(
@@ -78,7 +78,7 @@ async fn secret_reader_cannot_reach_into_another_namespace() {
     inv.rewrite(
         &tf,
         &bridge(
-            "sr",
+            &tenant,
             &[&tenant],
             &format!("  credentials {{\n    secret_reader_namespaces = [\"{victim}\"]\n  }}"),
         ),
@@ -118,19 +118,22 @@ async fn labelled_secret_in_another_namespace_needs_the_operators_consent() {
     let key = format!("{a}/p");
     let cli = Cli::tofu();
 
-    let tf = inv.tf(&cli, &bridge("lbl", &[&a], ""));
+    let tf = inv.tf(&cli, &bridge(&a, &[&a], ""));
     let (out, planned) = plan_clusters(&tf);
     assert!(
         !planned.contains_key(&key),
         "used without consent: {planned:?}"
     );
     let w = one_diagnostic(&out, "Warning", "no usable credentials");
-    assert!(w.contains(&key) && w.contains(&format!("{b}/for-a")), "{w}");
+    assert!(
+        entry(w, &key).contains(&format!("{b}/for-a")),
+        "the ignored Secret is named:\n{w}"
+    );
 
     let tf = inv.tf(
         &cli,
         &bridge(
-            "lbl",
+            &a,
             &[&a],
             &format!("  credentials {{\n    secret_namespaces = [\"{b}\"]\n  }}"),
         ),
@@ -143,7 +146,7 @@ async fn labelled_secret_in_another_namespace_needs_the_operators_consent() {
 
     // With a consumer: B unlabelled is refused, B labelled for the consumer is used.
     let with_consumer = bridge(
-        "lbl",
+        &a,
         &[&a],
         "  credentials {\n    consumer = \"sveltos-e2e\"\n  }",
     );
@@ -213,14 +216,11 @@ async fn kubeconfigs_that_run_commands_or_read_files_are_refused() {
     )
     .await;
     let cli = Cli::tofu();
-    let tf = inv.tf(&cli, &bridge("inert", &[&ns], ""));
+    let tf = inv.tf(&cli, &bridge(&ns, &[&ns], ""));
     let (out, planned) = plan_clusters(&tf);
     let w = one_diagnostic(&out, "Warning", "kubeconfig refused");
     for (name, _, field) in &cases {
-        let line = w
-            .lines()
-            .find(|l| l.contains(&format!("{ns}/{name} ")))
-            .unwrap_or_else(|| panic!("{name} is not listed:\n{w}"));
+        let line = entry(w, &format!("{ns}/{name}"));
         assert!(
             line.contains(&format!(".{field}`")),
             "{name}: field {field} not named: {line}"
@@ -239,7 +239,7 @@ async fn kubeconfigs_that_run_commands_or_read_files_are_refused() {
     inv.rewrite(
         &tf,
         &bridge(
-            "inert",
+            &ns,
             &[&ns],
             "  credentials {\n    allow_exec_kubeconfigs = true\n  }",
         ),
@@ -283,20 +283,20 @@ async fn alias_bomb_is_rejected_and_the_others_are_planned() {
         .await;
     }
     let cli = Cli::tofu();
-    let tf = inv.tf(&cli, &bridge("bomb", &[&ns], ""));
+    let tf = inv.tf(&cli, &bridge(&ns, &[&ns], ""));
     let m = measure(&tf, &["plan", "-input=false", "-no-color", "-out=tfplan"]);
     let out = text(&m.output);
-    eprintln!(
+    support::inventory::report(&format!(
         "alias bomb ({} bytes): tofu plan took {:.2} s; provider peak RSS {:.1} MiB over {} provider process(es)",
         bomb.len(),
         m.wall.as_secs_f64(),
         m.provider_peak_rss_kib as f64 / 1024.0,
         m.provider_processes
-    );
+    ));
     assert!(m.output.status.success(), "plan failed:\n{out}");
     let w = one_diagnostic(&out, "Warning", "kubeconfig refused");
     assert!(
-        w.contains(&format!("{ns}/bomb")) && w.contains("nodes"),
+        entry(w, &format!("{ns}/bomb")).contains("nodes"),
         "the rejection names the profile and the node budget:\n{w}"
     );
     assert!(
@@ -362,9 +362,7 @@ async fn profiles_cannot_steer_exec_plugins() {
     let cli = Cli::tofu();
     let tf = inv.tf(
         &cli,
-        &bridge(
-            "steer",
-            &[&ns],
+        &bridge(&ns, &[&ns],
             &format!(
                 "  credentials {{\n    exec_providers_file = \"{}\"\n    exec_allowed_servers = [\"*.allowed.example\"]\n  }}",
                 plugin.providers_file.display()
@@ -373,12 +371,7 @@ async fn profiles_cannot_steer_exec_plugins() {
     );
     let out = apply_ok(&tf);
     let w = one_diagnostic(&out, "Warning", "exec provider refused");
-    let line = |name: &str| {
-        w.lines()
-            .find(|l| l.contains(&format!("{ns}/{name} ")))
-            .unwrap_or_else(|| panic!("{name} not listed:\n{w}"))
-            .to_string()
-    };
+    let line = |name: &str| entry(w, &format!("{ns}/{name}"));
     assert!(line("preload").contains("LD_PRELOAD"), "{w}");
     assert!(
         line("elsewhere").contains("token-sink.attacker.example"),
@@ -408,7 +401,7 @@ async fn profiles_cannot_steer_exec_plugins() {
 async fn objects_that_merely_carry_the_ownership_label_are_never_touched() {
     let inv = Inv::new().await;
     let ns = unique_namespace(&inv.client, "forge").await;
-    let name = "forge";
+    let name = ns.as_str();
     let kc = fixtures::unreachable_kubeconfig("t");
     for p in ["mine", "squat"] {
         inv.profile_with_secret(&ns, p, &[], Json::Null, &kc).await;
@@ -488,7 +481,7 @@ async fn copy_labels_keeps_sveltos_selectors_out_by_default_and_include_restrict
     )
     .await;
     let cli = Cli::tofu();
-    let tf = inv.tf(&cli, &bridge("copy", &[&ns], ""));
+    let tf = inv.tf(&cli, &bridge(&ns, &[&ns], ""));
     apply_ok(&tf);
     let l = labels_of(&inv.sc(&ns, "p").await.unwrap());
     assert!(!l.contains_key("projectsveltos.io/x"), "{l:?}");
@@ -496,7 +489,7 @@ async fn copy_labels_keeps_sveltos_selectors_out_by_default_and_include_restrict
     inv.rewrite(
         &tf,
         &bridge(
-            "copy",
+            &ns,
             &[&ns],
             "  copy_labels {\n    include = [\"team\"]\n  }",
         ),
@@ -508,6 +501,6 @@ async fn copy_labels_keeps_sveltos_selectors_out_by_default_and_include_restrict
         !l.contains_key("env") && !l.contains_key("projectsveltos.io/x"),
         "{l:?}"
     );
-    assert_eq!(l[keys::BRIDGE_LABEL], "copy");
+    assert_eq!(l[keys::BRIDGE_LABEL], ns);
     tf.destroy();
 }

@@ -334,6 +334,41 @@ pub fn alias_bomb() -> String {
     s
 }
 
+/// Writes a measured figure straight to the terminal (past libtest's capture of `eprintln!`, so it shows
+/// for passing tests too).
+pub fn report(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "figure: {line}");
+}
+
+/// `s` with every run of whitespace collapsed to one space (the CLIs wrap diagnostics at about 78 columns).
+pub fn flat(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The entry of a grouped diagnostic for cluster `key` (`- <key> (kept as it is|not registered): ...`), with
+/// the CLI's line wrapping undone; panics when the cluster is not listed.
+pub fn entry(diagnostic: &str, key: &str) -> String {
+    let mut entries: Vec<String> = Vec::new();
+    let mut open = false;
+    for line in diagnostic.lines() {
+        let line = line.trim();
+        if line.starts_with("- ") {
+            entries.push(line.to_string());
+            open = true;
+        } else if line.is_empty() {
+            open = false;
+        } else if open && let Some(last) = entries.last_mut() {
+            last.push(' ');
+            last.push_str(line);
+        }
+    }
+    entries
+        .into_iter()
+        .find(|e| e.starts_with(&format!("- {key} ")))
+        .unwrap_or_else(|| panic!("{key} is not listed in:\n{diagnostic}"))
+}
+
 // ---------------------------------------------------------------------------------------------
 // audit log
 // ---------------------------------------------------------------------------------------------
