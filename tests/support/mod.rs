@@ -20,6 +20,7 @@
 #![allow(dead_code)]
 
 pub mod fixtures;
+pub mod inventory;
 pub mod needs;
 
 pub use fixtures::PROVIDER_SOURCE;
