@@ -9,6 +9,7 @@ pub mod bridge;
 pub mod config_blocks;
 pub mod data_sources;
 pub mod docs;
+pub mod ephemeral;
 pub mod k8s;
 pub mod provider;
 pub mod resources;

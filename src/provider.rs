@@ -8,7 +8,7 @@ use crate::{
     k8s::config::{self, KubeSettings},
     tfplugin::{
         self, AttributePath, ClientCapabilities, ConfigureRequest, DataSource, DeferredReason,
-        Diagnostic, Diagnostics, Resource, Schema, Value,
+        Diagnostic, Diagnostics, EphemeralResource, Resource, Schema, Value,
     },
 };
 
@@ -121,6 +121,10 @@ impl tfplugin::Provider for SveltosProvider {
 
     fn data_sources(&self) -> Vec<Arc<dyn DataSource>> {
         crate::data_sources::all(&self.state)
+    }
+
+    fn ephemeral_resources(&self) -> Vec<Arc<dyn EphemeralResource>> {
+        crate::ephemeral::all(&self.state)
     }
 
     async fn configure(&self, req: ConfigureRequest) -> Diagnostics {

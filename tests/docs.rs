@@ -51,6 +51,17 @@ fn pages() -> Vec<Page> {
             )),
         });
     }
+    for e in p.ephemeral_resources() {
+        let short = e.type_name().trim_start_matches("sveltos_");
+        out.push(Page {
+            path: repo().join(format!("docs/ephemeral-resources/{short}.md")),
+            schema: e.schema(),
+            example: repo().join(format!(
+                "examples/ephemeral-resources/{}/ephemeral-resource.tf",
+                e.type_name()
+            )),
+        });
+    }
     out
 }
 
@@ -164,6 +175,18 @@ fn every_example_validates_with_every_cli() {
             }
             // Files the examples read (providers files) may be referenced relative to the module.
             let out = tf.run(&["validate", "-no-color"]);
+            // Ephemeral resources need Terraform >= 1.10 / OpenTofu >= 1.11: older CLIs must reject the block
+            // itself (not our schema).
+            if uses_ephemeral(dir) && cli.name == Cli::terraform_1_0_3().name {
+                let text = support::describe_output(&out);
+                assert!(
+                    !out.status.success() && text.contains("Unsupported block type"),
+                    "{} validate of {}: expected the ephemeral block to be rejected:\n{text}",
+                    cli.name,
+                    dir.display()
+                );
+                continue;
+            }
             assert!(
                 out.status.success(),
                 "{} validate of {} failed:\n{}",
@@ -173,4 +196,14 @@ fn every_example_validates_with_every_cli() {
             );
         }
     }
+}
+
+/// Whether an example directory declares an ephemeral resource.
+fn uses_ephemeral(dir: &Path) -> bool {
+    std::fs::read_dir(dir).unwrap().flatten().any(|e| {
+        e.path().extension().is_some_and(|x| x == "tf")
+            && std::fs::read_to_string(e.path())
+                .unwrap_or_default()
+                .contains("\nephemeral \"")
+    })
 }

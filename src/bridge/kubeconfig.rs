@@ -508,6 +508,246 @@ fn check(root: &Node, policy: &KubeconfigPolicy) -> Result<KubeconfigFacts, Kube
     Ok(facts)
 }
 
+/// The connection settings of a kubeconfig's context, in the form a `provider` block takes them (certificates
+/// and keys as PEM text, not base64). Holds credentials: `Debug` shows which fields are set, never a value.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Connection {
+    /// `clusters[].cluster.server`.
+    pub host: String,
+    /// `certificate-authority-data`, decoded.
+    pub cluster_ca_certificate: Option<String>,
+    /// `users[].user.token`.
+    pub token: Option<String>,
+    /// `client-certificate-data`, decoded.
+    pub client_certificate: Option<String>,
+    /// `client-key-data`, decoded.
+    pub client_key: Option<String>,
+    /// `tls-server-name`.
+    pub tls_server_name: Option<String>,
+    /// `proxy-url`.
+    pub proxy_url: Option<String>,
+    /// `insecure-skip-tls-verify` (false when absent).
+    pub insecure: bool,
+}
+
+impl fmt::Debug for Connection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Connection")
+            .field("host", &"<redacted>")
+            .field(
+                "cluster_ca_certificate",
+                &self.cluster_ca_certificate.is_some(),
+            )
+            .field("token", &self.token.is_some())
+            .field("client_certificate", &self.client_certificate.is_some())
+            .field("client_key", &self.client_key.is_some())
+            .field("tls_server_name", &self.tls_server_name.is_some())
+            .field("proxy_url", &self.proxy_url.is_some())
+            .field("insecure", &self.insecure)
+            .finish()
+    }
+}
+
+/// Why the connection settings cannot be taken from an accepted kubeconfig. No variant holds any of the
+/// document's content (context, cluster and user names included): places are named by entry index.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConnectionError {
+    /// The document is not an accepted kubeconfig.
+    #[error(transparent)]
+    Kubeconfig(#[from] KubeconfigError),
+    /// No `current-context`, and not exactly one context (nor, without contexts, exactly one cluster).
+    #[error(
+        "the kubeconfig has no current-context and more than one context or cluster to choose from"
+    )]
+    NoCurrentContext,
+    /// `current-context` names no entry of `contexts`.
+    #[error("the kubeconfig's current-context names no entry of `contexts`")]
+    MissingContext,
+    /// The chosen context names no entry of `clusters`.
+    #[error("`contexts[{index}].context.cluster` names no entry of `clusters`")]
+    MissingCluster {
+        /// Index of the context.
+        index: usize,
+    },
+    /// The chosen context names no entry of `users`.
+    #[error("`contexts[{index}].context.user` names no entry of `users`")]
+    MissingUser {
+        /// Index of the context.
+        index: usize,
+    },
+    /// The chosen cluster has no server address.
+    #[error("`{path}` is missing or empty")]
+    NoServer {
+        /// Where the server should be (`clusters[0].cluster.server`).
+        path: String,
+    },
+    /// A `*-data` field is not valid base64.
+    #[error("`{path}` is not valid base64")]
+    BadBase64 {
+        /// Where it is.
+        path: String,
+    },
+    /// A `*-data` field does not decode to UTF-8 (PEM) text.
+    #[error("`{path}` does not decode to UTF-8 (PEM) text")]
+    NotText {
+        /// Where it is.
+        path: String,
+    },
+    /// A field that must be a scalar string or boolean is not.
+    #[error("`{path}` is not a {expected}")]
+    WrongType {
+        /// Where it is.
+        path: String,
+        /// `string` or `boolean`.
+        expected: &'static str,
+    },
+}
+
+/// The connection settings of an accepted kubeconfig's context (see [`Connection`]): `current-context`; without
+/// one, the only context; without contexts, the only cluster (and the only user, if any). The document is parsed
+/// under the budget and checked for inertness under `policy` first, as [`inspect`] does. Pure; an `exec` user
+/// that the policy allows yields no token or certificate (the caller still has the raw kubeconfig).
+pub fn connection(bytes: &[u8], policy: &KubeconfigPolicy) -> Result<Connection, ConnectionError> {
+    let root = parse(bytes)?;
+    check(&root, policy)?;
+    let entries = |key: &'static str| -> Vec<&Node> {
+        root.fields(key)
+            .flat_map(|l| l.items().iter().map(|n| &**n))
+            .collect()
+    };
+    let clusters = entries("clusters");
+    let users = entries("users");
+    let contexts = entries("contexts");
+    let current =
+        text(&root, "current-context", &|| "current-context".into())?.filter(|c| !c.is_empty());
+    // (cluster index, user index)
+    let (ci, ui): (usize, Option<usize>) = match (current, contexts.len()) {
+        (Some(name), _) => {
+            let index = named(&contexts, &name).ok_or(ConnectionError::MissingContext)?;
+            pick(&contexts, index, &clusters, &users)?
+        }
+        (None, 1) => pick(&contexts, 0, &clusters, &users)?,
+        (None, 0) if clusters.len() == 1 && users.len() <= 1 => {
+            (0, (users.len() == 1).then_some(0))
+        }
+        (None, _) => return Err(ConnectionError::NoCurrentContext),
+    };
+    let cluster = clusters[ci].fields("cluster").next();
+    let user = ui.and_then(|i| users[i].fields("user").next().map(|u| (i, u)));
+    let cpath = |f: &str| format!("clusters[{ci}].cluster.{f}");
+    let mut c = Connection::default();
+    if let Some(cl) = cluster {
+        c.host = text(cl, "server", &|| cpath("server"))?.unwrap_or_default();
+        c.cluster_ca_certificate = pem(
+            text(cl, "certificate-authority-data", &|| {
+                cpath("certificate-authority-data")
+            })?,
+            &|| cpath("certificate-authority-data"),
+        )?;
+        c.tls_server_name = text(cl, "tls-server-name", &|| cpath("tls-server-name"))?;
+        c.proxy_url = text(cl, "proxy-url", &|| cpath("proxy-url"))?;
+        c.insecure = match cl.fields("insecure-skip-tls-verify").next() {
+            None => false,
+            Some(Node::Scalar { text, .. }) => match text.as_str() {
+                "true" | "True" | "TRUE" => true,
+                "false" | "False" | "FALSE" => false,
+                _ => {
+                    return Err(ConnectionError::WrongType {
+                        path: cpath("insecure-skip-tls-verify"),
+                        expected: "boolean",
+                    });
+                }
+            },
+            Some(_) => {
+                return Err(ConnectionError::WrongType {
+                    path: cpath("insecure-skip-tls-verify"),
+                    expected: "boolean",
+                });
+            }
+        };
+    }
+    if c.host.is_empty() {
+        return Err(ConnectionError::NoServer {
+            path: cpath("server"),
+        });
+    }
+    if let Some((i, u)) = user {
+        let upath = |f: &str| format!("users[{i}].user.{f}");
+        c.token = text(u, "token", &|| upath("token"))?.filter(|t| !t.is_empty());
+        c.client_certificate = pem(
+            text(u, "client-certificate-data", &|| {
+                upath("client-certificate-data")
+            })?,
+            &|| upath("client-certificate-data"),
+        )?;
+        c.client_key = pem(
+            text(u, "client-key-data", &|| upath("client-key-data"))?,
+            &|| upath("client-key-data"),
+        )?;
+    }
+    Ok(c)
+}
+
+/// A scalar field's text (`None` when absent or null).
+fn text(n: &Node, key: &str, path: &dyn Fn() -> String) -> Result<Option<String>, ConnectionError> {
+    match n.fields(key).next() {
+        None => Ok(None),
+        Some(Node::Scalar { text, .. }) => Ok(Some(text.clone())),
+        Some(_) => Err(ConnectionError::WrongType {
+            path: path(),
+            expected: "string",
+        }),
+    }
+}
+
+/// The index of the entry named `wanted`.
+fn named(list: &[&Node], wanted: &str) -> Option<usize> {
+    list.iter().position(|e| {
+        e.fields("name")
+            .next()
+            .and_then(Node::as_str)
+            .is_some_and(|n| n == wanted)
+    })
+}
+
+/// The cluster and user entries context `index` names.
+fn pick(
+    contexts: &[&Node],
+    index: usize,
+    clusters: &[&Node],
+    users: &[&Node],
+) -> Result<(usize, Option<usize>), ConnectionError> {
+    let path = |f: &str| format!("contexts[{index}].context.{f}");
+    let Some(ctx) = contexts[index].fields("context").next() else {
+        return Err(ConnectionError::MissingCluster { index });
+    };
+    let cluster = text(ctx, "cluster", &|| path("cluster"))?.unwrap_or_default();
+    let ci = named(clusters, &cluster).ok_or(ConnectionError::MissingCluster { index })?;
+    let ui = match text(ctx, "user", &|| path("user"))?.filter(|u| !u.is_empty()) {
+        None => None,
+        Some(user) => Some(named(users, &user).ok_or(ConnectionError::MissingUser { index })?),
+    };
+    Ok((ci, ui))
+}
+
+/// Decodes a base64 `*-data` value into PEM text.
+fn pem(
+    value: Option<String>,
+    path: &dyn Fn() -> String,
+) -> Result<Option<String>, ConnectionError> {
+    use base64::Engine;
+    let Some(v) = value.filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    let compact: String = v.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(compact)
+        .map_err(|_| ConnectionError::BadBase64 { path: path() })?;
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| ConnectionError::NotText { path: path() })
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::{Duration, Instant};
@@ -768,5 +1008,124 @@ mod tests {
         assert!(facts.servers[0].contains(CANARY));
         let tree = parse(doc.as_bytes()).unwrap();
         assert!(!format!("{tree:?}").contains(CANARY));
+    }
+
+    fn b64(s: &str) -> String {
+        use base64::Engine;
+        base64::engine::general_purpose::STANDARD.encode(s)
+    }
+
+    #[test]
+    fn connection_follows_the_current_context() {
+        let ca = "-----BEGIN CERTIFICATE-----\nQ0E=\n-----END CERTIFICATE-----\n";
+        let doc = format!(
+            "clusters:\n- name: a\n  cluster: {{server: 'https://a:6443'}}\n- name: b\n  cluster:\n    server: https://b:6443\n    certificate-authority-data: {}\n    tls-server-name: b.internal\n    proxy-url: http://proxy:3128\n    insecure-skip-tls-verify: false\n\
+             users:\n- name: ua\n  user: {{token: other}}\n- name: ub\n  user: {{token: {CANARY}}}\n\
+             contexts:\n- name: ca\n  context: {{cluster: a, user: ua}}\n- name: cb\n  context: {{cluster: b, user: ub}}\ncurrent-context: cb\n",
+            b64(ca)
+        );
+        let c = connection(doc.as_bytes(), &KubeconfigPolicy::default()).unwrap();
+        assert_eq!(c.host, "https://b:6443");
+        assert_eq!(c.cluster_ca_certificate.as_deref(), Some(ca));
+        assert_eq!(c.token.as_deref(), Some(CANARY));
+        assert_eq!(c.tls_server_name.as_deref(), Some("b.internal"));
+        assert_eq!(c.proxy_url.as_deref(), Some("http://proxy:3128"));
+        assert!(!c.insecure);
+        assert_eq!((c.client_certificate, c.client_key), (None, None));
+        assert!(
+            !format!(
+                "{:?}",
+                connection(doc.as_bytes(), &KubeconfigPolicy::default()).unwrap()
+            )
+            .contains(CANARY)
+        );
+    }
+
+    #[test]
+    fn connection_decodes_client_certificates_and_falls_back_to_the_only_entries() {
+        let doc = format!(
+            "clusters:\n- name: only\n  cluster: {{server: 'https://x', insecure-skip-tls-verify: true}}\n\
+             users:\n- name: u\n  user:\n    client-certificate-data: {}\n    client-key-data: {}\n",
+            b64("CERT"),
+            b64("KEY")
+        );
+        let c = connection(doc.as_bytes(), &KubeconfigPolicy::default()).unwrap();
+        assert_eq!(c.host, "https://x");
+        assert!(c.insecure);
+        assert_eq!(c.client_certificate.as_deref(), Some("CERT"));
+        assert_eq!(c.client_key.as_deref(), Some("KEY"));
+        assert_eq!(c.token, None);
+        // One context and no current-context: that context.
+        let one = "clusters: [{name: a, cluster: {server: 'https://a'}}]\ncontexts: [{name: x, context: {cluster: a}}]\n";
+        let c = connection(one.as_bytes(), &KubeconfigPolicy::default()).unwrap();
+        assert_eq!((c.host.as_str(), c.token), ("https://a", None));
+    }
+
+    #[test]
+    fn connection_errors_name_places_never_content() {
+        let two = format!(
+            "clusters: [{{name: a, cluster: {{server: 'https://a'}}}}, {{name: b, cluster: {{server: 'https://b'}}}}]\n\
+             contexts: [{{name: {CANARY}, context: {{cluster: a}}}}, {{name: y, context: {{cluster: b}}}}]\n"
+        );
+        let cases: Vec<(String, ConnectionError)> = vec![
+            (two.clone(), ConnectionError::NoCurrentContext),
+            (
+                format!("{two}current-context: missing-{CANARY}\n"),
+                ConnectionError::MissingContext,
+            ),
+            (
+                format!(
+                    "clusters: [{{name: a, cluster: {{server: 'https://a'}}}}]\ncontexts: [{{name: c, context: {{cluster: {CANARY}}}}}]\ncurrent-context: c\n"
+                ),
+                ConnectionError::MissingCluster { index: 0 },
+            ),
+            (
+                format!(
+                    "clusters: [{{name: a, cluster: {{server: 'https://a'}}}}]\ncontexts: [{{name: c, context: {{cluster: a, user: {CANARY}}}}}]\ncurrent-context: c\n"
+                ),
+                ConnectionError::MissingUser { index: 0 },
+            ),
+            (
+                format!(
+                    "clusters: [{{name: a, cluster: {{server: 'https://a', certificate-authority-data: '{CANARY}!'}}}}]\n"
+                ),
+                ConnectionError::BadBase64 {
+                    path: "clusters[0].cluster.certificate-authority-data".into(),
+                },
+            ),
+            (
+                "clusters: [{name: a, cluster: {certificate-authority-data: Q0E=}}]\n".into(),
+                ConnectionError::NoServer {
+                    path: "clusters[0].cluster.server".into(),
+                },
+            ),
+            (
+                format!(
+                    "clusters: [{{name: a, cluster: {{server: 'https://a', insecure-skip-tls-verify: {CANARY}}}}}]\n"
+                ),
+                ConnectionError::WrongType {
+                    path: "clusters[0].cluster.insecure-skip-tls-verify".into(),
+                    expected: "boolean",
+                },
+            ),
+        ];
+        for (doc, want) in cases {
+            let e = connection(doc.as_bytes(), &KubeconfigPolicy::default()).unwrap_err();
+            assert_eq!(e, want, "{doc}");
+            assert!(!e.to_string().contains(CANARY), "{e}");
+        }
+        // The inertness check comes first.
+        let e = connection(
+            yaml_with_user("    tokenFile: /etc/t").as_bytes(),
+            &KubeconfigPolicy::default(),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                ConnectionError::Kubeconfig(KubeconfigError::Refused { .. })
+            ),
+            "{e:?}"
+        );
     }
 }

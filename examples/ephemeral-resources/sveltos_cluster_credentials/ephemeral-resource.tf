@@ -1,0 +1,28 @@
+# The credentials of one member cluster, resolved from its ClusterProfile as the bridge would resolve them.
+# Needs Terraform >= 1.10 or OpenTofu >= 1.11. Nothing here reaches the state or a plan file.
+ephemeral "sveltos_cluster_credentials" "prod_eu" {
+  namespace = "fleet"
+  name      = "prod-eu-1"
+
+  # The same block, with the same rules, as on sveltos_cluster_inventory_bridge.
+  credentials {
+    consumer            = "sveltos"
+    exec_providers_file = "${path.module}/providers.json"
+  }
+}
+
+# A second sveltos provider talking to the member cluster (here: to read the ClusterProfiles it holds).
+provider "sveltos" {
+  alias                  = "prod_eu"
+  host                   = ephemeral.sveltos_cluster_credentials.prod_eu.host
+  cluster_ca_certificate = ephemeral.sveltos_cluster_credentials.prod_eu.cluster_ca_certificate
+  token                  = ephemeral.sveltos_cluster_credentials.prod_eu.token
+  client_certificate     = ephemeral.sveltos_cluster_credentials.prod_eu.client_certificate
+  client_key             = ephemeral.sveltos_cluster_credentials.prod_eu.client_key
+  tls_server_name        = ephemeral.sveltos_cluster_credentials.prod_eu.tls_server_name
+  proxy_url              = ephemeral.sveltos_cluster_credentials.prod_eu.proxy_url
+}
+
+data "sveltos_clusterprofiles" "on_prod_eu" {
+  provider = sveltos.prod_eu
+}
