@@ -36,8 +36,8 @@ pub struct ClusterEntry {
     pub credential_pending: bool,
 }
 
-/// The kubeconfig material for one cluster, as far as plan knows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The kubeconfig material for one cluster, as far as plan knows it. `Debug` shows the length of the bytes only.
+#[derive(Clone, PartialEq, Eq)]
 pub enum Material {
     /// The bytes to write (and the credential's expiry when it has one).
     Bytes {
@@ -59,8 +59,62 @@ pub enum Material {
     Pending,
 }
 
-/// Everything written for one profile.
-#[derive(Debug, Clone)]
+impl std::fmt::Debug for Material {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Bytes {
+                bytes,
+                expires_at,
+                config_sha256,
+            } => f
+                .debug_struct("Bytes")
+                .field("bytes", &format_args!("<{} bytes redacted>", bytes.len()))
+                .field("expires_at", expires_at)
+                .field("config_sha256", config_sha256)
+                .finish(),
+            Self::Reuse {
+                kubeconfig_sha256,
+                expires_at,
+            } => f
+                .debug_struct("Reuse")
+                .field("kubeconfig_sha256", kubeconfig_sha256)
+                .field("expires_at", expires_at)
+                .finish(),
+            Self::Pending => f.write_str("Pending"),
+        }
+    }
+}
+
+/// Names a Secret in `Debug` output without its data.
+pub(crate) struct SecretName<'a>(pub &'a Option<Secret>);
+
+impl std::fmt::Debug for SecretName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            None => f.write_str("None"),
+            Some(s) => write!(
+                f,
+                "Secret({}/{}, data redacted)",
+                s.metadata.namespace.as_deref().unwrap_or_default(),
+                s.metadata.name.as_deref().unwrap_or_default()
+            ),
+        }
+    }
+}
+
+impl std::fmt::Debug for DesiredCluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DesiredCluster")
+            .field("key", &self.key)
+            .field("entry", &self.entry)
+            .field("secret", &SecretName(&self.secret))
+            .field("sveltos_cluster", &self.sveltos_cluster)
+            .finish()
+    }
+}
+
+/// Everything written for one profile. `Debug` never shows the Secret's data.
+#[derive(Clone)]
 pub struct DesiredCluster {
     /// `namespace/name`.
     pub key: String,
@@ -389,6 +443,19 @@ mod tests {
                 ("team.example.com/owner".to_string(), "x".to_string())
             ])
         );
+    }
+
+    #[test]
+    fn debug_output_never_shows_kubeconfig_bytes() {
+        let p = profile("n", "c", &[]);
+        let d = desired(&BridgeSpec::default(), &p, &src(), &bytes(), false);
+        for dump in [
+            format!("{d:?}"),
+            format!("{:?}", bytes()),
+            format!("{d:#?}"),
+        ] {
+            assert!(!dump.contains("canary-secret-token"), "{dump}");
+        }
     }
 
     #[test]

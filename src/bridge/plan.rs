@@ -653,8 +653,8 @@ pub fn isolate_drift(
     ));
 }
 
-/// A write apply has to make for one cluster.
-#[derive(Debug, Clone)]
+/// A write apply has to make for one cluster. `Debug` never shows the Secret's data.
+#[derive(Clone)]
 pub struct Write {
     /// Profile key.
     pub key: String,
@@ -671,6 +671,20 @@ pub struct Write {
     pub adopt_secret: bool,
     /// The profile is unhealthy and the SveltosCluster is paused (`unhealthy = "pause"`).
     pub health_pause: bool,
+}
+
+impl std::fmt::Debug for Write {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Write")
+            .field("key", &self.key)
+            .field("secret", &super::desired::SecretName(&self.secret))
+            .field("sveltos_cluster", &self.sveltos_cluster)
+            .field("exec", &self.exec)
+            .field("adopt_sveltos_cluster", &self.adopt_sveltos_cluster)
+            .field("adopt_secret", &self.adopt_secret)
+            .field("health_pause", &self.health_pause)
+            .finish()
+    }
 }
 
 /// A delete apply has to make for one cluster (SveltosCluster first, then Secret).

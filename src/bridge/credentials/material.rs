@@ -47,13 +47,21 @@ impl<'a> CredentialSecrets<'a> {
     }
 }
 
-/// Usable credentials of one profile.
-#[derive(Debug)]
+/// Usable credentials of one profile. `Debug` shows the length of a kubeconfig only.
 pub enum Resolved<'a> {
     /// A kubeconfig to copy byte for byte.
     Kubeconfig(&'a [u8]),
     /// An exec plugin run that mints the credential (the plugin is not run here).
     Exec(ExecInvocation),
+}
+
+impl std::fmt::Debug for Resolved<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Kubeconfig(b) => write!(f, "Kubeconfig(<{} bytes redacted>)", b.len()),
+            Self::Exec(inv) => f.debug_tuple("Exec").field(inv).finish(),
+        }
+    }
 }
 
 /// The Secrets that `kubeconfig-secretreader` providers name, which the caller must read (`namespace`, `name`).
@@ -171,6 +179,27 @@ pub fn resolve<'a>(
                 .into_iter()
                 .find(|a| a.name == *provider)
                 .ok_or_else(|| problem("the access provider vanished".into()))?;
+            // The minted token goes wherever the profile's cluster entry points: never through a proxy the
+            // profile chooses, and with exec_allowed_servers, only over verified TLS.
+            if let Some(c) = access.cluster.as_ref() {
+                if c.proxy_url.as_deref().is_some_and(|p| !p.is_empty()) {
+                    return Err(problem(
+                        "the access provider's cluster entry sets proxy-url; a token minted by an exec plugin is \
+                         never sent through a proxy the ClusterProfile chooses"
+                            .into(),
+                    ));
+                }
+                if !options.exec_allowed_servers.is_empty()
+                    && (c.insecure_skip_tls_verify == Some(true)
+                        || !c.server.starts_with("https://"))
+                {
+                    return Err(problem(
+                        "with credentials.exec_allowed_servers, the access provider's server must be https:// \
+                         without insecure-skip-tls-verify"
+                            .into(),
+                    ));
+                }
+            }
             if !options.exec_allowed_servers.is_empty() {
                 let server = access
                     .cluster
@@ -303,5 +332,13 @@ mod tests {
             resolve(&p, &src, &opts(), Some(&file), &secrets),
             Ok(Resolved::Exec(_))
         ));
+        // Attack: route the minted token through the profile writer's proxy.
+        p.status.as_mut().unwrap().access_providers[0]
+            .cluster
+            .as_mut()
+            .unwrap()
+            .proxy_url = Some("http://sink.attacker.example:3128".into());
+        let e = resolve(&p, &src, &opts(), Some(&file), &secrets).unwrap_err();
+        assert!(e.to_string().contains("proxy-url"), "{e}");
     }
 }

@@ -35,12 +35,38 @@ pub const TYPE_NAME: &str = "sveltos_cluster_inventory_bridge";
 /// The resource.
 pub struct ClusterInventoryBridge {
     state: Arc<ProviderState>,
+    /// What this provider process saw of each bridge (by name): see [`PlanMemo`].
+    memo: std::sync::Mutex<std::collections::HashMap<String, PlanMemo>>,
+}
+
+/// What one provider process saw of a bridge, to tell Terraform's first plan from the plan it asks for again
+/// right before apply (the protocol does not say which is which).
+///
+/// - `terraform plan` / the plan step of `terraform apply`: refresh (ReadResource), then the first
+///   PlanResourceChange, which renews exec credentials that entered `refresh_before`.
+/// - The re-plan before ApplyResourceChange, in the same process: decides exactly as the first plan did for
+///   credentials it renews, and reuses every other unexpired credential.
+/// - Applying a saved plan (`apply tfplan`, a new process without refresh): reuses every unexpired credential,
+///   so a credential that entered `refresh_before` while the plan waited for review does not break the saved plan
+///   (the CLI rejects a value that was known in the saved plan and becomes unknown); the next plan renews it.
+#[derive(Debug, Default)]
+struct PlanMemo {
+    refreshed: bool,
+    mints: Option<std::collections::BTreeSet<String>>,
 }
 
 impl ClusterInventoryBridge {
     /// A bridge resource using the provider's shared state.
     pub fn new(state: Arc<ProviderState>) -> Self {
-        Self { state }
+        Self {
+            state,
+            memo: Default::default(),
+        }
+    }
+
+    fn memo<T>(&self, bridge: &str, f: impl FnOnce(&mut PlanMemo) -> T) -> T {
+        let mut m = self.memo.lock().unwrap_or_else(|e| e.into_inner());
+        f(m.entry(bridge.to_string()).or_default())
     }
 }
 
@@ -492,7 +518,16 @@ impl Resource for ClusterInventoryBridge {
                 return resp;
             }
         };
-        let plan = snap.plan(&spec, jiff::Timestamp::now(), Phase::Plan, None);
+        let (phase, earlier) = self.memo(&spec.name, |m| match &m.mints {
+            Some(mints) => (Phase::Apply, Some(mints.clone())),
+            None if m.refreshed || req.prior_state.is_null() => (Phase::Plan, None),
+            None => (Phase::Apply, Some(Default::default())),
+        });
+        let plan = snap.plan(&spec, jiff::Timestamp::now(), phase, earlier.as_ref());
+        if phase == Phase::Plan {
+            let mints = plan.exec.keys().cloned().collect();
+            self.memo(&spec.name, |m| m.mints = Some(mints));
+        }
         resp.diagnostics
             .extend(plan.problems.iter().map(problem_diag));
         let entries = plan.entries();
@@ -681,6 +716,10 @@ impl Resource for ClusterInventoryBridge {
             .as_str()
             .unwrap_or_default()
             .to_string();
+        self.memo(&bridge, |m| {
+            m.refreshed = true;
+            m.mints = None;
+        });
         let ledger = match ledger_of(&req.private, &req.current_state) {
             Ok(l) => l,
             Err(d) => {
