@@ -50,7 +50,8 @@ pub struct SveltosClusterSpec {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TokenRequestRenewalOption {
-    /// Renewal interval (Go duration). Empty: left out of an apply (the field is someone else's).
+    /// Renewal interval (Go duration).
+    // Empty: left out of an apply (the field is someone else's).
     #[serde(skip_serializing_if = "String::is_empty")]
     pub renew_token_request_interval: String,
     /// Token lifetime (Go duration).

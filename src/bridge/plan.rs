@@ -21,15 +21,33 @@ use crate::api::{ClusterProfile, SveltosCluster};
 
 pub use super::problem::{Problem, Severity, Step};
 
-/// When a plan is computed: for Terraform's plan, or again at apply to check that nothing changed since.
+/// When a plan is computed. Terraform plans a resource, and plans it again right before applying it (a saved
+/// plan can wait for review in between); the CLI rejects a value that was known in the first plan and is unknown in
+/// the second. Exec credentials are therefore renewed with a margin that shrinks from one step to the next, so that
+/// a credential reused by the plan is still reused by the re-plan made up to `refresh_before` later.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Phase {
-    /// `PlanResourceChange`: exec credentials are renewed once they enter `refresh_before`.
+    /// The first plan (`terraform plan`, or the plan step of `terraform apply`): renews exec credentials that
+    /// expire within twice `refresh_before`.
     #[default]
     Plan,
-    /// `ApplyResourceChange`: an exec credential that is still unexpired is applied as planned, even if it
-    /// entered `refresh_before` since plan (the next plan renews it), so saved plans survive review time.
+    /// The plan made again right before apply: renews exec credentials that expire within `refresh_before`.
+    Replan,
+    /// `ApplyResourceChange`: renews what the (re-)plan said to renew ([`Inputs::planned_mints`]) and reuses every
+    /// other credential that has not expired.
     Apply,
+}
+
+impl Phase {
+    fn margin(self, refresh_before: std::time::Duration) -> jiff::SignedDuration {
+        let rb =
+            jiff::SignedDuration::try_from(refresh_before).unwrap_or(jiff::SignedDuration::MAX);
+        match self {
+            Self::Plan => rb.checked_mul(2).unwrap_or(jiff::SignedDuration::MAX),
+            Self::Replan => rb,
+            Self::Apply => jiff::SignedDuration::ZERO,
+        }
+    }
 }
 
 /// What the cluster holds, as read by the caller.
@@ -546,8 +564,7 @@ fn material_for(
     Ok((Material::Pending, Some(inv)))
 }
 
-/// Whether a credential expiring at `expires_at` may be reused now: at plan, until `refresh_before` ahead of
-/// its expiry; at apply, until its expiry (what was planned stays valid).
+/// Whether a credential expiring at `expires_at` may be reused now (see [`Phase`] for the margin).
 fn still_fresh(
     expires_at: Option<&str>,
     inputs: &Inputs<'_>,
@@ -559,12 +576,7 @@ fn still_fresh(
     let Ok(exp) = t.parse::<jiff::Timestamp>() else {
         return false;
     };
-    let margin = match inputs.phase {
-        Phase::Plan => {
-            jiff::SignedDuration::try_from(refresh_before).unwrap_or(jiff::SignedDuration::MAX)
-        }
-        Phase::Apply => jiff::SignedDuration::ZERO,
-    };
+    let margin = inputs.phase.margin(refresh_before);
     inputs
         .now
         .checked_add(margin)
@@ -1437,9 +1449,32 @@ mod tests {
             Some((now + jiff::SignedDuration::from_mins(5)).to_string());
         f.world.owned.insert("a/c1".into(), observed);
         assert!(f.run().desired["a/c1"].entry.credential_pending);
-        // A saved plan that reused it applies as planned while it is unexpired (the next plan renews it) ...
-        f.phase = Phase::Apply;
-        assert!(!f.run().desired["a/c1"].entry.credential_pending);
+        // The first plan renews from twice refresh_before ahead, the re-plan before apply from refresh_before:
+        // a credential the first plan reused is still reused by a re-plan up to refresh_before later.
+        let mut at = |mins: i64, phase: Phase| {
+            f.world
+                .owned
+                .get_mut("a/c1")
+                .unwrap()
+                .secret
+                .as_mut()
+                .unwrap()
+                .expires_at = Some((now + jiff::SignedDuration::from_mins(mins)).to_string());
+            f.phase = phase;
+            f.run().desired["a/c1"].entry.credential_pending
+        };
+        assert!(
+            at(15, Phase::Plan),
+            "within 2 x refresh_before: renewed by the first plan"
+        );
+        assert!(!at(25, Phase::Plan));
+        assert!(
+            !at(15, Phase::Replan),
+            "not yet within refresh_before: the re-plan keeps it"
+        );
+        assert!(at(9, Phase::Replan));
+        // Apply reuses what the plan reused while it is unexpired ...
+        assert!(!at(1, Phase::Apply));
         // ... while a cluster the plan said to mint is minted at apply.
         let mints = BTreeSet::from(["a/c1".to_string()]);
         let inputs = Inputs {

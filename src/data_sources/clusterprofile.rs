@@ -55,27 +55,7 @@ pub fn schema() -> Schema {
 }
 
 fn check_identity(config: &Value) -> Diagnostics {
-    let mut diags = Diagnostics::new();
-    type Rule = fn(&str) -> Result<(), String>;
-    let rules: [(&str, Rule); 2] = [
-        ("namespace", crate::bridge::names::dns1123_label),
-        ("name", crate::bridge::names::dns1123_subdomain),
-    ];
-    for (attr, rule) in rules {
-        if let Some(v) = config.get_attr(attr).as_str()
-            && let Err(e) = rule(v)
-        {
-            diags.attribute_error(
-                AttributePath::attr(attr),
-                format!("Invalid {attr}"),
-                format!("The ClusterProfile {attr} {e}."),
-            );
-        }
-    }
-    diags.extend(
-        crate::config_blocks::credentials::check(config.get_attr("credentials")).into_vec(),
-    );
-    diags
+    crate::config_blocks::selection::profile_identity(config)
 }
 
 #[async_trait]

@@ -11,7 +11,7 @@ use super::{
 };
 use crate::{
     api::ClusterProfile,
-    bridge::{Selection, selection_miss, selector::Selector},
+    bridge::{Selection, selection_miss},
     k8s::io,
     provider::{NotReady, ProviderState},
     tfplugin::{
@@ -91,23 +91,7 @@ pub fn schema() -> Schema {
 /// The filters of a configuration, or diagnostics with attribute paths.
 fn selection(config: &Value) -> Result<Selection, Diagnostics> {
     let mut diags = Diagnostics::new();
-    let mut namespaces = config.get_attr("namespaces").as_string_vec();
-    namespaces.sort();
-    namespaces.dedup();
-    for (i, ns) in config
-        .get_attr("namespaces")
-        .as_string_vec()
-        .iter()
-        .enumerate()
-    {
-        if let Err(e) = crate::bridge::names::dns1123_label(ns) {
-            diags.attribute_error(
-                AttributePath::attr("namespaces").then_index(i as i64),
-                "Invalid namespaces",
-                format!("Element {i}: {e}."),
-            );
-        }
-    }
+    let namespaces = crate::config_blocks::selection::namespaces(config, &mut diags);
     let healthy = config.get_attr("require_healthy").as_bool();
     let alias = config.get_attr("healthy_only").as_bool();
     if let (Some(a), Some(b)) = (healthy, alias)
@@ -119,20 +103,7 @@ fn selection(config: &Value) -> Result<Selection, Diagnostics> {
             "require_healthy and its deprecated alias healthy_only disagree; keep only require_healthy.",
         );
     }
-    let label_selector = match config.get_attr("label_selector").as_str() {
-        Some(s) => match Selector::parse(s) {
-            Ok(sel) => Some(sel),
-            Err(e) => {
-                diags.attribute_error(
-                    AttributePath::attr("label_selector"),
-                    "Invalid label selector",
-                    e.to_string(),
-                );
-                None
-            }
-        },
-        None => None,
-    };
+    let label_selector = crate::config_blocks::selection::label_selector(config, &mut diags);
     if diags.has_errors() {
         return Err(diags);
     }

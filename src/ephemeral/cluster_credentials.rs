@@ -328,25 +328,7 @@ fn failure(namespace: &str, name: &str, e: &CredentialsError) -> Diagnostic {
 }
 
 fn check_config(config: &Value) -> Diagnostics {
-    let mut diags = Diagnostics::new();
-    type Rule = fn(&str) -> Result<(), String>;
-    let rules: [(&str, Rule); 2] = [
-        ("namespace", crate::bridge::names::dns1123_label),
-        ("name", crate::bridge::names::dns1123_subdomain),
-    ];
-    for (attr, rule) in rules {
-        if let Some(v) = config.get_attr(attr).as_str()
-            && let Err(e) = rule(v)
-        {
-            diags.attribute_error(
-                AttributePath::attr(attr),
-                format!("Invalid {attr}"),
-                format!("The ClusterProfile {attr} {e}."),
-            );
-        }
-    }
-    diags.extend(credentials_block::check(config.get_attr(credentials_block::BLOCK)).into_vec());
-    diags
+    crate::config_blocks::selection::profile_identity(config)
 }
 
 /// The `sveltos_cluster_credentials` ephemeral resource.

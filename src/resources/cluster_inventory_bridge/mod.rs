@@ -39,20 +39,14 @@ pub struct ClusterInventoryBridge {
     memo: std::sync::Mutex<std::collections::HashMap<String, PlanMemo>>,
 }
 
-/// What one provider process saw of a bridge, to tell Terraform's first plan from the plan it asks for again
-/// right before apply (the protocol does not say which is which).
-///
-/// - `terraform plan` / the plan step of `terraform apply`: refresh (ReadResource), then the first
-///   PlanResourceChange, which renews exec credentials that entered `refresh_before`.
-/// - The re-plan before ApplyResourceChange, in the same process: decides exactly as the first plan did for
-///   credentials it renews, and reuses every other unexpired credential.
-/// - Applying a saved plan (`apply tfplan`, a new process without refresh): reuses every unexpired credential,
-///   so a credential that entered `refresh_before` while the plan waited for review does not break the saved plan
-///   (the CLI rejects a value that was known in the saved plan and becomes unknown); the next plan renews it.
+/// What one provider process saw of a bridge, to tell Terraform's first plan from the plan it makes again right
+/// before apply (the protocol does not say which is which). Terraform refreshes (ReadResource) before the first
+/// plan, in the same process; the re-plan before apply runs in the process of the apply walk, without a refresh
+/// (for `apply` as for a saved plan). See `crate::bridge::plan::Phase`.
 #[derive(Debug, Default)]
 struct PlanMemo {
     refreshed: bool,
-    mints: Option<std::collections::BTreeSet<String>>,
+    planned: bool,
 }
 
 impl ClusterInventoryBridge {
@@ -518,16 +512,12 @@ impl Resource for ClusterInventoryBridge {
                 return resp;
             }
         };
-        let (phase, earlier) = self.memo(&spec.name, |m| match &m.mints {
-            Some(mints) => (Phase::Apply, Some(mints.clone())),
-            None if m.refreshed || req.prior_state.is_null() => (Phase::Plan, None),
-            None => (Phase::Apply, Some(Default::default())),
+        let phase = self.memo(&spec.name, |m| {
+            let first = (m.refreshed || req.prior_state.is_null()) && !m.planned;
+            m.planned = true;
+            if first { Phase::Plan } else { Phase::Replan }
         });
-        let plan = snap.plan(&spec, jiff::Timestamp::now(), phase, earlier.as_ref());
-        if phase == Phase::Plan {
-            let mints = plan.exec.keys().cloned().collect();
-            self.memo(&spec.name, |m| m.mints = Some(mints));
-        }
+        let plan = snap.plan(&spec, jiff::Timestamp::now(), phase, None);
         resp.diagnostics
             .extend(plan.problems.iter().map(problem_diag));
         let entries = plan.entries();
@@ -718,7 +708,7 @@ impl Resource for ClusterInventoryBridge {
             .to_string();
         self.memo(&bridge, |m| {
             m.refreshed = true;
-            m.mints = None;
+            m.planned = false;
         });
         let ledger = match ledger_of(&req.private, &req.current_state) {
             Ok(l) => l,
