@@ -322,6 +322,7 @@ async fn unmanaged_objects_are_never_touched_without_adopt() {
     };
     let tf = fx.tf(&cli, &body(false));
     let err = tf.run_err(&["apply", "-input=false", "-no-color", "-auto-approve"]);
+    let err = support::inventory::flat(&err.replace('│', " "));
     assert!(
         err.contains(&format!(
             "SveltosCluster {ns}/mgmt was not created by this provider"
@@ -419,6 +420,7 @@ async fn collisions_among_many_new_clusters_are_found() {
     };
     let tf = fx.tf(&cli, &body(false));
     let err = tf.run_err(&["plan", "-input=false", "-no-color"]);
+    let err = support::inventory::flat(&err.replace('│', " "));
     assert!(
         err.contains(&format!(
             "SveltosCluster {ns}/c07 was not created by this provider"
