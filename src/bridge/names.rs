@@ -1,65 +1,96 @@
 //! Kubernetes name rules, checked as the API server checks them, so that a typo in a name-like setting is a
 //! validation error instead of a selection that silently matches nothing.
 
-/// A DNS-1123 label (namespace names): 1-63 lowercase alphanumerics or '-', starting and ending alphanumeric.
-pub fn dns1123_label(s: &str) -> Result<(), String> {
-    if s.is_empty() || s.len() > 63 {
-        return Err(format!(
-            "{} characters; a namespace name has 1 to 63",
-            s.chars().count()
-        ));
+/// Why a name is not valid. Displays as the end of a sentence (`"must consist of ..."`), never quoting the name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    /// Too short or too long.
+    #[error("{len} characters; {what} has {min} to {max}")]
+    Length {
+        /// Its length in characters.
+        len: usize,
+        /// What kind of name (`a namespace name`).
+        what: &'static str,
+        /// Shortest allowed.
+        min: usize,
+        /// Longest allowed.
+        max: usize,
+    },
+    /// Characters outside the allowed set.
+    #[error("must consist of {0}")]
+    Characters(&'static str),
+    /// One part of a `namespace/name` reference.
+    #[error("{part} part: {source}")]
+    Part {
+        /// `namespace` or `name`.
+        part: &'static str,
+        /// Why.
+        #[source]
+        source: Box<NameError>,
+    },
+}
+
+fn length(s: &str, what: &'static str, max: usize) -> Result<(), NameError> {
+    if s.is_empty() || s.len() > max {
+        return Err(NameError::Length {
+            len: s.chars().count(),
+            what,
+            min: 1,
+            max,
+        });
     }
+    Ok(())
+}
+
+/// A DNS-1123 label (namespace names): 1-63 lowercase alphanumerics or '-', starting and ending alphanumeric.
+pub fn dns1123_label(s: &str) -> Result<(), NameError> {
+    length(s, "a namespace name", 63)?;
     let ok_char = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-';
     let alnum = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
     if !s.chars().all(ok_char) || !s.starts_with(alnum) || !s.ends_with(alnum) {
-        return Err(
-            "must consist of lowercase letters, digits and '-', and start and end with a letter or digit".into(),
-        );
+        return Err(NameError::Characters(
+            "lowercase letters, digits and '-', and start and end with a letter or digit",
+        ));
     }
     Ok(())
 }
 
 /// A DNS-1123 subdomain (most object names): at most 253 characters, dot-separated DNS-1123 labels.
-pub fn dns1123_subdomain(s: &str) -> Result<(), String> {
-    if s.is_empty() || s.len() > 253 {
-        return Err(format!(
-            "{} characters; an object name has 1 to 253",
-            s.chars().count()
-        ));
-    }
+pub fn dns1123_subdomain(s: &str) -> Result<(), NameError> {
+    length(s, "an object name", 253)?;
     for part in s.split('.') {
         dns1123_label(part).map_err(|_| {
-            "must consist of lowercase letters, digits, '-' and '.', each dot-separated part starting and ending \
-             with a letter or digit"
-                .to_string()
+            NameError::Characters(
+                "lowercase letters, digits, '-' and '.', each dot-separated part starting and ending with a letter \
+                 or digit",
+            )
         })?;
     }
     Ok(())
 }
 
 /// A Secret data key: 1-253 characters of letters, digits, '-', '_' and '.'.
-pub fn secret_data_key(s: &str) -> Result<(), String> {
-    if s.is_empty() || s.len() > 253 {
-        return Err(format!(
-            "{} characters; a Secret data key has 1 to 253",
-            s.chars().count()
-        ));
-    }
+pub fn secret_data_key(s: &str) -> Result<(), NameError> {
+    length(s, "a Secret data key", 253)?;
     if !s
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
     {
-        return Err("must consist of letters, digits, '-', '_' and '.'".into());
+        return Err(NameError::Characters("letters, digits, '-', '_' and '.'"));
     }
     Ok(())
 }
 
 /// A ClusterProfile reference as the user writes it: `name` or `namespace/name`.
-pub fn profile_ref(s: &str) -> Result<(), String> {
+pub fn profile_ref(s: &str) -> Result<(), NameError> {
+    let part = |part, e| NameError::Part {
+        part,
+        source: Box::new(e),
+    };
     match s.split_once('/') {
         Some((ns, name)) => {
-            dns1123_label(ns).map_err(|e| format!("namespace part: {e}"))?;
-            dns1123_subdomain(name).map_err(|e| format!("name part: {e}"))
+            dns1123_label(ns).map_err(|e| part("namespace", e))?;
+            dns1123_subdomain(name).map_err(|e| part("name", e))
         }
         None => dns1123_subdomain(s),
     }

@@ -44,7 +44,7 @@ pub fn label_selector(config: &Value, diags: &mut Diagnostics) -> Option<Selecto
 /// Kubernetes validates them, and the `credentials` block.
 pub fn profile_identity(config: &Value) -> Diagnostics {
     let mut diags = Diagnostics::new();
-    type Rule = fn(&str) -> Result<(), String>;
+    type Rule = fn(&str) -> Result<(), crate::bridge::names::NameError>;
     let rules: [(&str, Rule); 2] = [
         ("namespace", dns1123_label),
         ("name", crate::bridge::names::dns1123_subdomain),

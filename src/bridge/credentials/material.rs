@@ -120,9 +120,9 @@ fn from_secret<'s>(
     options: &CredentialOptions,
 ) -> Result<Resolved<'s>, CredentialProblem> {
     let (_, bytes) = kubeconfig_in_secret(secret, keys)?;
-    check_kubeconfig(bytes, options).map_err(|reason| CredentialProblem::Kubeconfig {
+    check_kubeconfig(bytes, options).map_err(|e| CredentialProblem::Kubeconfig {
         secret: object_id(&secret.metadata),
-        reason,
+        reason: e.to_string(),
     })?;
     Ok(Resolved::Kubeconfig(bytes))
 }
@@ -244,9 +244,9 @@ mod tests {
     fn kubeconfig_check_never_quotes_content() {
         assert!(check_kubeconfig(KUBECONFIG.as_bytes(), &opts()).is_ok());
         let e = check_kubeconfig(b"token: canary-123", &opts()).unwrap_err();
-        assert!(!e.contains("canary"));
+        assert!(!e.to_string().contains("canary"));
         let e = check_kubeconfig(b"{{{ canary-123", &opts()).unwrap_err();
-        assert!(!e.contains("canary"));
+        assert!(!e.to_string().contains("canary"));
     }
 
     #[test]

@@ -523,7 +523,7 @@ impl BridgeConfig {
             (
                 "namespaces",
                 &self.namespaces,
-                names::dns1123_label as fn(&str) -> Result<(), String>,
+                names::dns1123_label as fn(&str) -> Result<(), crate::bridge::names::NameError>,
             ),
             ("names", &self.names, names::profile_ref),
         ] {
