@@ -105,13 +105,14 @@ pub fn kubeconfig_in_secret<'s>(
 /// Checks that bytes hold a kubeconfig Sveltos may load: parsed under a budget, with clusters, and inert
 /// (no `exec` unless `allow_exec_kubeconfigs`, no `auth-provider`, `tokenFile` or file paths; see
 /// `crate::bridge::kubeconfig`). The error names the field, never the content.
-pub fn check_kubeconfig(bytes: &[u8], options: &CredentialOptions) -> Result<(), String> {
+pub fn check_kubeconfig(
+    bytes: &[u8],
+    options: &CredentialOptions,
+) -> Result<(), crate::bridge::kubeconfig::KubeconfigError> {
     let policy = KubeconfigPolicy {
         allow_exec: options.allow_exec_kubeconfigs,
     };
-    inspect(bytes, &policy)
-        .map(|_| ())
-        .map_err(|e| e.to_string())
+    inspect(bytes, &policy).map(|_| ())
 }
 
 fn from_secret<'s>(

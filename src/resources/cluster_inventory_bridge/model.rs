@@ -23,18 +23,25 @@ use crate::{
 /// One `overrides` entry.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct OverrideConfig {
+    /// `extra_labels` as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extra_labels: Option<BTreeMap<String, String>>,
+    /// `extra_annotations` as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extra_annotations: Option<BTreeMap<String, String>>,
+    /// `paused` as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paused: Option<bool>,
+    /// `skip` as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skip: Option<bool>,
+    /// `token_renewal` as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_renewal: Option<TokenRenewal>,
+    /// `active_window` as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub active_window: Option<ActiveWindow>,
+    /// `consecutive_failure_threshold` as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consecutive_failure_threshold: Option<i64>,
 }
@@ -110,47 +117,69 @@ fn active_window_value(w: &Option<ActiveWindow>) -> Value {
 /// bridge-config annotation so `import` can restore it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct BridgeConfig {
+    /// `name` as written.
     pub name: String,
+    /// `namespaces` as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespaces: Option<Vec<String>>,
+    /// `names` as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub names: Option<Vec<String>>,
+    /// `label_selector` as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label_selector: Option<String>,
+    /// `cluster_manager` as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster_manager: Option<String>,
+    /// `require_healthy` as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub require_healthy: Option<bool>,
+    /// `require_credentials` as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub require_credentials: Option<bool>,
+    /// `extra_labels` as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extra_labels: Option<BTreeMap<String, String>>,
+    /// `extra_annotations` as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extra_annotations: Option<BTreeMap<String, String>>,
+    /// `paused` as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paused: Option<bool>,
+    /// `consecutive_failure_threshold` as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consecutive_failure_threshold: Option<i64>,
+    /// `adopt` as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adopt: Option<bool>,
+    /// `overrides` as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overrides: Option<BTreeMap<String, OverrideConfig>>,
+    /// `credentials` as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials: Option<CredentialsConfig>,
+    /// `active_window` as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub active_window: Option<ActiveWindow>,
+    /// `strict` as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strict: Option<bool>,
+    /// `unhealthy` as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unhealthy: Option<String>,
+    /// `max_removals` as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_removals: Option<i64>,
+    /// `copy_labels` as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copy_labels: Option<CopyLabelsConfig>,
+    /// `deletion_timeout` as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deletion_timeout: Option<String>,
+    /// `claim_namespace` as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claim_namespace: Option<String>,
+    /// `token_renewal` as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_renewal: Option<TokenRenewal>,
 }
@@ -158,8 +187,10 @@ pub struct BridgeConfig {
 /// The `copy_labels` block.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CopyLabelsConfig {
+    /// `include` as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub include: Option<Vec<String>>,
+    /// `exclude` as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exclude: Option<Vec<String>>,
 }
