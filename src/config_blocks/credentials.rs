@@ -52,8 +52,9 @@ pub fn block() -> NestedBlock {
             ))
             .attribute(md(
                 Attribute::string("refresh_before"),
-                "Mint a new exec credential this long before the current one expires (Go duration, default `10m`; \
-                 used by the bridge).",
+                "Renew an exec credential when it expires within this long (Go duration, default `10m`): the re-plan \
+                 right before apply uses this margin, `plan` twice it, so that a saved plan applied within this long \
+                 of being made stays valid. Used by the bridge and the ephemeral credentials.",
             ))
             .attribute(md(
                 Attribute::list("secret_namespaces", Type::String),
