@@ -114,10 +114,13 @@ fn indexed(attr: &'static str, i: usize) -> Vec<Step> {
 }
 
 /// Checks a host pattern of `exec_allowed_servers` (the rule is `crate::bridge::exec::ServerAllowList`'s).
-pub fn server_pattern(p: &str) -> Result<(), String> {
-    ServerAllowList::parse(&[p])
-        .map(|_| ())
-        .map_err(|e| e.to_string())
+pub fn server_pattern(p: &str) -> Result<(), crate::bridge::exec::ExecError> {
+    if p.len() > 260 {
+        return Err(crate::bridge::exec::ExecError::BadServerPattern {
+            pattern: p.chars().take(64).collect(),
+        });
+    }
+    ServerAllowList::parse(&[p]).map(|_| ())
 }
 
 fn namespace_list(
@@ -331,7 +334,16 @@ mod tests {
         ] {
             assert!(server_pattern(ok).is_ok(), "{ok}");
         }
-        for bad in ["", "*.", "https://x", "a b", "host:port", "*.[::1]"] {
+        let huge = "a".repeat(100_000);
+        for bad in [
+            "",
+            "*.",
+            "https://x",
+            "a b",
+            "host:port",
+            "*.[::1]",
+            huge.as_str(),
+        ] {
             assert!(server_pattern(bad).is_err(), "{bad}");
         }
     }

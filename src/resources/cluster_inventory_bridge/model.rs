@@ -450,12 +450,22 @@ impl BridgeConfig {
         );
         for (k, o) in self.overrides.iter().flatten() {
             let base = AttributePath::attr("overrides").then_key(k);
-            let parts: Vec<&str> = k.split('/').collect();
-            if parts.len() != 2 || parts.iter().any(|p| p.is_empty()) {
+            let shown: String = k.chars().take(80).collect();
+            if !k.contains('/') {
                 err(
                     base.clone(),
                     "Invalid override key",
-                    format!("overrides key {k:?} must be \"namespace/name\" of a ClusterProfile."),
+                    format!(
+                        "overrides key {shown:?} must be \"namespace/name\" of a ClusterProfile."
+                    ),
+                );
+            } else if let Err(e) = names::profile_ref(k) {
+                err(
+                    base.clone(),
+                    "Invalid override key",
+                    format!(
+                        "overrides key {shown:?} is not \"namespace/name\" of a ClusterProfile: {e}."
+                    ),
                 );
             }
             check_labels(
@@ -593,7 +603,12 @@ impl BridgeConfig {
                 && (w.from.trim().is_empty() || w.to.trim().is_empty())
             {
                 err(
-                    base.then_attr("active_window"),
+                    base.then_attr("active_window")
+                        .then_attr(if w.from.trim().is_empty() {
+                            "from"
+                        } else {
+                            "to"
+                        }),
                     "Invalid active window",
                     "active_window needs both `from` and `to` (cron schedules).".into(),
                 );
@@ -621,11 +636,36 @@ impl BridgeConfig {
             && (w.from.trim().is_empty() || w.to.trim().is_empty())
         {
             err(
-                AttributePath::attr("active_window"),
+                AttributePath::attr("active_window").then_attr(if w.from.trim().is_empty() {
+                    "from"
+                } else {
+                    "to"
+                }),
                 "Invalid active window",
                 "active_window needs both `from` and `to` (cron schedules).".into(),
             );
         }
+        // The CLIs cannot point at a path that continues past a map key: an error deeper inside
+        // `overrides["<key>"]` points at that entry and names the rest of the path in its detail.
+        let diags: Diagnostics = diags
+            .into_vec()
+            .into_iter()
+            .map(|mut d| {
+                if let Some(path) = d.attribute.as_ref()
+                    && path.steps().len() > 2
+                    && matches!(path.steps().first(), Some(crate::tfplugin::PathStep::Attribute(a)) if a == "overrides")
+                {
+                    let full = path.to_string();
+                    let mut short = path.clone();
+                    while short.steps().len() > 2 {
+                        short.pop();
+                    }
+                    d.detail = format!("{full}: {}", d.detail);
+                    d.attribute = Some(short);
+                }
+                d
+            })
+            .collect();
         let (Some(credentials), false) = (credentials, diags.has_errors()) else {
             return Err(diags);
         };
