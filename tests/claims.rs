@@ -242,6 +242,8 @@ enum Shape {
     Name,
     /// A Go duration.
     Duration,
+    /// `namespace/name` of a ClusterProfile.
+    Ref,
     /// Anything else (selector, path, cron, ...): the malformed value is given.
     Other(&'static str),
 }
@@ -255,9 +257,9 @@ fn rows() -> Vec<Row> {
     use Shape::*;
     let r3 = [Reject, Reject, Reject];
     vec![
-        ("name", "name = {v}", Name, r3),
+        ("name", "name = {v}", Other("bad name!"), r3),
         ("namespaces", "namespaces = [{v}]", Name, r3),
-        ("names", "names = [{v}]", Other("a/b/c"), r3),
+        ("names", "names = [{v}]", Ref, r3),
         (
             "label_selector",
             "label_selector = {v}",
@@ -372,7 +374,7 @@ fn rows() -> Vec<Row> {
         (
             "overrides key",
             "overrides = {\n    {v} = { paused = true }\n  }",
-            Other("Bad_NS/x"),
+            Ref,
             r3,
         ),
         (
@@ -429,6 +431,11 @@ fn values(shape: Shape) -> [String; 3] {
             String::new(),
             "5 minutes".into(),
         ],
+        Shape::Ref => [
+            format!("ns/{}", "a".repeat(HUGE)),
+            String::new(),
+            "Bad_NS/x".into(),
+        ],
         Shape::Other(bad) => ["a".repeat(HUGE), String::new(), bad.into()],
     }
 }
@@ -441,6 +448,8 @@ struct Case {
     lines: (usize, usize),
     /// Lines of the whole resource block.
     block: (usize, usize),
+    /// How many lines (`name`, `namespaces`) precede the case's own HCL in the block.
+    defaults: usize,
     hcl: String,
 }
 
@@ -457,11 +466,14 @@ fn cases(ns: &str) -> Vec<Case> {
                 .replace("{v}", &fixtures::hcl_string(&value))
                 .replace("ns/x", &format!("{ns}/x"));
             let mut hcl = format!("resource \"sveltos_cluster_inventory_bridge\" \"c{i}\" {{\n");
+            let mut defaults = 0;
             if !own.starts_with("name =") {
                 hcl += &format!("  name = \"{ns}-c{i}\"\n");
+                defaults += 1;
             }
             if !own.starts_with("namespaces =") {
                 hcl += &format!("  namespaces = [\"{ns}\"]\n");
+                defaults += 1;
             }
             hcl += &format!("  {own}\n}}\n");
             out.push(Case {
@@ -469,6 +481,7 @@ fn cases(ns: &str) -> Vec<Case> {
                 want,
                 lines: (0, 0),
                 block: (0, 0),
+                defaults,
                 hcl,
             });
         }
@@ -484,14 +497,8 @@ fn write_cases(inv: &Inv, tf: &Tf, cases: &mut [&mut Case]) {
     for c in cases.iter_mut() {
         let n = c.hcl.lines().count();
         c.block = (line, line + n - 1);
-        // The case's own attribute: everything after the name/namespaces lines, before the closing brace.
-        let own = c
-            .hcl
-            .lines()
-            .skip(1)
-            .filter(|l| l.starts_with("  name = \"") || l.starts_with("  namespaces = [\""))
-            .count();
-        c.lines = (line + 1 + own, line + n - 2);
+        // The case's own attribute: after the header and the default lines, before the closing brace.
+        c.lines = (line + 1 + c.defaults, line + n - 2);
         text += &c.hcl;
         line += n;
     }
@@ -557,12 +564,12 @@ fn judge(
                     .as_u64()
                     .is_none_or(|l| !(c.lines.0..=c.lines.1).contains(&(l as usize)))
             })
-            .map(|d| summary(d))
+            .map(|d| format!("line {}: {}", d["range"]["start"]["line"], summary(d)))
             .collect();
         if !off_path.is_empty() {
             failures.push(format!(
-                "{stage}: {}: error without the attribute's path: {off_path:?}",
-                c.label
+                "{stage}: {}: error without the attribute's path (attribute on lines {}-{}, block {}-{}): {off_path:?}",
+                c.label, c.lines.0, c.lines.1, c.block.0, c.block.1
             ));
         }
         if errors.is_empty() {
