@@ -21,6 +21,7 @@
 
 pub mod fixtures;
 pub mod inventory;
+pub mod metrics;
 pub mod needs;
 
 pub use fixtures::PROVIDER_SOURCE;
