@@ -3,6 +3,7 @@
 //! diagnostics with attribute paths.
 
 pub mod credentials;
+pub mod inventory;
 
 use crate::{
     bridge::problem::{Problem, Severity, Step},
