@@ -22,17 +22,20 @@ pub const BLOCK: &str = "inventory";
 
 /// The `inventory` block (optional, at most one).
 pub fn block() -> NestedBlock {
-    NestedBlock::single(
-        BLOCK,
-        config::with_connection_schema(Block::new().markdown_description(
+    let mut block = config::with_connection_schema(Block::new().markdown_description(
             "The cluster holding the inventory, when it is not the cluster the provider writes to. The same \
              connection attributes as the provider block (names, `KUBE_*` environment fallbacks, precedence). With \
              it, ClusterProfiles, labelled credential Secrets, consumer namespaces and Secrets named by \
              `kubeconfig-secretreader` access providers are read on that cluster, which is never written to; \
              SveltosClusters and their Secrets are written through the provider's connection, in the \
              ClusterProfile's namespace (which must exist there). Without it, one cluster holds both.",
-        )),
-    )
+    ));
+    // The shared schema describes `exec` for the provider block (the management cluster); here it is the hub's.
+    for b in block.blocks.iter_mut().filter(|b| b.type_name == "exec") {
+        b.block = std::mem::take(&mut b.block)
+            .markdown_description("Exec credential plugin for the inventory's cluster.");
+    }
+    NestedBlock::single(BLOCK, block)
 }
 
 /// The path of the block.
@@ -152,7 +155,11 @@ mod tests {
                 .attribute_named("token")
                 .is_some_and(|a| a.sensitive)
         );
-        assert!(b.block.block_named("exec").is_some());
+        assert!(
+            b.block
+                .block_named("exec")
+                .is_some_and(|e| e.block.description.contains("inventory"))
+        );
         // Terraform rejects NestingSingle blocks whose MinItems and MaxItems differ.
         assert_eq!(b.min_items, b.max_items);
     }
