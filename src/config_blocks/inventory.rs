@@ -58,7 +58,7 @@ pub enum Inventory {
     /// No block: the inventory is on the provider's cluster.
     Provider,
     /// A block with known values.
-    Hub(KubeSettings),
+    Hub(Box<KubeSettings>),
     /// A block with values not known yet (their paths).
     Unknown(Vec<AttributePath>),
 }
@@ -73,7 +73,7 @@ pub fn inventory(config: &Value) -> Inventory {
     if !unknown.is_empty() {
         return Inventory::Unknown(unknown);
     }
-    Inventory::Hub(config::settings_from_value(block))
+    Inventory::Hub(Box::new(config::settings_from_value(block)))
 }
 
 /// A connection problem of the block as a diagnostic, with the attribute path (under `inventory.`) it concerns.
