@@ -2,7 +2,7 @@
 //! with the same names, environment variables and precedence) and the state shared with resources and data
 //! sources.
 
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use crate::{
     k8s::config::{self, KubeSettings},
@@ -31,6 +31,10 @@ enum Configured {
 /// State shared by the provider's resources and data sources.
 pub struct ProviderState {
     configured: RwLock<Configured>,
+    /// Clients built from `inventory` blocks, one per distinct settings (a handful at most: one per hub a
+    /// configuration names), so that every resource and data source reading the same hub shares one
+    /// connection pool. Never logged: the settings may hold a token or a client key.
+    inventories: Mutex<Vec<(KubeSettings, kube::Client)>>,
 }
 
 /// Why a resource cannot talk to the cluster yet.
@@ -42,10 +46,36 @@ pub enum NotReady {
 }
 
 impl ProviderState {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             configured: RwLock::new(Configured::Pending),
+            inventories: Mutex::new(Vec::new()),
         }
+    }
+
+    /// A client for a cluster described by a block with the connection attributes (an `inventory` block),
+    /// built on first use and cached per settings. The settings go through the same resolution as the
+    /// provider block's ([`config::connect`], with this process's `KUBE_*` variables as fallbacks).
+    pub fn client_for(&self, settings: &KubeSettings) -> Result<kube::Client, config::ConfigError> {
+        let mut cache = self
+            .inventories
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, c)) = cache.iter().find(|(s, _)| s == settings) {
+            return Ok(c.clone());
+        }
+        let env = |k: &str| std::env::var(k).ok();
+        let client = config::connect(settings, &env)?;
+        cache.push((settings.clone(), client.clone()));
+        Ok(client)
+    }
+
+    /// How many distinct `inventory` clients were built (for tests of the cache).
+    pub fn inventory_clients(&self) -> usize {
+        self.inventories
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .len()
     }
 
     /// The Kubernetes client, or why there is none (deferral only when `client` allows it).
@@ -182,7 +212,12 @@ mod tests {
     async fn resource_and_data_sources_agree_on_credentials() {
         let provider = new();
         let resources = provider.resources();
-        let data_sources = provider.data_sources();
+        // The data sources with a `credentials` block (`sveltos_clusters` reads SveltosClusters and has none).
+        let data_sources: Vec<_> = provider
+            .data_sources()
+            .into_iter()
+            .filter(|d| d.schema().block.block_named("credentials").is_some())
+            .collect();
         assert!(!resources.is_empty() && data_sources.len() >= 2);
         let s = |v: &str| Value::string(v);
         let l =

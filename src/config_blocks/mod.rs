@@ -3,6 +3,7 @@
 //! diagnostics with attribute paths.
 
 pub mod credentials;
+pub mod inventory;
 pub mod selection;
 
 use crate::{

@@ -52,6 +52,7 @@ pub fn schema() -> Schema {
         s = s.attribute(a);
     }
     s.block(crate::config_blocks::credentials::block())
+        .block(crate::config_blocks::inventory::block())
 }
 
 fn check_identity(config: &Value) -> Diagnostics {
@@ -89,7 +90,9 @@ impl DataSource for ClusterProfileDataSource {
                 Ok(v) => v,
                 Err(d) => return failed(config, d),
             };
-        let client = match self.state.client(req.client) {
+        // The inventory's cluster: the `inventory` block's, else the provider's.
+        let client = match crate::config_blocks::inventory::client(&self.state, config, req.client)
+        {
             Ok(c) => c,
             Err(NotReady::Defer(reason)) => {
                 return DataReadResponse {

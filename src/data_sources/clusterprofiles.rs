@@ -86,6 +86,7 @@ pub fn schema() -> Schema {
                 ),
         )
         .block(crate::config_blocks::credentials::block())
+        .block(crate::config_blocks::inventory::block())
 }
 
 /// The filters of a configuration, or diagnostics with attribute paths.
@@ -181,7 +182,9 @@ impl DataSource for ClusterProfilesDataSource {
                 Ok(v) => v,
                 Err(d) => return failed(config, d),
             };
-        let client = match self.state.client(req.client) {
+        // The inventory's cluster: the `inventory` block's, else the provider's.
+        let client = match crate::config_blocks::inventory::client(&self.state, config, req.client)
+        {
             Ok(c) => c,
             Err(NotReady::Defer(reason)) => {
                 return DataReadResponse {

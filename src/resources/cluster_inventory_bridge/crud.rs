@@ -70,8 +70,13 @@ pub async fn read_owned(client: &Client, bridge: &str, ledger: &Ledger) -> Resul
 /// Reads the inventory and what exists: four paginated LISTs (profiles, labelled credential Secrets, and the
 /// SveltosClusters and Secrets this bridge owns), one GET per Secret named by a `kubeconfig-secretreader`
 /// provider, and a collision check of the objects the plan would create ([`existing_at`]).
+///
+/// The inventory (ClusterProfiles, credential Secrets, consumer namespaces, secret-reader Secrets) is read
+/// through `inventory`, the cluster of the `inventory` block or the provider's own; what the bridge owns and
+/// might collide with is read through `client`, the cluster it writes to.
 pub async fn snapshot(
     client: &Client,
+    inventory: &Client,
     spec: &BridgeSpec,
     ledger: &Ledger,
 ) -> Result<Snapshot, Diagnostics> {
@@ -81,8 +86,8 @@ pub async fn snapshot(
     let owner = owner_selector(&spec.name);
     let lists = async {
         futures::try_join!(
-            io::list::<ClusterProfile>(client, ns, None),
-            credentials::read_sources(client, &spec.credentials),
+            io::list::<ClusterProfile>(inventory, ns, None),
+            credentials::read_sources(inventory, &spec.credentials),
             io::list::<SveltosCluster>(client, &[], Some(&owner)),
             io::list::<Secret>(client, &[], Some(&owner)),
         )
@@ -104,7 +109,7 @@ pub async fn snapshot(
         fetched: BTreeMap::new(),
     };
     let located = locate_all(&snap.inputs(spec, jiff::Timestamp::now(), Phase::Plan, None));
-    snap.fetched = credentials::read_named_secrets(client, &located.secrets_to_read())
+    snap.fetched = credentials::read_named_secrets(inventory, &located.secrets_to_read())
         .await
         .map_err(|e| Diagnostics::from(io_diag(&e)))?;
     let targets = located.creation_targets(&snap.profiles, &snap.world);

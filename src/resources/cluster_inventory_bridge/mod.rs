@@ -240,6 +240,7 @@ pub fn schema() -> Schema {
              (hash of the managed SveltosCluster fields). Hashes only, never credentials.",
         ))
         .block(crate::config_blocks::credentials::block())
+        .block(crate::config_blocks::inventory::block())
         .block(NestedBlock::single(
             "copy_labels",
             Block::new()
@@ -454,6 +455,16 @@ impl Resource for ClusterInventoryBridge {
         if !req.prior_state.is_null() && req.prior_state.get_attr("name") != &name_value {
             resp.requires_replace.push(AttributePath::attr("name"));
         }
+        // An `inventory` block not known yet defers, like the provider's own configuration; a client that cannot
+        // defer gets `clusters` known after apply, as for any other value not known yet.
+        let unknown_inventory = !crate::config_blocks::inventory::unknown(&req.config).is_empty();
+        if unknown_inventory && req.client.deferral_allowed {
+            planned.set_attr("id", name_value);
+            planned.set_attr("clusters", Value::unknown());
+            resp.planned_state = planned;
+            resp.deferred = Some(crate::tfplugin::DeferredReason::ResourceConfigUnknown);
+            return resp;
+        }
         if !req.config.is_wholly_known() {
             planned.set_attr("id", name_value.clone());
             planned.set_attr("clusters", Value::unknown());
@@ -504,7 +515,23 @@ impl Resource for ClusterInventoryBridge {
             "instance_id",
             instance.map(Value::string).unwrap_or_else(Value::unknown),
         );
-        let snap = match snapshot(&client, &spec, &ledger).await {
+        let inventory =
+            match crate::config_blocks::inventory::client(&self.state, &req.config, req.client) {
+                Ok(c) => c,
+                Err(NotReady::Defer(reason)) => {
+                    planned.set_attr("id", name_value);
+                    planned.set_attr("clusters", Value::unknown());
+                    resp.planned_state = planned;
+                    resp.deferred = Some(reason);
+                    return resp;
+                }
+                Err(NotReady::Fail(d)) => {
+                    resp.planned_state = req.proposed_new_state.clone();
+                    resp.diagnostics.push(d);
+                    return resp;
+                }
+            };
+        let snap = match snapshot(&client, &inventory, &spec, &ledger).await {
             Ok(s) => s,
             Err(d) => {
                 resp.planned_state = req.proposed_new_state.clone();
@@ -588,7 +615,25 @@ impl Resource for ClusterInventoryBridge {
         };
         req.planned_state
             .set_attr("instance_id", Value::string(&instance));
-        let snap = match snapshot(&client, &spec, &ledger).await {
+        let inventory = match crate::config_blocks::inventory::client(
+            &self.state,
+            &req.config,
+            Default::default(),
+        ) {
+            Ok(c) => c,
+            Err(NotReady::Fail(d)) => {
+                resp.diagnostics.push(d);
+                resp.new_state = req.prior_state.clone();
+                return resp;
+            }
+            Err(NotReady::Defer(_)) => {
+                resp.new_state = req.prior_state.clone();
+                resp.diagnostics
+                    .error("Inventory connection unknown at apply", "Run apply again.");
+                return resp;
+            }
+        };
+        let snap = match snapshot(&client, &inventory, &spec, &ledger).await {
             Ok(s) => s,
             Err(d) => {
                 resp.diagnostics = d;
