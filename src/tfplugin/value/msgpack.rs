@@ -9,7 +9,13 @@
 use super::{Number, Refinements, Type, TypeJsonError, Value, ValueError};
 use crate::tfplugin::path::{AttributePath, PathStep};
 use rmp::Marker;
-use rmp::decode::{NumValueReadError, ValueReadError};
+use rmp::decode::Bytes;
+use rmp::decode::bytes::BytesReadError;
+
+/// `rmp`'s error for a value read from [`Bytes`].
+type ValueReadError = rmp::decode::ValueReadError<BytesReadError>;
+/// `rmp`'s error for an integer read from [`Bytes`].
+type NumValueReadError = rmp::decode::NumValueReadError<BytesReadError>;
 use std::collections::BTreeMap;
 
 /// Nesting limit for decoding and encoding (guards against stack exhaustion on hostile input).
@@ -208,37 +214,64 @@ impl From<DecodeFailure> for ValueError {
 /// Decodes `bytes` as a value of type `ty`, keeping the kind of failure (see [`decode`]).
 pub(crate) fn decode_detailed(bytes: &[u8], ty: &Type) -> Result<Value, DecodeFailure> {
     let mut d = Decoder {
-        rd: bytes,
-        path: AttributePath::root(),
+        rd: Bytes::new(bytes),
         depth: 0,
     };
-    let v = d.value(ty)?;
-    if !d.rd.is_empty() {
-        return Err(d.fail(DecodeError::TrailingBytes));
+    let v = d.value(ty).map_err(Fault::located)?;
+    if !d.rd.remaining_slice().is_empty() {
+        return Err(d.fail(DecodeError::TrailingBytes).located());
     }
     Ok(v)
 }
 
 /// A type-directed reader over msgpack bytes. The `rmp::decode` functions read markers, lengths and scalars from
 /// `rd` (the input not read yet); this type chooses what to read from the [`Type`], keeps the attribute path and
-/// the nesting depth, and maps `rmp`'s errors to [`DecodeError`]s located at the path.
+/// the nesting depth, and maps `rmp`'s errors to [`DecodeError`]s.
+///
+/// The attribute path is not tracked on the way down (that would cost a copy of every map key): a failure
+/// collects the steps of the collections it leaves on its way up ([`Fault::within`]).
 struct Decoder<'a> {
-    rd: &'a [u8],
-    path: AttributePath,
+    rd: Bytes<'a>,
     depth: usize,
 }
 
-impl<'a> Decoder<'a> {
-    fn fail(&self, error: DecodeError) -> DecodeFailure {
+/// A [`DecodeError`] on its way up, with the path steps from the failing value outwards.
+struct Fault {
+    error: DecodeError,
+    steps: Vec<PathStep>,
+}
+
+impl Fault {
+    /// This fault seen from the collection that holds the failing value at `step`.
+    #[cold]
+    fn within(mut self, step: PathStep) -> Self {
+        self.steps.push(step);
+        self
+    }
+
+    /// The fault with its path from the root.
+    fn located(self) -> DecodeFailure {
+        let mut steps = self.steps;
+        steps.reverse();
         DecodeFailure {
-            path: self.path.clone(),
+            path: AttributePath::from(steps),
+            error: self.error,
+        }
+    }
+}
+
+impl<'a> Decoder<'a> {
+    #[cold]
+    fn fail(&self, error: DecodeError) -> Fault {
+        Fault {
             error,
+            steps: Vec::new(),
         }
     }
 
     /// Maps an `rmp` read error: the input ended, or the next item is not what was asked for (`mismatch`). The
     /// marker `rmp` reports is dropped: for small integers and short strings it holds part of the value.
-    fn read_err(&self, e: ValueReadError, mismatch: DecodeError) -> DecodeFailure {
+    fn read_err(&self, e: ValueReadError, mismatch: DecodeError) -> Fault {
         self.fail(match e {
             ValueReadError::TypeMismatch(_) => mismatch,
             ValueReadError::InvalidMarkerRead(_) | ValueReadError::InvalidDataRead(_) => {
@@ -248,7 +281,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// Maps an error of `rmp`'s integer reader, as [`Self::read_err`] does.
-    fn int_err(&self, e: NumValueReadError) -> DecodeFailure {
+    fn int_err(&self, e: NumValueReadError) -> Fault {
         self.fail(match e {
             NumValueReadError::InvalidMarkerRead(_) | NumValueReadError::InvalidDataRead(_) => {
                 DecodeError::Truncated
@@ -261,21 +294,21 @@ impl<'a> Decoder<'a> {
     }
 
     /// The marker of the next item, not consumed.
-    fn peek(&self) -> Result<Marker, DecodeFailure> {
-        match self.rd.first() {
+    fn peek(&self) -> Result<Marker, Fault> {
+        match self.rd.remaining_slice().first() {
             Some(&b) => Ok(Marker::from_u8(b)),
             None => Err(self.fail(DecodeError::Truncated)),
         }
     }
 
     /// The next `n` bytes of the input.
-    fn take(&mut self, n: u32) -> Result<&'a [u8], DecodeFailure> {
+    fn take(&mut self, n: u32) -> Result<&'a [u8], Fault> {
         let split = usize::try_from(n)
             .ok()
-            .and_then(|n| self.rd.split_at_checked(n));
+            .and_then(|n| self.rd.remaining_slice().split_at_checked(n));
         match split {
             Some((taken, rest)) => {
-                self.rd = rest;
+                self.rd = Bytes::new(rest);
                 Ok(taken)
             }
             None => Err(self.fail(DecodeError::Truncated)),
@@ -283,7 +316,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// Reads an extension (an unknown value) if one is next: its type and payload.
-    fn ext(&mut self) -> Result<Option<(i8, &'a [u8])>, DecodeFailure> {
+    fn ext(&mut self) -> Result<Option<(i8, &'a [u8])>, Fault> {
         if !matches!(
             self.peek()?,
             Marker::FixExt1
@@ -303,7 +336,7 @@ impl<'a> Decoder<'a> {
         Ok(Some((meta.typeid, payload)))
     }
 
-    fn enter(&mut self) -> Result<(), DecodeFailure> {
+    fn enter(&mut self) -> Result<(), Fault> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             return Err(self.fail(DecodeError::TooDeep));
@@ -311,14 +344,14 @@ impl<'a> Decoder<'a> {
         Ok(())
     }
 
-    fn value(&mut self, ty: &Type) -> Result<Value, DecodeFailure> {
+    fn value(&mut self, ty: &Type) -> Result<Value, Fault> {
         self.enter()?;
         let v = self.value_inner(ty);
         self.depth -= 1;
         v
     }
 
-    fn value_inner(&mut self, ty: &Type) -> Result<Value, DecodeFailure> {
+    fn value_inner(&mut self, ty: &Type) -> Result<Value, Fault> {
         if let Some((ext, payload)) = self.ext()? {
             let refinements =
                 if ext == EXT_UNKNOWN_REFINED && payload.len() > 1 && *ty != Type::Dynamic {
@@ -349,17 +382,18 @@ impl<'a> Decoder<'a> {
             Type::Number => self.number().map(Value::Number),
             Type::List(elem) | Type::Set(elem) => {
                 let n = self.array_len()?;
-                let mut items = Vec::with_capacity(n.min(self.rd.len()));
+                let mut items = Vec::with_capacity(n.min(self.rd.remaining_slice().len()));
                 let is_list = matches!(ty, Type::List(_));
                 for i in 0..n {
-                    if is_list {
-                        self.path.push(PathStep::KeyInt(i as i64));
-                    }
-                    let item = self.value(elem);
-                    if is_list {
-                        self.path.pop();
-                    }
-                    items.push(item?);
+                    let item = self.value(elem).map_err(|f| {
+                        // Set elements have no path step of their own.
+                        if is_list {
+                            f.within(PathStep::KeyInt(i as i64))
+                        } else {
+                            f
+                        }
+                    })?;
+                    items.push(item);
                 }
                 Ok(if is_list {
                     Value::List(items)
@@ -377,10 +411,10 @@ impl<'a> Decoder<'a> {
                 }
                 let mut items = Vec::with_capacity(n);
                 for (i, t) in elems.iter().enumerate() {
-                    self.path.push(PathStep::KeyInt(i as i64));
-                    let item = self.value(t);
-                    self.path.pop();
-                    items.push(item?);
+                    let item = self
+                        .value(t)
+                        .map_err(|f| f.within(PathStep::KeyInt(i as i64)))?;
+                    items.push(item);
                 }
                 Ok(Value::Tuple(items))
             }
@@ -389,10 +423,10 @@ impl<'a> Decoder<'a> {
                 let mut items = BTreeMap::new();
                 for _ in 0..n {
                     let key = self.text("map key")?.to_owned();
-                    self.path.push(PathStep::KeyString(key.clone()));
-                    let item = self.value(elem);
-                    self.path.pop();
-                    items.insert(key, item?);
+                    match self.value(elem) {
+                        Ok(item) => items.insert(key, item),
+                        Err(f) => return Err(f.within(PathStep::KeyString(key))),
+                    };
                 }
                 Ok(Value::Map(items))
             }
@@ -401,13 +435,14 @@ impl<'a> Decoder<'a> {
                 let mut items = BTreeMap::new();
                 for _ in 0..n {
                     let key = self.text("map key")?.to_owned();
-                    self.path.push(PathStep::Attribute(key.clone()));
                     let item = match attributes.get(&key) {
                         Some(t) => self.value(t),
                         None => Err(self.fail(DecodeError::UnsupportedAttribute)),
                     };
-                    self.path.pop();
-                    items.insert(key, item?);
+                    match item {
+                        Ok(item) => items.insert(key, item),
+                        Err(f) => return Err(f.within(PathStep::Attribute(key))),
+                    };
                 }
                 for name in attributes.keys() {
                     items.entry(name.clone()).or_insert(Value::Null);
@@ -417,20 +452,20 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    fn array_len(&mut self) -> Result<usize, DecodeFailure> {
+    fn array_len(&mut self) -> Result<usize, Fault> {
         rmp::decode::read_array_len(&mut self.rd)
             .map(|n| n as usize)
             .map_err(|e| self.read_err(e, DecodeError::Expected("an array")))
     }
 
-    fn map_len(&mut self) -> Result<usize, DecodeFailure> {
+    fn map_len(&mut self) -> Result<usize, Fault> {
         rmp::decode::read_map_len(&mut self.rd)
             .map(|n| n as usize)
             .map_err(|e| self.read_err(e, DecodeError::Expected("a map")))
     }
 
     /// The bytes of a string or a binary (cty writes type JSON as either).
-    fn bytes_or_str(&mut self) -> Result<&'a [u8], DecodeFailure> {
+    fn bytes_or_str(&mut self) -> Result<&'a [u8], Fault> {
         let len = match self.peek()? {
             Marker::Bin8 | Marker::Bin16 | Marker::Bin32 => rmp::decode::read_bin_len(&mut self.rd),
             _ => rmp::decode::read_str_len(&mut self.rd),
@@ -440,12 +475,12 @@ impl<'a> Decoder<'a> {
     }
 
     /// A string or binary holding UTF-8 text (`what` names it in errors).
-    fn text(&mut self, what: &'static str) -> Result<&'a str, DecodeFailure> {
+    fn text(&mut self, what: &'static str) -> Result<&'a str, Fault> {
         let b = self.bytes_or_str()?;
         std::str::from_utf8(b).map_err(|source| self.fail(DecodeError::Utf8 { what, source }))
     }
 
-    fn number(&mut self) -> Result<Number, DecodeFailure> {
+    fn number(&mut self) -> Result<Number, Fault> {
         let expected = || DecodeError::Expected("a number");
         match self.peek()? {
             Marker::U64 => {
@@ -475,7 +510,7 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    fn float(&self, x: f64) -> Result<Number, DecodeFailure> {
+    fn float(&self, x: f64) -> Result<Number, Fault> {
         if x.is_nan() {
             return Err(self.fail(DecodeError::NaN));
         }
@@ -483,13 +518,12 @@ impl<'a> Decoder<'a> {
     }
 
     /// Reads a refinement map (as cty does: keys that cannot apply to `ty` are errors, unknown keys are skipped).
-    fn refinements(&self, payload: &'a [u8], ty: &Type) -> Result<Refinements, DecodeFailure> {
+    fn refinements(&self, payload: &'a [u8], ty: &Type) -> Result<Refinements, Fault> {
         if payload.len() > MAX_REFINEMENT_LEN {
             return Err(self.fail(DecodeError::OversizeRefinement));
         }
         let mut d = Decoder {
-            rd: payload,
-            path: self.path.clone(),
+            rd: Bytes::new(payload),
             depth: self.depth,
         };
         let malformed = DecodeError::MalformedRefinement;
@@ -556,14 +590,14 @@ impl<'a> Decoder<'a> {
     }
 
     /// Skips one msgpack item of any kind (bounded by the same nesting limit as values).
-    fn skip(&mut self) -> Result<(), DecodeFailure> {
+    fn skip(&mut self) -> Result<(), Fault> {
         self.enter()?;
         let r = self.skip_inner();
         self.depth -= 1;
         r
     }
 
-    fn skip_inner(&mut self) -> Result<(), DecodeFailure> {
+    fn skip_inner(&mut self) -> Result<(), Fault> {
         if self.ext()?.is_some() {
             return Ok(());
         }
