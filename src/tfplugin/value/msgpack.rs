@@ -5,6 +5,12 @@
 //! or floats when exact, otherwise decimal strings; `dynamic` values are a two-element array of the type's JSON and
 //! the value; objects and maps are msgpack maps; lists, sets and tuples are arrays. Every error names the attribute
 //! path where it happened and never includes the value (values may be secret).
+//!
+//! Both directions are built on `rmp`: the decoder reads markers, lengths and scalars with `rmp::decode` and the
+//! [`Type`] chooses what to read next; the encoder writes with `rmp::encode` and checks every result. Decode
+//! failures are [`DecodeError`]s, located by attribute path and turned into the public [`ValueError`] (message:
+//! the error and its causes) at [`decode`]'s boundary. Limits: nesting [`MAX_DEPTH`], refinement payloads
+//! [`MAX_REFINEMENT_LEN`] bytes; a claimed length never allocates more than the input could hold.
 
 use super::{Number, Refinements, Type, TypeJsonError, Value, ValueError};
 use crate::tfplugin::path::{AttributePath, PathStep};
@@ -1071,6 +1077,161 @@ mod tests {
             decode(&[0xc7, 3, 12, 0x81, 2, 0xa0], &Type::String).expect("dec"),
             Value::unknown()
         );
+    }
+
+    /// Decodes `bytes` as `ty`, expecting a failure: its path and error.
+    fn failure(bytes: &[u8], ty: &Type) -> (String, DecodeError) {
+        let f = decode_detailed(bytes, ty).expect_err("does not decode");
+        (f.path.to_string(), f.error)
+    }
+
+    #[test]
+    fn failures_name_their_kind_and_path() {
+        let t = Type::object([
+            ("l", Type::list(Type::Bool)),
+            ("m", Type::map(Type::Number)),
+            ("t", Type::tuple([Type::String])),
+            ("d", Type::Dynamic),
+        ]);
+        // {"l": [true, "x"]}: a string where a bool is expected.
+        let (path, e) = failure(&[0x81, 0xa1, b'l', 0x92, 0xc3, 0xa1, b'x'], &t);
+        assert_eq!(path, "l[1]");
+        assert!(matches!(e, DecodeError::Expected("a bool")), "{e}");
+        // {"m": {"k": 1.5 as an f64 cut short}}
+        let (path, e) = failure(&[0x81, 0xa1, b'm', 0x81, 0xa1, b'k', 0xcb, 0x3f, 0xf8], &t);
+        assert_eq!(path, "m[\"k\"]");
+        assert!(matches!(e, DecodeError::Truncated), "{e}");
+        // {"t": ["a", "b"]}: two elements for a one-element tuple.
+        let (path, e) = failure(&[0x81, 0xa1, b't', 0x92, 0xa1, b'a', 0xa1, b'b'], &t);
+        assert_eq!(path, "t");
+        assert!(
+            matches!(
+                e,
+                DecodeError::TupleLength {
+                    found: 2,
+                    expected: 1
+                }
+            ),
+            "{e}"
+        );
+        // {"d": ["nope", null]}: a dynamic value whose type JSON is not JSON.
+        let (path, e) = failure(
+            &[0x81, 0xa1, b'd', 0x92, 0xa4, b'n', b'o', b'p', b'e', 0xc0],
+            &t,
+        );
+        assert_eq!(path, "d");
+        assert!(matches!(e, DecodeError::DynamicType(_)), "{e}");
+        // A map key that is not UTF-8 fails at the map.
+        let (path, e) = failure(&[0x81, 0xa1, b'm', 0x81, 0xa1, 0xff, 0x01], &t);
+        assert_eq!(path, "m");
+        assert!(
+            matches!(
+                e,
+                DecodeError::Utf8 {
+                    what: "map key",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        // Marker 0xc1 is never valid, and nothing may follow the value.
+        let (_, e) = failure(&[0xc1], &Type::Number);
+        assert!(matches!(e, DecodeError::Expected("a number")), "{e}");
+        let (path, e) = failure(&[0xc3, 0xc0], &Type::Bool);
+        assert_eq!(path, "(root)");
+        assert!(matches!(e, DecodeError::TrailingBytes), "{e}");
+    }
+
+    #[test]
+    fn value_error_keeps_path_and_causes() {
+        let t = Type::object([("d", Type::Dynamic)]);
+        let bytes = [0x81, 0xa1, b'd', 0x92, 0xa4, b'n', b'o', b'p', b'e', 0xc0];
+        let e = decode(&bytes, &t).expect_err("bad type JSON");
+        assert_eq!(e.path, AttributePath::attr("d"));
+        // The cause (the type JSON error) follows the error itself.
+        assert!(
+            e.message
+                .starts_with("invalid type in a dynamic value: type is not valid JSON"),
+            "{}",
+            e.message
+        );
+        let e = decode(&[0xa2, b'o', 0xff], &Type::String).expect_err("not UTF-8");
+        assert!(
+            e.message
+                .starts_with("string is not valid UTF-8: invalid utf-8"),
+            "{}",
+            e.message
+        );
+    }
+
+    /// Values may be secret: whatever the input, no error (message or `Debug`) repeats any of it. `rmp` reports a
+    /// type mismatch with the marker it read, which for small integers and short strings is part of the value.
+    #[test]
+    fn failures_never_show_the_input() {
+        let secret = "hunter2";
+        let mut s = vec![0xa0 | secret.len() as u8];
+        s.extend_from_slice(secret.as_bytes());
+        let cases: Vec<(Vec<u8>, Type)> = vec![
+            (s.clone(), Type::Number),
+            (s.clone(), Type::Bool),
+            (s.clone(), Type::list(Type::String)),
+            (vec![0x2a], Type::String), // fixint 42
+            (vec![0xd3, 0, 0, 0, 0, 0, 0, 0x30, 0x39], Type::Bool), // int64 12345
+            (
+                [&[0x81, 0xa7][..], secret.as_bytes(), &[0xc0]].concat(),
+                Type::object([("a", Type::String)]),
+            ),
+        ];
+        for (bytes, ty) in cases {
+            let f = decode_detailed(&bytes, &ty).expect_err("mismatch");
+            let shown = format!("{f} {f:?}");
+            let shown = format!("{shown} {:?}", ValueError::from(f));
+            for leak in ["hunter", "42", "12345", "FixPos", "FixStr"] {
+                // The extra attribute's name is its path (an identity), not a value.
+                if leak == "hunter" && shown.contains("unsupported attribute") {
+                    continue;
+                }
+                assert!(!shown.contains(leak), "{leak:?} in {shown:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn refinement_skips_unknown_keys_of_any_kind() {
+        let list = Type::list(Type::String);
+        // {7: ext, 8: [1.5, nil, {"k": 0xffffffffffffffff}], 5: 2}: unknown keys are skipped, whatever they hold.
+        let mut payload = vec![0x83, 7, 0xd4, 1, 0];
+        payload.extend_from_slice(&[
+            8, 0x93, 0xcb, 0x3f, 0xf8, 0, 0, 0, 0, 0, 0, 0xc0, 0x81, 0xa1, b'k',
+        ]);
+        payload.extend_from_slice(&[0xcf, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);
+        payload.extend_from_slice(&[5, 2]);
+        let mut bytes = vec![0xc7, payload.len() as u8, 12];
+        bytes.extend_from_slice(&payload);
+        let v = decode(&bytes, &list).expect("decodes");
+        assert_eq!(v.refinements().and_then(|r| r.length_lower), Some(2));
+        // A skipped item must still be well-formed msgpack.
+        let (_, e) = failure(&[0xc7, 4, 12, 0x82, 7, 0xc1, 5], &list);
+        assert!(matches!(e, DecodeError::InvalidMarker), "{e}");
+        let (_, e) = failure(&[0xc7, 4, 12, 0x81, 7, 0xdc, 0xff], &list);
+        assert!(matches!(e, DecodeError::Truncated), "{e}");
+        // Refinement payloads are bounded.
+        let mut big = vec![0xc8, 0x04, 0x01, 12, 0x81, 7, 0xc5, 0x03, 0xfb];
+        big.resize(4 + 0x401, 0);
+        let (_, e) = failure(&big, &list);
+        assert!(matches!(e, DecodeError::OversizeRefinement), "{e}");
+    }
+
+    #[test]
+    fn nesting_limit_applies_to_skipped_refinement_items() {
+        // {7: [[[[...]]]]} nested deeper than MAX_DEPTH inside a refinement.
+        let mut payload = vec![0x81, 7];
+        payload.extend(std::iter::repeat_n(0x91, MAX_DEPTH + 1));
+        payload.push(0xc0);
+        let mut bytes = vec![0xc7, payload.len() as u8, 12];
+        bytes.extend_from_slice(&payload);
+        let (_, e) = failure(&bytes, &Type::list(Type::String));
+        assert!(matches!(e, DecodeError::TooDeep), "{e}");
     }
 
     #[test]
