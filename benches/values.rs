@@ -1,5 +1,6 @@
 //! DynamicValue (msgpack) encode/decode of the bridge's computed `clusters` attribute with 1,000 clusters:
-//! what every plan and apply of a 1,000-cluster bridge sends to and receives from the CLI.
+//! what every plan and apply of a 1,000-cluster bridge sends to and receives from the CLI; and decode of the
+//! same map with 10,000 entries (about 3.7 MB), the largest fleet the budgets in the design notes name.
 //!
 //! `cargo bench --bench values`
 
@@ -44,6 +45,16 @@ fn bench(c: &mut Criterion) {
     g.bench_function("msgpack_encode", |b| {
         b.iter(|| encode(black_box(&value), &ty).expect("encodes"))
     });
+    g.bench_function("msgpack_decode", |b| {
+        b.iter(|| decode(black_box(&bytes), &ty).expect("decodes"))
+    });
+    g.finish();
+
+    let value = clusters_value(&entries(10_000));
+    let bytes = encode(&value, &ty).expect("encodes");
+    let mut g = c.benchmark_group("clusters_10000");
+    g.sample_size(20);
+    g.throughput(Throughput::Bytes(bytes.len() as u64));
     g.bench_function("msgpack_decode", |b| {
         b.iter(|| decode(black_box(&bytes), &ty).expect("decodes"))
     });

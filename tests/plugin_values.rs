@@ -1,8 +1,9 @@
-//! Property tests of the msgpack `DynamicValue` codec: random values of random types round-trip, and arbitrary or
-//! truncated input never panics.
+//! Property tests of the msgpack `DynamicValue` codec: random values of random types round-trip, arbitrary or
+//! truncated input never panics, and a decode error's attribute path leads through the type, outermost step first.
 
 use proptest::prelude::*;
 use std::collections::BTreeMap;
+use tfsveltos::tfplugin::path::PathStep;
 use tfsveltos::tfplugin::value::msgpack;
 use tfsveltos::tfplugin::{Number, Refinements, Type, Value};
 
@@ -159,6 +160,30 @@ fn known_for(ty: &Type, partial: bool) -> BoxedStrategy<Value> {
     }
 }
 
+/// Whether `steps` (outermost first) is a path into a value of `ty`. Set elements have no step of their own, and
+/// the last step may name an attribute the object does not have (the error is that attribute).
+fn path_fits(ty: &Type, steps: &[PathStep]) -> bool {
+    let Some((first, rest)) = steps.split_first() else {
+        return true;
+    };
+    match (ty, first) {
+        // The type of a dynamic value's contents is in the input.
+        (Type::Dynamic, _) => true,
+        (Type::Set(t), _) => path_fits(t, steps),
+        (Type::List(t), PathStep::KeyInt(i)) => *i >= 0 && path_fits(t, rest),
+        (Type::Tuple(ts), PathStep::KeyInt(i)) => usize::try_from(*i)
+            .ok()
+            .and_then(|i| ts.get(i))
+            .is_some_and(|t| path_fits(t, rest)),
+        (Type::Map(t), PathStep::KeyString(_)) => path_fits(t, rest),
+        (Type::Object { attributes, .. }, PathStep::Attribute(a)) => match attributes.get(a) {
+            Some(t) => path_fits(t, rest),
+            None => rest.is_empty(),
+        },
+        _ => false,
+    }
+}
+
 fn typed_value() -> impl Strategy<Value = (Type, Value)> {
     arb_type().prop_flat_map(|t| {
         let v = value_for(&t);
@@ -186,6 +211,25 @@ proptest! {
         let bytes = msgpack::encode(&value, &ty).map_err(|e| TestCaseError::fail(e.to_string()))?;
         let n = cut.index(bytes.len());
         prop_assert!(msgpack::decode(&bytes[..n], &ty).is_err());
+    }
+
+    #[test]
+    fn error_paths_lead_through_the_type(
+        (ty, value) in typed_value(),
+        at in any::<prop::sample::Index>(),
+        byte in any::<u8>(),
+        cut in any::<bool>(),
+    ) {
+        let mut bytes = msgpack::encode(&value, &ty).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let i = at.index(bytes.len());
+        if cut {
+            bytes.truncate(i);
+        } else {
+            bytes[i] = byte;
+        }
+        if let Err(e) = msgpack::decode(&bytes, &ty) {
+            prop_assert!(path_fits(&ty, e.path.steps()), "{} does not fit {}", e.path, ty);
+        }
     }
 
     #[test]

@@ -5,9 +5,23 @@
 //! or floats when exact, otherwise decimal strings; `dynamic` values are a two-element array of the type's JSON and
 //! the value; objects and maps are msgpack maps; lists, sets and tuples are arrays. Every error names the attribute
 //! path where it happened and never includes the value (values may be secret).
+//!
+//! Both directions are built on `rmp`: the decoder reads markers, lengths and scalars with `rmp::decode` and the
+//! [`Type`] chooses what to read next; the encoder writes with `rmp::encode` and checks every result. Decode
+//! failures are [`DecodeError`]s, located by attribute path and turned into the public [`ValueError`] (message:
+//! the error and its causes) at [`decode`]'s boundary. Limits: nesting [`MAX_DEPTH`], refinement payloads
+//! [`MAX_REFINEMENT_LEN`] bytes; a claimed length never allocates more than the input could hold.
 
-use super::{Number, Refinements, Type, Value, ValueError};
+use super::{Number, Refinements, Type, TypeJsonError, Value, ValueError};
 use crate::tfplugin::path::{AttributePath, PathStep};
+use rmp::Marker;
+use rmp::decode::Bytes;
+use rmp::decode::bytes::BytesReadError;
+
+/// `rmp`'s error for a value read from [`Bytes`].
+type ValueReadError = rmp::decode::ValueReadError<BytesReadError>;
+/// `rmp`'s error for an integer read from [`Bytes`].
+type NumValueReadError = rmp::decode::NumValueReadError<BytesReadError>;
 use std::collections::BTreeMap;
 
 /// Nesting limit for decoding and encoding (guards against stack exhaustion on hostile input).
@@ -18,17 +32,7 @@ const EXT_UNKNOWN_REFINED: i8 = 12;
 
 /// Decodes msgpack `bytes` as a value of type `ty`.
 pub fn decode(bytes: &[u8], ty: &Type) -> Result<Value, ValueError> {
-    let mut d = Decoder {
-        buf: bytes,
-        pos: 0,
-        path: AttributePath::root(),
-        depth: 0,
-    };
-    let v = d.value(ty)?;
-    if d.pos != bytes.len() {
-        return Err(d.err("trailing bytes after value"));
-    }
-    Ok(v)
+    decode_detailed(bytes, ty).map_err(ValueError::from)
 }
 
 /// Encodes `value` as msgpack for type `ty`.
@@ -121,149 +125,281 @@ fn unify_types(a: &Type, b: &Type) -> Option<Type> {
     })
 }
 
+/// Why msgpack input does not decode as a value of its type. Messages never include the input's contents (values
+/// may be secret), only its shape.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum DecodeError {
+    /// The input ends inside a value (a marker, a length, or data shorter than it claims).
+    #[error("unexpected end of msgpack data")]
+    Truncated,
+    /// The next item is of another msgpack kind than the type needs (the text says what was expected).
+    #[error("expected {0}")]
+    Expected(&'static str),
+    /// Marker byte `0xc1`, which msgpack never uses.
+    #[error("invalid msgpack marker")]
+    InvalidMarker,
+    /// Text that is not UTF-8.
+    #[error("{what} is not valid UTF-8")]
+    Utf8 {
+        /// Which text (a string, a map key, ...).
+        what: &'static str,
+        /// Where the bytes stop being UTF-8.
+        #[source]
+        source: std::str::Utf8Error,
+    },
+    /// A number written as a string that is not decimal number syntax.
+    #[error("string is not a valid number")]
+    InvalidNumber,
+    /// A float that is NaN (Terraform numbers are never NaN).
+    #[error("NaN is not a valid number")]
+    NaN,
+    /// A `dynamic` value that is not a two-element `[type, value]` array.
+    #[error("dynamic value must be a [type, value] array")]
+    DynamicShape,
+    /// The type JSON of a `dynamic` value is not a type.
+    #[error("invalid type in a dynamic value")]
+    DynamicType(#[source] TypeJsonError),
+    /// A tuple whose length differs from its type's.
+    #[error("tuple has {found} elements but its type has {expected}")]
+    TupleLength {
+        /// Elements in the input.
+        found: usize,
+        /// Elements in the type.
+        expected: usize,
+    },
+    /// An object attribute the schema does not have.
+    #[error("unsupported attribute (not in the schema)")]
+    UnsupportedAttribute,
+    /// Deeper nesting than [`MAX_DEPTH`].
+    #[error("value nested too deeply")]
+    TooDeep,
+    /// Bytes left over after the value.
+    #[error("trailing bytes after value")]
+    TrailingBytes,
+    /// A refinement payload larger than [`MAX_REFINEMENT_LEN`].
+    #[error("oversize unknown value refinement")]
+    OversizeRefinement,
+    /// A refinement that cannot apply to the value's type.
+    #[error("{refinement} refinement for a non-{needs} type")]
+    RefinementForType {
+        /// The refinement (`string prefix`, `number bound`, `length`).
+        refinement: &'static str,
+        /// The kind of type it applies to.
+        needs: &'static str,
+    },
+    /// A refinement whose key or value has the wrong shape (the text says which).
+    #[error("{0}")]
+    MalformedRefinement(&'static str),
+}
+
+/// A [`DecodeError`] and the attribute path where it happened.
+#[derive(Debug, thiserror::Error)]
+#[error("{error} (at {path})")]
+pub(crate) struct DecodeFailure {
+    /// Where the problem is.
+    pub(crate) path: AttributePath,
+    /// What is wrong.
+    #[source]
+    pub(crate) error: DecodeError,
+}
+
+impl From<DecodeFailure> for ValueError {
+    /// Keeps the path; the message is the error and its causes, joined by `": "`.
+    fn from(f: DecodeFailure) -> Self {
+        let mut message = f.error.to_string();
+        let mut cause = std::error::Error::source(&f.error);
+        while let Some(c) = cause {
+            message.push_str(": ");
+            message.push_str(&c.to_string());
+            cause = c.source();
+        }
+        ValueError::new(&f.path, message)
+    }
+}
+
+/// Decodes `bytes` as a value of type `ty`, keeping the kind of failure (see [`decode`]).
+pub(crate) fn decode_detailed(bytes: &[u8], ty: &Type) -> Result<Value, DecodeFailure> {
+    let mut d = Decoder {
+        rd: Bytes::new(bytes),
+        depth: 0,
+    };
+    let v = d.value(ty).map_err(Fault::located)?;
+    if !d.rd.remaining_slice().is_empty() {
+        return Err(d.fail(DecodeError::TrailingBytes).located());
+    }
+    Ok(v)
+}
+
+/// A type-directed reader over msgpack bytes. The `rmp::decode` functions read markers, lengths and scalars from
+/// `rd` (the input not read yet); this type chooses what to read from the [`Type`], keeps the attribute path and
+/// the nesting depth, and maps `rmp`'s errors to [`DecodeError`]s.
+///
+/// The attribute path is not tracked on the way down (that would cost a copy of every map key): a failure
+/// collects the steps of the collections it leaves on its way up ([`Fault::within`]).
 struct Decoder<'a> {
-    buf: &'a [u8],
-    pos: usize,
-    path: AttributePath,
+    rd: Bytes<'a>,
     depth: usize,
 }
 
-impl Decoder<'_> {
-    fn err(&self, msg: impl Into<String>) -> ValueError {
-        ValueError::new(&self.path, msg)
+/// A [`DecodeError`] on its way up, with the path steps from the failing value outwards.
+struct Fault {
+    error: DecodeError,
+    steps: Vec<PathStep>,
+}
+
+impl Fault {
+    /// This fault seen from the collection that holds the failing value at `step`.
+    #[cold]
+    fn within(mut self, step: PathStep) -> Self {
+        self.steps.push(step);
+        self
     }
 
-    fn peek(&self) -> Result<u8, ValueError> {
-        self.buf
-            .get(self.pos)
-            .copied()
-            .ok_or_else(|| self.err("unexpected end of msgpack data"))
+    /// The fault with its path from the root.
+    fn located(self) -> DecodeFailure {
+        let mut steps = self.steps;
+        steps.reverse();
+        DecodeFailure {
+            path: AttributePath::from(steps),
+            error: self.error,
+        }
     }
+}
 
-    fn take(&mut self, n: usize) -> Result<&[u8], ValueError> {
-        let end = self.pos.checked_add(n).filter(|&e| e <= self.buf.len());
-        match end {
-            Some(end) => {
-                let s = &self.buf[self.pos..end];
-                self.pos = end;
-                Ok(s)
-            }
-            None => Err(self.err("unexpected end of msgpack data")),
+impl<'a> Decoder<'a> {
+    #[cold]
+    fn fail(&self, error: DecodeError) -> Fault {
+        Fault {
+            error,
+            steps: Vec::new(),
         }
     }
 
-    fn byte(&mut self) -> Result<u8, ValueError> {
-        Ok(self.take(1)?[0])
-    }
-
-    fn be<const N: usize>(&mut self) -> Result<[u8; N], ValueError> {
-        let s = self.take(N)?;
-        let mut a = [0u8; N];
-        a.copy_from_slice(s);
-        Ok(a)
-    }
-
-    fn len_of(&mut self, size: u8) -> Result<usize, ValueError> {
-        Ok(match size {
-            1 => self.byte()? as usize,
-            2 => u16::from_be_bytes(self.be()?) as usize,
-            _ => u32::from_be_bytes(self.be()?) as usize,
+    /// Maps an `rmp` read error: the input ended, or the next item is not what was asked for (`mismatch`). The
+    /// marker `rmp` reports is dropped: for small integers and short strings it holds part of the value.
+    fn read_err(&self, e: ValueReadError, mismatch: DecodeError) -> Fault {
+        self.fail(match e {
+            ValueReadError::TypeMismatch(_) => mismatch,
+            ValueReadError::InvalidMarkerRead(_) | ValueReadError::InvalidDataRead(_) => {
+                DecodeError::Truncated
+            }
         })
     }
 
-    /// Reads an extension header if one is next: (type, payload length).
-    fn ext_header(&mut self) -> Result<Option<(i8, usize)>, ValueError> {
-        let m = self.peek()?;
-        let (skip, len) = match m {
-            0xd4 => (1, 1),
-            0xd5 => (1, 2),
-            0xd6 => (1, 4),
-            0xd7 => (1, 8),
-            0xd8 => (1, 16),
-            0xc7..=0xc9 => {
-                self.pos += 1;
-                let size = match m {
-                    0xc7 => 1,
-                    0xc8 => 2,
-                    _ => 4,
-                };
-                let len = self.len_of(size)?;
-                let t = self.byte()? as i8;
-                return Ok(Some((t, len)));
+    /// Maps an error of `rmp`'s integer reader, as [`Self::read_err`] does.
+    fn int_err(&self, e: NumValueReadError) -> Fault {
+        self.fail(match e {
+            NumValueReadError::InvalidMarkerRead(_) | NumValueReadError::InvalidDataRead(_) => {
+                DecodeError::Truncated
             }
-            _ => return Ok(None),
-        };
-        self.pos += skip;
-        let t = self.byte()? as i8;
-        Ok(Some((t, len)))
+            // Every integer but a `u64`, which is read on its own, fits in `i64`.
+            NumValueReadError::TypeMismatch(_) | NumValueReadError::OutOfRange => {
+                DecodeError::Expected("a number")
+            }
+        })
     }
 
-    fn enter(&mut self) -> Result<(), ValueError> {
+    /// The marker of the next item, not consumed.
+    fn peek(&self) -> Result<Marker, Fault> {
+        match self.rd.remaining_slice().first() {
+            Some(&b) => Ok(Marker::from_u8(b)),
+            None => Err(self.fail(DecodeError::Truncated)),
+        }
+    }
+
+    /// The next `n` bytes of the input.
+    fn take(&mut self, n: u32) -> Result<&'a [u8], Fault> {
+        let split = usize::try_from(n)
+            .ok()
+            .and_then(|n| self.rd.remaining_slice().split_at_checked(n));
+        match split {
+            Some((taken, rest)) => {
+                self.rd = Bytes::new(rest);
+                Ok(taken)
+            }
+            None => Err(self.fail(DecodeError::Truncated)),
+        }
+    }
+
+    /// Reads an extension (an unknown value) if one is next: its type and payload.
+    fn ext(&mut self) -> Result<Option<(i8, &'a [u8])>, Fault> {
+        if !matches!(
+            self.peek()?,
+            Marker::FixExt1
+                | Marker::FixExt2
+                | Marker::FixExt4
+                | Marker::FixExt8
+                | Marker::FixExt16
+                | Marker::Ext8
+                | Marker::Ext16
+                | Marker::Ext32
+        ) {
+            return Ok(None);
+        }
+        let meta = rmp::decode::read_ext_meta(&mut self.rd)
+            .map_err(|e| self.read_err(e, DecodeError::Expected("an extension")))?;
+        let payload = self.take(meta.size)?;
+        Ok(Some((meta.typeid, payload)))
+    }
+
+    fn enter(&mut self) -> Result<(), Fault> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
-            return Err(self.err("value nested too deeply"));
+            return Err(self.fail(DecodeError::TooDeep));
         }
         Ok(())
     }
 
-    fn value(&mut self, ty: &Type) -> Result<Value, ValueError> {
+    fn value(&mut self, ty: &Type) -> Result<Value, Fault> {
         self.enter()?;
         let v = self.value_inner(ty);
         self.depth -= 1;
         v
     }
 
-    fn value_inner(&mut self, ty: &Type) -> Result<Value, ValueError> {
-        if let Some((ext, len)) = self.ext_header()? {
-            let payload = self.take(len)?;
-            let refinements = if ext == EXT_UNKNOWN_REFINED && len > 1 && *ty != Type::Dynamic {
-                let payload = payload.to_vec();
-                self.refinements(&payload, ty)?
-            } else {
-                Refinements::default()
-            };
+    fn value_inner(&mut self, ty: &Type) -> Result<Value, Fault> {
+        if let Some((ext, payload)) = self.ext()? {
+            let refinements =
+                if ext == EXT_UNKNOWN_REFINED && payload.len() > 1 && *ty != Type::Dynamic {
+                    self.refinements(payload, ty)?
+                } else {
+                    Refinements::default()
+                };
             return Ok(Value::Unknown(refinements));
         }
-        if self.peek()? == 0xc0 {
-            self.pos += 1;
+        if self.peek()? == Marker::Null {
+            self.take(1)?;
             return Ok(Value::Null);
         }
         match ty {
             Type::Dynamic => {
-                let n = self.array_len()?;
-                if n != 2 {
-                    return Err(self.err("dynamic value must be a [type, value] array"));
+                if self.array_len()? != 2 {
+                    return Err(self.fail(DecodeError::DynamicShape));
                 }
                 let type_json = self.bytes_or_str()?;
-                let inner =
-                    Type::from_json_bytes(&type_json).map_err(|e| self.err(e.to_string()))?;
+                let inner = Type::from_json_bytes(type_json)
+                    .map_err(|e| self.fail(DecodeError::DynamicType(e)))?;
                 self.value(&inner)
             }
-            Type::String => {
-                let b = self.bytes_or_str()?;
-                String::from_utf8(b)
-                    .map(Value::String)
-                    .map_err(|_| self.err("string is not valid UTF-8"))
-            }
-            Type::Bool => match self.byte()? {
-                0xc2 => Ok(Value::Bool(false)),
-                0xc3 => Ok(Value::Bool(true)),
-                _ => Err(self.err("expected a bool")),
-            },
+            Type::String => self.text("string").map(|s| Value::String(s.to_owned())),
+            Type::Bool => rmp::decode::read_bool(&mut self.rd)
+                .map(Value::Bool)
+                .map_err(|e| self.read_err(e, DecodeError::Expected("a bool"))),
             Type::Number => self.number().map(Value::Number),
             Type::List(elem) | Type::Set(elem) => {
                 let n = self.array_len()?;
-                let mut items = Vec::with_capacity(n.min(self.remaining()));
+                let mut items = Vec::with_capacity(n.min(self.rd.remaining_slice().len()));
                 let is_list = matches!(ty, Type::List(_));
                 for i in 0..n {
-                    if is_list {
-                        self.path.push(PathStep::KeyInt(i as i64));
-                    }
-                    let item = self.value(elem);
-                    if is_list {
-                        self.path.pop();
-                    }
-                    items.push(item?);
+                    let item = self.value(elem).map_err(|f| {
+                        // Set elements have no path step of their own.
+                        if is_list {
+                            f.within(PathStep::KeyInt(i as i64))
+                        } else {
+                            f
+                        }
+                    })?;
+                    items.push(item);
                 }
                 Ok(if is_list {
                     Value::List(items)
@@ -274,17 +410,17 @@ impl Decoder<'_> {
             Type::Tuple(elems) => {
                 let n = self.array_len()?;
                 if n != elems.len() {
-                    return Err(self.err(format!(
-                        "tuple has {n} elements but its type has {}",
-                        elems.len()
-                    )));
+                    return Err(self.fail(DecodeError::TupleLength {
+                        found: n,
+                        expected: elems.len(),
+                    }));
                 }
                 let mut items = Vec::with_capacity(n);
                 for (i, t) in elems.iter().enumerate() {
-                    self.path.push(PathStep::KeyInt(i as i64));
-                    let item = self.value(t);
-                    self.path.pop();
-                    items.push(item?);
+                    let item = self
+                        .value(t)
+                        .map_err(|f| f.within(PathStep::KeyInt(i as i64)))?;
+                    items.push(item);
                 }
                 Ok(Value::Tuple(items))
             }
@@ -292,11 +428,11 @@ impl Decoder<'_> {
                 let n = self.map_len()?;
                 let mut items = BTreeMap::new();
                 for _ in 0..n {
-                    let key = self.key()?;
-                    self.path.push(PathStep::KeyString(key.clone()));
-                    let item = self.value(elem);
-                    self.path.pop();
-                    items.insert(key, item?);
+                    let key = self.text("map key")?.to_owned();
+                    match self.value(elem) {
+                        Ok(item) => items.insert(key, item),
+                        Err(f) => return Err(f.within(PathStep::KeyString(key))),
+                    };
                 }
                 Ok(Value::Map(items))
             }
@@ -304,14 +440,15 @@ impl Decoder<'_> {
                 let n = self.map_len()?;
                 let mut items = BTreeMap::new();
                 for _ in 0..n {
-                    let key = self.key()?;
-                    self.path.push(PathStep::Attribute(key.clone()));
+                    let key = self.text("map key")?.to_owned();
                     let item = match attributes.get(&key) {
                         Some(t) => self.value(t),
-                        None => Err(self.err("unsupported attribute (not in the schema)")),
+                        None => Err(self.fail(DecodeError::UnsupportedAttribute)),
                     };
-                    self.path.pop();
-                    items.insert(key, item?);
+                    match item {
+                        Ok(item) => items.insert(key, item),
+                        Err(f) => return Err(f.within(PathStep::Attribute(key))),
+                    };
                 }
                 for name in attributes.keys() {
                     items.entry(name.clone()).or_insert(Value::Null);
@@ -321,168 +458,115 @@ impl Decoder<'_> {
         }
     }
 
-    fn remaining(&self) -> usize {
-        self.buf.len() - self.pos
+    fn array_len(&mut self) -> Result<usize, Fault> {
+        rmp::decode::read_array_len(&mut self.rd)
+            .map(|n| n as usize)
+            .map_err(|e| self.read_err(e, DecodeError::Expected("an array")))
     }
 
-    fn key(&mut self) -> Result<String, ValueError> {
+    fn map_len(&mut self) -> Result<usize, Fault> {
+        rmp::decode::read_map_len(&mut self.rd)
+            .map(|n| n as usize)
+            .map_err(|e| self.read_err(e, DecodeError::Expected("a map")))
+    }
+
+    /// The bytes of a string or a binary (cty writes type JSON as either).
+    fn bytes_or_str(&mut self) -> Result<&'a [u8], Fault> {
+        let len = match self.peek()? {
+            Marker::Bin8 | Marker::Bin16 | Marker::Bin32 => rmp::decode::read_bin_len(&mut self.rd),
+            _ => rmp::decode::read_str_len(&mut self.rd),
+        };
+        let len = len.map_err(|e| self.read_err(e, DecodeError::Expected("a string")))?;
+        self.take(len)
+    }
+
+    /// A string or binary holding UTF-8 text (`what` names it in errors).
+    fn text(&mut self, what: &'static str) -> Result<&'a str, Fault> {
         let b = self.bytes_or_str()?;
-        String::from_utf8(b).map_err(|_| self.err("map key is not valid UTF-8"))
+        std::str::from_utf8(b).map_err(|source| self.fail(DecodeError::Utf8 { what, source }))
     }
 
-    fn array_len(&mut self) -> Result<usize, ValueError> {
-        match self.byte()? {
-            m @ 0x90..=0x9f => Ok((m & 0x0f) as usize),
-            0xdc => self.len_of(2),
-            0xdd => self.len_of(4),
-            _ => Err(self.err("expected an array")),
-        }
-    }
-
-    fn map_len(&mut self) -> Result<usize, ValueError> {
-        match self.byte()? {
-            m @ 0x80..=0x8f => Ok((m & 0x0f) as usize),
-            0xde => self.len_of(2),
-            0xdf => self.len_of(4),
-            _ => Err(self.err("expected a map")),
-        }
-    }
-
-    fn bytes_or_str(&mut self) -> Result<Vec<u8>, ValueError> {
-        let n = match self.byte()? {
-            m @ 0xa0..=0xbf => (m & 0x1f) as usize,
-            0xd9 | 0xc4 => self.len_of(1)?,
-            0xda | 0xc5 => self.len_of(2)?,
-            0xdb | 0xc6 => self.len_of(4)?,
-            _ => return Err(self.err("expected a string")),
-        };
-        Ok(self.take(n)?.to_vec())
-    }
-
-    fn number(&mut self) -> Result<Number, ValueError> {
-        let m = self.peek()?;
-        let n = match m {
-            0x00..=0x7f => {
-                self.pos += 1;
-                Number::Int(i64::from(m))
-            }
-            0xe0..=0xff => {
-                self.pos += 1;
-                Number::Int(i64::from(m as i8))
-            }
-            0xcc => {
-                self.pos += 1;
-                Number::Int(i64::from(self.byte()?))
-            }
-            0xcd => {
-                self.pos += 1;
-                Number::Int(i64::from(u16::from_be_bytes(self.be()?)))
-            }
-            0xce => {
-                self.pos += 1;
-                Number::Int(i64::from(u32::from_be_bytes(self.be()?)))
-            }
-            0xcf => {
-                self.pos += 1;
-                let u = u64::from_be_bytes(self.be()?);
-                i64::try_from(u)
+    fn number(&mut self) -> Result<Number, Fault> {
+        let expected = || DecodeError::Expected("a number");
+        match self.peek()? {
+            Marker::U64 => {
+                let u = rmp::decode::read_u64(&mut self.rd)
+                    .map_err(|e| self.read_err(e, expected()))?;
+                Ok(i64::try_from(u)
                     .map(Number::Int)
-                    .unwrap_or_else(|_| Number::Big(u.to_string()))
+                    .unwrap_or_else(|_| Number::Big(u.to_string())))
             }
-            0xd0 => {
-                self.pos += 1;
-                Number::Int(i64::from(self.byte()? as i8))
+            Marker::F32 => {
+                let x = rmp::decode::read_f32(&mut self.rd)
+                    .map_err(|e| self.read_err(e, expected()))?;
+                self.float(f64::from(x))
             }
-            0xd1 => {
-                self.pos += 1;
-                Number::Int(i64::from(i16::from_be_bytes(self.be()?)))
+            Marker::F64 => {
+                let x = rmp::decode::read_f64(&mut self.rd)
+                    .map_err(|e| self.read_err(e, expected()))?;
+                self.float(x)
             }
-            0xd2 => {
-                self.pos += 1;
-                Number::Int(i64::from(i32::from_be_bytes(self.be()?)))
+            Marker::FixStr(_) | Marker::Str8 | Marker::Str16 | Marker::Str32 => {
+                let s = self.text("number string")?;
+                parse_decimal(s).ok_or_else(|| self.fail(DecodeError::InvalidNumber))
             }
-            0xd3 => {
-                self.pos += 1;
-                Number::Int(i64::from_be_bytes(self.be()?))
-            }
-            0xca => {
-                self.pos += 1;
-                let x = f64::from(f32::from_be_bytes(self.be()?));
-                self.float(x)?
-            }
-            0xcb => {
-                self.pos += 1;
-                let x = f64::from_be_bytes(self.be()?);
-                self.float(x)?
-            }
-            0xa0..=0xbf | 0xd9 | 0xda | 0xdb => {
-                let b = self.bytes_or_str()?;
-                let s = std::str::from_utf8(&b)
-                    .map_err(|_| self.err("number string is not valid UTF-8"))?;
-                parse_decimal(s).ok_or_else(|| self.err("string is not a valid number"))?
-            }
-            _ => return Err(self.err("expected a number")),
-        };
-        Ok(n)
+            _ => rmp::decode::read_int::<i64, _>(&mut self.rd)
+                .map(Number::Int)
+                .map_err(|e| self.int_err(e)),
+        }
     }
 
-    fn float(&self, x: f64) -> Result<Number, ValueError> {
+    fn float(&self, x: f64) -> Result<Number, Fault> {
         if x.is_nan() {
-            return Err(self.err("NaN is not a valid number"));
+            return Err(self.fail(DecodeError::NaN));
         }
         Ok(normalize_float(x))
     }
 
     /// Reads a refinement map (as cty does: keys that cannot apply to `ty` are errors, unknown keys are skipped).
-    fn refinements(&mut self, payload: &[u8], ty: &Type) -> Result<Refinements, ValueError> {
+    fn refinements(&self, payload: &'a [u8], ty: &Type) -> Result<Refinements, Fault> {
         if payload.len() > MAX_REFINEMENT_LEN {
-            return Err(self.err("oversize unknown value refinement"));
+            return Err(self.fail(DecodeError::OversizeRefinement));
         }
         let mut d = Decoder {
-            buf: payload,
-            pos: 0,
-            path: self.path.clone(),
+            rd: Bytes::new(payload),
             depth: self.depth,
         };
+        let malformed = DecodeError::MalformedRefinement;
+        let for_type = |refinement, needs| DecodeError::RefinementForType { refinement, needs };
         let mut r = Refinements::default();
         let n = d.map_len()?;
         for _ in 0..n {
             let key = d
                 .number()?
                 .as_i64()
-                .ok_or_else(|| d.err("refinement key must be an integer"))?;
+                .ok_or_else(|| d.fail(malformed("refinement key must be an integer")))?;
             match key {
-                1 => match d.byte()? {
-                    0xc2 => r.not_null = true,
-                    0xc3 => {}
-                    _ => return Err(d.err("null refinement must be a bool")),
-                },
+                1 => {
+                    let is_null = rmp::decode::read_bool(&mut d.rd)
+                        .map_err(|e| d.read_err(e, malformed("null refinement must be a bool")))?;
+                    if !is_null {
+                        r.not_null = true;
+                    }
+                }
                 2 => {
                     if *ty != Type::String {
-                        return Err(d.err("string prefix refinement for a non-string type"));
+                        return Err(d.fail(for_type("string prefix", "string")));
                     }
-                    let b = d.bytes_or_str()?;
-                    let prefix = String::from_utf8(b)
-                        .map_err(|_| d.err("string prefix refinement is not valid UTF-8"))?;
-                    r.string_prefix = Some(prefix).filter(|p| !p.is_empty());
+                    let prefix = d.text("string prefix refinement")?;
+                    r.string_prefix = Some(prefix.to_owned()).filter(|p| !p.is_empty());
                 }
                 3 | 4 => {
                     if *ty != Type::Number {
-                        return Err(d.err("number bound refinement for a non-number type"));
+                        return Err(d.fail(for_type("number bound", "number")));
                     }
+                    let shape = "number bound refinement must be a [number, bool] array";
                     if d.array_len()? != 2 {
-                        return Err(d.err("number bound refinement must be a [number, bool] array"));
+                        return Err(d.fail(malformed(shape)));
                     }
                     let bound = d.number()?;
-                    let inclusive = match d.byte()? {
-                        0xc2 => false,
-                        0xc3 => true,
-                        _ => {
-                            return Err(
-                                d.err("number bound refinement must be a [number, bool] array")
-                            );
-                        }
-                    };
+                    let inclusive = rmp::decode::read_bool(&mut d.rd)
+                        .map_err(|e| d.read_err(e, malformed(shape)))?;
                     if key == 3 {
                         r.number_lower = Some((bound, inclusive));
                     } else {
@@ -491,11 +575,13 @@ impl Decoder<'_> {
                 }
                 5 | 6 => {
                     if !matches!(ty, Type::List(_) | Type::Set(_) | Type::Map(_)) {
-                        return Err(d.err("length refinement for a non-collection type"));
+                        return Err(d.fail(for_type("length", "collection")));
                     }
                     let bound = d.number()?.as_i64().and_then(|i| u64::try_from(i).ok());
                     let bound = bound.ok_or_else(|| {
-                        d.err("length bound refinement must be a non-negative integer")
+                        d.fail(malformed(
+                            "length bound refinement must be a non-negative integer",
+                        ))
                     })?;
                     if key == 5 {
                         r.length_lower = Some(bound).filter(|&b| b > 0);
@@ -509,51 +595,54 @@ impl Decoder<'_> {
         Ok(r)
     }
 
-    /// Skips one msgpack item of any kind.
-    fn skip(&mut self) -> Result<(), ValueError> {
+    /// Skips one msgpack item of any kind (bounded by the same nesting limit as values).
+    fn skip(&mut self) -> Result<(), Fault> {
         self.enter()?;
-        if let Some((_, len)) = self.ext_header()? {
-            self.take(len)?;
-            self.depth -= 1;
+        let r = self.skip_inner();
+        self.depth -= 1;
+        r
+    }
+
+    fn skip_inner(&mut self) -> Result<(), Fault> {
+        if self.ext()?.is_some() {
             return Ok(());
         }
-        let m = self.byte()?;
-        match m {
-            0x00..=0x7f | 0xe0..=0xff | 0xc0 | 0xc2 | 0xc3 => {}
-            0x80..=0x8f | 0xde | 0xdf => {
-                self.pos -= 1;
-                let n = self.map_len()?;
-                for _ in 0..n {
-                    self.skip()?;
-                    self.skip()?;
-                }
-            }
-            0x90..=0x9f | 0xdc | 0xdd => {
-                self.pos -= 1;
-                let n = self.array_len()?;
-                for _ in 0..n {
-                    self.skip()?;
-                }
-            }
-            0xa0..=0xbf | 0xd9..=0xdb | 0xc4..=0xc6 => {
-                self.pos -= 1;
-                self.bytes_or_str()?;
-            }
-            0xcc | 0xd0 => {
+        let scalar = |r: Result<(), ValueReadError>, d: &Self| {
+            r.map_err(|e| d.read_err(e, DecodeError::Expected("a msgpack item")))
+        };
+        match self.peek()? {
+            Marker::Reserved => return Err(self.fail(DecodeError::InvalidMarker)),
+            Marker::Null | Marker::True | Marker::False => {
                 self.take(1)?;
             }
-            0xcd | 0xd1 => {
-                self.take(2)?;
+            Marker::FixMap(_) | Marker::Map16 | Marker::Map32 => {
+                for _ in 0..self.map_len()? {
+                    self.skip()?;
+                    self.skip()?;
+                }
             }
-            0xce | 0xd2 | 0xca => {
-                self.take(4)?;
+            Marker::FixArray(_) | Marker::Array16 | Marker::Array32 => {
+                for _ in 0..self.array_len()? {
+                    self.skip()?;
+                }
             }
-            0xcf | 0xd3 | 0xcb => {
-                self.take(8)?;
+            Marker::FixStr(_)
+            | Marker::Str8
+            | Marker::Str16
+            | Marker::Str32
+            | Marker::Bin8
+            | Marker::Bin16
+            | Marker::Bin32 => {
+                self.bytes_or_str()?;
             }
-            _ => return Err(self.err("invalid msgpack marker")),
+            Marker::F32 => scalar(rmp::decode::read_f32(&mut self.rd).map(drop), self)?,
+            Marker::F64 => scalar(rmp::decode::read_f64(&mut self.rd).map(drop), self)?,
+            Marker::U64 => scalar(rmp::decode::read_u64(&mut self.rd).map(drop), self)?,
+            // The other integers; extensions were read above.
+            _ => {
+                rmp::decode::read_int::<i64, _>(&mut self.rd).map_err(|e| self.int_err(e))?;
+            }
         }
-        self.depth -= 1;
         Ok(())
     }
 }
@@ -988,6 +1077,161 @@ mod tests {
             decode(&[0xc7, 3, 12, 0x81, 2, 0xa0], &Type::String).expect("dec"),
             Value::unknown()
         );
+    }
+
+    /// Decodes `bytes` as `ty`, expecting a failure: its path and error.
+    fn failure(bytes: &[u8], ty: &Type) -> (String, DecodeError) {
+        let f = decode_detailed(bytes, ty).expect_err("does not decode");
+        (f.path.to_string(), f.error)
+    }
+
+    #[test]
+    fn failures_name_their_kind_and_path() {
+        let t = Type::object([
+            ("l", Type::list(Type::Bool)),
+            ("m", Type::map(Type::Number)),
+            ("t", Type::tuple([Type::String])),
+            ("d", Type::Dynamic),
+        ]);
+        // {"l": [true, "x"]}: a string where a bool is expected.
+        let (path, e) = failure(&[0x81, 0xa1, b'l', 0x92, 0xc3, 0xa1, b'x'], &t);
+        assert_eq!(path, "l[1]");
+        assert!(matches!(e, DecodeError::Expected("a bool")), "{e}");
+        // {"m": {"k": 1.5 as an f64 cut short}}
+        let (path, e) = failure(&[0x81, 0xa1, b'm', 0x81, 0xa1, b'k', 0xcb, 0x3f, 0xf8], &t);
+        assert_eq!(path, "m[\"k\"]");
+        assert!(matches!(e, DecodeError::Truncated), "{e}");
+        // {"t": ["a", "b"]}: two elements for a one-element tuple.
+        let (path, e) = failure(&[0x81, 0xa1, b't', 0x92, 0xa1, b'a', 0xa1, b'b'], &t);
+        assert_eq!(path, "t");
+        assert!(
+            matches!(
+                e,
+                DecodeError::TupleLength {
+                    found: 2,
+                    expected: 1
+                }
+            ),
+            "{e}"
+        );
+        // {"d": ["nope", null]}: a dynamic value whose type JSON is not JSON.
+        let (path, e) = failure(
+            &[0x81, 0xa1, b'd', 0x92, 0xa4, b'n', b'o', b'p', b'e', 0xc0],
+            &t,
+        );
+        assert_eq!(path, "d");
+        assert!(matches!(e, DecodeError::DynamicType(_)), "{e}");
+        // A map key that is not UTF-8 fails at the map.
+        let (path, e) = failure(&[0x81, 0xa1, b'm', 0x81, 0xa1, 0xff, 0x01], &t);
+        assert_eq!(path, "m");
+        assert!(
+            matches!(
+                e,
+                DecodeError::Utf8 {
+                    what: "map key",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        // Marker 0xc1 is never valid, and nothing may follow the value.
+        let (_, e) = failure(&[0xc1], &Type::Number);
+        assert!(matches!(e, DecodeError::Expected("a number")), "{e}");
+        let (path, e) = failure(&[0xc3, 0xc0], &Type::Bool);
+        assert_eq!(path, "(root)");
+        assert!(matches!(e, DecodeError::TrailingBytes), "{e}");
+    }
+
+    #[test]
+    fn value_error_keeps_path_and_causes() {
+        let t = Type::object([("d", Type::Dynamic)]);
+        let bytes = [0x81, 0xa1, b'd', 0x92, 0xa4, b'n', b'o', b'p', b'e', 0xc0];
+        let e = decode(&bytes, &t).expect_err("bad type JSON");
+        assert_eq!(e.path, AttributePath::attr("d"));
+        // The cause (the type JSON error) follows the error itself.
+        assert!(
+            e.message
+                .starts_with("invalid type in a dynamic value: type is not valid JSON"),
+            "{}",
+            e.message
+        );
+        let e = decode(&[0xa2, b'o', 0xff], &Type::String).expect_err("not UTF-8");
+        assert!(
+            e.message
+                .starts_with("string is not valid UTF-8: invalid utf-8"),
+            "{}",
+            e.message
+        );
+    }
+
+    /// Values may be secret: whatever the input, no error (message or `Debug`) repeats any of it. `rmp` reports a
+    /// type mismatch with the marker it read, which for small integers and short strings is part of the value.
+    #[test]
+    fn failures_never_show_the_input() {
+        let secret = "hunter2";
+        let mut s = vec![0xa0 | secret.len() as u8];
+        s.extend_from_slice(secret.as_bytes());
+        let cases: Vec<(Vec<u8>, Type)> = vec![
+            (s.clone(), Type::Number),
+            (s.clone(), Type::Bool),
+            (s.clone(), Type::list(Type::String)),
+            (vec![0x2a], Type::String), // fixint 42
+            (vec![0xd3, 0, 0, 0, 0, 0, 0, 0x30, 0x39], Type::Bool), // int64 12345
+            (
+                [&[0x81, 0xa7][..], secret.as_bytes(), &[0xc0]].concat(),
+                Type::object([("a", Type::String)]),
+            ),
+        ];
+        for (bytes, ty) in cases {
+            let f = decode_detailed(&bytes, &ty).expect_err("mismatch");
+            let shown = format!("{f} {f:?}");
+            let shown = format!("{shown} {:?}", ValueError::from(f));
+            for leak in ["hunter", "42", "12345", "FixPos", "FixStr"] {
+                // The extra attribute's name is its path (an identity), not a value.
+                if leak == "hunter" && shown.contains("unsupported attribute") {
+                    continue;
+                }
+                assert!(!shown.contains(leak), "{leak:?} in {shown:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn refinement_skips_unknown_keys_of_any_kind() {
+        let list = Type::list(Type::String);
+        // {7: ext, 8: [1.5, nil, {"k": 0xffffffffffffffff}], 5: 2}: unknown keys are skipped, whatever they hold.
+        let mut payload = vec![0x83, 7, 0xd4, 1, 0];
+        payload.extend_from_slice(&[
+            8, 0x93, 0xcb, 0x3f, 0xf8, 0, 0, 0, 0, 0, 0, 0xc0, 0x81, 0xa1, b'k',
+        ]);
+        payload.extend_from_slice(&[0xcf, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);
+        payload.extend_from_slice(&[5, 2]);
+        let mut bytes = vec![0xc7, payload.len() as u8, 12];
+        bytes.extend_from_slice(&payload);
+        let v = decode(&bytes, &list).expect("decodes");
+        assert_eq!(v.refinements().and_then(|r| r.length_lower), Some(2));
+        // A skipped item must still be well-formed msgpack.
+        let (_, e) = failure(&[0xc7, 4, 12, 0x82, 7, 0xc1, 5], &list);
+        assert!(matches!(e, DecodeError::InvalidMarker), "{e}");
+        let (_, e) = failure(&[0xc7, 4, 12, 0x81, 7, 0xdc, 0xff], &list);
+        assert!(matches!(e, DecodeError::Truncated), "{e}");
+        // Refinement payloads are bounded.
+        let mut big = vec![0xc8, 0x04, 0x01, 12, 0x81, 7, 0xc5, 0x03, 0xfb];
+        big.resize(4 + 0x401, 0);
+        let (_, e) = failure(&big, &list);
+        assert!(matches!(e, DecodeError::OversizeRefinement), "{e}");
+    }
+
+    #[test]
+    fn nesting_limit_applies_to_skipped_refinement_items() {
+        // {7: [[[[...]]]]} nested deeper than MAX_DEPTH inside a refinement.
+        let mut payload = vec![0x81, 7];
+        payload.extend(std::iter::repeat_n(0x91, MAX_DEPTH + 1));
+        payload.push(0xc0);
+        let mut bytes = vec![0xc7, payload.len() as u8, 12];
+        bytes.extend_from_slice(&payload);
+        let (_, e) = failure(&bytes, &Type::list(Type::String));
+        assert!(matches!(e, DecodeError::TooDeep), "{e}");
     }
 
     #[test]
