@@ -12,7 +12,7 @@ use super::{
 use crate::{
     api::ClusterProfile,
     k8s::io,
-    provider::{NotReady, ProviderState},
+    provider::ProviderState,
     tfplugin::{
         AttributePath, DataReadRequest, DataReadResponse, DataSource, Diagnostic, Diagnostics,
         Schema, Value, schema::Attribute,
@@ -94,14 +94,7 @@ impl DataSource for ClusterProfileDataSource {
         let client = match crate::config_blocks::inventory::client(&self.state, config, req.client)
         {
             Ok(c) => c,
-            Err(NotReady::Defer(reason)) => {
-                return DataReadResponse {
-                    state: schema.mark_computed_unknown(config),
-                    deferred: Some(reason),
-                    ..DataReadResponse::default()
-                };
-            }
-            Err(NotReady::Fail(d)) => return failed(config, d.into()),
+            Err(why) => return super::profile_value::not_ready(&schema, config, why),
         };
         let profile = match io::get_opt::<ClusterProfile>(&client, namespace, name).await {
             Ok(Some(p)) => p,

@@ -13,7 +13,7 @@ use crate::{
     api::ClusterProfile,
     bridge::{Selection, selection_miss},
     k8s::io,
-    provider::{NotReady, ProviderState},
+    provider::ProviderState,
     tfplugin::{
         AttributePath, DataReadRequest, DataReadResponse, DataSource, Diagnostic, Diagnostics,
         Schema, Type, Value, schema::Attribute,
@@ -186,14 +186,7 @@ impl DataSource for ClusterProfilesDataSource {
         let client = match crate::config_blocks::inventory::client(&self.state, config, req.client)
         {
             Ok(c) => c,
-            Err(NotReady::Defer(reason)) => {
-                return DataReadResponse {
-                    state: schema.mark_computed_unknown(config),
-                    deferred: Some(reason),
-                    ..DataReadResponse::default()
-                };
-            }
-            Err(NotReady::Fail(d)) => return failed(config, d.into()),
+            Err(why) => return super::profile_value::not_ready(&schema, config, why),
         };
         let mut profiles: Vec<ClusterProfile> = match io::list(&client, &sel.namespaces, None).await
         {

@@ -278,6 +278,23 @@ pub fn unknown_config(schema: &Schema, req: &DataReadRequest) -> Option<DataRead
     })
 }
 
+/// The response of a read that has no client yet: deferred (computed attributes unknown) when the provider's or the
+/// inventory's configuration is not known, else the failure.
+pub fn not_ready(
+    schema: &Schema,
+    config: &Value,
+    why: crate::provider::NotReady,
+) -> DataReadResponse {
+    match why {
+        crate::provider::NotReady::Defer(reason) => DataReadResponse {
+            state: schema.mark_computed_unknown(config),
+            deferred: Some(reason),
+            ..DataReadResponse::default()
+        },
+        crate::provider::NotReady::Fail(d) => failed(config, d.into()),
+    }
+}
+
 /// A response carrying only diagnostics (state = the configuration).
 pub fn failed(config: &Value, diagnostics: Diagnostics) -> DataReadResponse {
     DataReadResponse {

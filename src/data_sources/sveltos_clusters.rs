@@ -18,7 +18,7 @@ use crate::{
         selector::{Selector, label_value},
     },
     k8s::io::{self, IoError},
-    provider::{NotReady, ProviderState},
+    provider::ProviderState,
     tfplugin::{
         AttributePath, DataReadRequest, DataReadResponse, DataSource, Diagnostic, Diagnostics,
         Schema, Type, Value,
@@ -380,14 +380,7 @@ impl DataSource for SveltosClustersDataSource {
         };
         let client = match self.state.client(req.client) {
             Ok(c) => c,
-            Err(NotReady::Defer(reason)) => {
-                return DataReadResponse {
-                    state: schema.mark_computed_unknown(config),
-                    deferred: Some(reason),
-                    ..DataReadResponse::default()
-                };
-            }
-            Err(NotReady::Fail(d)) => return failed(config, d.into()),
+            Err(why) => return super::profile_value::not_ready(&schema, config, why),
         };
         let (clusters, secrets) = match read_objects(&client, &q).await {
             Ok(v) => v,

@@ -504,17 +504,9 @@ where
     K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Debug,
     <K as Resource>::DynamicType: Default,
 {
-    let Target {
-        kind, object, api, ..
-    } = named::<K>(client, namespace, name);
-    with_retry("delete", &kind, &object, || async {
-        match api.delete(name, &DeleteParams::background()).await {
-            Ok(_) => Ok(()),
-            Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
-            Err(e) => Err(e),
-        }
-    })
-    .await
+    delete_owned::<K>(client, namespace, name, None)
+        .await
+        .map(|_| ())
 }
 
 /// Lists every cluster-scoped `K` matching `label_selector`, page by page.

@@ -11,7 +11,7 @@ use super::{
 use crate::{
     api::ClusterProfile,
     bridge::{
-        exec::{ExecInvocation, ProvidersFile, ServerAllowList, invocation},
+        exec::{ExecInvocation, ProvidersFile, invocation},
         kubeconfig::{KubeconfigPolicy, inspect},
     },
 };
@@ -207,8 +207,9 @@ pub fn resolve<'a>(
                     .as_ref()
                     .map(|c| c.server.as_str())
                     .unwrap_or_default();
-                ServerAllowList::parse(&options.exec_allowed_servers)
-                    .and_then(|l| l.check(server))
+                options
+                    .exec_allowed_servers
+                    .check(server)
                     .map_err(|e| problem(e.to_string()))?;
             }
             let inv = invocation(entry, access).map_err(|e| problem(e.to_string()))?;
@@ -323,7 +324,10 @@ mod tests {
         let none = BTreeMap::new();
         let secrets = CredentialSecrets::new(&[], &none);
         let o = CredentialOptions {
-            exec_allowed_servers: vec!["*.trusted.example".into()],
+            exec_allowed_servers: crate::bridge::exec::ServerAllowList::parse(&[
+                "*.trusted.example",
+            ])
+            .unwrap(),
             ..opts()
         };
         let e = resolve(&p, &src, &o, Some(&file), &secrets).unwrap_err();

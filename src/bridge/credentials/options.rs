@@ -75,7 +75,7 @@ pub struct CredentialOptions {
     /// Accept kubeconfigs whose users run an `exec` plugin (Sveltos images that ship the plugin).
     pub allow_exec_kubeconfigs: bool,
     /// When non-empty, exec plugins only run for profiles whose server host matches one of these patterns.
-    pub exec_allowed_servers: Vec<String>,
+    pub exec_allowed_servers: ServerAllowList,
 }
 
 impl Default for CredentialOptions {
@@ -90,7 +90,7 @@ impl Default for CredentialOptions {
             secret_namespaces: BTreeSet::new(),
             secret_reader_namespaces: BTreeSet::new(),
             allow_exec_kubeconfigs: false,
-            exec_allowed_servers: Vec::new(),
+            exec_allowed_servers: ServerAllowList::default(),
         }
     }
 }
@@ -237,7 +237,10 @@ impl CredentialsConfig {
                 ));
             }
         }
-        opts.exec_allowed_servers = self.exec_allowed_servers.clone().unwrap_or_default();
+        // Parsed once here; every pattern was checked above.
+        opts.exec_allowed_servers =
+            ServerAllowList::parse(self.exec_allowed_servers.as_deref().unwrap_or_default())
+                .unwrap_or_default();
         if problems.is_empty() {
             Ok(opts)
         } else {

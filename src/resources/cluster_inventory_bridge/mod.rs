@@ -479,7 +479,13 @@ impl Resource for ClusterInventoryBridge {
                 return resp;
             }
         };
-        let client = match self.state.client(req.client) {
+        // The provider's connection (writes, the bridge's own objects) and the inventory's (the same without an
+        // `inventory` block): both must be known to plan.
+        let clients = self.state.client(req.client).and_then(|c| {
+            crate::config_blocks::inventory::client(&self.state, &req.config, req.client)
+                .map(|i| (c, i))
+        });
+        let (client, inventory) = match clients {
             Ok(c) => c,
             Err(NotReady::Defer(reason)) => {
                 planned.set_attr("id", name_value);
@@ -515,22 +521,6 @@ impl Resource for ClusterInventoryBridge {
             "instance_id",
             instance.map(Value::string).unwrap_or_else(Value::unknown),
         );
-        let inventory =
-            match crate::config_blocks::inventory::client(&self.state, &req.config, req.client) {
-                Ok(c) => c,
-                Err(NotReady::Defer(reason)) => {
-                    planned.set_attr("id", name_value);
-                    planned.set_attr("clusters", Value::unknown());
-                    resp.planned_state = planned;
-                    resp.deferred = Some(reason);
-                    return resp;
-                }
-                Err(NotReady::Fail(d)) => {
-                    resp.planned_state = req.proposed_new_state.clone();
-                    resp.diagnostics.push(d);
-                    return resp;
-                }
-            };
         let snap = match snapshot(&client, &inventory, &spec, &ledger).await {
             Ok(s) => s,
             Err(d) => {
