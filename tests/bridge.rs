@@ -29,18 +29,7 @@ impl Fx {
     }
 
     async fn profile(&self, ns: &str, name: &str, labels: &[(&str, &str)], status: Json) {
-        let api: Api<ClusterProfile> = Api::namespaced(self.client.clone(), ns);
-        let p = fixtures::cluster_profile(ns, name, "test", labels);
-        api.create(&PostParams::default(), &p).await.unwrap();
-        if !status.is_null() {
-            api.patch_status(
-                name,
-                &PatchParams::default(),
-                &Patch::Merge(json!({ "status": status })),
-            )
-            .await
-            .unwrap();
-        }
+        support::inventory::create_profile(&self.client, ns, name, "test", labels, status).await;
     }
 
     async fn delete_profile(&self, ns: &str, name: &str) {

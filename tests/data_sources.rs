@@ -6,11 +6,15 @@ mod support;
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Namespace, Secret};
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, Patch, PatchParams};
 use serde_json::{Value as Json, json};
-use support::{Cli, TestEnv, Tf, fixtures, unique_namespace};
-use tfsveltos::api::{ClusterProfile, keys};
+use support::{
+    Cli, TestEnv, Tf, fixtures,
+    inventory::{self, create_secret},
+    unique_namespace,
+};
+use tfsveltos::api::keys;
 
 /// A token that must never appear outside Secrets.
 const CANARY_TOKEN: &str = "canary-token-7f3c9e1d";
@@ -31,32 +35,7 @@ async fn create_profile(
     labels: &[(&str, &str)],
     status: Json,
 ) {
-    let api: Api<ClusterProfile> = Api::namespaced(client.clone(), ns);
-    let p = fixtures::cluster_profile(ns, name, "test-manager", labels);
-    api.create(&PostParams::default(), &p)
-        .await
-        .unwrap_or_else(|e| panic!("creating ClusterProfile {ns}/{name}: {e}"));
-    api.patch_status(
-        name,
-        &PatchParams::default(),
-        &Patch::Merge(json!({ "status": status })),
-    )
-    .await
-    .unwrap_or_else(|e| panic!("patching status of {ns}/{name}: {e}"));
-}
-
-async fn create_secret(
-    client: &kube::Client,
-    ns: &str,
-    name: &str,
-    labels: &[(&str, &str)],
-    data: &[(&str, &str)],
-) {
-    let secret = fixtures::secret(ns, name, labels, data);
-    Api::<Secret>::namespaced(client.clone(), ns)
-        .create(&PostParams::default(), &secret)
-        .await
-        .unwrap_or_else(|e| panic!("creating Secret {ns}/{name}: {e}"));
+    inventory::create_profile(client, ns, name, "test-manager", labels, status).await;
 }
 
 fn condition(status: &str) -> Json {

@@ -10,7 +10,11 @@ use std::{collections::BTreeMap, path::Path, sync::Once};
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
 use serde_json::{Value as Json, json};
-use support::{Cli, TestEnv, Tf, fixtures, unique_namespace};
+use support::{
+    Cli, TestEnv, Tf, fixtures,
+    inventory::{self, create_secret},
+    unique_namespace,
+};
 use tfsveltos::api::{ClusterProfile, SveltosCluster, keys};
 
 /// Resources whose writes on the hub would mean the provider wrote to the inventory.
@@ -128,38 +132,7 @@ async fn create_profile(
     labels: &[(&str, &str)],
     status: Json,
 ) {
-    let api: Api<ClusterProfile> = Api::namespaced(client.clone(), ns);
-    api.create(
-        &PostParams::default(),
-        &fixtures::cluster_profile(ns, name, "hub", labels),
-    )
-    .await
-    .unwrap_or_else(|e| panic!("creating ClusterProfile {ns}/{name}: {e}"));
-    if !status.is_null() {
-        api.patch_status(
-            name,
-            &PatchParams::default(),
-            &Patch::Merge(json!({ "status": status })),
-        )
-        .await
-        .unwrap();
-    }
-}
-
-async fn create_secret(
-    client: &kube::Client,
-    ns: &str,
-    name: &str,
-    labels: &[(&str, &str)],
-    data: &[(&str, &str)],
-) {
-    Api::<Secret>::namespaced(client.clone(), ns)
-        .create(
-            &PostParams::default(),
-            &fixtures::secret(ns, name, labels, data),
-        )
-        .await
-        .unwrap_or_else(|e| panic!("creating Secret {ns}/{name}: {e}"));
+    inventory::create_profile(client, ns, name, "hub", labels, status).await;
 }
 
 fn quoted(p: &Path) -> String {

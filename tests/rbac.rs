@@ -12,7 +12,11 @@ use std::path::Path;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
 use kube::api::{Api, DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};
 use serde_json::{Value as Json, json};
-use support::{Cli, TestEnv, Tf, fixtures, unique_name, unique_namespace};
+use support::{
+    Cli, TestEnv, Tf, fixtures,
+    inventory::{self, create_secret},
+    unique_name, unique_namespace,
+};
 use tfsveltos::api::{ClusterProfile, SveltosCluster, SveltosClusterSpec, keys};
 
 /// The example manifests, in the order they are applied.
@@ -99,38 +103,7 @@ async fn create_profile(
     labels: &[(&str, &str)],
     status: Json,
 ) {
-    let api: Api<ClusterProfile> = Api::namespaced(admin.clone(), ns);
-    api.create(
-        &PostParams::default(),
-        &fixtures::cluster_profile(ns, name, "test", labels),
-    )
-    .await
-    .unwrap();
-    if !status.is_null() {
-        api.patch_status(
-            name,
-            &PatchParams::default(),
-            &Patch::Merge(json!({ "status": status })),
-        )
-        .await
-        .unwrap();
-    }
-}
-
-async fn put_secret(
-    admin: &kube::Client,
-    ns: &str,
-    name: &str,
-    labels: &[(&str, &str)],
-    data: &[(&str, &str)],
-) {
-    let api: Api<Secret> = Api::namespaced(admin.clone(), ns);
-    api.create(
-        &PostParams::default(),
-        &fixtures::secret(ns, name, labels, data),
-    )
-    .await
-    .unwrap();
+    inventory::create_profile(admin, ns, name, "test", labels, status).await;
 }
 
 async fn sveltos_cluster(admin: &kube::Client, ns: &str, name: &str) -> Option<SveltosCluster> {
@@ -214,7 +187,7 @@ async fn the_example_rbac_runs_the_whole_lifecycle_and_nothing_more() {
     let kc_eu = fixtures::unreachable_kubeconfig("rbac-eu-token");
     let kc_us = fixtures::unreachable_kubeconfig("rbac-us-token");
     create_profile(&admin, &n.eu, "c1", &[("env", "prod")], Json::Null).await;
-    put_secret(
+    create_secret(
         &admin,
         &n.eu,
         "c1-kc",
@@ -231,8 +204,8 @@ async fn the_example_rbac_runs_the_whole_lifecycle_and_nothing_more() {
             "extensions": [{"name": keys::EXEC_EXTENSION, "extension": {"name": "c2-kc", "namespace": n.vault, "key": "value"}}]}}]}),
     )
     .await;
-    put_secret(&admin, &n.vault, "c2-kc", &[], &[("value", &kc_us)]).await;
-    put_secret(
+    create_secret(&admin, &n.vault, "c2-kc", &[], &[("value", &kc_us)]).await;
+    create_secret(
         &admin,
         &n.other,
         "unrelated",
@@ -334,7 +307,7 @@ output \"bridged\" {{
 
     // A cluster added, then removed.
     create_profile(&admin, eu, "c3", &[], Json::Null).await;
-    put_secret(
+    create_secret(
         &admin,
         eu,
         "c3-kc",
@@ -419,7 +392,7 @@ output \"bridged\" {{
     // A profile in a namespace without the inventory RoleBinding: plan stops with the API server's refusal,
     // naming the object, and nothing is written there.
     create_profile(&admin, &n.other, "c9", &[], Json::Null).await;
-    put_secret(
+    create_secret(
         &admin,
         &n.other,
         "c9-kc",

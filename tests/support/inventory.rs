@@ -17,6 +17,57 @@ use tfsveltos::api::{ClusterProfile, SveltosCluster, SveltosClusterSpec, keys};
 
 use super::{Cli, TestEnv, Tf, fixtures, provider_binary};
 
+/// Creates ClusterProfile `ns/name` managed by `manager` with `labels`, then merges `status` into its status
+/// when not null.
+pub async fn create_profile(
+    client: &kube::Client,
+    ns: &str,
+    name: &str,
+    manager: &str,
+    labels: &[(&str, &str)],
+    status: Json,
+) {
+    Api::<ClusterProfile>::namespaced(client.clone(), ns)
+        .create(
+            &PostParams::default(),
+            &fixtures::cluster_profile(ns, name, manager, labels),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("creating ClusterProfile {ns}/{name}: {e}"));
+    if !status.is_null() {
+        patch_profile_status(client, ns, name, status).await;
+    }
+}
+
+/// Merges `status` into ClusterProfile `ns/name`'s status.
+pub async fn patch_profile_status(client: &kube::Client, ns: &str, name: &str, status: Json) {
+    Api::<ClusterProfile>::namespaced(client.clone(), ns)
+        .patch_status(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({ "status": status })),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("patching status of {ns}/{name}: {e}"));
+}
+
+/// Creates Secret `ns/name` with `labels` and `data`.
+pub async fn create_secret(
+    client: &kube::Client,
+    ns: &str,
+    name: &str,
+    labels: &[(&str, &str)],
+    data: &[(&str, &str)],
+) {
+    Api::<Secret>::namespaced(client.clone(), ns)
+        .create(
+            &PostParams::default(),
+            &fixtures::secret(ns, name, labels, data),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("creating Secret {ns}/{name}: {e}"));
+}
+
 /// A client of the shared control plane and the admin kubeconfig the configurations use.
 pub struct Inv {
     pub client: kube::Client,
@@ -34,26 +85,12 @@ impl Inv {
 
     /// ClusterProfile `ns/name` with `labels`, and `status` when not null.
     pub async fn profile(&self, ns: &str, name: &str, labels: &[(&str, &str)], status: Json) {
-        let api: Api<ClusterProfile> = Api::namespaced(self.client.clone(), ns);
-        let p = fixtures::cluster_profile(ns, name, "test", labels);
-        api.create(&PostParams::default(), &p)
-            .await
-            .unwrap_or_else(|e| panic!("creating ClusterProfile {ns}/{name}: {e}"));
-        if !status.is_null() {
-            self.profile_status(ns, name, status).await;
-        }
+        create_profile(&self.client, ns, name, "test", labels, status).await;
     }
 
     /// Merges `status` into the ClusterProfile's status.
     pub async fn profile_status(&self, ns: &str, name: &str, status: Json) {
-        Api::<ClusterProfile>::namespaced(self.client.clone(), ns)
-            .patch_status(
-                name,
-                &PatchParams::default(),
-                &Patch::Merge(json!({ "status": status })),
-            )
-            .await
-            .unwrap_or_else(|e| panic!("patching status of {ns}/{name}: {e}"));
+        patch_profile_status(&self.client, ns, name, status).await;
     }
 
     /// Sets the profile's `ControlPlaneHealthy` condition.
