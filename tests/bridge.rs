@@ -539,19 +539,13 @@ async fn credential_sources_and_consumer_filter() {
 
 fn write_exec_plugin(dir: &Path, token: &str, expires_in_secs: i64) -> String {
     let script = dir.join("plugin.sh");
-    std::fs::write(
+    support::write_executable(
         &script,
-        format!(
+        &format!(
             "#!/bin/sh\nexp=$(date -u -d \"@$(( $(date +%s) + {expires_in_secs} ))\" +%Y-%m-%dT%H:%M:%SZ)\n\
              echo \"{{\\\"apiVersion\\\":\\\"client.authentication.k8s.io/v1\\\",\\\"kind\\\":\\\"ExecCredential\\\",\\\"status\\\":{{\\\"token\\\":\\\"{token}-$$\\\",\\\"expirationTimestamp\\\":\\\"$exp\\\"}}}}\"\n"
         ),
-    )
-    .unwrap();
-    std::process::Command::new("chmod")
-        .arg("+x")
-        .arg(&script)
-        .status()
-        .unwrap();
+    );
     let providers = dir.join("providers.json");
     std::fs::write(
         &providers,

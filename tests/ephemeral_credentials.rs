@@ -256,20 +256,14 @@ fn exec_plugin(dir: &Path, token: &str, lifetime_secs: u32) -> (PathBuf, PathBuf
     std::fs::write(&token_file, token).unwrap();
     let count = dir.join("runs");
     let script = dir.join("plugin.sh");
-    std::fs::write(
+    support::write_executable(
         &script,
-        format!(
+        &format!(
             "#!/bin/sh\necho run >> \"$COUNT_FILE\"\n\
              exp=$(date -u -d \"@$(( $(date +%s) + {lifetime_secs} ))\" +%Y-%m-%dT%H:%M:%SZ)\n\
              printf '{{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{{\"token\":\"%s\",\"expirationTimestamp\":\"%s\"}}}}' \"$(cat \"$TOKEN_FILE\")\" \"$exp\"\n"
         ),
-    )
-    .unwrap();
-    std::process::Command::new("chmod")
-        .arg("+x")
-        .arg(&script)
-        .status()
-        .unwrap();
+    );
     let providers = dir.join("providers.json");
     std::fs::write(
         &providers,

@@ -462,9 +462,9 @@ impl Plugin {
     pub fn write(dir: &Path, expires_in_secs: i64, providers: &[(&str, Option<&str>)]) -> Plugin {
         let script = dir.join("plugin.sh");
         let runs_log = dir.join("runs.log");
-        std::fs::write(
+        super::write_executable(
             &script,
-            format!(
+            &format!(
                 "#!/bin/sh\n\
                  server=$(printf '%s' \"$KUBERNETES_EXEC_INFO\" | sed -n 's/.*\"server\":\"\\([^\"]*\\)\".*/\\1/p')\n\
                  echo \"run server=$server ld_preload=${{LD_PRELOAD:-}}\" >> '{log}'\n\
@@ -472,13 +472,7 @@ impl Plugin {
                  echo \"{{\\\"apiVersion\\\":\\\"client.authentication.k8s.io/v1\\\",\\\"kind\\\":\\\"ExecCredential\\\",\\\"status\\\":{{\\\"token\\\":\\\"token-$$\\\",\\\"expirationTimestamp\\\":\\\"$exp\\\"}}}}\"\n",
                 log = runs_log.display()
             ),
-        )
-        .unwrap();
-        std::process::Command::new("chmod")
-            .arg("+x")
-            .arg(&script)
-            .status()
-            .unwrap();
+        );
         let entries: Vec<Json> = providers
             .iter()
             .map(|(name, policy)| {

@@ -362,6 +362,17 @@ pub async fn unique_namespace(client: &kube::Client, prefix: &str) -> String {
     name
 }
 
+/// Writes `text` to `path` and makes it executable (`chmod +x`): the exec plugin scripts of the tests.
+pub fn write_executable(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
+    let status = Command::new("chmod")
+        .arg("+x")
+        .arg(path)
+        .status()
+        .unwrap_or_else(|e| panic!("chmod +x {}: {e}", path.display()));
+    assert!(status.success(), "chmod +x {}: {status}", path.display());
+}
+
 /// Polls `f` until it returns `Some` or `timeout` passes.
 pub async fn eventually<T, F, Fut>(timeout: Duration, mut f: F) -> Option<T>
 where
