@@ -28,16 +28,6 @@ fn kubeconfig() -> String {
     fixtures::unreachable_kubeconfig(CANARY_TOKEN)
 }
 
-async fn create_profile(
-    client: &kube::Client,
-    ns: &str,
-    name: &str,
-    labels: &[(&str, &str)],
-    status: Json,
-) {
-    inventory::create_profile(client, ns, name, "test-manager", labels, status).await;
-}
-
 fn condition(status: &str) -> Json {
     json!([{
         "type": keys::CONTROL_PLANE_HEALTHY,
@@ -64,10 +54,11 @@ async fn seed(client: &kube::Client) -> (String, String, String) {
     let ns = unique_namespace(client, "ds").await;
     let other = unique_namespace(client, "ds-other").await;
     let kc = kubeconfig();
-    create_profile(
+    inventory::create_profile(
         client,
         &ns,
         "healthy",
+        "test-manager",
         &[("env", "true"), ("tier", "")],
         json!({
             "conditions": condition("True"),
@@ -84,18 +75,20 @@ async fn seed(client: &kube::Client) -> (String, String, String) {
         &[("Config", &kc)],
     )
     .await;
-    create_profile(
+    inventory::create_profile(
         client,
         &ns,
         "sick",
+        "test-manager",
         &[("env", "false")],
         json!({ "conditions": condition("False") }),
     )
     .await;
-    create_profile(
+    inventory::create_profile(
         client,
         &ns,
         "reader",
+        "test-manager",
         &[("env", "true")],
         json!({
             "conditions": condition("True"),
@@ -115,7 +108,7 @@ async fn seed(client: &kube::Client) -> (String, String, String) {
     )
     .await;
     create_secret(client, &ns, "reader-kc", &[], &[("value", &kc)]).await;
-    create_profile(client, &ns, "twice", &[], json!({})).await;
+    inventory::create_profile(client, &ns, "twice", "test-manager", &[], json!({})).await;
     for secret in ["twice-a", "twice-b"] {
         create_secret(
             client,
@@ -126,10 +119,10 @@ async fn seed(client: &kube::Client) -> (String, String, String) {
         )
         .await;
     }
-    create_profile(
+    inventory::create_profile(
         client,
         &ns,
-        "exec",
+        "exec", "test-manager",
         &[],
         json!({
             "accessProviders": [{
@@ -139,10 +132,11 @@ async fn seed(client: &kube::Client) -> (String, String, String) {
         }),
     )
     .await;
-    create_profile(
+    inventory::create_profile(
         client,
         &other,
         "healthy",
+        "test-manager",
         &[("env", "true")],
         json!({ "conditions": condition("True") }),
     )
@@ -170,7 +164,7 @@ async fn seed(client: &kube::Client) -> (String, String, String) {
         )
         .await
         .expect("labelling the consumer namespace");
-    create_profile(client, &ns, "consumed", &[], json!({})).await;
+    inventory::create_profile(client, &ns, "consumed", "test-manager", &[], json!({})).await;
     create_secret(
         client,
         &ns,

@@ -96,16 +96,6 @@ fn kubeconfig_with_token(admin: &Path, token: &str) -> String {
     lines.join("\n") + "\n"
 }
 
-async fn create_profile(
-    admin: &kube::Client,
-    ns: &str,
-    name: &str,
-    labels: &[(&str, &str)],
-    status: Json,
-) {
-    inventory::create_profile(admin, ns, name, "test", labels, status).await;
-}
-
 async fn sveltos_cluster(admin: &kube::Client, ns: &str, name: &str) -> Option<SveltosCluster> {
     Api::<SveltosCluster>::namespaced(admin.clone(), ns)
         .get_opt(name)
@@ -186,7 +176,7 @@ async fn the_example_rbac_runs_the_whole_lifecycle_and_nothing_more() {
     // provider naming a Secret in the secret-reader namespace.
     let kc_eu = fixtures::unreachable_kubeconfig("rbac-eu-token");
     let kc_us = fixtures::unreachable_kubeconfig("rbac-us-token");
-    create_profile(&admin, &n.eu, "c1", &[("env", "prod")], Json::Null).await;
+    inventory::create_profile(&admin, &n.eu, "c1", "test", &[("env", "prod")], Json::Null).await;
     create_secret(
         &admin,
         &n.eu,
@@ -195,10 +185,10 @@ async fn the_example_rbac_runs_the_whole_lifecycle_and_nothing_more() {
         &[("Config", &kc_eu)],
     )
     .await;
-    create_profile(
+    inventory::create_profile(
         &admin,
         &n.us,
-        "c2",
+        "c2", "test",
         &[("env", "prod")],
         json!({"accessProviders": [{"name": keys::SECRET_READER_PROVIDER, "cluster": {"server": "https://127.0.0.1:1",
             "extensions": [{"name": keys::EXEC_EXTENSION, "extension": {"name": "c2-kc", "namespace": n.vault, "key": "value"}}]}}]}),
@@ -306,7 +296,7 @@ output \"bridged\" {{
     assert_eq!(sc.metadata.labels.unwrap_or_default()["env"], "staging");
 
     // A cluster added, then removed.
-    create_profile(&admin, eu, "c3", &[], Json::Null).await;
+    inventory::create_profile(&admin, eu, "c3", "test", &[], Json::Null).await;
     create_secret(
         &admin,
         eu,
@@ -391,7 +381,7 @@ output \"bridged\" {{
 
     // A profile in a namespace without the inventory RoleBinding: plan stops with the API server's refusal,
     // naming the object, and nothing is written there.
-    create_profile(&admin, &n.other, "c9", &[], Json::Null).await;
+    inventory::create_profile(&admin, &n.other, "c9", "test", &[], Json::Null).await;
     create_secret(
         &admin,
         &n.other,
