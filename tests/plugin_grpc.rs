@@ -694,18 +694,7 @@ async fn unsupported_rpcs_answer_cleanly() {
 #[tokio::test]
 async fn health_stdio_stop_and_shutdown() {
     let mut f = fixture().await;
-    let mut health = tonic_health::pb::health_client::HealthClient::new(f.channel.clone());
-    let st = health
-        .check(tonic_health::pb::HealthCheckRequest {
-            service: "plugin".into(),
-        })
-        .await
-        .expect("health")
-        .into_inner();
-    assert_eq!(
-        st.status,
-        tonic_health::pb::health_check_response::ServingStatus::Serving as i32
-    );
+    assert_serving(&f.channel).await;
 
     let mut stdio = GrpcStdioClient::new(f.channel.clone());
     let mut stream = stdio.stream_stdio(()).await.expect("stdio").into_inner();
