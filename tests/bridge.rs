@@ -29,18 +29,7 @@ impl Fx {
     }
 
     async fn profile(&self, ns: &str, name: &str, labels: &[(&str, &str)], status: Json) {
-        let api: Api<ClusterProfile> = Api::namespaced(self.client.clone(), ns);
-        let p = fixtures::cluster_profile(ns, name, "test", labels);
-        api.create(&PostParams::default(), &p).await.unwrap();
-        if !status.is_null() {
-            api.patch_status(
-                name,
-                &PatchParams::default(),
-                &Patch::Merge(json!({ "status": status })),
-            )
-            .await
-            .unwrap();
-        }
+        support::inventory::create_profile(&self.client, ns, name, "test", labels, status).await;
     }
 
     async fn delete_profile(&self, ns: &str, name: &str) {
@@ -550,19 +539,13 @@ async fn credential_sources_and_consumer_filter() {
 
 fn write_exec_plugin(dir: &Path, token: &str, expires_in_secs: i64) -> String {
     let script = dir.join("plugin.sh");
-    std::fs::write(
+    support::write_executable(
         &script,
-        format!(
+        &format!(
             "#!/bin/sh\nexp=$(date -u -d \"@$(( $(date +%s) + {expires_in_secs} ))\" +%Y-%m-%dT%H:%M:%SZ)\n\
              echo \"{{\\\"apiVersion\\\":\\\"client.authentication.k8s.io/v1\\\",\\\"kind\\\":\\\"ExecCredential\\\",\\\"status\\\":{{\\\"token\\\":\\\"{token}-$$\\\",\\\"expirationTimestamp\\\":\\\"$exp\\\"}}}}\"\n"
         ),
-    )
-    .unwrap();
-    std::process::Command::new("chmod")
-        .arg("+x")
-        .arg(&script)
-        .status()
-        .unwrap();
+    );
     let providers = dir.join("providers.json");
     std::fs::write(
         &providers,

@@ -6,11 +6,15 @@ mod support;
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Namespace, Secret};
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, Patch, PatchParams};
 use serde_json::{Value as Json, json};
-use support::{Cli, TestEnv, Tf, fixtures, unique_namespace};
-use tfsveltos::api::{ClusterProfile, keys};
+use support::{
+    Cli, TestEnv, Tf, fixtures,
+    inventory::{self, create_secret},
+    unique_namespace,
+};
+use tfsveltos::api::keys;
 
 /// A token that must never appear outside Secrets.
 const CANARY_TOKEN: &str = "canary-token-7f3c9e1d";
@@ -22,41 +26,6 @@ const PROVIDERS_FILE: &str = r#"{"providers":[{"name":"token-plugin","execConfig
 
 fn kubeconfig() -> String {
     fixtures::unreachable_kubeconfig(CANARY_TOKEN)
-}
-
-async fn create_profile(
-    client: &kube::Client,
-    ns: &str,
-    name: &str,
-    labels: &[(&str, &str)],
-    status: Json,
-) {
-    let api: Api<ClusterProfile> = Api::namespaced(client.clone(), ns);
-    let p = fixtures::cluster_profile(ns, name, "test-manager", labels);
-    api.create(&PostParams::default(), &p)
-        .await
-        .unwrap_or_else(|e| panic!("creating ClusterProfile {ns}/{name}: {e}"));
-    api.patch_status(
-        name,
-        &PatchParams::default(),
-        &Patch::Merge(json!({ "status": status })),
-    )
-    .await
-    .unwrap_or_else(|e| panic!("patching status of {ns}/{name}: {e}"));
-}
-
-async fn create_secret(
-    client: &kube::Client,
-    ns: &str,
-    name: &str,
-    labels: &[(&str, &str)],
-    data: &[(&str, &str)],
-) {
-    let secret = fixtures::secret(ns, name, labels, data);
-    Api::<Secret>::namespaced(client.clone(), ns)
-        .create(&PostParams::default(), &secret)
-        .await
-        .unwrap_or_else(|e| panic!("creating Secret {ns}/{name}: {e}"));
 }
 
 fn condition(status: &str) -> Json {
@@ -85,10 +54,11 @@ async fn seed(client: &kube::Client) -> (String, String, String) {
     let ns = unique_namespace(client, "ds").await;
     let other = unique_namespace(client, "ds-other").await;
     let kc = kubeconfig();
-    create_profile(
+    inventory::create_profile(
         client,
         &ns,
         "healthy",
+        "test-manager",
         &[("env", "true"), ("tier", "")],
         json!({
             "conditions": condition("True"),
@@ -105,18 +75,20 @@ async fn seed(client: &kube::Client) -> (String, String, String) {
         &[("Config", &kc)],
     )
     .await;
-    create_profile(
+    inventory::create_profile(
         client,
         &ns,
         "sick",
+        "test-manager",
         &[("env", "false")],
         json!({ "conditions": condition("False") }),
     )
     .await;
-    create_profile(
+    inventory::create_profile(
         client,
         &ns,
         "reader",
+        "test-manager",
         &[("env", "true")],
         json!({
             "conditions": condition("True"),
@@ -136,7 +108,7 @@ async fn seed(client: &kube::Client) -> (String, String, String) {
     )
     .await;
     create_secret(client, &ns, "reader-kc", &[], &[("value", &kc)]).await;
-    create_profile(client, &ns, "twice", &[], json!({})).await;
+    inventory::create_profile(client, &ns, "twice", "test-manager", &[], json!({})).await;
     for secret in ["twice-a", "twice-b"] {
         create_secret(
             client,
@@ -147,10 +119,10 @@ async fn seed(client: &kube::Client) -> (String, String, String) {
         )
         .await;
     }
-    create_profile(
+    inventory::create_profile(
         client,
         &ns,
-        "exec",
+        "exec", "test-manager",
         &[],
         json!({
             "accessProviders": [{
@@ -160,10 +132,11 @@ async fn seed(client: &kube::Client) -> (String, String, String) {
         }),
     )
     .await;
-    create_profile(
+    inventory::create_profile(
         client,
         &other,
         "healthy",
+        "test-manager",
         &[("env", "true")],
         json!({ "conditions": condition("True") }),
     )
@@ -191,7 +164,7 @@ async fn seed(client: &kube::Client) -> (String, String, String) {
         )
         .await
         .expect("labelling the consumer namespace");
-    create_profile(client, &ns, "consumed", &[], json!({})).await;
+    inventory::create_profile(client, &ns, "consumed", "test-manager", &[], json!({})).await;
     create_secret(
         client,
         &ns,

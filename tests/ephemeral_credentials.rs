@@ -15,10 +15,9 @@ use std::{
     sync::Mutex,
 };
 
-use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::api::{Api, PostParams};
 use serde_json::json;
-use support::{Cli, TestEnv, Tf, fixtures, unique_name, unique_namespace};
+use support::{Cli, TestEnv, Tf, fixtures, inventory, unique_name, unique_namespace};
 use tfsveltos::api::{ClusterProfile, keys};
 
 /// Installs the ClusterProfile CRD on the member cluster once per test binary.
@@ -126,37 +125,12 @@ async fn member_setup(env: &TestEnv) -> Member {
 }
 
 async fn main_profile(client: &kube::Client, ns: &str, name: &str, status: serde_json::Value) {
-    let api: Api<ClusterProfile> = Api::namespaced(client.clone(), ns);
-    api.create(
-        &PostParams::default(),
-        &fixtures::cluster_profile(ns, name, "test-manager", &[]),
-    )
-    .await
-    .expect("creating the ClusterProfile");
-    if !status.is_null() {
-        api.patch_status(
-            name,
-            &PatchParams::default(),
-            &Patch::Merge(json!({ "status": status })),
-        )
-        .await
-        .expect("patching its status");
-    }
+    inventory::create_profile(client, ns, name, "test-manager", &[], status).await;
 }
 
 async fn labelled_secret(client: &kube::Client, ns: &str, name: &str, profile: &str, kc: &str) {
-    Api::<Secret>::namespaced(client.clone(), ns)
-        .create(
-            &PostParams::default(),
-            &fixtures::secret(
-                ns,
-                name,
-                &[(keys::CLUSTER_PROFILE_LABEL, profile)],
-                &[("Config", kc)],
-            ),
-        )
-        .await
-        .expect("creating the kubeconfig Secret");
+    let labels = [(keys::CLUSTER_PROFILE_LABEL, profile)];
+    inventory::create_secret(client, ns, name, &labels, &[("Config", kc)]).await;
 }
 
 /// The configuration: the ephemeral credentials of `ns/profile` (with `credentials`), an aliased provider
@@ -282,20 +256,14 @@ fn exec_plugin(dir: &Path, token: &str, lifetime_secs: u32) -> (PathBuf, PathBuf
     std::fs::write(&token_file, token).unwrap();
     let count = dir.join("runs");
     let script = dir.join("plugin.sh");
-    std::fs::write(
+    support::write_executable(
         &script,
-        format!(
+        &format!(
             "#!/bin/sh\necho run >> \"$COUNT_FILE\"\n\
              exp=$(date -u -d \"@$(( $(date +%s) + {lifetime_secs} ))\" +%Y-%m-%dT%H:%M:%SZ)\n\
              printf '{{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{{\"token\":\"%s\",\"expirationTimestamp\":\"%s\"}}}}' \"$(cat \"$TOKEN_FILE\")\" \"$exp\"\n"
         ),
-    )
-    .unwrap();
-    std::process::Command::new("chmod")
-        .arg("+x")
-        .arg(&script)
-        .status()
-        .unwrap();
+    );
     let providers = dir.join("providers.json");
     std::fs::write(
         &providers,

@@ -2,12 +2,14 @@
 //! kill on timeout, redacted stderr on failure.
 #![cfg(unix)]
 
+mod support;
+
 use std::{
-    os::unix::fs::PermissionsExt,
     path::{Path, PathBuf},
     time::{Duration, Instant},
 };
 
+use support::{pid_alive, write_executable};
 use tfsveltos::{
     bridge::exec::ExecInvocation,
     k8s::exec::{ExecRunError, OUTPUT_CAP, run_with_timeout},
@@ -18,8 +20,7 @@ const API: &str = "client.authentication.k8s.io/v1";
 /// Writes an executable `/bin/sh` script and returns its path.
 fn plugin(dir: &Path, name: &str, body: &str) -> PathBuf {
     let path = dir.join(name);
-    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    write_executable(&path, &format!("#!/bin/sh\n{body}\n"));
     path
 }
 
@@ -37,17 +38,6 @@ fn invocation(command: &Path, env: &[(&str, &str)]) -> ExecInvocation {
         ),
         install_hint: None,
         api_version: API.into(),
-    }
-}
-
-/// Whether `pid` is still a live process (a zombie waiting for its reaper counts as gone).
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next())
-            .is_some_and(|state| state != "Z" && state != "X"),
-        Err(_) => false,
     }
 }
 
@@ -143,11 +133,11 @@ async fn a_timed_out_plugin_leaves_no_process_behind() {
         .collect();
     assert_eq!(pids.len(), 2, "{recorded}");
     let deadline = Instant::now() + Duration::from_secs(5);
-    while pids.iter().any(|p| alive(*p)) && Instant::now() < deadline {
+    while pids.iter().any(|p| pid_alive(*p)) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
     }
     for pid in pids {
-        assert!(!alive(pid), "process {pid} survived the timeout");
+        assert!(!pid_alive(pid), "process {pid} survived the timeout");
     }
 }
 

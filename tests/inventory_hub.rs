@@ -7,10 +7,14 @@ mod support;
 
 use std::{collections::BTreeMap, path::Path, sync::Once};
 
-use k8s_openapi::api::core::v1::{Namespace, Secret};
-use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Api, Patch, PatchParams};
 use serde_json::{Value as Json, json};
-use support::{Cli, TestEnv, Tf, fixtures, unique_namespace};
+use support::{
+    Cli, TestEnv, Tf, fixtures,
+    inventory::{self, create_secret},
+    unique_namespace,
+};
 use tfsveltos::api::{ClusterProfile, SveltosCluster, keys};
 
 /// Resources whose writes on the hub would mean the provider wrote to the inventory.
@@ -107,61 +111,6 @@ fn profile_lists(env: &TestEnv, kubeconfig: &Path) -> f64 {
         .sum()
 }
 
-async fn create_namespace(client: &kube::Client, name: &str) {
-    let ns = Namespace {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            ..Default::default()
-        },
-        ..Default::default()
-    };
-    Api::<Namespace>::all(client.clone())
-        .create(&PostParams::default(), &ns)
-        .await
-        .unwrap_or_else(|e| panic!("creating namespace {name}: {e}"));
-}
-
-async fn create_profile(
-    client: &kube::Client,
-    ns: &str,
-    name: &str,
-    labels: &[(&str, &str)],
-    status: Json,
-) {
-    let api: Api<ClusterProfile> = Api::namespaced(client.clone(), ns);
-    api.create(
-        &PostParams::default(),
-        &fixtures::cluster_profile(ns, name, "hub", labels),
-    )
-    .await
-    .unwrap_or_else(|e| panic!("creating ClusterProfile {ns}/{name}: {e}"));
-    if !status.is_null() {
-        api.patch_status(
-            name,
-            &PatchParams::default(),
-            &Patch::Merge(json!({ "status": status })),
-        )
-        .await
-        .unwrap();
-    }
-}
-
-async fn create_secret(
-    client: &kube::Client,
-    ns: &str,
-    name: &str,
-    labels: &[(&str, &str)],
-    data: &[(&str, &str)],
-) {
-    Api::<Secret>::namespaced(client.clone(), ns)
-        .create(
-            &PostParams::default(),
-            &fixtures::secret(ns, name, labels, data),
-        )
-        .await
-        .unwrap_or_else(|e| panic!("creating Secret {ns}/{name}: {e}"));
-}
-
 fn quoted(p: &Path) -> String {
     fixtures::hcl_string(&p.display().to_string())
 }
@@ -176,12 +125,12 @@ async fn inventory_on_a_hub_cluster() {
     let hub = env.member_client().await;
     // The profiles' namespace exists on both clusters: SveltosClusters go to the profile's namespace.
     let ns = unique_namespace(&hub, "hub").await;
-    create_namespace(&mgmt, &ns).await;
+    support::create_namespace(&mgmt, &ns, &[]).await;
 
     let kc1 = fixtures::unreachable_kubeconfig("hub-token-one");
     let kc2 = fixtures::unreachable_kubeconfig("hub-token-two");
     // c1: a labelled credential Secret on the hub.
-    create_profile(&hub, &ns, "c1", &[("env", "prod")], Json::Null).await;
+    inventory::create_profile(&hub, &ns, "c1", "hub", &[("env", "prod")], Json::Null).await;
     create_secret(
         &hub,
         &ns,
@@ -191,10 +140,10 @@ async fn inventory_on_a_hub_cluster() {
     )
     .await;
     // c2: a kubeconfig-secretreader access provider naming a Secret on the hub.
-    create_profile(
+    inventory::create_profile(
         &hub,
         &ns,
-        "c2",
+        "c2", "hub",
         &[("env", "dev")],
         json!({"accessProviders": [{"name": "kubeconfig-secretreader", "cluster": {"server": "https://127.0.0.1:1",
             "extensions": [{"name": "client.authentication.k8s.io/exec", "extension": {"name": "c2-access", "key": "value"}}]}}]}),
@@ -203,7 +152,7 @@ async fn inventory_on_a_hub_cluster() {
     create_secret(&hub, &ns, "c2-access", &[], &[("value", &kc2)]).await;
     // A decoy on the management cluster, in the same namespace, with credentials: with the inventory block, the
     // management cluster's ClusterProfiles are not the inventory.
-    create_profile(&mgmt, &ns, "decoy", &[], Json::Null).await;
+    inventory::create_profile(&mgmt, &ns, "decoy", "hub", &[], Json::Null).await;
     create_secret(
         &mgmt,
         &ns,
@@ -383,7 +332,7 @@ async fn a_broken_inventory_block_fails_at_its_path() {
     let env = TestEnv::get();
     let mgmt = env.client().await;
     let ns = unique_namespace(&mgmt, "hubbad").await;
-    create_profile(&mgmt, &ns, "c1", &[], Json::Null).await;
+    inventory::create_profile(&mgmt, &ns, "c1", "hub", &[], Json::Null).await;
     create_secret(
         &mgmt,
         &ns,

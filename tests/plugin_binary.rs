@@ -142,25 +142,13 @@ async fn handshake_health_and_shutdown() {
     let channel = mtls_channel(&hs.addr, server_cert, &cert)
         .await
         .expect("mTLS");
-    let mut health = tonic_health::pb::health_client::HealthClient::new(channel.clone());
-    let st = health
-        .check(tonic_health::pb::HealthCheckRequest {
-            service: "plugin".into(),
-        })
-        .await
-        .expect("health")
-        .into_inner();
-    assert_eq!(
-        st.status,
-        tonic_health::pb::health_check_response::ServingStatus::Serving as i32
-    );
+    assert_serving(&channel).await;
 
     let started = Instant::now();
     pb::plugin::grpc_controller_client::GrpcControllerClient::new(channel.clone())
         .shutdown(pb::plugin::Empty {})
         .await
         .expect("shutdown");
-    drop(health);
     drop(channel);
     let status = wait_exit(&mut child, Duration::from_secs(5)).await;
     assert!(status.success(), "{status:?}");

@@ -598,64 +598,30 @@ async fn data_source_import_upgrade() {
     assert!(d.attribute.is_some());
 }
 
+/// Calls `$rpc` with its default request and asserts that the answer carries exactly one error diagnostic.
+macro_rules! assert_one_error {
+    ($f:expr, $rpc:ident) => {{
+        let r = $f
+            .client
+            .$rpc(tf::$rpc::Request::default())
+            .await
+            .expect(stringify!($rpc))
+            .into_inner();
+        assert_eq!(errors(&r.diagnostics).len(), 1, stringify!($rpc));
+    }};
+}
+
 #[tokio::test]
 async fn unsupported_rpcs_answer_cleanly() {
     let mut f = fixture().await;
-    let move_r = f
-        .client
-        .move_resource_state(tf::move_resource_state::Request::default())
-        .await
-        .expect("move");
-    assert_eq!(errors(&move_r.into_inner().diagnostics).len(), 1);
-    let r = f
-        .client
-        .upgrade_resource_identity(tf::upgrade_resource_identity::Request::default())
-        .await;
-    assert_eq!(
-        errors(&r.expect("identity").into_inner().diagnostics).len(),
-        1
-    );
-    let r = f
-        .client
-        .generate_resource_config(tf::generate_resource_config::Request::default())
-        .await;
-    assert_eq!(
-        errors(&r.expect("generate").into_inner().diagnostics).len(),
-        1
-    );
-    let r = f
-        .client
-        .validate_ephemeral_resource_config(
-            tf::validate_ephemeral_resource_config::Request::default(),
-        )
-        .await;
-    assert_eq!(
-        errors(&r.expect("ephemeral").into_inner().diagnostics).len(),
-        1
-    );
-    let r = f
-        .client
-        .open_ephemeral_resource(tf::open_ephemeral_resource::Request::default())
-        .await;
-    assert_eq!(errors(&r.expect("open").into_inner().diagnostics).len(), 1);
-    let r = f
-        .client
-        .renew_ephemeral_resource(tf::renew_ephemeral_resource::Request::default())
-        .await;
-    assert_eq!(errors(&r.expect("renew").into_inner().diagnostics).len(), 1);
-    let r = f
-        .client
-        .close_ephemeral_resource(tf::close_ephemeral_resource::Request::default())
-        .await;
-    assert_eq!(errors(&r.expect("close").into_inner().diagnostics).len(), 1);
-    let r = f
-        .client
-        .validate_list_resource_config(tf::validate_list_resource_config::Request::default())
-        .await;
-    assert_eq!(
-        errors(&r.expect("list validate").into_inner().diagnostics).len(),
-        1
-    );
+    assert_one_error!(f, move_resource_state);
+    assert_one_error!(f, upgrade_resource_identity);
+    assert_one_error!(f, generate_resource_config);
+    assert_one_error!(f, validate_ephemeral_resource_config);
+    assert_one_error!(f, open_ephemeral_resource);
+    assert_one_error!(f, renew_ephemeral_resource);
+    assert_one_error!(f, close_ephemeral_resource);
+    assert_one_error!(f, validate_list_resource_config);
     let mut events = f
         .client
         .list_resource(tf::list_resource::Request::default())
@@ -672,21 +638,8 @@ async fn unsupported_rpcs_answer_cleanly() {
         .expect("call")
         .into_inner();
     assert!(r.error.is_some());
-    let r = f
-        .client
-        .validate_action_config(tf::validate_action_config::Request::default())
-        .await;
-    assert_eq!(
-        errors(&r.expect("action").into_inner().diagnostics).len(),
-        1
-    );
-    let r = f
-        .client
-        .plan_action(tf::plan_action::Request::default())
-        .await
-        .expect("plan action")
-        .into_inner();
-    assert_eq!(errors(&r.diagnostics).len(), 1);
+    assert_one_error!(f, validate_action_config);
+    assert_one_error!(f, plan_action);
     let mut ev = f
         .client
         .invoke_action(tf::invoke_action::Request::default())
@@ -694,22 +647,8 @@ async fn unsupported_rpcs_answer_cleanly() {
         .expect("invoke")
         .into_inner();
     assert!(ev.message().await.expect("event").is_some());
-    let r = f
-        .client
-        .validate_state_store_config(tf::validate_state_store_config::Request::default())
-        .await;
-    assert_eq!(
-        errors(&r.expect("state store").into_inner().diagnostics).len(),
-        1
-    );
-    let r = f
-        .client
-        .configure_state_store(tf::configure_state_store::Request::default())
-        .await;
-    assert_eq!(
-        errors(&r.expect("configure store").into_inner().diagnostics).len(),
-        1
-    );
+    assert_one_error!(f, validate_state_store_config);
+    assert_one_error!(f, configure_state_store);
     let mut chunks = f
         .client
         .read_state_bytes(tf::read_state_bytes::Request::default())
@@ -726,34 +665,10 @@ async fn unsupported_rpcs_answer_cleanly() {
         .expect("write bytes")
         .into_inner();
     assert_eq!(errors(&w.diagnostics).len(), 1);
-    let r = f
-        .client
-        .lock_state(tf::lock_state::Request::default())
-        .await
-        .expect("lock")
-        .into_inner();
-    assert_eq!(errors(&r.diagnostics).len(), 1);
-    let r = f
-        .client
-        .unlock_state(tf::unlock_state::Request::default())
-        .await
-        .expect("unlock")
-        .into_inner();
-    assert_eq!(errors(&r.diagnostics).len(), 1);
-    let r = f
-        .client
-        .get_states(tf::get_states::Request::default())
-        .await
-        .expect("states")
-        .into_inner();
-    assert_eq!(errors(&r.diagnostics).len(), 1);
-    let r = f
-        .client
-        .delete_state(tf::delete_state::Request::default())
-        .await
-        .expect("delete state")
-        .into_inner();
-    assert_eq!(errors(&r.diagnostics).len(), 1);
+    assert_one_error!(f, lock_state);
+    assert_one_error!(f, unlock_state);
+    assert_one_error!(f, get_states);
+    assert_one_error!(f, delete_state);
     let r = f
         .client
         .read_resource(tf::read_resource::Request {
@@ -779,18 +694,7 @@ async fn unsupported_rpcs_answer_cleanly() {
 #[tokio::test]
 async fn health_stdio_stop_and_shutdown() {
     let mut f = fixture().await;
-    let mut health = tonic_health::pb::health_client::HealthClient::new(f.channel.clone());
-    let st = health
-        .check(tonic_health::pb::HealthCheckRequest {
-            service: "plugin".into(),
-        })
-        .await
-        .expect("health")
-        .into_inner();
-    assert_eq!(
-        st.status,
-        tonic_health::pb::health_check_response::ServingStatus::Serving as i32
-    );
+    assert_serving(&f.channel).await;
 
     let mut stdio = GrpcStdioClient::new(f.channel.clone());
     let mut stream = stdio.stream_stdio(()).await.expect("stdio").into_inner();

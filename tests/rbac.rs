@@ -12,7 +12,11 @@ use std::path::Path;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
 use kube::api::{Api, DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};
 use serde_json::{Value as Json, json};
-use support::{Cli, TestEnv, Tf, fixtures, unique_name, unique_namespace};
+use support::{
+    Cli, TestEnv, Tf, fixtures,
+    inventory::{self, create_secret},
+    unique_name, unique_namespace,
+};
 use tfsveltos::api::{ClusterProfile, SveltosCluster, SveltosClusterSpec, keys};
 
 /// The example manifests, in the order they are applied.
@@ -90,47 +94,6 @@ fn kubeconfig_with_token(admin: &Path, token: &str) -> String {
         .collect();
     assert_eq!(replaced, 1, "the admin kubeconfig has one token");
     lines.join("\n") + "\n"
-}
-
-async fn create_profile(
-    admin: &kube::Client,
-    ns: &str,
-    name: &str,
-    labels: &[(&str, &str)],
-    status: Json,
-) {
-    let api: Api<ClusterProfile> = Api::namespaced(admin.clone(), ns);
-    api.create(
-        &PostParams::default(),
-        &fixtures::cluster_profile(ns, name, "test", labels),
-    )
-    .await
-    .unwrap();
-    if !status.is_null() {
-        api.patch_status(
-            name,
-            &PatchParams::default(),
-            &Patch::Merge(json!({ "status": status })),
-        )
-        .await
-        .unwrap();
-    }
-}
-
-async fn put_secret(
-    admin: &kube::Client,
-    ns: &str,
-    name: &str,
-    labels: &[(&str, &str)],
-    data: &[(&str, &str)],
-) {
-    let api: Api<Secret> = Api::namespaced(admin.clone(), ns);
-    api.create(
-        &PostParams::default(),
-        &fixtures::secret(ns, name, labels, data),
-    )
-    .await
-    .unwrap();
 }
 
 async fn sveltos_cluster(admin: &kube::Client, ns: &str, name: &str) -> Option<SveltosCluster> {
@@ -213,8 +176,8 @@ async fn the_example_rbac_runs_the_whole_lifecycle_and_nothing_more() {
     // provider naming a Secret in the secret-reader namespace.
     let kc_eu = fixtures::unreachable_kubeconfig("rbac-eu-token");
     let kc_us = fixtures::unreachable_kubeconfig("rbac-us-token");
-    create_profile(&admin, &n.eu, "c1", &[("env", "prod")], Json::Null).await;
-    put_secret(
+    inventory::create_profile(&admin, &n.eu, "c1", "test", &[("env", "prod")], Json::Null).await;
+    create_secret(
         &admin,
         &n.eu,
         "c1-kc",
@@ -222,17 +185,17 @@ async fn the_example_rbac_runs_the_whole_lifecycle_and_nothing_more() {
         &[("Config", &kc_eu)],
     )
     .await;
-    create_profile(
+    inventory::create_profile(
         &admin,
         &n.us,
-        "c2",
+        "c2", "test",
         &[("env", "prod")],
         json!({"accessProviders": [{"name": keys::SECRET_READER_PROVIDER, "cluster": {"server": "https://127.0.0.1:1",
             "extensions": [{"name": keys::EXEC_EXTENSION, "extension": {"name": "c2-kc", "namespace": n.vault, "key": "value"}}]}}]}),
     )
     .await;
-    put_secret(&admin, &n.vault, "c2-kc", &[], &[("value", &kc_us)]).await;
-    put_secret(
+    create_secret(&admin, &n.vault, "c2-kc", &[], &[("value", &kc_us)]).await;
+    create_secret(
         &admin,
         &n.other,
         "unrelated",
@@ -333,8 +296,8 @@ output \"bridged\" {{
     assert_eq!(sc.metadata.labels.unwrap_or_default()["env"], "staging");
 
     // A cluster added, then removed.
-    create_profile(&admin, eu, "c3", &[], Json::Null).await;
-    put_secret(
+    inventory::create_profile(&admin, eu, "c3", "test", &[], Json::Null).await;
+    create_secret(
         &admin,
         eu,
         "c3-kc",
@@ -418,8 +381,8 @@ output \"bridged\" {{
 
     // A profile in a namespace without the inventory RoleBinding: plan stops with the API server's refusal,
     // naming the object, and nothing is written there.
-    create_profile(&admin, &n.other, "c9", &[], Json::Null).await;
-    put_secret(
+    inventory::create_profile(&admin, &n.other, "c9", "test", &[], Json::Null).await;
+    create_secret(
         &admin,
         &n.other,
         "c9-kc",

@@ -121,6 +121,18 @@ async fn set_status(client: &kube::Client, ns: &str, name: &str, status: Json) {
         .unwrap_or_else(|e| panic!("patching status of SveltosCluster {ns}/{name}: {e}"));
 }
 
+/// The shared control plane seeded (see [`seed`]) in fresh namespaces `<prefix>-…` and `<prefix>-other-…` for a
+/// bridge named after the first: `(env, namespace, other namespace, bridge)`.
+async fn seeded(prefix: &str) -> (&'static TestEnv, String, String, String) {
+    let env = TestEnv::get();
+    let client = env.client().await;
+    let ns = unique_namespace(&client, prefix).await;
+    let other = unique_namespace(&client, &format!("{prefix}-other")).await;
+    let bridge = ns.clone();
+    seed(env, &client, &ns, &other, &bridge).await;
+    (env, ns, other, bridge)
+}
+
 /// Bridges `c1` (env=prod) and `c2` (env=dev) of `ns` with bridge `bridge` (using tofu), records an expiry on
 /// `c1`'s Secret, and adds `ns/foreign` (env=prod, another bridge's label) and `other/plain` (no label).
 async fn seed(env: &TestEnv, client: &kube::Client, ns: &str, other: &str, bridge: &str) {
@@ -180,12 +192,7 @@ fn ids(list: &Json) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sveltos_clusters_reports_status_selection_and_ownership() {
-    let env = TestEnv::get();
-    let client = env.client().await;
-    let ns = unique_namespace(&client, "scl").await;
-    let other = unique_namespace(&client, "scl-other").await;
-    let bridge = ns.clone();
-    seed(env, &client, &ns, &other, &bridge).await;
+    let (env, ns, other, bridge) = seeded("scl").await;
 
     let config = format!(
         r#"{header}
@@ -343,12 +350,8 @@ const ASSERTION_FAILED: &str = "Check block assertion failed";
 
 #[tokio::test(flavor = "multi_thread")]
 async fn check_example_warns_on_a_not_ready_cluster_and_passes_otherwise() {
-    let env = TestEnv::get();
+    let (env, ns, _, bridge) = seeded("scl-check").await;
     let client = env.client().await;
-    let ns = unique_namespace(&client, "scl-check").await;
-    let other = unique_namespace(&client, "scl-check-other").await;
-    let bridge = ns.clone();
-    seed(env, &client, &ns, &other, &bridge).await;
     let example = std::fs::read_to_string(
         support::repo_root().join("examples/data-sources/sveltos_clusters/check.tf.example"),
     )
@@ -416,12 +419,7 @@ async fn check_example_warns_on_a_not_ready_cluster_and_passes_otherwise() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn configuration_known_only_at_apply_is_read_at_apply() {
-    let env = TestEnv::get();
-    let client = env.client().await;
-    let ns = unique_namespace(&client, "scl-late").await;
-    let other = unique_namespace(&client, "scl-late-other").await;
-    let bridge = ns.clone();
-    seed(env, &client, &ns, &other, &bridge).await;
+    let (env, ns, _, bridge) = seeded("scl-late").await;
     // terraform_data (Terraform >= 1.4, OpenTofu): its output is unknown until apply.
     let config = format!(
         r#"{header}

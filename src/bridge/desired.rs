@@ -8,8 +8,9 @@ use k8s_openapi::{
 };
 
 use super::{
-    BridgeSpec, CREDENTIAL_CONFIG_ANNOTATION, CREDENTIAL_SOURCE_ANNOTATION, SECRET_KEY,
-    SECRET_SUFFIX, TOKEN_RENEWAL_ANNOTATION, credentials::CredentialSource, sha256_hex,
+    BridgeSpec, CREDENTIAL_CONFIG_ANNOTATION, CREDENTIAL_SOURCE_ANNOTATION, Override, SECRET_KEY,
+    SECRET_SUFFIX, TOKEN_RENEWAL_ANNOTATION, TokenRenewal, credentials::CredentialSource,
+    sha256_hex,
 };
 use crate::api::{
     ClusterProfile, SveltosCluster, SveltosClusterSpec, TokenRequestRenewalOption, keys,
@@ -183,47 +184,14 @@ pub fn desired(
     let name = profile.metadata.name.clone().unwrap_or_default();
     let over = spec.overrides.get(&key);
     let labels = cluster_labels(spec, profile);
-
-    let mut annotations = spec.extra_annotations.clone();
-    if let Some(o) = over {
-        annotations.extend(o.extra_annotations.clone());
-    }
-    annotations.insert(keys::SOURCE_ANNOTATION.into(), key.clone());
-    if let Some(d) = profile.spec.display_name.as_ref().filter(|d| !d.is_empty()) {
-        annotations.insert(keys::DISPLAY_NAME_ANNOTATION.into(), d.clone());
-    }
     let renewal = over
         .and_then(|o| o.token_renewal.clone())
         .or_else(|| spec.token_renewal.clone());
     let renewal_record = renewal
         .as_ref()
         .map(|r| serde_json::to_string(r).unwrap_or_default());
-    if let Some(r) = &renewal_record {
-        annotations.insert(TOKEN_RENEWAL_ANNOTATION.into(), r.clone());
-    }
-    let sc_spec = SveltosClusterSpec {
-        kubeconfig_name: Some(secret_name(&name)),
-        kubeconfig_key_name: Some(SECRET_KEY.into()),
-        paused: if health_pause {
-            Some(true)
-        } else {
-            over.and_then(|o| o.paused).or(spec.paused)
-        },
-        consecutive_failure_threshold: over
-            .and_then(|o| o.consecutive_failure_threshold)
-            .or(spec.consecutive_failure_threshold),
-        active_window: over
-            .and_then(|o| o.active_window.clone())
-            .or_else(|| spec.active_window.clone()),
-        token_request_renewal_option: renewal.map(|r| TokenRequestRenewalOption {
-            renew_token_request_interval: r.interval,
-            token_duration: r.token_duration,
-            sa_name: r.sa_name,
-            sa_namespace: r.sa_namespace,
-            kubeconfig_key_name: None,
-        }),
-        ..Default::default()
-    };
+    let annotations = cluster_annotations(spec, over, profile, &key, renewal_record.as_deref());
+    let sc_spec = cluster_spec(spec, over, &name, health_pause, renewal);
     let config = config_sha256(&annotations, &sc_spec);
     let mut sc_labels = labels.clone();
     sc_labels.insert(keys::BRIDGE_LABEL.into(), spec.name.clone());
@@ -253,24 +221,7 @@ pub fn desired(
             if let Some(r) = &renewal_record {
                 ann.insert(TOKEN_RENEWAL_ANNOTATION.into(), r.clone());
             }
-            let secret = Secret {
-                metadata: ObjectMeta {
-                    name: Some(secret_name(&name)),
-                    namespace: Some(ns.clone()),
-                    labels: Some(BTreeMap::from([(
-                        keys::BRIDGE_LABEL.to_string(),
-                        spec.name.clone(),
-                    )])),
-                    annotations: Some(ann),
-                    ..Default::default()
-                },
-                type_: Some("Opaque".into()),
-                data: Some(BTreeMap::from([(
-                    SECRET_KEY.to_string(),
-                    ByteString(bytes.clone()),
-                )])),
-                ..Default::default()
-            };
+            let secret = kubeconfig_secret(spec, &ns, &name, ann, bytes);
             (Some(secret), Some(sha), expires_at.clone(), false)
         }
         Material::Reuse {
@@ -298,6 +249,91 @@ pub fn desired(
         key,
         secret,
         sveltos_cluster: sc,
+    }
+}
+
+/// The SveltosCluster's annotations: the extra ones (the override's over the bridge's), the source
+/// profile, its display name and the token renewal record.
+fn cluster_annotations(
+    spec: &BridgeSpec,
+    over: Option<&Override>,
+    profile: &ClusterProfile,
+    key: &str,
+    renewal_record: Option<&str>,
+) -> BTreeMap<String, String> {
+    let mut annotations = spec.extra_annotations.clone();
+    if let Some(o) = over {
+        annotations.extend(o.extra_annotations.clone());
+    }
+    annotations.insert(keys::SOURCE_ANNOTATION.into(), key.to_string());
+    if let Some(d) = profile.spec.display_name.as_ref().filter(|d| !d.is_empty()) {
+        annotations.insert(keys::DISPLAY_NAME_ANNOTATION.into(), d.clone());
+    }
+    if let Some(r) = renewal_record {
+        annotations.insert(TOKEN_RENEWAL_ANNOTATION.into(), r.to_string());
+    }
+    annotations
+}
+
+/// The SveltosCluster's spec: the override's settings over the bridge's, paused while unhealthy when
+/// `health_pause`.
+fn cluster_spec(
+    spec: &BridgeSpec,
+    over: Option<&Override>,
+    name: &str,
+    health_pause: bool,
+    renewal: Option<TokenRenewal>,
+) -> SveltosClusterSpec {
+    SveltosClusterSpec {
+        kubeconfig_name: Some(secret_name(name)),
+        kubeconfig_key_name: Some(SECRET_KEY.into()),
+        paused: if health_pause {
+            Some(true)
+        } else {
+            over.and_then(|o| o.paused).or(spec.paused)
+        },
+        consecutive_failure_threshold: over
+            .and_then(|o| o.consecutive_failure_threshold)
+            .or(spec.consecutive_failure_threshold),
+        active_window: over
+            .and_then(|o| o.active_window.clone())
+            .or_else(|| spec.active_window.clone()),
+        token_request_renewal_option: renewal.map(|r| TokenRequestRenewalOption {
+            renew_token_request_interval: r.interval,
+            token_duration: r.token_duration,
+            sa_name: r.sa_name,
+            sa_namespace: r.sa_namespace,
+            kubeconfig_key_name: None,
+        }),
+        ..Default::default()
+    }
+}
+
+/// The kubeconfig Secret for cluster `ns/name`, holding `bytes`, with the ownership label and `annotations`.
+fn kubeconfig_secret(
+    spec: &BridgeSpec,
+    ns: &str,
+    name: &str,
+    annotations: BTreeMap<String, String>,
+    bytes: &[u8],
+) -> Secret {
+    Secret {
+        metadata: ObjectMeta {
+            name: Some(secret_name(name)),
+            namespace: Some(ns.to_string()),
+            labels: Some(BTreeMap::from([(
+                keys::BRIDGE_LABEL.to_string(),
+                spec.name.clone(),
+            )])),
+            annotations: Some(annotations),
+            ..Default::default()
+        },
+        type_: Some("Opaque".into()),
+        data: Some(BTreeMap::from([(
+            SECRET_KEY.to_string(),
+            ByteString(bytes.to_vec()),
+        )])),
+        ..Default::default()
     }
 }
 

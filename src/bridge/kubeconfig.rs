@@ -328,128 +328,162 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Rc<Node>, KubeconfigError> {
     options.flow_nesting_limit = MAX_DEPTH + 1;
     options.block_nesting_limit = MAX_DEPTH + 1;
     let mut parser = Parser::new_from_str_with_options(text, options);
+    let mut tree = TreeBuilder::default();
+    while let Some(next) = parser.next_event() {
+        let (event, span) = next.map_err(|e| scan_error(&e))?;
+        tree.event(event, span.start.line(), span.start.col() + 1)?;
+    }
+    tree.root.ok_or(KubeconfigError::NotAMapping)
+}
 
-    let mut anchors: HashMap<usize, (Rc<Node>, usize)> = HashMap::new();
-    let mut stack: Vec<Frame> = Vec::new();
-    let mut root: Option<Rc<Node>> = None;
-    let mut documents = 0usize;
-    let mut total = 0usize;
-    let mut charge = |n: usize| {
-        total = total.saturating_add(n);
-        if total > MAX_NODES {
+/// The error for a document the parser rejects.
+fn scan_error(e: &granit_parser::ScanError) -> KubeconfigError {
+    match e.kind() {
+        granit_parser::ErrorKind::RecursionLimitExceeded => {
+            KubeconfigError::TooDeep { limit: MAX_DEPTH }
+        }
+        _ => KubeconfigError::Syntax {
+            line: e.marker().line(),
+            column: e.marker().col() + 1,
+        },
+    }
+}
+
+/// The tree under construction from the parser's events, and the budget spent on it.
+#[derive(Default)]
+struct TreeBuilder {
+    /// Anchored nodes by anchor id, with their expanded size.
+    anchors: HashMap<usize, (Rc<Node>, usize)>,
+    /// The collections opened and not yet closed, innermost last.
+    stack: Vec<Frame>,
+    /// The document's top node, once finished.
+    root: Option<Rc<Node>>,
+    /// Documents started.
+    documents: usize,
+    /// Expanded nodes so far.
+    total: usize,
+}
+
+impl TreeBuilder {
+    /// Counts `n` more expanded nodes against [`MAX_NODES`].
+    fn charge(&mut self, n: usize) -> Result<(), KubeconfigError> {
+        self.total = self.total.saturating_add(n);
+        if self.total > MAX_NODES {
             Err(KubeconfigError::TooManyNodes { limit: MAX_NODES })
         } else {
             Ok(())
         }
-    };
+    }
 
-    while let Some(next) = parser.next_event() {
-        let (event, span) = next.map_err(|e| match e.kind() {
-            granit_parser::ErrorKind::RecursionLimitExceeded => {
-                KubeconfigError::TooDeep { limit: MAX_DEPTH }
-            }
-            _ => KubeconfigError::Syntax {
-                line: e.marker().line(),
-                column: e.marker().col() + 1,
-            },
-        })?;
-        let line = span.start.line();
-        let column = span.start.col() + 1;
+    /// Takes one event found at `line`/`column`.
+    fn event(
+        &mut self,
+        event: Event<'_>,
+        line: usize,
+        column: usize,
+    ) -> Result<(), KubeconfigError> {
         // A finished node: its anchor id (0 for none), the node and its expanded size.
-        let done: (usize, Rc<Node>, usize) = match event {
+        let (anchor, node, size) = match event {
             Event::DocumentStart(..) => {
-                documents += 1;
-                if documents > 1 {
+                self.documents += 1;
+                if self.documents > 1 {
                     return Err(KubeconfigError::MultipleDocuments);
                 }
-                continue;
+                return Ok(());
             }
             Event::Scalar(text, style, anchor, _) => {
-                charge(1)?;
+                self.charge(1)?;
                 let plain = matches!(style, ScalarStyle::Plain);
-                (
-                    anchor,
-                    Rc::new(Node::Scalar {
-                        text: text.into_owned(),
-                        plain,
-                    }),
-                    1,
-                )
+                let text = text.into_owned();
+                (anchor, Rc::new(Node::Scalar { text, plain }), 1)
             }
             Event::Alias(id) => {
-                let (node, size) = anchors
+                let (node, size) = self
+                    .anchors
                     .get(&id)
                     .cloned()
                     .ok_or(KubeconfigError::BadAlias { line })?;
-                charge(size)?;
+                self.charge(size)?;
                 (0, node, size)
             }
-            Event::SequenceStart(_, anchor, _) | Event::MappingStart(_, anchor, _) => {
-                charge(1)?;
-                if stack.len() >= MAX_DEPTH {
-                    return Err(KubeconfigError::TooDeep { limit: MAX_DEPTH });
-                }
-                stack.push(if matches!(event, Event::SequenceStart(..)) {
-                    Frame::Seq {
-                        anchor,
-                        items: Vec::new(),
-                        size: 1,
-                    }
-                } else {
-                    Frame::Map {
-                        anchor,
-                        entries: Vec::new(),
-                        key: None,
-                        size: 1,
-                        line,
-                        column,
-                    }
+            Event::SequenceStart(_, anchor, _) => {
+                return self.open(Frame::Seq {
+                    anchor,
+                    items: Vec::new(),
+                    size: 1,
                 });
-                continue;
             }
-            Event::SequenceEnd | Event::MappingEnd => match stack.pop() {
-                Some(Frame::Seq {
+            Event::MappingStart(_, anchor, _) => {
+                return self.open(Frame::Map {
                     anchor,
-                    items,
-                    size,
-                }) => (anchor, Rc::new(Node::Seq(items)), size),
-                Some(Frame::Map {
-                    anchor,
-                    entries,
-                    size,
+                    entries: Vec::new(),
+                    key: None,
+                    size: 1,
                     line,
                     column,
-                    ..
-                }) => {
-                    let mut seen = std::collections::HashSet::with_capacity(entries.len());
-                    if entries
-                        .iter()
-                        .filter_map(|(k, _)| k.as_str())
-                        .any(|k| !seen.insert(k))
-                    {
-                        return Err(KubeconfigError::DuplicateKey { line, column });
-                    }
-                    (anchor, Rc::new(Node::Map(entries)), size)
-                }
-                None => return Err(KubeconfigError::Syntax { line, column }),
-            },
+                });
+            }
+            Event::SequenceEnd | Event::MappingEnd => self.close(line, column)?,
             // Stream and document ends, and presentation-only events, carry no node.
-            _ => continue,
+            _ => return Ok(()),
         };
-        let (anchor, node, size) = done;
         if anchor != 0 {
-            anchors.insert(anchor, (node.clone(), size));
+            self.anchors.insert(anchor, (node.clone(), size));
         }
-        match stack.last_mut() {
+        match self.stack.last_mut() {
             Some(frame) => {
                 if frame.push(node, size) {
                     return Err(KubeconfigError::MergeKey { line });
                 }
             }
-            None => root = Some(node),
+            None => self.root = Some(node),
+        }
+        Ok(())
+    }
+
+    /// Opens a sequence or mapping.
+    fn open(&mut self, frame: Frame) -> Result<(), KubeconfigError> {
+        self.charge(1)?;
+        if self.stack.len() >= MAX_DEPTH {
+            return Err(KubeconfigError::TooDeep { limit: MAX_DEPTH });
+        }
+        self.stack.push(frame);
+        Ok(())
+    }
+
+    /// Closes the innermost collection: its anchor id, node and expanded size.
+    fn close(
+        &mut self,
+        line: usize,
+        column: usize,
+    ) -> Result<(usize, Rc<Node>, usize), KubeconfigError> {
+        match self.stack.pop() {
+            Some(Frame::Seq {
+                anchor,
+                items,
+                size,
+            }) => Ok((anchor, Rc::new(Node::Seq(items)), size)),
+            Some(Frame::Map {
+                anchor,
+                entries,
+                size,
+                line,
+                column,
+                ..
+            }) => {
+                let mut seen = std::collections::HashSet::with_capacity(entries.len());
+                if entries
+                    .iter()
+                    .filter_map(|(k, _)| k.as_str())
+                    .any(|k| !seen.insert(k))
+                {
+                    return Err(KubeconfigError::DuplicateKey { line, column });
+                }
+                Ok((anchor, Rc::new(Node::Map(entries)), size))
+            }
+            None => Err(KubeconfigError::Syntax { line, column }),
         }
     }
-    root.ok_or(KubeconfigError::NotAMapping)
 }
 
 /// The inertness check over a parsed document.

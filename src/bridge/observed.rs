@@ -114,23 +114,29 @@ fn owner(meta: &ObjectMeta) -> Option<&str> {
         .map(String::as_str)
 }
 
+/// Whether a `managedFields` entry is our field manager's server-side apply.
+fn is_ours(entry: &ManagedFieldsEntry) -> bool {
+    entry.manager.as_deref() == Some(FIELD_MANAGER) && entry.operation.as_deref() == Some("Apply")
+}
+
+/// The field set at `path` below a `fieldsV1` value, if it is there.
+fn fields_at<'a>(
+    fields: &'a serde_json::Value,
+    path: &[&str],
+) -> Option<&'a serde_json::Map<String, serde_json::Value>> {
+    path.iter()
+        .try_fold(fields, |node, step| node.get(*step))?
+        .as_object()
+}
+
 /// Keys under `f:<path[0]>` → `f:<path[1]>` … that our field manager owns through server-side apply.
 fn owned_keys(managed: Option<&Vec<ManagedFieldsEntry>>, path: &[&str]) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
-    for entry in managed.into_iter().flatten() {
-        if entry.manager.as_deref() != Some(FIELD_MANAGER)
-            || entry.operation.as_deref() != Some("Apply")
-        {
-            continue;
-        }
+    for entry in managed.into_iter().flatten().filter(|e| is_ours(e)) {
         let Some(fields) = entry.fields_v1.as_ref() else {
             continue;
         };
-        let mut node = Some(&fields.0);
-        for step in path {
-            node = node.and_then(|n| n.get(*step));
-        }
-        if let Some(map) = node.and_then(|s| s.as_object()) {
+        if let Some(map) = fields_at(&fields.0, path) {
             out.extend(
                 map.keys()
                     .filter_map(|k| k.strip_prefix("f:"))
@@ -159,20 +165,14 @@ pub fn compact_managed_fields(meta: &mut ObjectMeta) {
     let Some(entries) = meta.managed_fields.as_mut() else {
         return;
     };
-    entries.retain(|e| {
-        e.manager.as_deref() == Some(FIELD_MANAGER) && e.operation.as_deref() == Some("Apply")
-    });
+    entries.retain(is_ours);
     for entry in entries.iter_mut() {
         let Some(fields) = entry.fields_v1.as_mut() else {
             continue;
         };
         let mut kept = serde_json::Map::new();
         for path in OWNED_PATHS {
-            let mut node = Some(&fields.0);
-            for step in path {
-                node = node.and_then(|n| n.get(*step));
-            }
-            let Some(map) = node.and_then(|n| n.as_object()) else {
+            let Some(map) = fields_at(&fields.0, path) else {
                 continue;
             };
             let keys: serde_json::Map<String, serde_json::Value> = map

@@ -418,102 +418,119 @@ fn report(inputs: &Inputs<'_>, plan: &mut Plan) {
     for issue in &plan.issues {
         by_cause.entry(issue.cause).or_default().push(issue);
     }
-    let mut problems = Vec::new();
-    for (cause, mut issues) in by_cause {
-        issues.sort_by(|a, b| a.key.cmp(&b.key));
-        let error = match cause {
-            Cause::Unhealthy => false,
-            Cause::ChangedSincePlan => true,
-            Cause::Credentials(_) => {
-                spec.strict || (spec.require_credentials && issues.iter().any(|i| !i.kept))
-            }
-            Cause::Collision => spec.strict,
-        };
-        let kept = issues.iter().filter(|i| i.kept).count();
-        let lines: Vec<String> = issues
-            .iter()
-            .take(LISTED)
-            .map(|i| {
-                let state = if i.kept {
-                    "kept as it is"
-                } else {
-                    "not registered"
-                };
-                format!("- {} ({state}): {}", i.key, i.detail)
-            })
-            .collect();
-        let more = issues
-            .len()
-            .checked_sub(LISTED)
-            .filter(|n| *n > 0)
-            .map(|n| format!("\n- and {n} more"))
-            .unwrap_or_default();
-        let after = if error {
-            if spec.strict {
-                "strict = true makes this an error: nothing was written."
+    let mut problems: Vec<Problem> = by_cause
+        .into_iter()
+        .map(|(cause, issues)| cause_problem(spec, cause, issues))
+        .collect();
+    problems.extend(impostors_problem(inputs));
+    problems.extend(removals_problem(spec, &plan.removals));
+    plan.problems.extend(problems);
+}
+
+/// One diagnostic for every cluster with the same cause, listing the first [`LISTED`].
+fn cause_problem(spec: &BridgeSpec, cause: Cause, mut issues: Vec<&ClusterIssue>) -> Problem {
+    issues.sort_by(|a, b| a.key.cmp(&b.key));
+    let error = match cause {
+        Cause::Unhealthy => false,
+        Cause::ChangedSincePlan => true,
+        Cause::Credentials(_) => {
+            spec.strict || (spec.require_credentials && issues.iter().any(|i| !i.kept))
+        }
+        Cause::Collision => spec.strict,
+    };
+    let kept = issues.iter().filter(|i| i.kept).count();
+    let lines: Vec<String> = issues
+        .iter()
+        .take(LISTED)
+        .map(|i| {
+            let state = if i.kept {
+                "kept as it is"
             } else {
-                "require_credentials = true makes this an error: nothing was written."
-            }
+                "not registered"
+            };
+            format!("- {} ({state}): {}", i.key, i.detail)
+        })
+        .collect();
+    let more = issues
+        .len()
+        .checked_sub(LISTED)
+        .filter(|n| *n > 0)
+        .map(|n| format!("\n- and {n} more"))
+        .unwrap_or_default();
+    let after = if error {
+        if spec.strict {
+            "strict = true makes this an error: nothing was written."
         } else {
-            "Every other cluster is planned normally. Set strict = true to make this an error."
-        };
-        let summary = format!(
-            "{} ClusterProfile(s): {} ({kept} kept as they are)",
-            issues.len(),
-            cause.describe()
-        );
-        let detail = format!("{}{more}\n\n{} {after}", lines.join("\n"), cause.hint());
-        let path = match cause {
-            Cause::Credentials(_) => vec![Step::Attr("credentials")],
-            Cause::Collision => vec![Step::Attr("adopt")],
-            Cause::Unhealthy => vec![Step::Attr("require_healthy")],
-            Cause::ChangedSincePlan => vec![],
-        };
-        problems.push(if error {
-            Problem::error(path, summary, detail)
-        } else {
-            Problem::warning(path, summary, detail)
-        });
+            "require_credentials = true makes this an error: nothing was written."
+        }
+    } else {
+        "Every other cluster is planned normally. Set strict = true to make this an error."
+    };
+    let summary = format!(
+        "{} ClusterProfile(s): {} ({kept} kept as they are)",
+        issues.len(),
+        cause.describe()
+    );
+    let detail = format!("{}{more}\n\n{} {after}", lines.join("\n"), cause.hint());
+    let path = match cause {
+        Cause::Credentials(_) => vec![Step::Attr("credentials")],
+        Cause::Collision => vec![Step::Attr("adopt")],
+        Cause::Unhealthy => vec![Step::Attr("require_healthy")],
+        Cause::ChangedSincePlan => vec![],
+    };
+    if error {
+        Problem::error(path, summary, detail)
+    } else {
+        Problem::warning(path, summary, detail)
     }
-    if !inputs.world.impostors.is_empty() {
-        problems.push(Problem::warning(
+}
+
+/// The warning for objects that carry this bridge's ownership label without being its own.
+fn impostors_problem(inputs: &Inputs<'_>) -> Option<Problem> {
+    let impostors = &inputs.world.impostors;
+    (!impostors.is_empty()).then(|| {
+        Problem::warning(
             vec![Step::Attr("name")],
             format!(
                 "{} object(s) carry the ownership label of bridge {:?} but were not created by it",
-                inputs.world.impostors.len(),
-                spec.name
+                impostors.len(),
+                inputs.spec.name
             ),
             format!(
                 "{}. The bridge never updates or deletes them. If they are really this bridge's (for example \
                  after the state was lost), take them over with `terraform import`.",
-                name_list(inputs.world.impostors.iter().map(String::as_str))
+                name_list(impostors.iter().map(String::as_str))
             ),
-        ));
+        )
+    })
+}
+
+/// The warning for the clusters this plan deregisters, or the error when they are more than `max_removals`.
+fn removals_problem(spec: &BridgeSpec, removals: &[String]) -> Option<Problem> {
+    if removals.is_empty() {
+        return None;
     }
-    if !plan.removals.is_empty() {
-        let n = plan.removals.len();
-        let names = name_list(plan.removals.iter().map(String::as_str));
-        match spec.max_removals {
-            Some(max) if n > max => problems.push(Problem::error(
-                vec![Step::Attr("max_removals")],
-                format!("This plan would deregister {n} clusters, more than max_removals = {max}"),
-                format!(
-                    "Deregistering a cluster makes Sveltos withdraw its add-ons. Clusters: {names}. Nothing was \
-                     written. If this is intended, raise max_removals; otherwise check label_selector, \
-                     namespaces and names."
-                ),
-            )),
-            _ => problems.push(Problem::warning(
-                vec![],
-                format!("This plan deregisters {n} cluster(s)"),
-                format!(
-                    "{names}. Sveltos withdraws their add-ons once their SveltosClusters are gone. Set \
-                     max_removals to cap how many one plan may deregister."
-                ),
-            )),
-        }
-    }
-    plan.problems.extend(problems);
+    let n = removals.len();
+    let names = name_list(removals.iter().map(String::as_str));
+    Some(match spec.max_removals {
+        Some(max) if n > max => Problem::error(
+            vec![Step::Attr("max_removals")],
+            format!("This plan would deregister {n} clusters, more than max_removals = {max}"),
+            format!(
+                "Deregistering a cluster makes Sveltos withdraw its add-ons. Clusters: {names}. Nothing was \
+                 written. If this is intended, raise max_removals; otherwise check label_selector, \
+                 namespaces and names."
+            ),
+        ),
+        _ => Problem::warning(
+            vec![],
+            format!("This plan deregisters {n} cluster(s)"),
+            format!(
+                "{names}. Sveltos withdraws their add-ons once their SveltosClusters are gone. Set \
+                 max_removals to cap how many one plan may deregister."
+            ),
+        ),
+    })
 }
 
 type MaterialAndRun = (Material, Option<ExecInvocation>);

@@ -40,6 +40,32 @@ pub fn label_selector(config: &Value, diags: &mut Diagnostics) -> Option<Selecto
     }
 }
 
+/// The required `namespace` and `name` attributes naming one ClusterProfile (the single data source, the
+/// ephemeral credentials).
+pub fn profile_identity_attributes() -> [crate::tfplugin::schema::Attribute; 2] {
+    use crate::tfplugin::schema::Attribute;
+    [
+        Attribute::string("namespace")
+            .required()
+            .markdown_description("Namespace of the ClusterProfile."),
+        Attribute::string("name")
+            .required()
+            .markdown_description("Name of the ClusterProfile."),
+    ]
+}
+
+/// `config` with the attributes `attrs` that are not wholly known set to null: validation checks only known
+/// values; unknown ones are checked at read time.
+pub fn known_only(config: &Value, attrs: &[&str]) -> Value {
+    let mut known = config.clone();
+    for attr in attrs {
+        if !config.get_attr(attr).is_wholly_known() {
+            known.set_attr(*attr, Value::Null);
+        }
+    }
+    known
+}
+
 /// `namespace` and `name` of one ClusterProfile (the single data source, the ephemeral credentials), validated as
 /// Kubernetes validates them, and the `credentials` block.
 pub fn profile_identity(config: &Value) -> Diagnostics {

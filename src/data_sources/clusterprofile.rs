@@ -7,7 +7,7 @@ use async_trait::async_trait;
 
 use super::{
     lookup::credential_statuses,
-    profile_value::{failed, profile_attributes, profile_attrs, unknown_config},
+    profile_value::{failed, inventory_access, profile_attributes, profile_attrs, unknown_config},
 };
 use crate::{
     api::ClusterProfile,
@@ -15,7 +15,7 @@ use crate::{
     provider::ProviderState,
     tfplugin::{
         AttributePath, DataReadRequest, DataReadResponse, DataSource, Diagnostic, Diagnostics,
-        Schema, Value, schema::Attribute,
+        Schema, Value,
     },
 };
 
@@ -38,16 +38,10 @@ pub fn schema() -> Schema {
             "Reads one KEP-4322 `ClusterProfile` (`multicluster.x-k8s.io/v1alpha1`) and reports where \
              `sveltos_cluster_inventory_bridge` would take its kubeconfig from. Never exposes credential data.",
         )
-        .attribute(
-            Attribute::string("namespace")
-                .required()
-                .markdown_description("Namespace of the ClusterProfile."),
-        )
-        .attribute(
-            Attribute::string("name")
-                .required()
-                .markdown_description("Name of the ClusterProfile."),
-        );
+;
+    for a in crate::config_blocks::selection::profile_identity_attributes() {
+        s = s.attribute(a);
+    }
     for a in profile_attributes(false) {
         s = s.attribute(a);
     }
@@ -85,16 +79,9 @@ impl DataSource for ClusterProfileDataSource {
         }
         let namespace = config.get_attr("namespace").as_str().unwrap_or_default();
         let name = config.get_attr("name").as_str().unwrap_or_default();
-        let (options, providers) =
-            match crate::config_blocks::credentials::settings(config.get_attr("credentials")) {
-                Ok(v) => v,
-                Err(d) => return failed(config, d),
-            };
-        // The inventory's cluster: the `inventory` block's, else the provider's.
-        let client = match crate::config_blocks::inventory::client(&self.state, config, req.client)
-        {
-            Ok(c) => c,
-            Err(why) => return super::profile_value::not_ready(&schema, config, why),
+        let (options, providers, client) = match inventory_access(&self.state, &schema, &req) {
+            Ok(v) => v,
+            Err(resp) => return *resp,
         };
         let profile = match io::get_opt::<ClusterProfile>(&client, namespace, name).await {
             Ok(Some(p)) => p,

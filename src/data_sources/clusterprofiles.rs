@@ -7,11 +7,12 @@ use async_trait::async_trait;
 
 use super::{
     lookup::credential_statuses,
-    profile_value::{failed, profile_object_type, profile_value, unknown_config},
+    profile_value::{failed, inventory_access, profile_object_type, profile_value, unknown_config},
 };
 use crate::{
     api::ClusterProfile,
     bridge::{Selection, selection_miss},
+    config_blocks::selection::known_only,
     k8s::io,
     provider::ProviderState,
     tfplugin::{
@@ -148,18 +149,15 @@ impl DataSource for ClusterProfilesDataSource {
     }
 
     async fn validate(&self, config: &Value) -> Diagnostics {
-        // Only known values can be checked; unknown ones are checked at read time.
-        let mut known = config.clone();
-        for attr in [
-            "namespaces",
-            "label_selector",
-            "require_healthy",
-            "healthy_only",
-        ] {
-            if !config.get_attr(attr).is_wholly_known() {
-                known.set_attr(attr, Value::Null);
-            }
-        }
+        let known = known_only(
+            config,
+            &[
+                "namespaces",
+                "label_selector",
+                "require_healthy",
+                "healthy_only",
+            ],
+        );
         let mut diags = selection(&known).err().unwrap_or_default();
         diags.extend(
             crate::config_blocks::credentials::check(config.get_attr("credentials")).into_vec(),
@@ -177,16 +175,9 @@ impl DataSource for ClusterProfilesDataSource {
             Ok(s) => s,
             Err(d) => return failed(config, d),
         };
-        let (options, providers) =
-            match crate::config_blocks::credentials::settings(config.get_attr("credentials")) {
-                Ok(v) => v,
-                Err(d) => return failed(config, d),
-            };
-        // The inventory's cluster: the `inventory` block's, else the provider's.
-        let client = match crate::config_blocks::inventory::client(&self.state, config, req.client)
-        {
-            Ok(c) => c,
-            Err(why) => return super::profile_value::not_ready(&schema, config, why),
+        let (options, providers, client) = match inventory_access(&self.state, &schema, &req) {
+            Ok(v) => v,
+            Err(resp) => return *resp,
         };
         let mut profiles: Vec<ClusterProfile> = match io::list(&client, &sel.namespaces, None).await
         {

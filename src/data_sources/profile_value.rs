@@ -10,7 +10,10 @@ use std::collections::BTreeMap;
 pub use super::lookup::CredentialStatus;
 use crate::{
     api::{AccessProvider, ClusterProfile},
-    bridge::credentials::access_providers,
+    bridge::{
+        credentials::{CredentialOptions, access_providers},
+        exec::ProvidersFile,
+    },
     tfplugin::{
         DataReadRequest, DataReadResponse, DeferredReason, Diagnostic, Diagnostics, Schema, Type,
         Value,
@@ -293,6 +296,22 @@ pub fn not_ready(
         },
         crate::provider::NotReady::Fail(d) => failed(config, d.into()),
     }
+}
+
+/// The `credentials` settings of a ClusterProfile data source's configuration and the inventory's client (the
+/// `inventory` block's, else the provider's); or the response that ends the read when either is not there.
+pub fn inventory_access(
+    state: &crate::provider::ProviderState,
+    schema: &Schema,
+    req: &DataReadRequest,
+) -> Result<(CredentialOptions, Option<ProvidersFile>, kube::Client), Box<DataReadResponse>> {
+    let config = &req.config;
+    let (options, providers) =
+        crate::config_blocks::credentials::settings(config.get_attr("credentials"))
+            .map_err(|d| Box::new(failed(config, d)))?;
+    let client = crate::config_blocks::inventory::client(state, config, req.client)
+        .map_err(|why| Box::new(not_ready(schema, config, why)))?;
+    Ok((options, providers, client))
 }
 
 /// A response carrying only diagnostics (state = the configuration).

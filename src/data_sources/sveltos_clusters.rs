@@ -17,6 +17,7 @@ use crate::{
         desired::secret_name,
         selector::{Selector, label_value},
     },
+    config_blocks::selection::known_only,
     k8s::io::{self, IoError},
     provider::ProviderState,
     tfplugin::{
@@ -358,13 +359,10 @@ impl DataSource for SveltosClustersDataSource {
     }
 
     async fn validate(&self, config: &Value) -> Diagnostics {
-        // Only known values can be checked; unknown ones are checked at read time.
-        let mut known = config.clone();
-        for attr in ["bridge", "owned_only", "namespaces", "label_selector"] {
-            if !config.get_attr(attr).is_wholly_known() {
-                known.set_attr(attr, Value::Null);
-            }
-        }
+        let known = known_only(
+            config,
+            &["bridge", "owned_only", "namespaces", "label_selector"],
+        );
         query(&known).err().unwrap_or_default()
     }
 

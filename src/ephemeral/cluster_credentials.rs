@@ -99,16 +99,10 @@ pub fn schema() -> Schema {
              a `kubernetes`, `helm` or aliased `sveltos` provider per member cluster. Needs Terraform >= 1.10 or \
              OpenTofu >= 1.11.",
         )
-        .attribute(
-            Attribute::string("namespace")
-                .required()
-                .markdown_description("Namespace of the ClusterProfile."),
-        )
-        .attribute(
-            Attribute::string("name")
-                .required()
-                .markdown_description("Name of the ClusterProfile."),
-        );
+;
+    for a in crate::config_blocks::selection::profile_identity_attributes() {
+        s = s.attribute(a);
+    }
     for (name, doc) in RESULT {
         s = s.attribute(
             Attribute::string(name)

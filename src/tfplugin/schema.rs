@@ -138,6 +138,33 @@ pub struct NestedBlock {
     pub max_items: i64,
 }
 
+/// The `description`, `markdown_description` and `deprecated` builders of [`Block`] and [`Attribute`], which
+/// hold the same four fields for them.
+macro_rules! description_setters {
+    ($what:literal) => {
+        #[doc = concat!("Sets a plain-text description of the ", $what, ".")]
+        pub fn description(mut self, text: impl Into<String>) -> Self {
+            self.description = text.into();
+            self.description_kind = StringKind::Plain;
+            self
+        }
+
+        #[doc = concat!("Sets a markdown description of the ", $what, ".")]
+        pub fn markdown_description(mut self, text: impl Into<String>) -> Self {
+            self.description = text.into();
+            self.description_kind = StringKind::Markdown;
+            self
+        }
+
+        #[doc = concat!("Marks the ", $what, " deprecated, with a message.")]
+        pub fn deprecated(mut self, message: impl Into<String>) -> Self {
+            self.deprecated = true;
+            self.deprecation_message = message.into();
+            self
+        }
+    };
+}
+
 impl Schema {
     /// An empty schema with the given version.
     pub fn new(version: i64) -> Self {
@@ -207,26 +234,7 @@ impl Block {
         self
     }
 
-    /// Sets a plain-text description.
-    pub fn description(mut self, text: impl Into<String>) -> Self {
-        self.description = text.into();
-        self.description_kind = StringKind::Plain;
-        self
-    }
-
-    /// Sets a markdown description.
-    pub fn markdown_description(mut self, text: impl Into<String>) -> Self {
-        self.description = text.into();
-        self.description_kind = StringKind::Markdown;
-        self
-    }
-
-    /// Marks the block deprecated.
-    pub fn deprecated(mut self, message: impl Into<String>) -> Self {
-        self.deprecated = true;
-        self.deprecation_message = message.into();
-        self
-    }
+    description_setters!("block");
 
     /// The attribute called `name`.
     pub fn attribute_named(&self, name: &str) -> Option<&Attribute> {
@@ -429,26 +437,7 @@ impl Attribute {
         self
     }
 
-    /// Deprecated, with a message.
-    pub fn deprecated(mut self, message: impl Into<String>) -> Self {
-        self.deprecated = true;
-        self.deprecation_message = message.into();
-        self
-    }
-
-    /// Plain-text description.
-    pub fn description(mut self, text: impl Into<String>) -> Self {
-        self.description = text.into();
-        self.description_kind = StringKind::Plain;
-        self
-    }
-
-    /// Markdown description.
-    pub fn markdown_description(mut self, text: impl Into<String>) -> Self {
-        self.description = text.into();
-        self.description_kind = StringKind::Markdown;
-        self
-    }
+    description_setters!("attribute");
 
     /// The type of this attribute's values.
     pub fn value_type(&self) -> Type {

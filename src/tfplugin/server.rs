@@ -130,7 +130,7 @@ fn no_such(kind: &str, name: &str) -> Vec<pb::Diagnostic> {
 }
 
 /// Responses that can carry only diagnostics (everything else left empty): the answer of every RPC for a feature
-/// this layer does not offer.
+/// this layer does not offer, and of the others when they fail before they have anything else to say.
 trait DiagnosticsOnly: Default {
     fn set_diagnostics(&mut self, diagnostics: Vec<pb::Diagnostic>);
 }
@@ -146,6 +146,18 @@ macro_rules! diagnostics_only {
 }
 
 diagnostics_only!(
+    pb::validate_provider_config::Response,
+    pb::validate_resource_config::Response,
+    pb::validate_data_resource_config::Response,
+    pb::upgrade_resource_state::Response,
+    pb::configure_provider::Response,
+    pb::plan_resource_change::Response,
+    pb::import_resource_state::Response,
+    pb::read_data_source::Response,
+    pb::validate_ephemeral_resource_config::Response,
+    pb::open_ephemeral_resource::Response,
+    pb::renew_ephemeral_resource::Response,
+    pb::close_ephemeral_resource::Response,
     pb::upgrade_resource_identity::Response,
     pb::move_resource_state::Response,
     pb::generate_resource_config::Response,
@@ -161,11 +173,16 @@ diagnostics_only!(
     pb::delete_state::Response,
 );
 
-/// A response carrying only `diagnostics`.
-fn reply<T: DiagnosticsOnly>(diagnostics: Vec<pb::Diagnostic>) -> RpcResult<T> {
+/// A response carrying only `diagnostics` (everything else empty).
+fn only<T: DiagnosticsOnly>(diagnostics: Vec<pb::Diagnostic>) -> T {
     let mut resp = T::default();
     resp.set_diagnostics(diagnostics);
-    Ok(Response::new(resp))
+    resp
+}
+
+/// The reply carrying only `diagnostics`.
+fn reply<T: DiagnosticsOnly>(diagnostics: Vec<pb::Diagnostic>) -> RpcResult<T> {
+    Ok(Response::new(only(diagnostics)))
 }
 
 /// A stream of exactly one item.
@@ -342,7 +359,7 @@ impl ProviderRpc for ProviderService {
                 self.provider_schema,
                 "provider configuration",
                 diags,
-                |diagnostics| pb::validate_provider_config::Response { diagnostics }
+                only::<pb::validate_provider_config::Response>
             );
             diags.extend(self.provider.validate_config(&config).await);
             Ok(Response::new(pb::validate_provider_config::Response {
@@ -362,7 +379,7 @@ impl ProviderRpc for ProviderService {
             info_span!("rpc", tf_rpc = "ValidateResourceConfig", tf_resource_type = %req.type_name);
         async {
             let mut diags = Diagnostics::new();
-            let resp = |diagnostics| pb::validate_resource_config::Response { diagnostics };
+            let resp = only::<pb::validate_resource_config::Response>;
             let entry = entry_or_return!(self.resources, "resource", &req.type_name, resp);
             let config = decode_or_return!(
                 req.config.as_ref(),
@@ -386,7 +403,7 @@ impl ProviderRpc for ProviderService {
         let span = info_span!("rpc", tf_rpc = "ValidateDataResourceConfig", tf_data_source_type = %req.type_name);
         async {
             let mut diags = Diagnostics::new();
-            let resp = |diagnostics| pb::validate_data_resource_config::Response { diagnostics };
+            let resp = only::<pb::validate_data_resource_config::Response>;
             let entry = entry_or_return!(self.data_sources, "data source", &req.type_name, resp);
             let config = decode_or_return!(
                 req.config.as_ref(),
@@ -410,10 +427,7 @@ impl ProviderRpc for ProviderService {
         let span =
             info_span!("rpc", tf_rpc = "UpgradeResourceState", tf_resource_type = %req.type_name);
         async {
-            let fail = |diagnostics| pb::upgrade_resource_state::Response {
-                upgraded_state: None,
-                diagnostics,
-            };
+            let fail = only::<pb::upgrade_resource_state::Response>;
             let entry = entry_or_return!(self.resources, "resource", &req.type_name, fail);
             let raw = req.raw_state.unwrap_or_default();
             if raw.json.is_empty() && !raw.flatmap.is_empty() {
@@ -467,7 +481,7 @@ impl ProviderRpc for ProviderService {
         let span = info_span!("rpc", tf_rpc = "ConfigureProvider");
         async {
             let mut diags = Diagnostics::new();
-            let resp = |diagnostics| pb::configure_provider::Response { diagnostics };
+            let resp = only::<pb::configure_provider::Response>;
             let config =
                 decode_or_return!(req.config.as_ref(), self.provider_schema, "provider configuration", diags, resp);
             let client = convert::client_capabilities(req.client_capabilities.as_ref());
@@ -542,10 +556,7 @@ impl ProviderRpc for ProviderService {
             info_span!("rpc", tf_rpc = "PlanResourceChange", tf_resource_type = %req.type_name);
         async {
             let mut diags = Diagnostics::new();
-            let fail = |diagnostics| pb::plan_resource_change::Response {
-                diagnostics,
-                ..Default::default()
-            };
+            let fail = only::<pb::plan_resource_change::Response>;
             let entry = entry_or_return!(self.resources, "resource", &req.type_name, fail);
             let prior_state = decode_or_return!(
                 req.prior_state.as_ref(),
@@ -685,10 +696,7 @@ impl ProviderRpc for ProviderService {
         let span =
             info_span!("rpc", tf_rpc = "ImportResourceState", tf_resource_type = %req.type_name);
         async {
-            let fail = |diagnostics| pb::import_resource_state::Response {
-                diagnostics,
-                ..Default::default()
-            };
+            let fail = only::<pb::import_resource_state::Response>;
             let entry = entry_or_return!(self.resources, "resource", &req.type_name, fail);
             if req.id.is_empty() && req.identity.is_some() {
                 return Ok(Response::new(fail(unsupported(
@@ -756,10 +764,7 @@ impl ProviderRpc for ProviderService {
             info_span!("rpc", tf_rpc = "ReadDataSource", tf_data_source_type = %req.type_name);
         async {
             let mut diags = Diagnostics::new();
-            let fail = |diagnostics| pb::read_data_source::Response {
-                diagnostics,
-                ..Default::default()
-            };
+            let fail = only::<pb::read_data_source::Response>;
             let entry = entry_or_return!(self.data_sources, "data source", &req.type_name, fail);
             let config = decode_or_return!(
                 req.config.as_ref(),
@@ -811,8 +816,7 @@ impl ProviderRpc for ProviderService {
         let span = info_span!("rpc", tf_rpc = "ValidateEphemeralResourceConfig", tf_ephemeral_resource_type = %req.type_name);
         async {
             let mut diags = Diagnostics::new();
-            let resp =
-                |diagnostics| pb::validate_ephemeral_resource_config::Response { diagnostics };
+            let resp = only::<pb::validate_ephemeral_resource_config::Response>;
             let entry = entry_or_return!(
                 self.ephemeral_resources,
                 "ephemeral resource",
@@ -841,10 +845,7 @@ impl ProviderRpc for ProviderService {
         let span = info_span!("rpc", tf_rpc = "OpenEphemeralResource", tf_ephemeral_resource_type = %req.type_name);
         async {
             let mut diags = Diagnostics::new();
-            let fail = |diagnostics| pb::open_ephemeral_resource::Response {
-                diagnostics,
-                ..Default::default()
-            };
+            let fail = only::<pb::open_ephemeral_resource::Response>;
             let entry = entry_or_return!(
                 self.ephemeral_resources,
                 "ephemeral resource",
@@ -903,10 +904,7 @@ impl ProviderRpc for ProviderService {
         let req = req.into_inner();
         let span = info_span!("rpc", tf_rpc = "RenewEphemeralResource", tf_ephemeral_resource_type = %req.type_name);
         async {
-            let fail = |diagnostics| pb::renew_ephemeral_resource::Response {
-                diagnostics,
-                ..Default::default()
-            };
+            let fail = only::<pb::renew_ephemeral_resource::Response>;
             let entry = entry_or_return!(
                 self.ephemeral_resources,
                 "ephemeral resource",
@@ -944,7 +942,7 @@ impl ProviderRpc for ProviderService {
         let req = req.into_inner();
         let span = info_span!("rpc", tf_rpc = "CloseEphemeralResource", tf_ephemeral_resource_type = %req.type_name);
         async {
-            let resp = |diagnostics| pb::close_ephemeral_resource::Response { diagnostics };
+            let resp = only::<pb::close_ephemeral_resource::Response>;
             let entry = entry_or_return!(
                 self.ephemeral_resources,
                 "ephemeral resource",

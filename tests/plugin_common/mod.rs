@@ -224,6 +224,22 @@ pub async fn mtls_channel(
         .await
 }
 
+/// Asserts that the plugin behind `channel` reports its `plugin` service as serving (grpc.health.v1).
+pub async fn assert_serving(channel: &Channel) {
+    let mut health = tonic_health::pb::health_client::HealthClient::new(channel.clone());
+    let st = health
+        .check(tonic_health::pb::HealthCheckRequest {
+            service: "plugin".into(),
+        })
+        .await
+        .expect("health")
+        .into_inner();
+    assert_eq!(
+        st.status,
+        tonic_health::pb::health_check_response::ServingStatus::Serving as i32
+    );
+}
+
 /// A plain (no TLS) channel, for debug mode.
 pub async fn plain_channel(addr: &Addr) -> Result<Channel, tonic::transport::Error> {
     let addr = addr.clone();

@@ -17,6 +17,57 @@ use tfsveltos::api::{ClusterProfile, SveltosCluster, SveltosClusterSpec, keys};
 
 use super::{Cli, TestEnv, Tf, fixtures, provider_binary};
 
+/// Creates ClusterProfile `ns/name` managed by `manager` with `labels`, then merges `status` into its status
+/// when not null.
+pub async fn create_profile(
+    client: &kube::Client,
+    ns: &str,
+    name: &str,
+    manager: &str,
+    labels: &[(&str, &str)],
+    status: Json,
+) {
+    Api::<ClusterProfile>::namespaced(client.clone(), ns)
+        .create(
+            &PostParams::default(),
+            &fixtures::cluster_profile(ns, name, manager, labels),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("creating ClusterProfile {ns}/{name}: {e}"));
+    if !status.is_null() {
+        patch_profile_status(client, ns, name, status).await;
+    }
+}
+
+/// Merges `status` into ClusterProfile `ns/name`'s status.
+pub async fn patch_profile_status(client: &kube::Client, ns: &str, name: &str, status: Json) {
+    Api::<ClusterProfile>::namespaced(client.clone(), ns)
+        .patch_status(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({ "status": status })),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("patching status of {ns}/{name}: {e}"));
+}
+
+/// Creates Secret `ns/name` with `labels` and `data`.
+pub async fn create_secret(
+    client: &kube::Client,
+    ns: &str,
+    name: &str,
+    labels: &[(&str, &str)],
+    data: &[(&str, &str)],
+) {
+    Api::<Secret>::namespaced(client.clone(), ns)
+        .create(
+            &PostParams::default(),
+            &fixtures::secret(ns, name, labels, data),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("creating Secret {ns}/{name}: {e}"));
+}
+
 /// A client of the shared control plane and the admin kubeconfig the configurations use.
 pub struct Inv {
     pub client: kube::Client,
@@ -34,26 +85,12 @@ impl Inv {
 
     /// ClusterProfile `ns/name` with `labels`, and `status` when not null.
     pub async fn profile(&self, ns: &str, name: &str, labels: &[(&str, &str)], status: Json) {
-        let api: Api<ClusterProfile> = Api::namespaced(self.client.clone(), ns);
-        let p = fixtures::cluster_profile(ns, name, "test", labels);
-        api.create(&PostParams::default(), &p)
-            .await
-            .unwrap_or_else(|e| panic!("creating ClusterProfile {ns}/{name}: {e}"));
-        if !status.is_null() {
-            self.profile_status(ns, name, status).await;
-        }
+        create_profile(&self.client, ns, name, "test", labels, status).await;
     }
 
     /// Merges `status` into the ClusterProfile's status.
     pub async fn profile_status(&self, ns: &str, name: &str, status: Json) {
-        Api::<ClusterProfile>::namespaced(self.client.clone(), ns)
-            .patch_status(
-                name,
-                &PatchParams::default(),
-                &Patch::Merge(json!({ "status": status })),
-            )
-            .await
-            .unwrap_or_else(|e| panic!("patching status of {ns}/{name}: {e}"));
+        patch_profile_status(&self.client, ns, name, status).await;
     }
 
     /// Sets the profile's `ControlPlaneHealthy` condition.
@@ -425,9 +462,9 @@ impl Plugin {
     pub fn write(dir: &Path, expires_in_secs: i64, providers: &[(&str, Option<&str>)]) -> Plugin {
         let script = dir.join("plugin.sh");
         let runs_log = dir.join("runs.log");
-        std::fs::write(
+        super::write_executable(
             &script,
-            format!(
+            &format!(
                 "#!/bin/sh\n\
                  server=$(printf '%s' \"$KUBERNETES_EXEC_INFO\" | sed -n 's/.*\"server\":\"\\([^\"]*\\)\".*/\\1/p')\n\
                  echo \"run server=$server ld_preload=${{LD_PRELOAD:-}}\" >> '{log}'\n\
@@ -435,13 +472,7 @@ impl Plugin {
                  echo \"{{\\\"apiVersion\\\":\\\"client.authentication.k8s.io/v1\\\",\\\"kind\\\":\\\"ExecCredential\\\",\\\"status\\\":{{\\\"token\\\":\\\"token-$$\\\",\\\"expirationTimestamp\\\":\\\"$exp\\\"}}}}\"\n",
                 log = runs_log.display()
             ),
-        )
-        .unwrap();
-        std::process::Command::new("chmod")
-            .arg("+x")
-            .arg(&script)
-            .status()
-            .unwrap();
+        );
         let entries: Vec<Json> = providers
             .iter()
             .map(|(name, policy)| {

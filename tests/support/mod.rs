@@ -344,13 +344,16 @@ pub fn unique_name(prefix: &str) -> String {
 /// Creates a fresh namespace for one test and returns its name.
 pub async fn unique_namespace(client: &kube::Client, prefix: &str) -> String {
     let name = unique_name(prefix);
+    create_namespace(client, &name, &[("tfsveltos.test/owner", "support")]).await;
+    name
+}
+
+/// Creates namespace `name` with `labels`.
+pub async fn create_namespace(client: &kube::Client, name: &str, labels: &[(&str, &str)]) {
     let ns = Namespace {
         metadata: ObjectMeta {
-            name: Some(name.clone()),
-            labels: Some(BTreeMap::from([(
-                "tfsveltos.test/owner".to_string(),
-                "support".to_string(),
-            )])),
+            name: Some(name.to_string()),
+            labels: Some(fixtures::labels(labels)),
             ..Default::default()
         },
         ..Default::default()
@@ -359,7 +362,17 @@ pub async fn unique_namespace(client: &kube::Client, prefix: &str) -> String {
         .create(&PostParams::default(), &ns)
         .await
         .unwrap_or_else(|e| panic!("creating namespace {name}: {e}"));
-    name
+}
+
+/// Writes `text` to `path` and makes it executable (`chmod +x`): the exec plugin scripts of the tests.
+pub fn write_executable(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
+    let status = Command::new("chmod")
+        .arg("+x")
+        .arg(path)
+        .status()
+        .unwrap_or_else(|e| panic!("chmod +x {}: {e}", path.display()));
+    assert!(status.success(), "chmod +x {}: {status}", path.display());
 }
 
 /// Polls `f` until it returns `Some` or `timeout` passes.

@@ -9,7 +9,7 @@ use super::{
     CredentialOptions, CredentialProblem, CredentialSource, Lookup, access_providers, object_id,
 };
 use crate::{
-    api::ClusterProfile,
+    api::{AccessProvider, ClusterProfile},
     bridge::{
         exec::{ExecInvocation, ProvidersFile, invocation},
         kubeconfig::{KubeconfigPolicy, inspect},
@@ -137,6 +137,9 @@ pub fn resolve<'a>(
     providers: Option<&ProvidersFile>,
     secrets: &CredentialSecrets<'a>,
 ) -> Result<Resolved<'a>, CredentialProblem> {
+    let missing = |namespace: &str, name: &str| CredentialProblem::SecretMissing {
+        secret: format!("{namespace}/{name}"),
+    };
     match source {
         CredentialSource::LabelledSecret {
             namespace,
@@ -146,9 +149,7 @@ pub fn resolve<'a>(
             let secret = secrets
                 .by_id
                 .get(&(namespace.as_str(), name.as_str()))
-                .ok_or_else(|| CredentialProblem::SecretMissing {
-                    secret: format!("{namespace}/{name}"),
-                })?;
+                .ok_or_else(|| missing(namespace, name))?;
             from_secret(secret, std::slice::from_ref(key), options)
         }
         CredentialSource::SecretReader {
@@ -160,62 +161,81 @@ pub fn resolve<'a>(
                 .fetched
                 .get(&(namespace.clone(), name.clone()))
                 .and_then(Option::as_ref)
-                .ok_or_else(|| CredentialProblem::SecretMissing {
-                    secret: format!("{namespace}/{name}"),
-                })?;
+                .ok_or_else(|| missing(namespace, name))?;
             match key {
                 Some(k) => from_secret(secret, std::slice::from_ref(k), options),
                 None => from_secret(secret, &options.kubeconfig_keys, options),
             }
         }
-        CredentialSource::Exec { provider } => {
-            let problem = |reason: String| CredentialProblem::Exec {
-                provider: provider.clone(),
-                reason,
-            };
-            let entry = providers
-                .and_then(|f| f.get(provider))
-                .ok_or_else(|| problem("not in the providers file".into()))?;
-            let access = access_providers(profile)
-                .into_iter()
-                .find(|a| a.name == *provider)
-                .ok_or_else(|| problem("the access provider vanished".into()))?;
-            // The minted token goes wherever the profile's cluster entry points: never through a proxy the
-            // profile chooses, and with exec_allowed_servers, only over verified TLS.
-            if let Some(c) = access.cluster.as_ref() {
-                if c.proxy_url.as_deref().is_some_and(|p| !p.is_empty()) {
-                    return Err(problem(
-                        "the access provider's cluster entry sets proxy-url; a token minted by an exec plugin is \
-                         never sent through a proxy the ClusterProfile chooses"
-                            .into(),
-                    ));
-                }
-                if !options.exec_allowed_servers.is_empty()
-                    && (c.insecure_skip_tls_verify == Some(true)
-                        || !c.server.starts_with("https://"))
-                {
-                    return Err(problem(
-                        "with credentials.exec_allowed_servers, the access provider's server must be https:// \
-                         without insecure-skip-tls-verify"
-                            .into(),
-                    ));
-                }
-            }
-            if !options.exec_allowed_servers.is_empty() {
-                let server = access
-                    .cluster
-                    .as_ref()
-                    .map(|c| c.server.as_str())
-                    .unwrap_or_default();
-                options
-                    .exec_allowed_servers
-                    .check(server)
-                    .map_err(|e| problem(e.to_string()))?;
-            }
-            let inv = invocation(entry, access).map_err(|e| problem(e.to_string()))?;
-            Ok(Resolved::Exec(inv))
+        CredentialSource::Exec { provider } => resolve_exec(profile, provider, options, providers),
+    }
+}
+
+/// Why exec provider `provider` cannot be used.
+fn exec_problem(provider: &str, reason: impl Into<String>) -> CredentialProblem {
+    CredentialProblem::Exec {
+        provider: provider.to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// The invocation of exec provider `provider` for `profile`, or why there is none.
+fn resolve_exec<'a>(
+    profile: &ClusterProfile,
+    provider: &str,
+    options: &CredentialOptions,
+    providers: Option<&ProvidersFile>,
+) -> Result<Resolved<'a>, CredentialProblem> {
+    let entry = providers
+        .and_then(|f| f.get(provider))
+        .ok_or_else(|| exec_problem(provider, "not in the providers file"))?;
+    let access = access_providers(profile)
+        .into_iter()
+        .find(|a| a.name == provider)
+        .ok_or_else(|| exec_problem(provider, "the access provider vanished"))?;
+    check_exec_target(provider, access, options)?;
+    let inv = invocation(entry, access).map_err(|e| exec_problem(provider, e.to_string()))?;
+    Ok(Resolved::Exec(inv))
+}
+
+/// The minted token goes wherever the profile's cluster entry points: never through a proxy the profile
+/// chooses, and with `exec_allowed_servers`, only over verified TLS to an allowed server.
+fn check_exec_target(
+    provider: &str,
+    access: &AccessProvider,
+    options: &CredentialOptions,
+) -> Result<(), CredentialProblem> {
+    let allow_list = !options.exec_allowed_servers.is_empty();
+    if let Some(c) = access.cluster.as_ref() {
+        if c.proxy_url.as_deref().is_some_and(|p| !p.is_empty()) {
+            return Err(exec_problem(
+                provider,
+                "the access provider's cluster entry sets proxy-url; a token minted by an exec plugin is \
+                 never sent through a proxy the ClusterProfile chooses",
+            ));
+        }
+        if allow_list
+            && (c.insecure_skip_tls_verify == Some(true) || !c.server.starts_with("https://"))
+        {
+            return Err(exec_problem(
+                provider,
+                "with credentials.exec_allowed_servers, the access provider's server must be https:// \
+                 without insecure-skip-tls-verify",
+            ));
         }
     }
+    if allow_list {
+        let server = access
+            .cluster
+            .as_ref()
+            .map(|c| c.server.as_str())
+            .unwrap_or_default();
+        options
+            .exec_allowed_servers
+            .check(server)
+            .map_err(|e| exec_problem(provider, e.to_string()))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

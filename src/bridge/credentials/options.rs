@@ -150,75 +150,19 @@ impl CredentialsConfig {
     pub fn validate(&self) -> Result<CredentialOptions, Vec<Problem>> {
         let mut problems = Vec::new();
         let mut opts = CredentialOptions::default();
-        if let Some(label) = &self.secret_label {
-            match label_key(label) {
-                Ok(_) => opts.secret_label = label.clone(),
-                Err(e) => problems.push(Problem::error(
-                    path("secret_label"),
-                    "Invalid credentials.secret_label",
-                    format!("{e} (it is a label key, e.g. `x-k8s.io/cluster-profile`)."),
-                )),
-            }
+        if let Some(label) = self.checked_secret_label(&mut problems) {
+            opts.secret_label = label;
         }
-        if let Some(consumer) = &self.consumer {
-            match label_value(consumer) {
-                Ok(_) if !consumer.is_empty() => opts.consumer = Some(consumer.clone()),
-                Ok(_) => problems.push(Problem::error(
-                    path("consumer"),
-                    "Invalid credentials.consumer",
-                    "Leave consumer unset instead of setting it to an empty string.",
-                )),
-                Err(e) => problems.push(Problem::error(
-                    path("consumer"),
-                    "Invalid credentials.consumer",
-                    format!("{e} (it is compared with a label value)."),
-                )),
-            }
-        }
-        if let Some(keys) = &self.kubeconfig_keys {
-            if keys.is_empty() {
-                problems.push(Problem::error(
-                    path("kubeconfig_keys"),
-                    "Invalid credentials.kubeconfig_keys",
-                    format!(
-                        "Give at least one Secret data key (default {:?}).",
-                        default_kubeconfig_keys()
-                    ),
-                ));
-            }
-            for (i, k) in keys.iter().enumerate() {
-                if let Err(e) = secret_data_key(k) {
-                    problems.push(Problem::error(
-                        indexed("kubeconfig_keys", i),
-                        "Invalid credentials.kubeconfig_keys",
-                        format!("Element {i}: {e}."),
-                    ));
-                }
-            }
-            opts.kubeconfig_keys = keys.clone();
+        opts.consumer = self.checked_consumer(&mut problems);
+        if let Some(keys) = self.checked_kubeconfig_keys(&mut problems) {
+            opts.kubeconfig_keys = keys;
         }
         if let Some(b) = self.use_access_providers {
             opts.use_access_providers = b;
         }
-        if let Some(p) = &self.exec_providers_file {
-            if p.trim().is_empty() {
-                problems.push(Problem::error(
-                    path("exec_providers_file"),
-                    "Invalid credentials.exec_providers_file",
-                    "Leave exec_providers_file unset instead of setting it to an empty string.",
-                ));
-            }
-            opts.exec_providers_file = Some(p.clone());
-        }
-        if let Some(d) = &self.refresh_before {
-            match parse_duration(d) {
-                Ok(d) => opts.refresh_before = d,
-                Err(e) => problems.push(Problem::error(
-                    path("refresh_before"),
-                    "Invalid duration",
-                    e.to_string(),
-                )),
-            }
+        opts.exec_providers_file = self.checked_exec_providers_file(&mut problems);
+        if let Some(d) = self.checked_refresh_before(&mut problems) {
+            opts.refresh_before = d;
         }
         opts.secret_namespaces =
             namespace_list(&mut problems, "secret_namespaces", &self.secret_namespaces);
@@ -228,6 +172,105 @@ impl CredentialsConfig {
             &self.secret_reader_namespaces,
         );
         opts.allow_exec_kubeconfigs = self.allow_exec_kubeconfigs.unwrap_or(false);
+        opts.exec_allowed_servers = self.checked_exec_allowed_servers(&mut problems);
+        if problems.is_empty() {
+            Ok(opts)
+        } else {
+            Err(problems)
+        }
+    }
+
+    /// `secret_label` when set and a label key.
+    fn checked_secret_label(&self, problems: &mut Vec<Problem>) -> Option<String> {
+        let label = self.secret_label.as_ref()?;
+        match label_key(label) {
+            Ok(_) => Some(label.clone()),
+            Err(e) => {
+                problems.push(Problem::error(
+                    path("secret_label"),
+                    "Invalid credentials.secret_label",
+                    format!("{e} (it is a label key, e.g. `x-k8s.io/cluster-profile`)."),
+                ));
+                None
+            }
+        }
+    }
+
+    /// `consumer` when set, not empty and a label value.
+    fn checked_consumer(&self, problems: &mut Vec<Problem>) -> Option<String> {
+        let consumer = self.consumer.as_ref()?;
+        match label_value(consumer) {
+            Ok(_) if !consumer.is_empty() => return Some(consumer.clone()),
+            Ok(_) => problems.push(Problem::error(
+                path("consumer"),
+                "Invalid credentials.consumer",
+                "Leave consumer unset instead of setting it to an empty string.",
+            )),
+            Err(e) => problems.push(Problem::error(
+                path("consumer"),
+                "Invalid credentials.consumer",
+                format!("{e} (it is compared with a label value)."),
+            )),
+        }
+        None
+    }
+
+    /// `kubeconfig_keys` when set (kept even when an element is refused).
+    fn checked_kubeconfig_keys(&self, problems: &mut Vec<Problem>) -> Option<Vec<String>> {
+        let keys = self.kubeconfig_keys.as_ref()?;
+        if keys.is_empty() {
+            problems.push(Problem::error(
+                path("kubeconfig_keys"),
+                "Invalid credentials.kubeconfig_keys",
+                format!(
+                    "Give at least one Secret data key (default {:?}).",
+                    default_kubeconfig_keys()
+                ),
+            ));
+        }
+        for (i, k) in keys.iter().enumerate() {
+            if let Err(e) = secret_data_key(k) {
+                problems.push(Problem::error(
+                    indexed("kubeconfig_keys", i),
+                    "Invalid credentials.kubeconfig_keys",
+                    format!("Element {i}: {e}."),
+                ));
+            }
+        }
+        Some(keys.clone())
+    }
+
+    /// `exec_providers_file` when set (kept even when refused as blank).
+    fn checked_exec_providers_file(&self, problems: &mut Vec<Problem>) -> Option<String> {
+        let p = self.exec_providers_file.as_ref()?;
+        if p.trim().is_empty() {
+            problems.push(Problem::error(
+                path("exec_providers_file"),
+                "Invalid credentials.exec_providers_file",
+                "Leave exec_providers_file unset instead of setting it to an empty string.",
+            ));
+        }
+        Some(p.clone())
+    }
+
+    /// `refresh_before` when set and a duration.
+    fn checked_refresh_before(&self, problems: &mut Vec<Problem>) -> Option<Duration> {
+        let d = self.refresh_before.as_ref()?;
+        match parse_duration(d) {
+            Ok(d) => Some(d),
+            Err(e) => {
+                problems.push(Problem::error(
+                    path("refresh_before"),
+                    "Invalid duration",
+                    e.to_string(),
+                ));
+                None
+            }
+        }
+    }
+
+    /// `exec_allowed_servers`, each pattern checked, parsed once.
+    fn checked_exec_allowed_servers(&self, problems: &mut Vec<Problem>) -> ServerAllowList {
         for (i, p) in self.exec_allowed_servers.iter().flatten().enumerate() {
             if let Err(e) = server_pattern(p) {
                 problems.push(Problem::error(
@@ -237,15 +280,9 @@ impl CredentialsConfig {
                 ));
             }
         }
-        // Parsed once here; every pattern was checked above.
-        opts.exec_allowed_servers =
-            ServerAllowList::parse(self.exec_allowed_servers.as_deref().unwrap_or_default())
-                .unwrap_or_default();
-        if problems.is_empty() {
-            Ok(opts)
-        } else {
-            Err(problems)
-        }
+        // Every pattern was checked above.
+        ServerAllowList::parse(self.exec_allowed_servers.as_deref().unwrap_or_default())
+            .unwrap_or_default()
     }
 }
 

@@ -100,7 +100,6 @@ fn token_renewal_attributes() -> Vec<Attribute> {
 
 /// The resource schema.
 pub fn schema() -> Schema {
-    let md = |a: Attribute, d: &str| a.markdown_description(d);
     Schema::new(0)
         .markdown_description(
             "Registers the ClusterProfiles of a [Cluster Inventory](https://github.com/kubernetes/enhancements/tree/master/keps/sig-multicluster/4322-cluster-inventory) \
@@ -196,43 +195,7 @@ pub fn schema() -> Schema {
              (default false: such a cluster is left alone, nothing is written to those objects, and a warning \
              names them; with `strict = true` it is an error).",
         ))
-        .attribute(md(
-            Attribute::nested(
-                "overrides",
-                Nesting::Map,
-                [
-                    md(Attribute::map("extra_labels", Type::String).optional(), "Extra labels for this cluster."),
-                    md(
-                        Attribute::map("extra_annotations", Type::String).optional(),
-                        "Extra annotations for this cluster.",
-                    ),
-                    md(Attribute::bool("paused").optional(), "`spec.paused` for this cluster."),
-                    md(Attribute::bool("skip").optional(), "Do not bridge this cluster."),
-                    md(
-                        Attribute::nested("token_renewal", Nesting::Single, token_renewal_attributes()).optional(),
-                        "Sveltos-side credential renewal for this cluster (wins over the bridge-wide `token_renewal`).",
-                    ),
-                    md(
-                        Attribute::nested(
-                            "active_window",
-                            Nesting::Single,
-                            [
-                                md(Attribute::string("from").required(), "Cron schedule opening the window."),
-                                md(Attribute::string("to").required(), "Cron schedule closing the window."),
-                            ],
-                        )
-                        .optional(),
-                        "`spec.activeWindow` for this cluster.",
-                    ),
-                    md(
-                        Attribute::number("consecutive_failure_threshold").optional(),
-                        "`spec.consecutiveFailureThreshold` for this cluster.",
-                    ),
-                ],
-            )
-            .optional(),
-            "Per-cluster settings keyed `namespace/name` of the ClusterProfile.",
-        ))
+        .attribute(overrides_attribute())
         .attribute(md(
             Attribute::map("clusters", cluster_entry_type()).computed(),
             "The bridged clusters keyed `namespace/name`: `sveltos_cluster` and `secret` (`namespace/name`), \
@@ -241,50 +204,111 @@ pub fn schema() -> Schema {
         ))
         .block(crate::config_blocks::credentials::block())
         .block(crate::config_blocks::inventory::block())
-        .block(NestedBlock::single(
-            "copy_labels",
-            Block::new()
-                .markdown_description(
-                    "Which ClusterProfile labels are copied onto SveltosClusters. Default: every label except those \
-                     under `projectsveltos.io/` and `sveltos.clusterinventory.io/` (whoever labels a ClusterProfile \
-                     would otherwise choose which Sveltos profiles, add-ons and Secrets the cluster receives). \
-                     `extra_labels` always win.",
-                )
-                .attribute(md(
-                    Attribute::list("include", Type::String).optional(),
-                    "Copy only labels whose key matches one of these (a key, or a prefix ending in `*`). Default: all.",
-                ))
-                .attribute(md(
-                    Attribute::list("exclude", Type::String).optional(),
-                    "Never copy labels whose key matches one of these (a key, or a prefix ending in `*`). Default \
-                     `[\"projectsveltos.io/*\", \"sveltos.clusterinventory.io/*\"]`; setting it replaces the default.",
-                )),
-        ))
+        .block(copy_labels_block())
         .block(timeouts::block())
-        .block(NestedBlock::single("token_renewal", {
-            let mut b = Block::new().markdown_description(
-                "Let Sveltos renew every bridged cluster's credentials (`spec.tokenRequestRenewalOption`): the bridge \
-                 registers the cluster with the source kubeconfig, then sveltoscluster-manager mints ServiceAccount \
-                 tokens on the member cluster on this interval and rewrites the kubeconfig Secret. What Sveltos \
-                 rewrites on renewal (the Secret's data, a new key such as `re-kubeconfig`, `spec.kubeconfigKeyName`, \
-                 a shortened interval) never shows as drift and is never reverted; a rotated source credential still \
-                 shows in plan and is written (and the SveltosCluster pointed back at it). See the guide \
-                 \"Continuous credentials with Sveltos token renewal\".",
-            );
-            for a in token_renewal_attributes() {
-                b = b.attribute(a);
-            }
-            b
-        }))
-        .block(
-            NestedBlock::single(
-                "active_window",
-                Block::new()
-                    .markdown_description("`spec.activeWindow` of every SveltosCluster.")
-                    .attribute(md(Attribute::string("from").required(), "Cron schedule opening the window."))
-                    .attribute(md(Attribute::string("to").required(), "Cron schedule closing the window.")),
-            ),
+        .block(token_renewal_block())
+        .block(active_window_block())
+}
+
+/// Adds the `markdown_description` to an attribute.
+fn md(a: Attribute, d: &str) -> Attribute {
+    a.markdown_description(d)
+}
+
+/// The `from` and `to` attributes of an active window.
+fn window_attributes() -> [Attribute; 2] {
+    [
+        md(
+            Attribute::string("from").required(),
+            "Cron schedule opening the window.",
+        ),
+        md(
+            Attribute::string("to").required(),
+            "Cron schedule closing the window.",
+        ),
+    ]
+}
+
+/// The `overrides` attribute: per-cluster settings.
+fn overrides_attribute() -> Attribute {
+    md(
+        Attribute::nested(
+            "overrides",
+            Nesting::Map,
+            [
+                md(Attribute::map("extra_labels", Type::String).optional(), "Extra labels for this cluster."),
+                md(
+                    Attribute::map("extra_annotations", Type::String).optional(),
+                    "Extra annotations for this cluster.",
+                ),
+                md(Attribute::bool("paused").optional(), "`spec.paused` for this cluster."),
+                md(Attribute::bool("skip").optional(), "Do not bridge this cluster."),
+                md(
+                    Attribute::nested("token_renewal", Nesting::Single, token_renewal_attributes()).optional(),
+                    "Sveltos-side credential renewal for this cluster (wins over the bridge-wide `token_renewal`).",
+                ),
+                md(
+                    Attribute::nested("active_window", Nesting::Single, window_attributes()).optional(),
+                    "`spec.activeWindow` for this cluster.",
+                ),
+                md(
+                    Attribute::number("consecutive_failure_threshold").optional(),
+                    "`spec.consecutiveFailureThreshold` for this cluster.",
+                ),
+            ],
         )
+        .optional(),
+        "Per-cluster settings keyed `namespace/name` of the ClusterProfile.",
+    )
+}
+
+/// The `copy_labels` block.
+fn copy_labels_block() -> NestedBlock {
+    NestedBlock::single(
+        "copy_labels",
+        Block::new()
+            .markdown_description(
+                "Which ClusterProfile labels are copied onto SveltosClusters. Default: every label except those \
+                 under `projectsveltos.io/` and `sveltos.clusterinventory.io/` (whoever labels a ClusterProfile \
+                 would otherwise choose which Sveltos profiles, add-ons and Secrets the cluster receives). \
+                 `extra_labels` always win.",
+            )
+            .attribute(md(
+                Attribute::list("include", Type::String).optional(),
+                "Copy only labels whose key matches one of these (a key, or a prefix ending in `*`). Default: all.",
+            ))
+            .attribute(md(
+                Attribute::list("exclude", Type::String).optional(),
+                "Never copy labels whose key matches one of these (a key, or a prefix ending in `*`). Default \
+                 `[\"projectsveltos.io/*\", \"sveltos.clusterinventory.io/*\"]`; setting it replaces the default.",
+            )),
+    )
+}
+
+/// The bridge-wide `token_renewal` block.
+fn token_renewal_block() -> NestedBlock {
+    let mut b = Block::new().markdown_description(
+        "Let Sveltos renew every bridged cluster's credentials (`spec.tokenRequestRenewalOption`): the bridge \
+         registers the cluster with the source kubeconfig, then sveltoscluster-manager mints ServiceAccount \
+         tokens on the member cluster on this interval and rewrites the kubeconfig Secret. What Sveltos \
+         rewrites on renewal (the Secret's data, a new key such as `re-kubeconfig`, `spec.kubeconfigKeyName`, \
+         a shortened interval) never shows as drift and is never reverted; a rotated source credential still \
+         shows in plan and is written (and the SveltosCluster pointed back at it). See the guide \
+         \"Continuous credentials with Sveltos token renewal\".",
+    );
+    for a in token_renewal_attributes() {
+        b = b.attribute(a);
+    }
+    NestedBlock::single("token_renewal", b)
+}
+
+/// The bridge-wide `active_window` block.
+fn active_window_block() -> NestedBlock {
+    let mut b = Block::new().markdown_description("`spec.activeWindow` of every SveltosCluster.");
+    for a in window_attributes() {
+        b = b.attribute(a);
+    }
+    NestedBlock::single("active_window", b)
 }
 
 /// A state value with every attribute null.

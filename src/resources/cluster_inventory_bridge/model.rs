@@ -10,7 +10,9 @@ use crate::{
     bridge::{
         BridgeSpec, DEFAULT_DELETION_TIMEOUT, LabelCopy, Override, Selection, TokenRenewal,
         UnhealthyPolicy,
-        credentials::{CredentialsConfig, options::validate as validate_credentials},
+        credentials::{
+            CredentialOptions, CredentialsConfig, options::validate as validate_credentials,
+        },
         desired::ClusterEntry,
         duration::parse_duration,
         names,
@@ -221,17 +223,96 @@ fn list_value(l: &Option<Vec<String>>) -> Value {
         .unwrap_or(Value::Null)
 }
 
+fn int_value(n: Option<i64>) -> Value {
+    n.map(Value::int).unwrap_or(Value::Null)
+}
+
 fn map_value(m: &Option<BTreeMap<String, String>>) -> Value {
     m.as_ref()
         .map(|m| Value::string_map(m.clone()))
         .unwrap_or(Value::Null)
 }
 
+impl OverrideConfig {
+    /// Reads one `overrides` entry.
+    fn from_value(o: &Value) -> Self {
+        Self {
+            extra_labels: opt_map(o.get_attr("extra_labels")),
+            extra_annotations: opt_map(o.get_attr("extra_annotations")),
+            paused: o.get_attr("paused").as_bool(),
+            skip: o.get_attr("skip").as_bool(),
+            token_renewal: token_renewal_of(o.get_attr("token_renewal")),
+            active_window: active_window_of(o.get_attr("active_window")),
+            consecutive_failure_threshold: o.get_attr("consecutive_failure_threshold").as_i64(),
+        }
+    }
+
+    /// This entry as an `overrides` element value.
+    fn to_value(&self) -> Value {
+        Value::object([
+            ("extra_labels", map_value(&self.extra_labels)),
+            ("extra_annotations", map_value(&self.extra_annotations)),
+            ("paused", bool_value(self.paused)),
+            ("skip", bool_value(self.skip)),
+            ("token_renewal", token_renewal_value(&self.token_renewal)),
+            ("active_window", active_window_value(&self.active_window)),
+            (
+                "consecutive_failure_threshold",
+                int_value(self.consecutive_failure_threshold),
+            ),
+        ])
+    }
+
+    /// This entry as the domain's [`Override`].
+    fn to_override(&self) -> Override {
+        Override {
+            extra_labels: self.extra_labels.clone().unwrap_or_default(),
+            extra_annotations: self.extra_annotations.clone().unwrap_or_default(),
+            paused: self.paused,
+            skip: self.skip.unwrap_or(false),
+            token_renewal: self.token_renewal.clone(),
+            active_window: self.active_window.clone(),
+            consecutive_failure_threshold: self.consecutive_failure_threshold,
+        }
+    }
+}
+
+/// A `copy_labels` object; `None` when null or not known.
+fn copy_labels_of(c: &Value) -> Option<CopyLabelsConfig> {
+    (!c.is_null() && c.is_known()).then(|| CopyLabelsConfig {
+        include: opt_list(c.get_attr("include")),
+        exclude: opt_list(c.get_attr("exclude")),
+    })
+}
+
+/// A `copy_labels` value.
+fn copy_labels_value(c: &Option<CopyLabelsConfig>) -> Value {
+    c.as_ref()
+        .map(|c| {
+            Value::object([
+                ("include", list_value(&c.include)),
+                ("exclude", list_value(&c.exclude)),
+            ])
+        })
+        .unwrap_or(Value::Null)
+}
+
+/// Where `to_spec`'s checks report a problem: the attribute path, a summary and a detail.
+trait Report: FnMut(AttributePath, &str, String) {}
+impl<F: FnMut(AttributePath, &str, String)> Report for F {}
+
+/// The values `to_spec` parses while it validates.
+struct Parsed {
+    label_selector: Option<Selector>,
+    unhealthy: UnhealthyPolicy,
+    max_removals: Option<usize>,
+    copy_labels: LabelCopy,
+    deletion_timeout: std::time::Duration,
+}
+
 impl BridgeConfig {
     /// Reads the configuration attributes of a resource value (unknown values read as unset).
     pub fn from_value(v: &Value) -> Self {
-        let creds = v.get_attr("credentials");
-        let window = v.get_attr("active_window");
         Self {
             name: v.get_attr("name").as_str().unwrap_or_default().to_string(),
             namespaces: opt_list(v.get_attr("namespaces")),
@@ -247,157 +328,61 @@ impl BridgeConfig {
             adopt: v.get_attr("adopt").as_bool(),
             overrides: v.get_attr("overrides").as_map().map(|m| {
                 m.iter()
-                    .map(|(k, o)| {
-                        (
-                            k.clone(),
-                            OverrideConfig {
-                                extra_labels: opt_map(o.get_attr("extra_labels")),
-                                extra_annotations: opt_map(o.get_attr("extra_annotations")),
-                                paused: o.get_attr("paused").as_bool(),
-                                skip: o.get_attr("skip").as_bool(),
-                                token_renewal: token_renewal_of(o.get_attr("token_renewal")),
-                                active_window: active_window_of(o.get_attr("active_window")),
-                                consecutive_failure_threshold: o
-                                    .get_attr("consecutive_failure_threshold")
-                                    .as_i64(),
-                            },
-                        )
-                    })
+                    .map(|(k, o)| (k.clone(), OverrideConfig::from_value(o)))
                     .collect()
             }),
-            credentials: credentials_block::from_value(creds),
+            credentials: credentials_block::from_value(v.get_attr("credentials")),
             strict: v.get_attr("strict").as_bool(),
             unhealthy: opt_str(v.get_attr("unhealthy")),
             max_removals: v.get_attr("max_removals").as_i64(),
-            copy_labels: {
-                let c = v.get_attr("copy_labels");
-                (!c.is_null() && c.is_known()).then(|| CopyLabelsConfig {
-                    include: opt_list(c.get_attr("include")),
-                    exclude: opt_list(c.get_attr("exclude")),
-                })
-            },
+            copy_labels: copy_labels_of(v.get_attr("copy_labels")),
             deletion_timeout: opt_str(v.get_attr("deletion_timeout")),
             claim_namespace: opt_str(v.get_attr("claim_namespace")),
             token_renewal: token_renewal_of(v.get_attr("token_renewal")),
-            active_window: (!window.is_null() && window.is_known()).then(|| ActiveWindow {
-                from: window
-                    .get_attr("from")
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-                to: window
-                    .get_attr("to")
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-            }),
+            active_window: active_window_of(v.get_attr("active_window")),
         }
     }
 
     /// Writes the configuration attributes into `state` (used to restore an imported bridge).
     pub fn write_into(&self, state: &mut Value) {
-        let set = |state: &mut Value, k: &str, v: Value| {
+        let overrides = self
+            .overrides
+            .as_ref()
+            .map(|m| Value::map(m.iter().map(|(k, o)| (k.clone(), o.to_value()))))
+            .unwrap_or(Value::Null);
+        let attrs = [
+            ("name", Value::string(&self.name)),
+            ("namespaces", list_value(&self.namespaces)),
+            ("names", list_value(&self.names)),
+            ("label_selector", str_value(&self.label_selector)),
+            ("cluster_manager", str_value(&self.cluster_manager)),
+            ("require_healthy", bool_value(self.require_healthy)),
+            ("require_credentials", bool_value(self.require_credentials)),
+            ("extra_labels", map_value(&self.extra_labels)),
+            ("extra_annotations", map_value(&self.extra_annotations)),
+            ("paused", bool_value(self.paused)),
+            (
+                "consecutive_failure_threshold",
+                int_value(self.consecutive_failure_threshold),
+            ),
+            ("adopt", bool_value(self.adopt)),
+            ("overrides", overrides),
+            (
+                "credentials",
+                credentials_block::to_value(self.credentials.as_ref()),
+            ),
+            ("strict", bool_value(self.strict)),
+            ("unhealthy", str_value(&self.unhealthy)),
+            ("max_removals", int_value(self.max_removals)),
+            ("copy_labels", copy_labels_value(&self.copy_labels)),
+            ("deletion_timeout", str_value(&self.deletion_timeout)),
+            ("claim_namespace", str_value(&self.claim_namespace)),
+            ("token_renewal", token_renewal_value(&self.token_renewal)),
+            ("active_window", active_window_value(&self.active_window)),
+        ];
+        for (k, v) in attrs {
             state.set_attr(k, v);
-        };
-        set(state, "name", Value::string(&self.name));
-        set(state, "namespaces", list_value(&self.namespaces));
-        set(state, "names", list_value(&self.names));
-        set(state, "label_selector", str_value(&self.label_selector));
-        set(state, "cluster_manager", str_value(&self.cluster_manager));
-        set(state, "require_healthy", bool_value(self.require_healthy));
-        set(
-            state,
-            "require_credentials",
-            bool_value(self.require_credentials),
-        );
-        set(state, "extra_labels", map_value(&self.extra_labels));
-        set(
-            state,
-            "extra_annotations",
-            map_value(&self.extra_annotations),
-        );
-        set(state, "paused", bool_value(self.paused));
-        set(
-            state,
-            "consecutive_failure_threshold",
-            self.consecutive_failure_threshold
-                .map(Value::int)
-                .unwrap_or(Value::Null),
-        );
-        set(state, "adopt", bool_value(self.adopt));
-        set(
-            state,
-            "overrides",
-            self.overrides
-                .as_ref()
-                .map(|m| {
-                    Value::map(m.iter().map(|(k, o)| {
-                        (
-                            k.clone(),
-                            Value::object([
-                                ("extra_labels", map_value(&o.extra_labels)),
-                                ("extra_annotations", map_value(&o.extra_annotations)),
-                                ("paused", bool_value(o.paused)),
-                                ("skip", bool_value(o.skip)),
-                                ("token_renewal", token_renewal_value(&o.token_renewal)),
-                                ("active_window", active_window_value(&o.active_window)),
-                                (
-                                    "consecutive_failure_threshold",
-                                    o.consecutive_failure_threshold
-                                        .map(Value::int)
-                                        .unwrap_or(Value::Null),
-                                ),
-                            ]),
-                        )
-                    }))
-                })
-                .unwrap_or(Value::Null),
-        );
-        set(
-            state,
-            "credentials",
-            credentials_block::to_value(self.credentials.as_ref()),
-        );
-        set(state, "strict", bool_value(self.strict));
-        set(state, "unhealthy", str_value(&self.unhealthy));
-        set(
-            state,
-            "max_removals",
-            self.max_removals.map(Value::int).unwrap_or(Value::Null),
-        );
-        set(
-            state,
-            "copy_labels",
-            self.copy_labels
-                .as_ref()
-                .map(|c| {
-                    Value::object([
-                        ("include", list_value(&c.include)),
-                        ("exclude", list_value(&c.exclude)),
-                    ])
-                })
-                .unwrap_or(Value::Null),
-        );
-        set(state, "deletion_timeout", str_value(&self.deletion_timeout));
-        set(state, "claim_namespace", str_value(&self.claim_namespace));
-        set(
-            state,
-            "token_renewal",
-            token_renewal_value(&self.token_renewal),
-        );
-        set(
-            state,
-            "active_window",
-            self.active_window
-                .as_ref()
-                .map(|w| {
-                    Value::object([
-                        ("from", Value::string(&w.from)),
-                        ("to", Value::string(&w.to)),
-                    ])
-                })
-                .unwrap_or(Value::Null),
-        );
+        }
     }
 
     /// Validates the configuration into a [`BridgeSpec`]; every problem carries its attribute path.
@@ -413,6 +398,64 @@ impl BridgeConfig {
         let mut err = |path: AttributePath, summary: &str, detail: String| {
             diags.push(Diagnostic::error(summary, detail).with_attribute(path));
         };
+        let parsed = self.check(&mut err);
+        let diags = shorten_override_paths(diags);
+        let (Some(credentials), false) = (credentials, diags.has_errors()) else {
+            return Err(diags);
+        };
+        Ok(self.spec(credentials, parsed))
+    }
+
+    /// Runs every check but the credentials' (in the order their diagnostics are reported) and keeps
+    /// what they parse.
+    fn check(&self, err: &mut impl Report) -> Parsed {
+        self.check_name(err);
+        let label_selector = self.parse_label_selector(err);
+        check_labels(
+            err,
+            AttributePath::attr("extra_labels"),
+            &self.extra_labels,
+            true,
+        );
+        check_labels(
+            err,
+            AttributePath::attr("extra_annotations"),
+            &self.extra_annotations,
+            false,
+        );
+        self.check_override_entries(err);
+        check_threshold(
+            err,
+            AttributePath::attr("consecutive_failure_threshold"),
+            self.consecutive_failure_threshold,
+        );
+        let unhealthy = self.parse_unhealthy(err);
+        let max_removals = self.parse_max_removals(err);
+        let copy_labels = self.parse_copy_labels(err);
+        let deletion_timeout = self.parse_deletion_timeout(err);
+        self.check_name_lists(err);
+        check_renewal(
+            err,
+            AttributePath::attr("token_renewal"),
+            &self.token_renewal,
+        );
+        self.check_override_schedules(err);
+        self.check_claim_namespace_and_manager(err);
+        check_window(
+            err,
+            AttributePath::attr("active_window"),
+            &self.active_window,
+        );
+        Parsed {
+            label_selector,
+            unhealthy,
+            max_removals,
+            copy_labels,
+            deletion_timeout,
+        }
+    }
+
+    fn check_name(&self, err: &mut impl Report) {
         if self.name.is_empty() || label_value(&self.name).is_err() {
             err(
                 AttributePath::attr("name"),
@@ -424,7 +467,10 @@ impl BridgeConfig {
                 ),
             );
         }
-        let label_selector = match self.label_selector.as_deref().map(Selector::parse) {
+    }
+
+    fn parse_label_selector(&self, err: &mut impl Report) -> Option<Selector> {
+        match self.label_selector.as_deref().map(Selector::parse) {
             Some(Ok(s)) => Some(s),
             Some(Err(e)) => {
                 err(
@@ -435,19 +481,11 @@ impl BridgeConfig {
                 None
             }
             None => None,
-        };
-        check_labels(
-            &mut err,
-            AttributePath::attr("extra_labels"),
-            &self.extra_labels,
-            true,
-        );
-        check_labels(
-            &mut err,
-            AttributePath::attr("extra_annotations"),
-            &self.extra_annotations,
-            false,
-        );
+        }
+    }
+
+    /// The `overrides` keys and the labels and annotations of each entry.
+    fn check_override_entries(&self, err: &mut impl Report) {
         for (k, o) in self.overrides.iter().flatten() {
             let base = AttributePath::attr("overrides").then_key(k);
             let shown: String = k.chars().take(80).collect();
@@ -469,28 +507,22 @@ impl BridgeConfig {
                 );
             }
             check_labels(
-                &mut err,
+                err,
                 base.clone().then_attr("extra_labels"),
                 &o.extra_labels,
                 true,
             );
             check_labels(
-                &mut err,
-                base.clone().then_attr("extra_annotations"),
+                err,
+                base.then_attr("extra_annotations"),
                 &o.extra_annotations,
                 false,
             );
         }
-        if let Some(t) = self.consecutive_failure_threshold
-            && t < 1
-        {
-            err(
-                AttributePath::attr("consecutive_failure_threshold"),
-                "Invalid consecutive_failure_threshold",
-                format!("consecutive_failure_threshold must be at least 1, got {t}."),
-            );
-        }
-        let unhealthy = match self.unhealthy.as_deref() {
+    }
+
+    fn parse_unhealthy(&self, err: &mut impl Report) -> UnhealthyPolicy {
+        match self.unhealthy.as_deref() {
             None | Some("keep") => UnhealthyPolicy::Keep,
             Some("pause") => UnhealthyPolicy::Pause,
             Some("remove") => UnhealthyPolicy::Remove,
@@ -505,8 +537,11 @@ impl BridgeConfig {
                 );
                 UnhealthyPolicy::Keep
             }
-        };
-        let max_removals = match self.max_removals {
+        }
+    }
+
+    fn parse_max_removals(&self, err: &mut impl Report) -> Option<usize> {
+        match self.max_removals {
             Some(n) if n < 0 => {
                 err(
                     AttributePath::attr("max_removals"),
@@ -516,39 +551,39 @@ impl BridgeConfig {
                 None
             }
             n => n.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
-        };
-        let mut copy_labels = LabelCopy::default();
-        if let Some(c) = &self.copy_labels {
-            for (attr, list, into) in [
-                ("include", &c.include, &mut copy_labels.include),
-                ("exclude", &c.exclude, &mut copy_labels.exclude),
-            ] {
-                let Some(list) = list else { continue };
-                for (i, pattern) in list.iter().enumerate() {
-                    let key = pattern.strip_suffix('*').unwrap_or(pattern);
-                    let ok = if pattern.ends_with('*') {
-                        key.is_empty()
-                            || label_key(key.trim_end_matches('/')).is_ok()
-                            || label_key(&format!("{key}x")).is_ok()
-                    } else {
-                        label_key(key).is_ok()
-                    };
-                    if !ok {
-                        err(
-                            AttributePath::attr("copy_labels")
-                                .then_attr(attr)
-                                .then_index(i as i64),
-                            "Invalid label key pattern",
-                            format!(
-                                "Element {i} must be a label key, or a key prefix ending in `*` (e.g. `team.example.com/*`)."
-                            ),
-                        );
-                    }
-                }
-                *into = list.clone();
-            }
         }
-        let deletion_timeout = match self.deletion_timeout.as_deref().map(parse_duration) {
+    }
+
+    fn parse_copy_labels(&self, err: &mut impl Report) -> LabelCopy {
+        let mut copy_labels = LabelCopy::default();
+        let Some(c) = &self.copy_labels else {
+            return copy_labels;
+        };
+        for (attr, list, into) in [
+            ("include", &c.include, &mut copy_labels.include),
+            ("exclude", &c.exclude, &mut copy_labels.exclude),
+        ] {
+            let Some(list) = list else { continue };
+            for (i, pattern) in list.iter().enumerate() {
+                if !is_label_key_pattern(pattern) {
+                    err(
+                        AttributePath::attr("copy_labels")
+                            .then_attr(attr)
+                            .then_index(i as i64),
+                        "Invalid label key pattern",
+                        format!(
+                            "Element {i} must be a label key, or a key prefix ending in `*` (e.g. `team.example.com/*`)."
+                        ),
+                    );
+                }
+            }
+            *into = list.clone();
+        }
+        copy_labels
+    }
+
+    fn parse_deletion_timeout(&self, err: &mut impl Report) -> std::time::Duration {
+        match self.deletion_timeout.as_deref().map(parse_duration) {
             None => DEFAULT_DELETION_TIMEOUT,
             Some(Ok(d)) => d,
             Some(Err(e)) => {
@@ -559,7 +594,11 @@ impl BridgeConfig {
                 );
                 DEFAULT_DELETION_TIMEOUT
             }
-        };
+        }
+    }
+
+    /// Each element of `namespaces` and `names`.
+    fn check_name_lists(&self, err: &mut impl Report) {
         for (attr, list, rule) in [
             (
                 "namespaces",
@@ -578,42 +617,27 @@ impl BridgeConfig {
                 }
             }
         }
-        check_renewal(
-            &mut err,
-            AttributePath::attr("token_renewal"),
-            &self.token_renewal,
-        );
+    }
+
+    /// The `token_renewal`, `consecutive_failure_threshold` and `active_window` of each `overrides` entry.
+    fn check_override_schedules(&self, err: &mut impl Report) {
         for (k, o) in self.overrides.iter().flatten() {
             let base = AttributePath::attr("overrides").then_key(k);
             check_renewal(
-                &mut err,
+                err,
                 base.clone().then_attr("token_renewal"),
                 &o.token_renewal,
             );
-            if let Some(t) = o.consecutive_failure_threshold
-                && t < 1
-            {
-                err(
-                    base.clone().then_attr("consecutive_failure_threshold"),
-                    "Invalid consecutive_failure_threshold",
-                    format!("consecutive_failure_threshold must be at least 1, got {t}."),
-                );
-            }
-            if let Some(w) = &o.active_window
-                && (w.from.trim().is_empty() || w.to.trim().is_empty())
-            {
-                err(
-                    base.then_attr("active_window")
-                        .then_attr(if w.from.trim().is_empty() {
-                            "from"
-                        } else {
-                            "to"
-                        }),
-                    "Invalid active window",
-                    "active_window needs both `from` and `to` (cron schedules).".into(),
-                );
-            }
+            check_threshold(
+                err,
+                base.clone().then_attr("consecutive_failure_threshold"),
+                o.consecutive_failure_threshold,
+            );
+            check_window(err, base.then_attr("active_window"), &o.active_window);
         }
+    }
+
+    fn check_claim_namespace_and_manager(&self, err: &mut impl Report) {
         if let Some(ns) = &self.claim_namespace
             && let Err(e) = names::dns1123_label(ns)
         {
@@ -632,49 +656,16 @@ impl BridgeConfig {
                 "cluster_manager must be 1 to 253 characters (it is compared with spec.clusterManager.name).".into(),
             );
         }
-        if let Some(w) = &self.active_window
-            && (w.from.trim().is_empty() || w.to.trim().is_empty())
-        {
-            err(
-                AttributePath::attr("active_window").then_attr(if w.from.trim().is_empty() {
-                    "from"
-                } else {
-                    "to"
-                }),
-                "Invalid active window",
-                "active_window needs both `from` and `to` (cron schedules).".into(),
-            );
-        }
-        // The CLIs cannot point at a path that continues past a map key: an error deeper inside
-        // `overrides["<key>"]` points at that entry and names the rest of the path in its detail.
-        let diags: Diagnostics = diags
-            .into_vec()
-            .into_iter()
-            .map(|mut d| {
-                if let Some(path) = d.attribute.as_ref()
-                    && path.steps().len() > 2
-                    && matches!(path.steps().first(), Some(crate::tfplugin::PathStep::Attribute(a)) if a == "overrides")
-                {
-                    let full = path.to_string();
-                    let mut short = path.clone();
-                    while short.steps().len() > 2 {
-                        short.pop();
-                    }
-                    d.detail = format!("{full}: {}", d.detail);
-                    d.attribute = Some(short);
-                }
-                d
-            })
-            .collect();
-        let (Some(credentials), false) = (credentials, diags.has_errors()) else {
-            return Err(diags);
-        };
-        Ok(BridgeSpec {
+    }
+
+    /// The validated spec: the configuration with its defaults, the credentials and what the checks parsed.
+    fn spec(&self, credentials: CredentialOptions, parsed: Parsed) -> BridgeSpec {
+        BridgeSpec {
             name: self.name.clone(),
             selection: Selection {
                 namespaces: self.namespaces.clone().unwrap_or_default(),
                 names: self.names.clone().unwrap_or_default(),
-                label_selector,
+                label_selector: parsed.label_selector,
                 cluster_manager: self.cluster_manager.clone(),
                 require_healthy: self.require_healthy.unwrap_or(false),
             },
@@ -689,42 +680,91 @@ impl BridgeConfig {
                 .overrides
                 .iter()
                 .flatten()
-                .map(|(k, o)| {
-                    (
-                        k.clone(),
-                        Override {
-                            extra_labels: o.extra_labels.clone().unwrap_or_default(),
-                            extra_annotations: o.extra_annotations.clone().unwrap_or_default(),
-                            paused: o.paused,
-                            skip: o.skip.unwrap_or(false),
-                            token_renewal: o.token_renewal.clone(),
-                            active_window: o.active_window.clone(),
-                            consecutive_failure_threshold: o.consecutive_failure_threshold,
-                        },
-                    )
-                })
+                .map(|(k, o)| (k.clone(), o.to_override()))
                 .collect(),
             adopt: self.adopt.unwrap_or(false),
             strict: self.strict.unwrap_or(false),
-            unhealthy,
-            max_removals,
-            copy_labels,
-            deletion_timeout,
+            unhealthy: parsed.unhealthy,
+            max_removals: parsed.max_removals,
+            copy_labels: parsed.copy_labels,
+            deletion_timeout: parsed.deletion_timeout,
             token_renewal: self.token_renewal.clone(),
             claim_namespace: self
                 .claim_namespace
                 .clone()
                 .unwrap_or_else(|| crate::bridge::ownership::DEFAULT_CLAIM_NAMESPACE.to_string()),
             config_record: serde_json::to_string(self).ok(),
-        })
+        }
     }
 }
 
-fn check_renewal(
-    err: &mut impl FnMut(AttributePath, &str, String),
-    path: AttributePath,
-    renewal: &Option<TokenRenewal>,
-) {
+/// Whether a `copy_labels` element is a label key, or a key prefix ending in `*`.
+fn is_label_key_pattern(pattern: &str) -> bool {
+    let key = pattern.strip_suffix('*').unwrap_or(pattern);
+    if pattern.ends_with('*') {
+        key.is_empty()
+            || label_key(key.trim_end_matches('/')).is_ok()
+            || label_key(&format!("{key}x")).is_ok()
+    } else {
+        label_key(key).is_ok()
+    }
+}
+
+/// The CLIs cannot point at a path that continues past a map key: an error deeper inside
+/// `overrides["<key>"]` points at that entry and names the rest of the path in its detail.
+fn shorten_override_paths(diags: Diagnostics) -> Diagnostics {
+    diags
+        .into_vec()
+        .into_iter()
+        .map(|mut d| {
+            if let Some(path) = d.attribute.as_ref()
+                && path.steps().len() > 2
+                && matches!(path.steps().first(), Some(crate::tfplugin::PathStep::Attribute(a)) if a == "overrides")
+            {
+                let full = path.to_string();
+                let mut short = path.clone();
+                while short.steps().len() > 2 {
+                    short.pop();
+                }
+                d.detail = format!("{full}: {}", d.detail);
+                d.attribute = Some(short);
+            }
+            d
+        })
+        .collect()
+}
+
+/// A `consecutive_failure_threshold` (top level or in an override) is at least 1.
+fn check_threshold(err: &mut impl Report, path: AttributePath, threshold: Option<i64>) {
+    if let Some(t) = threshold
+        && t < 1
+    {
+        err(
+            path,
+            "Invalid consecutive_failure_threshold",
+            format!("consecutive_failure_threshold must be at least 1, got {t}."),
+        );
+    }
+}
+
+/// An `active_window` (top level or in an override) has both schedules.
+fn check_window(err: &mut impl Report, path: AttributePath, window: &Option<ActiveWindow>) {
+    if let Some(w) = window
+        && (w.from.trim().is_empty() || w.to.trim().is_empty())
+    {
+        err(
+            path.then_attr(if w.from.trim().is_empty() {
+                "from"
+            } else {
+                "to"
+            }),
+            "Invalid active window",
+            "active_window needs both `from` and `to` (cron schedules).".into(),
+        );
+    }
+}
+
+fn check_renewal(err: &mut impl Report, path: AttributePath, renewal: &Option<TokenRenewal>) {
     let Some(r) = renewal else { return };
     for (attr, d) in [
         ("interval", Some(&r.interval)),
@@ -765,7 +805,7 @@ fn check_renewal(
 }
 
 fn check_labels(
-    err: &mut impl FnMut(AttributePath, &str, String),
+    err: &mut impl Report,
     attr: AttributePath,
     m: &Option<BTreeMap<String, String>>,
     labels: bool,
