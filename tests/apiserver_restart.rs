@@ -24,7 +24,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, ListParams};
 use serde_json::Value as Json;
 use support::fault_proxy::{FaultProxy, Mode};
-use support::inventory::{Inv, bridge, diagnostics, state_clusters};
+use support::inventory::{Inv, bridge, state_clusters};
 use support::{Cli, Tf, fixtures, unique_namespace};
 use tfsveltos::api::{SveltosCluster, keys};
 use tfsveltos::k8s::{config, io};
@@ -233,9 +233,28 @@ async fn assert_converged(inv: &Inv, tf: &Tf, ns: &str, second: &Run) {
     );
 }
 
+/// The error diagnostics of a CLI's output: each from a line starting with `Error: ` up to the next line
+/// starting a diagnostic (details such as `ServiceError: ...` do not start one).
+fn error_blocks(out: &str) -> Vec<String> {
+    let mut blocks: Vec<String> = Vec::new();
+    let mut current: Option<String> = None;
+    for line in out.lines() {
+        if line.starts_with("Error: ") || line.starts_with("Warning: ") {
+            blocks.extend(current.take());
+            current = line.starts_with("Error: ").then(String::new);
+        }
+        if let Some(c) = current.as_mut() {
+            c.push_str(line);
+            c.push('\n');
+        }
+    }
+    blocks.extend(current);
+    blocks
+}
+
 /// Every error diagnostic of a failed apply names an object of this test (`ns/...`).
 fn assert_errors_name_objects(out: &str, ns: &str) -> usize {
-    let errors = diagnostics(out, "Error", "");
+    let errors = error_blocks(out);
     assert!(
         !errors.is_empty(),
         "the apply failed without an error diagnostic:\n{out}"
