@@ -15,7 +15,9 @@
 //!
 //! [`FaultProxy::cut_after_writes`] arms an automatic switch to [`Mode::Down`] when a given number of
 //! writes (any method but GET) has arrived, so that a test can cut the "API server" in the middle of an apply
-//! it does not control; [`FaultProxy::wait_cut`] waits for that moment.
+//! it does not control; [`FaultProxy::wait_cut`] waits for that moment. The write that trips the cut is done
+//! by the API server but its answer is lost (a server killed between committing a write and answering it);
+//! other requests in flight at that moment may or may not have reached it.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -138,7 +140,7 @@ impl FaultProxy {
     }
 
     /// Goes [`Mode::Down`] by itself when the `writes`-th write (counted since the proxy started) arrives;
-    /// that write is dropped in flight too.
+    /// that write is forwarded to the API server, and its answer dropped.
     pub fn cut_after_writes(&self, writes: usize) {
         *self.shared.cut_after.lock().unwrap() = Some(writes);
     }
@@ -224,10 +226,20 @@ async fn serve(shared: Arc<Shared>, mut stream: TcpStream) {
     shared.requests.fetch_add(1, Ordering::SeqCst);
     if request.method() != http::Method::GET {
         let writes = shared.writes.fetch_add(1, Ordering::SeqCst) + 1;
-        let mut armed = shared.cut_after.lock().unwrap();
-        if armed.is_some_and(|n| writes >= n) {
-            *armed = None;
+        let trips = {
+            let mut armed = shared.cut_after.lock().unwrap();
+            let trips = armed.is_some_and(|n| writes >= n);
+            if trips {
+                *armed = None;
+            }
+            trips
+        };
+        if trips {
+            // The server dies right after doing this write: it is done, its answer is lost.
             shared.set(Mode::Down);
+            let _ = forward(&shared.upstream, request).await;
+            shared.dropped.fetch_add(1, Ordering::SeqCst);
+            return reset(stream);
         }
     }
     let mode = *rx.borrow_and_update();
