@@ -530,8 +530,11 @@ where
 /// Whether [`delete_owned`] deleted the object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Deleted {
-    /// Deleted (or deletion started: finalizers may keep it a while).
+    /// Gone: the API server removed it from storage before it answered.
     Yes,
+    /// Deletion started, but the object still exists (finalizers, or a graceful deletion, hold it): it is gone
+    /// only once a later read no longer finds it.
+    Terminating,
     /// It did not exist.
     Absent,
     /// An object with another UID stands at that name now: it is not the one the bridge owns, so it was left.
@@ -563,7 +566,12 @@ where
     let dp = &dp;
     with_retry("delete", &kind, &object, || async {
         match api.delete(name, dp).await {
-            Ok(_) => Ok(Deleted::Yes),
+            // The API server answers a delete with the object when it still exists (marked for deletion), and
+            // with a Status, or (custom resources) the object as it was removed, when it is gone.
+            Ok(answer) => Ok(match answer.left() {
+                Some(obj) if still_exists(obj.meta()) => Deleted::Terminating,
+                _ => Deleted::Yes,
+            }),
             Err(kube::Error::Api(s)) if s.code == 404 => Ok(Deleted::Absent),
             Err(kube::Error::Api(s))
                 if s.code == 409 && s.message.contains("Precondition failed") =>
@@ -574,6 +582,12 @@ where
         }
     })
     .await
+}
+
+/// Whether a delete answered with `meta` left the object in storage: it is marked for deletion (a
+/// `deletionTimestamp`) or holds finalizers. An object removed at once carries neither.
+fn still_exists(meta: &ObjectMeta) -> bool {
+    meta.deletion_timestamp.is_some() || meta.finalizers.as_ref().is_some_and(|f| !f.is_empty())
 }
 
 /// Like [`list_metadata`], only the objects matching `label_selector` (evaluated by the API server).
@@ -673,6 +687,26 @@ mod tests {
         .await
         .unwrap();
         assert_eq!(got, 3);
+    }
+
+    #[test]
+    fn a_delete_answer_tells_gone_from_terminating() {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+        // Removed at once: the answer carries the object as it was, with neither mark.
+        assert!(!still_exists(&ObjectMeta {
+            name: Some("c".into()),
+            finalizers: Some(vec![]),
+            ..Default::default()
+        }));
+        // Held by a finalizer, or marked for (graceful) deletion: it still exists.
+        assert!(still_exists(&ObjectMeta {
+            finalizers: Some(vec!["projectsveltos.io/finalizer".into()]),
+            ..Default::default()
+        }));
+        assert!(still_exists(&ObjectMeta {
+            deletion_timestamp: Some(Time(jiff::Timestamp::UNIX_EPOCH)),
+            ..Default::default()
+        }));
     }
 
     #[test]

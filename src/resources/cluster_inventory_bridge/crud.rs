@@ -443,7 +443,9 @@ async fn delete_one(
         let deleted = io::delete_owned::<SveltosCluster>(client, ns, name, uid)
             .await
             .map_err(err)?;
-        if deleted == io::Deleted::Yes {
+        // Only a SveltosCluster the delete left terminating is waited for: one the API server removed at once is
+        // gone already (no read needed).
+        if deleted == io::Deleted::Terminating {
             let deadline = tokio::time::Instant::now() + timeout;
             loop {
                 let now = io::get_metadata_opt::<SveltosCluster>(client, ns, name)
