@@ -257,7 +257,7 @@ pub async fn paginate<T, F, Fut>(
     kind: &str,
     scope: &str,
     label_selector: Option<&str>,
-    mut page: F,
+    page: F,
 ) -> Result<Vec<T>, IoError>
 where
     T: Clone + Resource,
@@ -265,6 +265,24 @@ where
     Fut: Future<Output = Result<kube::core::ObjectList<T>, kube::Error>>,
 {
     let mut out = Vec::new();
+    paginate_each(kind, scope, label_selector, page, |items| out.extend(items)).await?;
+    Ok(out)
+}
+
+/// Like [`paginate`], handing each page's items (compacted) to `each` as it arrives instead of collecting them:
+/// a caller that keeps a digest of each object never holds more than one page of parsed objects.
+pub async fn paginate_each<T, F, Fut>(
+    kind: &str,
+    scope: &str,
+    label_selector: Option<&str>,
+    mut page: F,
+    mut each: impl FnMut(Vec<T>),
+) -> Result<(), IoError>
+where
+    T: Clone + Resource,
+    F: FnMut(ListParams) -> Fut,
+    Fut: Future<Output = Result<kube::core::ObjectList<T>, kube::Error>>,
+{
     let mut token: Option<String> = None;
     loop {
         let mut lp = ListParams::default().limit(PAGE_SIZE);
@@ -276,12 +294,13 @@ where
         }
         let list = with_retry("list", kind, scope, || page(lp.clone())).await?;
         token = list.metadata.continue_.clone().filter(|t| !t.is_empty());
-        out.extend(list.items.into_iter().map(|mut item| {
+        let mut items = list.items;
+        for item in &mut items {
             compact_managed_fields(item.meta_mut());
-            item
-        }));
+        }
+        each(items);
         if token.is_none() {
-            return Ok(out);
+            return Ok(());
         }
     }
 }
@@ -317,6 +336,33 @@ where
         );
     }
     Ok(out)
+}
+
+/// Like [`list`], handing the objects to `each` page by page (see [`paginate_each`]).
+pub async fn list_each<K>(
+    client: &Client,
+    namespaces: &[String],
+    label_selector: Option<&str>,
+    mut each: impl FnMut(Vec<K>),
+) -> Result<(), IoError>
+where
+    K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Debug,
+    <K as Resource>::DynamicType: Default,
+{
+    let kind = K::kind(&Default::default()).to_string();
+    for ns in scopes(namespaces) {
+        let api: Api<K> = api(client, ns);
+        let api = &api;
+        paginate_each(
+            &kind,
+            &scope_label(ns),
+            label_selector,
+            |lp| async move { api.list(&lp).await },
+            &mut each,
+        )
+        .await?;
+    }
+    Ok(())
 }
 
 /// Like [`list`], metadata only (no object bodies cross the wire).
