@@ -304,6 +304,19 @@ impl World {
         owned_secrets: &[Secret],
     ) -> Self {
         let mut w = World::default();
+        w.add_owned_clusters(bridge, ledger, clusters);
+        w.add_owned_secrets(bridge, ledger, owned_secrets);
+        w
+    }
+
+    /// [`World::build`] one batch (a LIST page) of labelled SveltosClusters at a time.
+    pub fn add_owned_clusters(
+        &mut self,
+        bridge: &str,
+        ledger: &Ledger,
+        clusters: &[SveltosCluster],
+    ) {
+        let w = self;
         for sc in clusters
             .iter()
             .filter(|sc| owner(&sc.metadata) == Some(bridge))
@@ -326,6 +339,11 @@ impl World {
                 w.records.push(r.clone());
             }
         }
+    }
+
+    /// [`World::build`] one batch (a LIST page) of labelled Secrets at a time.
+    pub fn add_owned_secrets(&mut self, bridge: &str, ledger: &Ledger, owned_secrets: &[Secret]) {
+        let w = self;
         for s in owned_secrets
             .iter()
             .filter(|s| owner(&s.metadata) == Some(bridge))
@@ -340,7 +358,23 @@ impl World {
                 .or_default()
                 .secret = Some(observe_secret(s));
         }
-        w
+    }
+
+    /// Joins what two partial views found: `other`'s Secrets (and impostors) into this one's SveltosClusters.
+    pub fn join(&mut self, other: World) {
+        for (key, o) in other.owned {
+            let mine = self.owned.entry(key).or_default();
+            if o.sveltos_cluster.is_some() {
+                mine.sveltos_cluster = o.sveltos_cluster;
+            }
+            if o.secret.is_some() {
+                mine.secret = o.secret;
+            }
+        }
+        self.records.extend(other.records);
+        self.impostors.extend(other.impostors);
+        self.foreign_clusters.extend(other.foreign_clusters);
+        self.foreign_secrets.extend(other.foreign_secrets);
     }
 
     /// Records objects found at names the bridge would create and does not own: owned by another bridge

@@ -257,7 +257,7 @@ pub async fn paginate<T, F, Fut>(
     kind: &str,
     scope: &str,
     label_selector: Option<&str>,
-    mut page: F,
+    page: F,
 ) -> Result<Vec<T>, IoError>
 where
     T: Clone + Resource,
@@ -265,6 +265,24 @@ where
     Fut: Future<Output = Result<kube::core::ObjectList<T>, kube::Error>>,
 {
     let mut out = Vec::new();
+    paginate_each(kind, scope, label_selector, page, |items| out.extend(items)).await?;
+    Ok(out)
+}
+
+/// Like [`paginate`], handing each page's items (compacted) to `each` as it arrives instead of collecting them:
+/// a caller that keeps a digest of each object never holds more than one page of parsed objects.
+pub async fn paginate_each<T, F, Fut>(
+    kind: &str,
+    scope: &str,
+    label_selector: Option<&str>,
+    mut page: F,
+    mut each: impl FnMut(Vec<T>),
+) -> Result<(), IoError>
+where
+    T: Clone + Resource,
+    F: FnMut(ListParams) -> Fut,
+    Fut: Future<Output = Result<kube::core::ObjectList<T>, kube::Error>>,
+{
     let mut token: Option<String> = None;
     loop {
         let mut lp = ListParams::default().limit(PAGE_SIZE);
@@ -276,12 +294,13 @@ where
         }
         let list = with_retry("list", kind, scope, || page(lp.clone())).await?;
         token = list.metadata.continue_.clone().filter(|t| !t.is_empty());
-        out.extend(list.items.into_iter().map(|mut item| {
+        let mut items = list.items;
+        for item in &mut items {
             compact_managed_fields(item.meta_mut());
-            item
-        }));
+        }
+        each(items);
         if token.is_none() {
-            return Ok(out);
+            return Ok(());
         }
     }
 }
@@ -317,6 +336,33 @@ where
         );
     }
     Ok(out)
+}
+
+/// Like [`list`], handing the objects to `each` page by page (see [`paginate_each`]).
+pub async fn list_each<K>(
+    client: &Client,
+    namespaces: &[String],
+    label_selector: Option<&str>,
+    mut each: impl FnMut(Vec<K>),
+) -> Result<(), IoError>
+where
+    K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Debug,
+    <K as Resource>::DynamicType: Default,
+{
+    let kind = K::kind(&Default::default()).to_string();
+    for ns in scopes(namespaces) {
+        let api: Api<K> = api(client, ns);
+        let api = &api;
+        paginate_each(
+            &kind,
+            &scope_label(ns),
+            label_selector,
+            |lp| async move { api.list(&lp).await },
+            &mut each,
+        )
+        .await?;
+    }
+    Ok(())
 }
 
 /// Like [`list`], metadata only (no object bodies cross the wire).
@@ -530,8 +576,11 @@ where
 /// Whether [`delete_owned`] deleted the object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Deleted {
-    /// Deleted (or deletion started: finalizers may keep it a while).
+    /// Gone: the API server removed it from storage before it answered.
     Yes,
+    /// Deletion started, but the object still exists (finalizers, or a graceful deletion, hold it): it is gone
+    /// only once a later read no longer finds it.
+    Terminating,
     /// It did not exist.
     Absent,
     /// An object with another UID stands at that name now: it is not the one the bridge owns, so it was left.
@@ -563,7 +612,12 @@ where
     let dp = &dp;
     with_retry("delete", &kind, &object, || async {
         match api.delete(name, dp).await {
-            Ok(_) => Ok(Deleted::Yes),
+            // The API server answers a delete with the object when it still exists (marked for deletion), and
+            // with a Status, or (custom resources) the object as it was removed, when it is gone.
+            Ok(answer) => Ok(match answer.left() {
+                Some(obj) if still_exists(obj.meta()) => Deleted::Terminating,
+                _ => Deleted::Yes,
+            }),
             Err(kube::Error::Api(s)) if s.code == 404 => Ok(Deleted::Absent),
             Err(kube::Error::Api(s))
                 if s.code == 409 && s.message.contains("Precondition failed") =>
@@ -574,6 +628,12 @@ where
         }
     })
     .await
+}
+
+/// Whether a delete answered with `meta` left the object in storage: it is marked for deletion (a
+/// `deletionTimestamp`) or holds finalizers. An object removed at once carries neither.
+fn still_exists(meta: &ObjectMeta) -> bool {
+    meta.deletion_timestamp.is_some() || meta.finalizers.as_ref().is_some_and(|f| !f.is_empty())
 }
 
 /// Like [`list_metadata`], only the objects matching `label_selector` (evaluated by the API server).
@@ -673,6 +733,26 @@ mod tests {
         .await
         .unwrap();
         assert_eq!(got, 3);
+    }
+
+    #[test]
+    fn a_delete_answer_tells_gone_from_terminating() {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+        // Removed at once: the answer carries the object as it was, with neither mark.
+        assert!(!still_exists(&ObjectMeta {
+            name: Some("c".into()),
+            finalizers: Some(vec![]),
+            ..Default::default()
+        }));
+        // Held by a finalizer, or marked for (graceful) deletion: it still exists.
+        assert!(still_exists(&ObjectMeta {
+            finalizers: Some(vec!["projectsveltos.io/finalizer".into()]),
+            ..Default::default()
+        }));
+        assert!(still_exists(&ObjectMeta {
+            deletion_timestamp: Some(Time(jiff::Timestamp::UNIX_EPOCH)),
+            ..Default::default()
+        }));
     }
 
     #[test]

@@ -60,11 +60,19 @@ fn owner_selector(bridge: &str) -> String {
 /// are impostors).
 pub async fn read_owned(client: &Client, bridge: &str, ledger: &Ledger) -> Result<World, IoError> {
     let sel = owner_selector(bridge);
-    let (scs, secrets) = futures::try_join!(
-        io::list::<SveltosCluster>(client, &[], Some(&sel)),
-        io::list::<Secret>(client, &[], Some(&sel)),
+    // Each page is reduced to what the bridge keeps of it (identities and hashes) as it arrives: the listed
+    // objects, Secrets with their kubeconfig bytes, are never all held at once.
+    let (mut clusters, mut secrets) = (World::default(), World::default());
+    futures::try_join!(
+        io::list_each::<SveltosCluster>(client, &[], Some(&sel), |page| {
+            clusters.add_owned_clusters(bridge, ledger, &page);
+        }),
+        io::list_each::<Secret>(client, &[], Some(&sel), |page| {
+            secrets.add_owned_secrets(bridge, ledger, &page);
+        }),
     )?;
-    Ok(World::build(bridge, ledger, &scs, &secrets))
+    clusters.join(secrets);
+    Ok(clusters)
 }
 
 /// Reads the inventory and what exists: four paginated LISTs (profiles, labelled credential Secrets, and the
@@ -83,23 +91,18 @@ pub async fn snapshot(
     let providers = crate::config_blocks::credentials::providers(&spec.credentials)
         .map_err(Diagnostics::from)?;
     let ns = &spec.selection.namespaces;
-    let owner = owner_selector(&spec.name);
     let lists = async {
         futures::try_join!(
             io::list::<ClusterProfile>(inventory, ns, None),
             credentials::read_sources(inventory, &spec.credentials),
-            io::list::<SveltosCluster>(client, &[], Some(&owner)),
-            io::list::<Secret>(client, &[], Some(&owner)),
+            read_owned(client, &spec.name, ledger),
         )
     };
-    let (profiles, reads, scs, owned_secrets) =
-        lists.await.map_err(|e| Diagnostics::from(io_diag(&e)))?;
+    let (profiles, reads, world) = lists.await.map_err(|e| Diagnostics::from(io_diag(&e)))?;
     let credentials::CredentialReads {
         labelled: credential_secrets,
         namespace_labels,
     } = reads;
-    let world = World::build(&spec.name, ledger, &scs, &owned_secrets);
-    drop((scs, owned_secrets));
     let mut snap = Snapshot {
         profiles,
         credential_secrets,
@@ -443,7 +446,9 @@ async fn delete_one(
         let deleted = io::delete_owned::<SveltosCluster>(client, ns, name, uid)
             .await
             .map_err(err)?;
-        if deleted == io::Deleted::Yes {
+        // Only a SveltosCluster the delete left terminating is waited for: one the API server removed at once is
+        // gone already (no read needed).
+        if deleted == io::Deleted::Terminating {
             let deadline = tokio::time::Instant::now() + timeout;
             loop {
                 let now = io::get_metadata_opt::<SveltosCluster>(client, ns, name)

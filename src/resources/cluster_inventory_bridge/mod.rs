@@ -479,48 +479,18 @@ impl Resource for ClusterInventoryBridge {
         if !req.prior_state.is_null() && req.prior_state.get_attr("name") != &name_value {
             resp.requires_replace.push(AttributePath::attr("name"));
         }
-        // An `inventory` block not known yet defers, like the provider's own configuration; a client that cannot
-        // defer gets `clusters` known after apply, as for any other value not known yet.
-        let unknown_inventory = !crate::config_blocks::inventory::unknown(&req.config).is_empty();
-        if unknown_inventory && req.client.deferral_allowed {
-            planned.set_attr("id", name_value);
-            planned.set_attr("clusters", Value::unknown());
-            resp.planned_state = planned;
-            resp.deferred = Some(crate::tfplugin::DeferredReason::ResourceConfigUnknown);
-            return resp;
-        }
-        if !req.config.is_wholly_known() {
-            planned.set_attr("id", name_value.clone());
-            planned.set_attr("clusters", Value::unknown());
-            resp.planned_state = planned;
-            return resp;
-        }
-        let spec = match BridgeConfig::from_value(&req.config).to_spec() {
-            Ok(s) => s,
-            Err(d) => {
-                resp.diagnostics = d;
-                resp.planned_state = req.proposed_new_state.clone();
-                return resp;
-            }
-        };
-        // The provider's connection (writes, the bridge's own objects) and the inventory's (the same without an
-        // `inventory` block): both must be known to plan.
-        let clients = self.state.client(req.client).and_then(|c| {
-            crate::config_blocks::inventory::client(&self.state, &req.config, req.client)
-                .map(|i| (c, i))
-        });
-        let (client, inventory) = match clients {
-            Ok(c) => c,
-            Err(NotReady::Defer(reason)) => {
+        let (spec, client, inventory) = match self.plan_inputs(&req) {
+            PlanInputs::Ready(spec, client, inventory) => (*spec, client, inventory),
+            PlanInputs::Unknown(deferred) => {
                 planned.set_attr("id", name_value);
                 planned.set_attr("clusters", Value::unknown());
                 resp.planned_state = planned;
-                resp.deferred = Some(reason);
+                resp.deferred = deferred;
                 return resp;
             }
-            Err(NotReady::Fail(d)) => {
+            PlanInputs::Failed(d) => {
+                resp.diagnostics = d;
                 resp.planned_state = req.proposed_new_state.clone();
-                resp.diagnostics.push(d);
                 return resp;
             }
         };
@@ -529,14 +499,8 @@ impl Resource for ClusterInventoryBridge {
             .get_attr("instance_id")
             .as_str()
             .map(String::from);
-        if let Err(d) = check_claim_of(
-            &client,
-            &spec,
-            instance.as_deref(),
-            !req.prior_state.is_null(),
-        )
-        .await
-        {
+        let existing = !req.prior_state.is_null();
+        if let Err(d) = check_claim_of(&client, &spec, instance.as_deref(), existing).await {
             resp.planned_state = req.proposed_new_state.clone();
             resp.diagnostics = d;
             return resp;
@@ -545,59 +509,46 @@ impl Resource for ClusterInventoryBridge {
             "instance_id",
             instance.map(Value::string).unwrap_or_else(Value::unknown),
         );
-        let snap = match snapshot(&client, &inventory, &spec, &ledger).await {
-            Ok(s) => s,
+        let phase = |spec: &BridgeSpec| {
+            self.memo(&spec.name, |m| {
+                let first = (m.refreshed || !existing) && !m.planned;
+                m.planned = true;
+                if first { Phase::Plan } else { Phase::Replan }
+            })
+        };
+        match planned_entries(&client, &inventory, &spec, &ledger, phase).await {
+            Ok((entries, diagnostics)) => {
+                resp.diagnostics.extend(diagnostics);
+                resp.planned_state = with_clusters(planned, &spec.name, clusters_value(&entries));
+            }
             Err(d) => {
                 resp.planned_state = req.proposed_new_state.clone();
                 resp.diagnostics = d;
-                return resp;
             }
-        };
-        let phase = self.memo(&spec.name, |m| {
-            let first = (m.refreshed || req.prior_state.is_null()) && !m.planned;
-            m.planned = true;
-            if first { Phase::Plan } else { Phase::Replan }
-        });
-        let plan = snap.plan(&spec, jiff::Timestamp::now(), phase, None);
-        resp.diagnostics
-            .extend(plan.problems.iter().map(problem_diag));
-        let entries = plan.entries();
-        tracing::debug!(bridge = %spec.name, clusters = entries.len(), profiles = snap.profiles.len(), "planned bridge");
-        // The inventory and the desired objects (tens of megabytes at ten thousand clusters) are done with before
-        // the planned value is built.
-        drop((plan, snap));
-        resp.planned_state = with_clusters(planned, &spec.name, clusters_value(&entries));
+        }
         resp
     }
 
     async fn apply(&self, mut req: ApplyRequest) -> ApplyResponse {
-        let mut resp = ApplyResponse {
+        let failed = |req: &ApplyRequest, diagnostics: Diagnostics| ApplyResponse {
+            new_state: req.prior_state.clone(),
             private: req.planned_private.clone(),
-            ..Default::default()
+            diagnostics,
         };
         let client = match self.state.client(Default::default()) {
             Ok(c) => c,
-            Err(NotReady::Fail(d)) => {
-                resp.new_state = req.prior_state.clone();
-                resp.diagnostics.push(d);
-                return resp;
-            }
+            Err(NotReady::Fail(d)) => return failed(&req, d.into()),
             Err(NotReady::Defer(_)) => {
-                resp.new_state = req.prior_state.clone();
-                resp.diagnostics.error(
+                let d = Diagnostic::error(
                     "Provider configuration unknown at apply",
                     "Run apply again.",
                 );
-                return resp;
+                return failed(&req, d.into());
             }
         };
         let ledger = match ledger_of(&req.planned_private, &req.prior_state) {
             Ok(l) => l,
-            Err(d) => {
-                resp.new_state = req.prior_state.clone();
-                resp.diagnostics = d;
-                return resp;
-            }
+            Err(d) => return failed(&req, d),
         };
         if req.is_delete() {
             return self.destroy(&client, req, ledger).await;
@@ -606,139 +557,76 @@ impl Resource for ClusterInventoryBridge {
         // clusters) is not needed again: the new state's `clusters` is built from what apply wrote.
         let planned = entries_from_value(req.planned_state.get_attr("clusters"));
         req.planned_state.set_attr("clusters", Value::Null);
-        let config = BridgeConfig::from_value(&req.config);
-        let (spec, limit) = match config
+        let (spec, limit) = match BridgeConfig::from_value(&req.config)
             .to_spec()
             .and_then(|s| timeouts::limit(&req.config, req.is_create()).map(|l| (s, l)))
         {
             Ok(v) => v,
-            Err(d) => {
-                resp.diagnostics = d;
-                resp.new_state = req.prior_state.clone();
-                return resp;
-            }
+            Err(d) => return failed(&req, d),
         };
         // The claim first: a second state using this name stops here, before anything is written.
         let instance = match claim_for_apply(&client, &spec, &req.prior_state).await {
             Ok(i) => i,
-            Err(d) => {
-                resp.diagnostics = d;
-                resp.new_state = req.prior_state.clone();
-                return resp;
-            }
+            Err(d) => return failed(&req, d),
         };
         req.planned_state
             .set_attr("instance_id", Value::string(&instance));
-        let inventory = match crate::config_blocks::inventory::client(
-            &self.state,
-            &req.config,
-            Default::default(),
-        ) {
+        let inventory = match self.inventory_for_apply(&req.config) {
             Ok(c) => c,
-            Err(NotReady::Fail(d)) => {
-                resp.diagnostics.push(d);
-                resp.new_state = req.prior_state.clone();
-                return resp;
-            }
-            Err(NotReady::Defer(_)) => {
-                resp.new_state = req.prior_state.clone();
-                resp.diagnostics
-                    .error("Inventory connection unknown at apply", "Run apply again.");
-                return resp;
-            }
+            Err(d) => return failed(&req, d),
         };
         let snap = match snapshot(&client, &inventory, &spec, &ledger).await {
             Ok(s) => s,
-            Err(d) => {
-                resp.diagnostics = d;
-                resp.new_state = req.prior_state.clone();
-                return resp;
-            }
+            Err(d) => return failed(&req, d),
         };
-        let mints: std::collections::BTreeSet<String> = planned
-            .iter()
-            .filter(|(_, e)| e.as_ref().is_none_or(|e| e.credential_pending))
-            .map(|(k, _)| k.clone())
-            .collect();
-        let mut plan = snap.plan(&spec, jiff::Timestamp::now(), Phase::Apply, Some(&mints));
-        let errors = |plan: &crate::bridge::plan::Plan| -> Vec<Diagnostic> {
-            plan.problems
-                .iter()
-                .filter(|p| p.severity == Severity::Error)
-                .map(problem_diag)
-                .collect()
+        let (plan, mut diagnostics) = match plan_at_apply(&snap, &spec, &planned) {
+            Ok(v) => v,
+            Err(d) => return failed(&req, d),
         };
-        if plan.has_errors() {
-            // An error that concerns the whole bridge (strict, max_removals, configuration): nothing is written.
-            resp.diagnostics.extend(errors(&plan));
-            resp.new_state = req.prior_state.clone();
-            return resp;
-        }
-        // A cluster whose profile changed since plan is left as it is (an error names it); the others are
-        // applied as planned.
-        isolate_drift(&mut plan, &snap.world, &planned);
-        resp.diagnostics.extend(errors(&plan));
+        // What was written is recorded whatever happens next; the state is then read back (a failure), or is
+        // what was planned with the minted credentials (success).
+        let base = if req.prior_state.is_null() {
+            req.planned_state.clone()
+        } else {
+            req.prior_state.clone()
+        };
         let Ok(outcome) = tokio::time::timeout(limit, execute(&client, &spec, &snap, &plan)).await
         else {
-            resp.diagnostics.push(Diagnostic::error(
-                    "Apply timed out",
-                    format!(
-                        "The bridge's writes did not finish within {}s (timeouts). What was written is kept and \
-                         recorded; run apply again to converge.",
-                        limit.as_secs()
-                    ),
-                ));
+            diagnostics.push(Diagnostic::error(
+                "Apply timed out",
+                format!(
+                    "The bridge's writes did not finish within {}s (timeouts). What was written is kept and \
+                     recorded; run apply again to converge.",
+                    limit.as_secs()
+                ),
+            ));
             // Objects written before the timeout carry the label at the names this apply meant to write.
-            let mut trusted = snap.world.ledger();
-            for d in plan.desired.values() {
-                if let Some(id) = &d.entry.sveltos_cluster {
-                    trusted.trust_name(Kind::SveltosCluster, id);
-                }
-                if let Some(id) = &d.entry.secret {
-                    trusted.trust_name(Kind::Secret, id);
-                }
-            }
-            let base = if req.prior_state.is_null() {
-                req.planned_state.clone()
-            } else {
-                req.prior_state.clone()
-            };
-            let (state, ledger) = self
-                .reread(&client, &base, &spec.name, &trusted, &mut resp.diagnostics)
+            let trusted = trusted_after_timeout(&snap.world, &plan);
+            drop((plan, snap));
+            return self
+                .read_back(&client, base, &spec.name, &trusted, diagnostics)
                 .await;
-            resp.new_state = state;
-            resp.private = ledger.to_private();
-            return resp;
         };
         let ledger = outcome.ledger(&snap.world);
-        resp.private = ledger.to_private();
-        let drifted = resp.diagnostics.has_errors();
-        if outcome.diagnostics.has_errors() || drifted {
-            resp.diagnostics.extend(outcome.diagnostics.into_vec());
-            let base = if req.prior_state.is_null() {
-                req.planned_state.clone()
-            } else {
-                req.prior_state.clone()
-            };
+        if outcome.diagnostics.has_errors() || diagnostics.has_errors() {
+            diagnostics.extend(outcome.diagnostics.into_vec());
             drop((plan, snap));
-            let (state, ledger) = self
-                .reread(&client, &base, &spec.name, &ledger, &mut resp.diagnostics)
+            return self
+                .read_back(&client, base, &spec.name, &ledger, diagnostics)
                 .await;
-            resp.new_state = state;
-            resp.private = ledger.to_private();
-            return resp;
         }
         let mut entries = plan.entries();
-        drop((plan, snap));
-        for (k, e) in outcome.minted {
-            entries.insert(k, e);
+        drop((plan, snap, base));
+        entries.extend(outcome.minted);
+        ApplyResponse {
+            new_state: with_clusters(
+                std::mem::take(&mut req.planned_state),
+                &spec.name,
+                clusters_value(&entries),
+            ),
+            private: ledger.to_private(),
+            diagnostics,
         }
-        resp.new_state = with_clusters(
-            std::mem::take(&mut req.planned_state),
-            &spec.name,
-            clusters_value(&entries),
-        );
-        resp
     }
 
     async fn read(&self, req: ReadRequest) -> ReadResponse {
@@ -982,6 +870,155 @@ impl ClusterInventoryBridge {
             }
         }
     }
+}
+
+/// What a plan needs before it reads anything, or why it cannot be made now.
+enum PlanInputs {
+    /// The bridge's settings, the provider's client (writes, the bridge's own objects) and the inventory's.
+    Ready(Box<BridgeSpec>, kube::Client, kube::Client),
+    /// Something is not known yet: `clusters` is unknown, deferred with this reason when the client allows.
+    Unknown(Option<crate::tfplugin::DeferredReason>),
+    /// The configuration or a connection is wrong.
+    Failed(Diagnostics),
+}
+
+impl ClusterInventoryBridge {
+    /// The settings and both connections of a plan: an `inventory` block not known yet defers, like the
+    /// provider's own configuration; a client that cannot defer gets `clusters` known after apply, as for any
+    /// other value not known yet.
+    fn plan_inputs(&self, req: &PlanRequest) -> PlanInputs {
+        let unknown_inventory = !crate::config_blocks::inventory::unknown(&req.config).is_empty();
+        if unknown_inventory && req.client.deferral_allowed {
+            return PlanInputs::Unknown(Some(
+                crate::tfplugin::DeferredReason::ResourceConfigUnknown,
+            ));
+        }
+        if !req.config.is_wholly_known() {
+            return PlanInputs::Unknown(None);
+        }
+        let spec = match BridgeConfig::from_value(&req.config).to_spec() {
+            Ok(s) => s,
+            Err(d) => return PlanInputs::Failed(d),
+        };
+        let clients = self.state.client(req.client).and_then(|c| {
+            crate::config_blocks::inventory::client(&self.state, &req.config, req.client)
+                .map(|i| (c, i))
+        });
+        match clients {
+            Ok((client, inventory)) => PlanInputs::Ready(Box::new(spec), client, inventory),
+            Err(NotReady::Defer(reason)) => PlanInputs::Unknown(Some(reason)),
+            Err(NotReady::Fail(d)) => PlanInputs::Failed(d.into()),
+        }
+    }
+
+    /// The inventory's connection at apply (known by then, or the apply stops).
+    fn inventory_for_apply(&self, config: &Value) -> Result<kube::Client, Diagnostics> {
+        match crate::config_blocks::inventory::client(&self.state, config, Default::default()) {
+            Ok(c) => Ok(c),
+            Err(NotReady::Fail(d)) => Err(d.into()),
+            Err(NotReady::Defer(_)) => Err(Diagnostic::error(
+                "Inventory connection unknown at apply",
+                "Run apply again.",
+            )
+            .into()),
+        }
+    }
+
+    /// After a failed or timed-out apply: the state is what exists now, with its ledger, and `diagnostics`.
+    async fn read_back(
+        &self,
+        client: &kube::Client,
+        base: Value,
+        bridge: &str,
+        ledger: &Ledger,
+        mut diagnostics: Diagnostics,
+    ) -> ApplyResponse {
+        let (new_state, ledger) = self
+            .reread(client, &base, bridge, ledger, &mut diagnostics)
+            .await;
+        ApplyResponse {
+            new_state,
+            private: ledger.to_private(),
+            diagnostics,
+        }
+    }
+}
+
+/// Reads the inventory and what exists, plans, and returns the planned entries with the plan's diagnostics.
+/// `phase` tells the first plan from the plan made again before apply; it is asked once the reads succeeded.
+async fn planned_entries(
+    client: &kube::Client,
+    inventory: &kube::Client,
+    spec: &BridgeSpec,
+    ledger: &Ledger,
+    phase: impl FnOnce(&BridgeSpec) -> Phase,
+) -> Result<
+    (
+        std::collections::BTreeMap<String, ClusterEntry>,
+        Vec<Diagnostic>,
+    ),
+    Diagnostics,
+> {
+    let snap = snapshot(client, inventory, spec, ledger).await?;
+    let plan = snap.plan(spec, jiff::Timestamp::now(), phase(spec), None);
+    let diagnostics = plan.problems.iter().map(problem_diag).collect();
+    let entries = plan.entries();
+    tracing::debug!(bridge = %spec.name, clusters = entries.len(), profiles = snap.profiles.len(), "planned bridge");
+    // The inventory and the desired objects (tens of megabytes at ten thousand clusters) are done with before
+    // the planned value is built.
+    drop((plan, snap));
+    Ok((entries, diagnostics))
+}
+
+/// The plan apply executes: planned again against what exists now, renewing the credentials the plan said
+/// to renew. An error that concerns the whole bridge (strict, max_removals, configuration) stops the apply
+/// (`Err`); a cluster whose profile changed since plan is left as it is, with an error naming it (in the
+/// returned diagnostics), and the others are applied as planned.
+fn plan_at_apply(
+    snap: &crud::Snapshot,
+    spec: &BridgeSpec,
+    planned: &std::collections::BTreeMap<String, Option<ClusterEntry>>,
+) -> Result<(crate::bridge::plan::Plan, Diagnostics), Diagnostics> {
+    let mints: std::collections::BTreeSet<String> = planned
+        .iter()
+        .filter(|(_, e)| e.as_ref().is_none_or(|e| e.credential_pending))
+        .map(|(k, _)| k.clone())
+        .collect();
+    let mut plan = snap.plan(spec, jiff::Timestamp::now(), Phase::Apply, Some(&mints));
+    let errors = |plan: &crate::bridge::plan::Plan| -> Diagnostics {
+        let mut d = Diagnostics::new();
+        d.extend(
+            plan.problems
+                .iter()
+                .filter(|p| p.severity == Severity::Error)
+                .map(problem_diag),
+        );
+        d
+    };
+    if plan.has_errors() {
+        return Err(errors(&plan));
+    }
+    isolate_drift(&mut plan, &snap.world, planned);
+    let diagnostics = errors(&plan);
+    Ok((plan, diagnostics))
+}
+
+/// The ledger after an apply that timed out: what existed, and the objects it meant to write (written before
+/// the timeout, they carry the label at those names).
+fn trusted_after_timeout(
+    world: &crate::bridge::observed::World,
+    plan: &crate::bridge::plan::Plan,
+) -> Ledger {
+    let mut trusted = world.ledger();
+    for d in plan.desired.values() {
+        if let Some(id) = &d.entry.sveltos_cluster {
+            trusted.trust_name(Kind::SveltosCluster, id);
+        }
+        if let Some(id) = &d.entry.secret {
+            trusted.trust_name(Kind::Secret, id);
+        }
+    }
+    trusted
 }
 
 /// Whether the value at `path` in `config` is known (top-level attribute granularity).
