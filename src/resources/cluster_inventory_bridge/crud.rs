@@ -238,6 +238,9 @@ pub struct Outcome {
     pub deleted: Vec<(Kind, String)>,
     /// Errors, each naming the cluster and object.
     pub diagnostics: Diagnostics,
+    /// Profile keys whose write failed. Their objects may exist all the same: the API server can carry out a
+    /// write whose answer is lost (a connection reset, a restart), so the names are trusted when reading back.
+    pub failed: Vec<String>,
 }
 
 impl Outcome {
@@ -259,13 +262,13 @@ impl Outcome {
 pub async fn execute(client: &Client, spec: &BridgeSpec, snap: &Snapshot, plan: &Plan) -> Outcome {
     let (writes, deletes) = actions(plan, &snap.world);
     tracing::info!(bridge = %spec.name, writes = writes.len(), deletes = deletes.len(), "applying bridge changes");
-    let write_results: Vec<Result<Written, Diagnostic>> = stream::iter(writes)
-        .map(|w| write_one(client, spec, snap, w))
+    let write_results: Vec<(String, Result<Written, Diagnostic>)> = stream::iter(writes)
+        .map(|w| async move { (w.key.clone(), write_one(client, spec, snap, w).await) })
         .buffer_unordered(CONCURRENCY)
         .collect()
         .await;
     let mut out = deregister(client, &snap.world, deletes, spec.deletion_timeout).await;
-    for r in write_results {
+    for (key, r) in write_results {
         match r {
             Ok(w) => {
                 if let Some((k, e)) = w.minted {
@@ -273,7 +276,10 @@ pub async fn execute(client: &Client, spec: &BridgeSpec, snap: &Snapshot, plan: 
                 }
                 out.written.extend(w.objects);
             }
-            Err(d) => out.diagnostics.push(d),
+            Err(d) => {
+                out.diagnostics.push(d);
+                out.failed.push(key);
+            }
         }
     }
     out
@@ -415,6 +421,7 @@ pub async fn deregister(
         written: Vec::new(),
         deleted: Vec::new(),
         diagnostics: Diagnostics::new(),
+        failed: Vec::new(),
     };
     for r in results {
         match r {

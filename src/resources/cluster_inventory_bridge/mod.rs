@@ -47,6 +47,9 @@ pub struct ClusterInventoryBridge {
 struct PlanMemo {
     refreshed: bool,
     planned: bool,
+    /// The instance id of the state refreshed last: Terraform refreshes a tainted bridge, then plans its
+    /// replacement with no prior state; this tells that case from another state using the name.
+    refreshed_instance: Option<String>,
 }
 
 impl ClusterInventoryBridge {
@@ -335,6 +338,7 @@ async fn check_claim_of(
     spec: &BridgeSpec,
     instance: Option<&str>,
     existing: bool,
+    refreshed: Option<String>,
 ) -> Result<Option<Claim>, Diagnostics> {
     let name = claim_name(&spec.name);
     let claim = k8s_claim::read(client, &spec.claim_namespace, &name)
@@ -350,17 +354,30 @@ async fn check_claim_of(
         claim.as_ref(),
     )
     .map_err(|e| {
-        Diagnostics::from(
+        let diagnostic = if instance.is_none() && refreshed.as_deref() == Some(e.other.as_str()) {
+            Diagnostic::error(
+                "Bridge tainted after a failed first apply",
+                format!(
+                    "Bridge {:?} is this state's own (instance {}), marked tainted by Terraform because its first \
+                     apply failed part-way. Replacing it would deregister every cluster it registered and register \
+                     them again, so nothing was planned. Run `terraform untaint` (or `tofu untaint`) with the \
+                     resource's address; the next apply then resumes where the failed one stopped.",
+                    e.bridge, e.other
+                ),
+            )
+        } else {
             Diagnostic::error(
                 "Bridge name already used by another state",
                 format!(
                     "{e}. Two states managing one bridge name would delete each other's clusters, so nothing was \
                      written. Use another name, or move the bridge to this state: remove it from the other state \
-                     (`terraform state rm`) and run `terraform import` here."
+                     (`terraform state rm`) and run `terraform import` here. If this state's first apply of the \
+                     bridge failed part-way, Terraform marked it tainted: run `terraform untaint` with its address \
+                     instead."
                 ),
             )
-            .with_attribute(AttributePath::attr("name")),
-        )
+        };
+        Diagnostics::from(diagnostic.with_attribute(AttributePath::attr("name")))
     })?;
     Ok(claim)
 }
@@ -373,7 +390,7 @@ async fn claim_for_apply(
     prior: &Value,
 ) -> Result<String, Diagnostics> {
     let mine = prior.get_attr("instance_id").as_str().map(String::from);
-    let claim = check_claim_of(client, spec, mine.as_deref(), !prior.is_null()).await?;
+    let claim = check_claim_of(client, spec, mine.as_deref(), !prior.is_null(), None).await?;
     let instance = mine
         .or_else(|| {
             claim
@@ -500,7 +517,10 @@ impl Resource for ClusterInventoryBridge {
             .as_str()
             .map(String::from);
         let existing = !req.prior_state.is_null();
-        if let Err(d) = check_claim_of(&client, &spec, instance.as_deref(), existing).await {
+        let refreshed = self.memo(&spec.name, |m| m.refreshed_instance.clone());
+        if let Err(d) =
+            check_claim_of(&client, &spec, instance.as_deref(), existing, refreshed).await
+        {
             resp.planned_state = req.proposed_new_state.clone();
             resp.diagnostics = d;
             return resp;
@@ -601,7 +621,7 @@ impl Resource for ClusterInventoryBridge {
                 ),
             ));
             // Objects written before the timeout carry the label at the names this apply meant to write.
-            let trusted = trusted_after_timeout(&snap.world, &plan);
+            let trusted = trusting_targets(snap.world.ledger(), &plan, None);
             drop((plan, snap));
             return self
                 .read_back(&client, base, &spec.name, &trusted, diagnostics)
@@ -610,6 +630,9 @@ impl Resource for ClusterInventoryBridge {
         let ledger = outcome.ledger(&snap.world);
         if outcome.diagnostics.has_errors() || diagnostics.has_errors() {
             diagnostics.extend(outcome.diagnostics.into_vec());
+            // A failed write may have been carried out with its answer lost: its objects, if they exist, are
+            // this apply's (the snapshot found those names free or owned) and are recorded when read back.
+            let ledger = trusting_targets(ledger, &plan, Some(&outcome.failed));
             drop((plan, snap));
             return self
                 .read_back(&client, base, &spec.name, &ledger, diagnostics)
@@ -653,9 +676,15 @@ impl Resource for ClusterInventoryBridge {
             .as_str()
             .unwrap_or_default()
             .to_string();
+        let refreshed_instance = req
+            .current_state
+            .get_attr("instance_id")
+            .as_str()
+            .map(String::from);
         self.memo(&bridge, |m| {
             m.refreshed = true;
             m.planned = false;
+            m.refreshed_instance = refreshed_instance;
         });
         let ledger = match ledger_of(&req.private, &req.current_state) {
             Ok(l) => l,
@@ -1003,22 +1032,27 @@ fn plan_at_apply(
     Ok((plan, diagnostics))
 }
 
-/// The ledger after an apply that timed out: what existed, and the objects it meant to write (written before
-/// the timeout, they carry the label at those names).
-fn trusted_after_timeout(
-    world: &crate::bridge::observed::World,
+/// `ledger` trusting the names this apply meant to write: every planned cluster's (`keys` = `None`: the apply
+/// timed out), or those of the given profile keys (their writes failed). An object written at one of them
+/// carries the label and is then recorded by the read back.
+fn trusting_targets(
+    mut ledger: Ledger,
     plan: &crate::bridge::plan::Plan,
+    keys: Option<&[String]>,
 ) -> Ledger {
-    let mut trusted = world.ledger();
-    for d in plan.desired.values() {
+    let targets: Box<dyn Iterator<Item = &crate::bridge::desired::DesiredCluster>> = match keys {
+        None => Box::new(plan.desired.values()),
+        Some(keys) => Box::new(keys.iter().filter_map(|k| plan.desired.get(k))),
+    };
+    for d in targets {
         if let Some(id) = &d.entry.sveltos_cluster {
-            trusted.trust_name(Kind::SveltosCluster, id);
+            ledger.trust_name(Kind::SveltosCluster, id);
         }
         if let Some(id) = &d.entry.secret {
-            trusted.trust_name(Kind::Secret, id);
+            ledger.trust_name(Kind::Secret, id);
         }
     }
-    trusted
+    ledger
 }
 
 /// Whether the value at `path` in `config` is known (top-level attribute granularity).
