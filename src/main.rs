@@ -3,7 +3,7 @@
 //! Usage: `terraform-provider-sveltos [--debug] [--version] [--help]`.
 
 use std::process::ExitCode;
-use tfsveltos::tfplugin::{self, ServeError, ServeOptions};
+use tfsveltos::tfplugin::{self, ServeOptions};
 
 /// The provider's source address as configurations write it: `terraform` resolves it to
 /// registry.terraform.io/clusterinventory/sveltos, `tofu` to registry.opentofu.org/clusterinventory/sveltos, so the
@@ -46,48 +46,11 @@ fn main() -> ExitCode {
             }
         }
     }
-    one_malloc_arena();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    tfplugin::logging::init_with("sveltos", DENIED_LOG_TARGETS);
     let opts = ServeOptions::new(PROVIDER_ADDRESS).debug(debug);
-    match runtime.block_on(tfplugin::serve(tfsveltos::provider::new(), opts)) {
-        Ok(()) => {
-            // Do not wait for lingering blocking tasks (e.g. stdin readers) once the host asked us to exit.
-            runtime.shutdown_timeout(std::time::Duration::from_millis(100));
-            ExitCode::SUCCESS
-        }
-        Err(ServeError::NotStartedByTerraform) => {
-            eprintln!("{}", ServeError::NotStartedByTerraform);
-            ExitCode::FAILURE
-        }
-        Err(e) => {
-            tracing::error!(error = %e, "provider server failed");
-            eprintln!("terraform-provider-sveltos: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    tfplugin::binary::run(
+        "terraform-provider-sveltos",
+        opts,
+        || tfplugin::logging::init_with("sveltos", DENIED_LOG_TARGETS),
+        tfsveltos::provider::new,
+    )
 }
-
-/// glibc gives every thread that allocates its own malloc arena, and memory freed into one arena is not reused by
-/// another: a plan that parses LIST pages on several runtime threads then peaks at about 1.4x its live heap (10,000
-/// profiles: 301 MB resident with the default, 213 MB with one arena, no measurable change in wall time). One
-/// arena, set before any thread starts.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn one_malloc_arena() {
-    // SAFETY: mallopt only changes allocator tuning; it is called before the runtime starts any thread.
-    unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 1);
-    }
-}
-
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn one_malloc_arena() {}

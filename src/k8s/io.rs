@@ -323,18 +323,8 @@ where
     K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Debug,
     <K as Resource>::DynamicType: Default,
 {
-    let kind = K::kind(&Default::default()).to_string();
     let mut out = Vec::new();
-    for ns in scopes(namespaces) {
-        let api: Api<K> = api(client, ns);
-        let api = &api;
-        out.extend(
-            paginate(&kind, &scope_label(ns), label_selector, |lp| async move {
-                api.list(&lp).await
-            })
-            .await?,
-        );
-    }
+    list_each(client, namespaces, label_selector, |page| out.extend(page)).await?;
     Ok(out)
 }
 

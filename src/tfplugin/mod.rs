@@ -43,6 +43,7 @@
 //! (traits and request / response types), [`logging`] (hclog JSON on stderr, `TF_LOG_PROVIDER` / `TF_LOG`),
 //! [`tls`] (AutoMTLS). [`start`] + [`ListenConfig`] run the same server in-process (tests, embedding).
 
+pub mod binary;
 mod convert;
 pub mod diag;
 pub mod logging;

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use tfsveltos::tfplugin::{
     self, ApplyRequest, ApplyResponse, ConfigureRequest, DataSource, Diagnostics,
     EphemeralResource, PlanRequest, PlanResponse, Provider, ReadRequest, ReadResponse, Resource,
-    Schema, ServeError, ServeOptions, Value,
+    Schema, ServeOptions, Value,
 };
 
 /// The provider's source address, as the provider's own binary serves it.
@@ -114,51 +114,20 @@ fn main() -> ExitCode {
     let debug = std::env::args()
         .skip(1)
         .any(|a| a == "--debug" || a == "-debug");
-    one_malloc_arena();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    tfplugin::logging::init("sveltos-floor");
-    let floor = Arc::new(Floor {
-        real: tfsveltos::provider::new(),
-    });
     let opts = ServeOptions::new(PROVIDER_ADDRESS).debug(debug);
-    match runtime.block_on(tfplugin::serve(floor, opts)) {
-        Ok(()) => {
-            runtime.shutdown_timeout(std::time::Duration::from_millis(100));
-            ExitCode::SUCCESS
-        }
-        Err(ServeError::NotStartedByTerraform) => {
-            eprintln!("{}", ServeError::NotStartedByTerraform);
-            ExitCode::FAILURE
-        }
-        Err(e) => {
-            tracing::error!(error = %e, "floor provider server failed");
-            eprintln!("bench-floor: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    // The provider binary's runtime and allocator settings (one malloc arena), so that peak RSS figures compare
+    // like with like.
+    tfplugin::binary::run(
+        "bench-floor",
+        opts,
+        || tfplugin::logging::init("sveltos-floor"),
+        || {
+            Arc::new(Floor {
+                real: tfsveltos::provider::new(),
+            })
+        },
+    )
 }
-
-/// The provider binary's allocator setting (one malloc arena, see the provider's `main.rs`), so that peak RSS
-/// figures compare like with like.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn one_malloc_arena() {
-    // SAFETY: mallopt only changes allocator tuning; it is called before the runtime starts any thread.
-    unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 1);
-    }
-}
-
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn one_malloc_arena() {}
 
 #[cfg(test)]
 mod tests {
