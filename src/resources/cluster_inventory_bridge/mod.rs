@@ -621,7 +621,7 @@ impl Resource for ClusterInventoryBridge {
                 ),
             ));
             // Objects written before the timeout carry the label at the names this apply meant to write.
-            let trusted = trusting_targets(snap.world.ledger(), &plan, None);
+            let trusted = trusting_targets(snap.world.ledger(), plan.desired.values());
             drop((plan, snap));
             return self
                 .read_back(&client, base, &spec.name, &trusted, diagnostics)
@@ -632,7 +632,10 @@ impl Resource for ClusterInventoryBridge {
             diagnostics.extend(outcome.diagnostics.into_vec());
             // A failed write may have been carried out with its answer lost: its objects, if they exist, are
             // this apply's (the snapshot found those names free or owned) and are recorded when read back.
-            let ledger = trusting_targets(ledger, &plan, Some(&outcome.failed));
+            let ledger = trusting_targets(
+                ledger,
+                outcome.failed.iter().filter_map(|k| plan.desired.get(k)),
+            );
             drop((plan, snap));
             return self
                 .read_back(&client, base, &spec.name, &ledger, diagnostics)
@@ -1032,18 +1035,12 @@ fn plan_at_apply(
     Ok((plan, diagnostics))
 }
 
-/// `ledger` trusting the names this apply meant to write: every planned cluster's (`keys` = `None`: the apply
-/// timed out), or those of the given profile keys (their writes failed). An object written at one of them
-/// carries the label and is then recorded by the read back.
-fn trusting_targets(
+/// `ledger` trusting the names of the given planned clusters: an object written at one of them (before a timeout,
+/// or by a write whose answer was lost) carries the label and is then recorded by the read back.
+fn trusting_targets<'a>(
     mut ledger: Ledger,
-    plan: &crate::bridge::plan::Plan,
-    keys: Option<&[String]>,
+    targets: impl Iterator<Item = &'a crate::bridge::desired::DesiredCluster>,
 ) -> Ledger {
-    let targets: Box<dyn Iterator<Item = &crate::bridge::desired::DesiredCluster>> = match keys {
-        None => Box::new(plan.desired.values()),
-        Some(keys) => Box::new(keys.iter().filter_map(|k| plan.desired.get(k))),
-    };
     for d in targets {
         if let Some(id) = &d.entry.sveltos_cluster {
             ledger.trust_name(Kind::SveltosCluster, id);
