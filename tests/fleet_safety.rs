@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value as Json, json};
 use support::inventory::{
     Inv, Plugin, alias_bomb, apply_ok, bridge, diagnostics, entry, exec_status, flat,
-    health_status, labels_of, one_diagnostic, run, state_clusters,
+    health_status, labels_of, one_diagnostic, owned_lists, run, state_clusters,
 };
 use support::{Cli, fixtures, unique_namespace};
 use tfsveltos::api::keys;
@@ -483,4 +483,66 @@ async fn destroy_with_a_hostile_inventory_removes_exactly_what_the_bridge_owns()
         assert!(inv.get_secret(&ns, s).await.is_some(), "source {s} deleted");
     }
     assert!(diagnostics(&out, "Error", "").is_empty(), "{out}");
+}
+
+/// Issue 15: a plan lists what the bridge owns once, in its refresh, and plans from that reading (as Terraform
+/// plans from the refreshed state); a plan without refresh lists it itself; and drift between two plans is
+/// still seen, since every refresh reads afresh.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plan_lists_owned_objects_once() {
+    let inv = Inv::new().await;
+    let ns = unique_namespace(&inv.client, "onelist").await;
+    let kc = fixtures::unreachable_kubeconfig("t");
+    for p in ["p1", "p2"] {
+        inv.profile_with_secret(&ns, p, &[], Json::Null, &kc).await;
+    }
+    let cli = Cli::tofu();
+    let tf = inv.tf(&cli, &bridge(&ns, &[&ns], ""));
+    apply_ok(&tf);
+    let lists = || owned_lists("secrets", &ns);
+    let code = |args: &[&str]| tf.run(args).status.code();
+    let plan = [PLAN, &["-detailed-exitcode"]].concat();
+
+    let before = lists();
+    assert_eq!(code(&plan), Some(0), "no change after apply");
+    assert_eq!(
+        lists() - before,
+        1,
+        "the refresh lists the owned Secrets, the plan reuses that reading"
+    );
+
+    let before = lists();
+    let no_refresh = [plan.as_slice(), &["-refresh=false"]].concat();
+    assert_eq!(code(&no_refresh), Some(0));
+    assert_eq!(
+        lists() - before,
+        1,
+        "without a refresh, the plan lists the owned Secrets itself"
+    );
+
+    // Someone deletes a bridged Secret: the next plan's refresh sees it and the plan puts it back.
+    let secrets =
+        kube::Api::<k8s_openapi::api::core::v1::Secret>::namespaced(inv.client.clone(), &ns);
+    secrets
+        .delete("p1-sveltos-kubeconfig", &Default::default())
+        .await
+        .expect("deleting the bridged Secret");
+    let before = lists();
+    let out = tf.run(&plan);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "the deleted Secret shows as a change"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(&format!("{ns}/p1")),
+        "the change names p1"
+    );
+    assert_eq!(lists() - before, 1);
+    apply_ok(&tf);
+    assert!(
+        inv.get_secret(&ns, "p1-sveltos-kubeconfig").await.is_some(),
+        "apply restores it"
+    );
+    assert_eq!(code(&plan), Some(0));
 }

@@ -429,6 +429,35 @@ pub fn secret_events_in(ns: &str) -> Vec<Json> {
         .collect()
 }
 
+/// How many LIST requests of `resource` (`secrets`; the log records no other kind) selected the objects of
+/// bridge `bridge` by its ownership label, cluster-wide.
+pub fn owned_lists(resource: &str, bridge: &str) -> usize {
+    let path = audit_log();
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("reading the audit log {}: {e}", path.display()));
+    let selector = format!(
+        "labelSelector={}={bridge}",
+        tfsveltos::api::keys::BRIDGE_LABEL
+    );
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Json>(l).ok())
+        .filter(|e| {
+            e["verb"] == "list"
+                && e["stage"] == "ResponseComplete"
+                && e["objectRef"]["resource"] == resource
+        })
+        .filter(|e| {
+            let uri = e["requestURI"].as_str().unwrap_or_default();
+            let uri = uri
+                .replace("%2F", "/")
+                .replace("%2f", "/")
+                .replace("%3D", "=")
+                .replace("%3d", "=");
+            uri.split(['?', '&']).any(|p| p == selector)
+        })
+        .count()
+}
+
 /// Reads of Secrets in namespace `ns` (get, list, watch), as `verb name` lines.
 pub fn secret_reads_in(ns: &str) -> Vec<String> {
     secret_events_in(ns)

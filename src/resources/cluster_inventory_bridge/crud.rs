@@ -81,12 +81,14 @@ pub async fn read_owned(client: &Client, bridge: &str, ledger: &Ledger) -> Resul
 ///
 /// The inventory (ClusterProfiles, credential Secrets, consumer namespaces, secret-reader Secrets) is read
 /// through `inventory`, the cluster of the `inventory` block or the provider's own; what the bridge owns and
-/// might collide with is read through `client`, the cluster it writes to.
+/// might collide with is read through `client`, the cluster it writes to. `owned`, when given, is what the bridge
+/// owns as a refresh just read it with this `ledger` (see [`read_owned`]): those two LISTs are then not made again.
 pub async fn snapshot(
     client: &Client,
     inventory: &Client,
     spec: &BridgeSpec,
     ledger: &Ledger,
+    owned: Option<World>,
 ) -> Result<Snapshot, Diagnostics> {
     let providers = crate::config_blocks::credentials::providers(&spec.credentials)
         .map_err(Diagnostics::from)?;
@@ -95,7 +97,12 @@ pub async fn snapshot(
         futures::try_join!(
             io::list::<ClusterProfile>(inventory, ns, None),
             credentials::read_sources(inventory, &spec.credentials),
-            read_owned(client, &spec.name, ledger),
+            async {
+                match owned {
+                    Some(world) => Ok(world),
+                    None => read_owned(client, &spec.name, ledger).await,
+                }
+            },
         )
     };
     let (profiles, reads, world) = lists.await.map_err(|e| Diagnostics::from(io_diag(&e)))?;

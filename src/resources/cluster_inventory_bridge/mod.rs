@@ -11,9 +11,11 @@ use std::sync::Arc;
 
 use crate::bridge::{
     BridgeSpec,
+    observed::World,
     ownership::DEFAULT_CLAIM_NAMESPACE,
     ownership::{Claim, IMPORTED, Kind, Ledger, check_claim, claim_name},
     plan::{Phase, Severity, isolate_drift},
+    sha256_hex,
 };
 use crate::k8s::claim as k8s_claim;
 use crate::{
@@ -50,6 +52,27 @@ struct PlanMemo {
     /// The instance id of the state refreshed last: Terraform refreshes a tainted bridge, then plans its
     /// replacement with no prior state; this tells that case from another state using the name.
     refreshed_instance: Option<String>,
+    /// What the last refresh found the bridge owns, for the plan that follows it in this process.
+    refreshed_world: Option<RefreshedWorld>,
+}
+
+/// What a refresh read of the objects a bridge owns, kept for the first plan after it: Terraform refreshes and
+/// then plans from the refreshed state in the same process, so that plan does not list the same objects again.
+/// It is used once, and only by a plan whose prior private data is exactly what the refresh returned (its
+/// ledger decides what is owned); any other plan, the re-plan before apply, and every apply list afresh.
+struct RefreshedWorld {
+    /// SHA-256 of the private data the refresh returned.
+    private_sha256: String,
+    world: World,
+}
+
+impl std::fmt::Debug for RefreshedWorld {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RefreshedWorld")
+            .field("private_sha256", &self.private_sha256)
+            .field("owned", &self.world.owned.len())
+            .finish()
+    }
 }
 
 impl ClusterInventoryBridge {
@@ -529,6 +552,13 @@ impl Resource for ClusterInventoryBridge {
             "instance_id",
             instance.map(Value::string).unwrap_or_else(Value::unknown),
         );
+        // What the refresh just before this plan read, when this plan starts from exactly its result.
+        let refreshed_world = self.memo(&spec.name, |m| {
+            m.refreshed_world
+                .take()
+                .filter(|r| r.private_sha256 == sha256_hex(&req.prior_private))
+                .map(|r| r.world)
+        });
         let phase = |spec: &BridgeSpec| {
             self.memo(&spec.name, |m| {
                 let first = (m.refreshed || !existing) && !m.planned;
@@ -536,7 +566,7 @@ impl Resource for ClusterInventoryBridge {
                 if first { Phase::Plan } else { Phase::Replan }
             })
         };
-        match planned_entries(&client, &inventory, &spec, &ledger, phase).await {
+        match planned_entries(&client, &inventory, &spec, &ledger, refreshed_world, phase).await {
             Ok((entries, diagnostics)) => {
                 resp.diagnostics.extend(diagnostics);
                 resp.planned_state = with_clusters(planned, &spec.name, clusters_value(&entries));
@@ -595,7 +625,7 @@ impl Resource for ClusterInventoryBridge {
             Ok(c) => c,
             Err(d) => return failed(&req, d),
         };
-        let snap = match snapshot(&client, &inventory, &spec, &ledger).await {
+        let snap = match snapshot(&client, &inventory, &spec, &ledger, None).await {
             Ok(s) => s,
             Err(d) => return failed(&req, d),
         };
@@ -747,6 +777,13 @@ impl Resource for ClusterInventoryBridge {
             resp.private = world.ledger().to_private();
         }
         let entries: std::collections::BTreeMap<String, ClusterEntry> = world.entries();
+        let private_sha256 = sha256_hex(&resp.private);
+        self.memo(&bridge, |m| {
+            m.refreshed_world = Some(RefreshedWorld {
+                private_sha256,
+                world,
+            })
+        });
         resp.new_state = with_clusters(state, &bridge, clusters_value(&entries));
         resp
     }
@@ -983,6 +1020,7 @@ async fn planned_entries(
     inventory: &kube::Client,
     spec: &BridgeSpec,
     ledger: &Ledger,
+    owned: Option<World>,
     phase: impl FnOnce(&BridgeSpec) -> Phase,
 ) -> Result<
     (
@@ -991,7 +1029,7 @@ async fn planned_entries(
     ),
     Diagnostics,
 > {
-    let snap = snapshot(client, inventory, spec, ledger).await?;
+    let snap = snapshot(client, inventory, spec, ledger, owned).await?;
     let plan = snap.plan(spec, jiff::Timestamp::now(), phase(spec), None);
     let diagnostics = plan.problems.iter().map(problem_diag).collect();
     let entries = plan.entries();
