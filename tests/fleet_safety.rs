@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value as Json, json};
 use support::inventory::{
     Inv, Plugin, alias_bomb, apply_ok, bridge, diagnostics, entry, exec_status, flat,
-    health_status, labels_of, one_diagnostic, owned_lists, run, state_clusters,
+    health_status, labels_of, one_diagnostic, owned_lists, plan_clusters, run, state_clusters,
 };
 use support::{Cli, fixtures, unique_namespace};
 use tfsveltos::api::keys;
@@ -545,4 +545,56 @@ async fn a_plan_lists_owned_objects_once() {
         "apply restores it"
     );
     assert_eq!(code(&plan), Some(0));
+}
+
+/// Issue 15: the inventory reads a refresh starts for the plan after it are made with the configuration last
+/// applied; a plan whose namespaces or `credentials` options changed since reads for itself, so it sees the
+/// new namespace's profile and the Secrets the new label selects, never the prefetched ones.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_changed_configuration_plans_from_its_own_reads() {
+    let inv = Inv::new().await;
+    let one = unique_namespace(&inv.client, "pre-a").await;
+    let two = unique_namespace(&inv.client, "pre-b").await;
+    let kc = fixtures::unreachable_kubeconfig("t");
+    inv.profile_with_secret(&one, "p1", &[], Json::Null, &kc)
+        .await;
+    let cli = Cli::tofu();
+    let tf = inv.tf(&cli, &bridge(&one, &[&one], ""));
+    apply_ok(&tf);
+    inv.profile_with_secret(&two, "p2", &[], Json::Null, &kc)
+        .await;
+
+    inv.rewrite(&tf, &bridge(&one, &[&one, &two], ""));
+    let (_, clusters) = plan_clusters(&tf);
+    let keys: Vec<&String> = clusters.keys().collect();
+    assert_eq!(
+        keys,
+        [&format!("{one}/p1"), &format!("{two}/p2")],
+        "the added namespace is read"
+    );
+
+    // A credential label only p1's new Secret carries: the plan resolves p1 from it, and p2 has none.
+    let other = fixtures::unreachable_kubeconfig("other");
+    inv.secret(
+        &one,
+        "p1-relabelled",
+        &[("relabelled-creds", "p1")],
+        &[("Config", &other)],
+    )
+    .await;
+    inv.rewrite(
+        &tf,
+        &bridge(
+            &one,
+            &[&one, &two],
+            "  credentials {\n    secret_label = \"relabelled-creds\"\n  }",
+        ),
+    );
+    let (out, clusters) = plan_clusters(&tf);
+    assert!(
+        clusters[&format!("{one}/p1")]["credential_source"]
+            .as_str()
+            .is_some_and(|s| s.contains("p1-relabelled")),
+        "p1 uses the Secret the new label selects: {clusters:?}\n{out}"
+    );
 }

@@ -83,20 +83,29 @@ pub async fn read_owned(client: &Client, bridge: &str, ledger: &Ledger) -> Resul
 /// through `inventory`, the cluster of the `inventory` block or the provider's own; what the bridge owns and
 /// might collide with is read through `client`, the cluster it writes to. `owned`, when given, is what the bridge
 /// owns as a refresh just read it with this `ledger` (see [`read_owned`]): those two LISTs are then not made again.
+/// `prefetched`, when given, is [`read_inventory`] started earlier for this same inventory and selection.
 pub async fn snapshot(
     client: &Client,
     inventory: &Client,
     spec: &BridgeSpec,
     ledger: &Ledger,
     owned: Option<World>,
+    prefetched: Option<InventoryTask>,
 ) -> Result<Snapshot, Diagnostics> {
     let providers = crate::config_blocks::credentials::providers(&spec.credentials)
         .map_err(Diagnostics::from)?;
-    let ns = &spec.selection.namespaces;
     let lists = async {
         futures::try_join!(
-            io::list::<ClusterProfile>(inventory, ns, None),
-            credentials::read_sources(inventory, &spec.credentials),
+            async {
+                // A prefetch that failed (or was cancelled) is read again: it is only ever a head start.
+                match prefetched {
+                    Some(task) => match task.await {
+                        Ok(Ok(reads)) => Ok(reads),
+                        _ => read_inventory(inventory, spec).await,
+                    },
+                    None => read_inventory(inventory, spec).await,
+                }
+            },
             async {
                 match owned {
                     Some(world) => Ok(world),
@@ -105,7 +114,7 @@ pub async fn snapshot(
             },
         )
     };
-    let (profiles, reads, world) = lists.await.map_err(|e| Diagnostics::from(io_diag(&e)))?;
+    let ((profiles, reads), world) = lists.await.map_err(|e| Diagnostics::from(io_diag(&e)))?;
     let credentials::CredentialReads {
         labelled: credential_secrets,
         namespace_labels,
@@ -128,6 +137,25 @@ pub async fn snapshot(
         .map_err(|e| Diagnostics::from(io_diag(&e)))?;
     snap.world.add_foreign(ledger, &clusters, &secrets);
     Ok(snap)
+}
+
+/// What [`read_inventory`] returns: the ClusterProfiles in scope and the credential sources.
+pub type InventoryReads = (Vec<ClusterProfile>, credentials::CredentialReads);
+
+/// [`read_inventory`] running in the background.
+pub type InventoryTask = tokio::task::JoinHandle<Result<InventoryReads, IoError>>;
+
+/// Reads the inventory a plan of `spec` needs, whatever the bridge owns: the ClusterProfiles of its namespaces
+/// and the credential sources (labelled Secrets, consumer namespaces), concurrently. What it reads depends only on
+/// `spec.selection.namespaces`, `spec.credentials` and the `inventory` connection.
+pub async fn read_inventory(
+    inventory: &Client,
+    spec: &BridgeSpec,
+) -> Result<InventoryReads, IoError> {
+    futures::try_join!(
+        io::list::<ClusterProfile>(inventory, &spec.selection.namespaces, None),
+        credentials::read_sources(inventory, &spec.credentials),
+    )
 }
 
 /// Up to this many objects to create are checked one GET each; more, with metadata LISTs of their namespaces.

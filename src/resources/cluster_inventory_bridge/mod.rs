@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use crate::bridge::{
     BridgeSpec,
+    credentials::CredentialOptions,
     observed::World,
     ownership::DEFAULT_CLAIM_NAMESPACE,
     ownership::{Claim, IMPORTED, Kind, Ledger, check_claim, claim_name},
@@ -28,7 +29,7 @@ use crate::{
         schema::{Attribute, Block, NestedBlock, Nesting},
     },
 };
-use crud::{delete_all, execute, io_diag, problem_diag, read_owned, snapshot};
+use crud::{InventoryTask, delete_all, execute, io_diag, problem_diag, read_owned, snapshot};
 use model::{BridgeConfig, clusters_value, entries_from_value};
 
 /// Resource type name.
@@ -54,6 +55,54 @@ struct PlanMemo {
     refreshed_instance: Option<String>,
     /// What the last refresh found the bridge owns, for the plan that follows it in this process.
     refreshed_world: Option<RefreshedWorld>,
+    /// The inventory reads the last refresh started for the plan that follows it in this process.
+    prefetch: Option<Prefetch>,
+}
+
+/// The inventory a plan reads (ClusterProfiles, credential Secrets, consumer namespaces), read in the background
+/// from the moment a refresh has answered: Terraform then processes the refreshed state (seconds at thousands of
+/// clusters) before it asks for the plan, and the plan finds its reads done or under way. What is read depends
+/// only on the namespaces, the `credentials` options and the `inventory` connection; they are taken from the
+/// refreshed state (the configuration last applied), and a plan whose configuration differs in any of them
+/// cancels the prefetch and reads for itself. Used once, by the first plan after the refresh.
+struct Prefetch {
+    /// `spec.selection.namespaces`, `spec.credentials` and the `inventory` block the reads were made for.
+    key: (Vec<String>, CredentialOptions, Value),
+    /// `None` once handed to the plan.
+    task: Option<InventoryTask>,
+}
+
+impl Prefetch {
+    fn into_task(mut self) -> Option<InventoryTask> {
+        self.task.take()
+    }
+}
+
+impl std::fmt::Debug for Prefetch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prefetch")
+            .field("namespaces", &self.key.0)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Prefetch {
+    fn drop(&mut self) {
+        // Unused (no plan came, or it read for itself): stop reading.
+        if let Some(task) = &self.task {
+            task.abort();
+        }
+    }
+}
+
+fn prefetch_key(spec: &BridgeSpec, config: &Value) -> (Vec<String>, CredentialOptions, Value) {
+    (
+        spec.selection.namespaces.clone(),
+        spec.credentials.clone(),
+        config
+            .get_attr(crate::config_blocks::inventory::BLOCK)
+            .clone(),
+    )
 }
 
 /// What a refresh read of the objects a bridge owns, kept for the first plan after it: Terraform refreshes and
@@ -559,6 +608,11 @@ impl Resource for ClusterInventoryBridge {
                 .filter(|r| r.private_sha256 == sha256_hex(&req.prior_private))
                 .map(|r| r.world)
         });
+        // The inventory reads the refresh started, when this plan reads the same inventory.
+        let prefetched = self
+            .memo(&spec.name, |m| m.prefetch.take())
+            .filter(|p| p.key == prefetch_key(&spec, &req.config))
+            .and_then(Prefetch::into_task);
         let phase = |spec: &BridgeSpec| {
             self.memo(&spec.name, |m| {
                 let first = (m.refreshed || !existing) && !m.planned;
@@ -566,7 +620,8 @@ impl Resource for ClusterInventoryBridge {
                 if first { Phase::Plan } else { Phase::Replan }
             })
         };
-        match planned_entries(&client, &inventory, &spec, &ledger, refreshed_world, phase).await {
+        let pre = (refreshed_world, prefetched);
+        match planned_entries(&client, &inventory, &spec, &ledger, pre, phase).await {
             Ok((entries, diagnostics)) => {
                 resp.diagnostics.extend(diagnostics);
                 resp.planned_state = with_clusters(planned, &spec.name, clusters_value(&entries));
@@ -625,7 +680,7 @@ impl Resource for ClusterInventoryBridge {
             Ok(c) => c,
             Err(d) => return failed(&req, d),
         };
-        let snap = match snapshot(&client, &inventory, &spec, &ledger, None).await {
+        let snap = match snapshot(&client, &inventory, &spec, &ledger, None, None).await {
             Ok(s) => s,
             Err(d) => return failed(&req, d),
         };
@@ -778,11 +833,13 @@ impl Resource for ClusterInventoryBridge {
         }
         let entries: std::collections::BTreeMap<String, ClusterEntry> = world.entries();
         let private_sha256 = sha256_hex(&resp.private);
+        let prefetch = self.prefetch(&state, req.client);
         self.memo(&bridge, |m| {
             m.refreshed_world = Some(RefreshedWorld {
                 private_sha256,
                 world,
-            })
+            });
+            m.prefetch = prefetch;
         });
         resp.new_state = with_clusters(state, &bridge, clusters_value(&entries));
         resp
@@ -980,6 +1037,27 @@ impl ClusterInventoryBridge {
         }
     }
 
+    /// Starts reading the inventory a plan of the refreshed `state` needs (see [`Prefetch`]); `None` when the
+    /// state's configuration or inventory connection is not usable as it is (the plan then reads for itself).
+    fn prefetch(
+        &self,
+        state: &Value,
+        caps: crate::tfplugin::ClientCapabilities,
+    ) -> Option<Prefetch> {
+        let spec = BridgeConfig::from_value(state).to_spec().ok()?;
+        let caps = crate::tfplugin::ClientCapabilities {
+            deferral_allowed: false,
+            ..caps
+        };
+        let inventory = crate::config_blocks::inventory::client(&self.state, state, caps).ok()?;
+        let key = prefetch_key(&spec, state);
+        let task = tokio::spawn(async move { crud::read_inventory(&inventory, &spec).await });
+        Some(Prefetch {
+            key,
+            task: Some(task),
+        })
+    }
+
     /// The inventory's connection at apply (known by then, or the apply stops).
     fn inventory_for_apply(&self, config: &Value) -> Result<kube::Client, Diagnostics> {
         match crate::config_blocks::inventory::client(&self.state, config, Default::default()) {
@@ -1020,7 +1098,7 @@ async fn planned_entries(
     inventory: &kube::Client,
     spec: &BridgeSpec,
     ledger: &Ledger,
-    owned: Option<World>,
+    (owned, prefetched): (Option<World>, Option<InventoryTask>),
     phase: impl FnOnce(&BridgeSpec) -> Phase,
 ) -> Result<
     (
@@ -1029,7 +1107,7 @@ async fn planned_entries(
     ),
     Diagnostics,
 > {
-    let snap = snapshot(client, inventory, spec, ledger, owned).await?;
+    let snap = snapshot(client, inventory, spec, ledger, owned, prefetched).await?;
     let plan = snap.plan(spec, jiff::Timestamp::now(), phase(spec), None);
     let diagnostics = plan.problems.iter().map(problem_diag).collect();
     let entries = plan.entries();
