@@ -168,13 +168,53 @@ pub(crate) fn decode(dv: Option<&pb::DynamicValue>, ty: &Type) -> Result<Value, 
     }
 }
 
+/// [`decode`], leaving the top-level attributes `unread` undecoded (null; see [`msgpack::decode_skipping`]).
+pub(crate) fn decode_skipping(
+    dv: Option<&pb::DynamicValue>,
+    ty: &Type,
+    unread: &[&str],
+) -> Result<Value, ValueError> {
+    match dv {
+        Some(dv) if !dv.msgpack.is_empty() && !unread.is_empty() => {
+            msgpack::decode_skipping(&dv.msgpack, ty, unread)
+        }
+        _ => decode(dv, ty),
+    }
+}
+
 /// Encodes a value of a schema's block as a `DynamicValue`, normalizing nested blocks first.
 pub(crate) fn encode(v: &Value, b: &Block, ty: &Type) -> Result<pb::DynamicValue, ValueError> {
-    let v = normalize(v, b);
+    // Normalizing copies the value: only when there is something to fix (a state of ten thousand map entries is
+    // tens of megabytes).
+    let msgpack = if is_normal(v, b) {
+        msgpack::encode(v, ty)?
+    } else {
+        msgpack::encode(&normalize(v, b), ty)?
+    };
     Ok(pb::DynamicValue {
-        msgpack: msgpack::encode(&v, ty)?,
+        msgpack,
         json: Vec::new(),
     })
+}
+
+/// Whether [`normalize`] would leave `v` as it is.
+fn is_normal(v: &Value, b: &Block) -> bool {
+    let Value::Object(map) = v else {
+        return true;
+    };
+    b.blocks.iter().all(
+        |nb| match (nb.nesting, map.get(&nb.type_name).unwrap_or(&Value::Null)) {
+            (
+                BlockNesting::List | BlockNesting::Set | BlockNesting::Map | BlockNesting::Group,
+                Value::Null,
+            ) => false,
+            (_, Value::List(items) | Value::Set(items)) => {
+                items.iter().all(|i| is_normal(i, &nb.block))
+            }
+            (_, Value::Map(items)) => items.values().all(|i| is_normal(i, &nb.block)),
+            (_, other) => is_normal(other, &nb.block),
+        },
+    )
 }
 
 /// Terraform never has null list/set/map blocks or null group blocks: absent ones are empty collections (or an
@@ -234,7 +274,10 @@ mod tests {
                 Block::new().attribute(Attribute::string("x").optional()),
             ))
             .block(NestedBlock::single("o", Block::new()));
-        let v = normalize(&Value::object([("l", Value::Null)]), &b);
+        let before = Value::object([("l", Value::Null)]);
+        assert!(!is_normal(&before, &b));
+        let v = normalize(&before, &b);
+        assert!(is_normal(&v, &b), "normalizing twice changes nothing");
         assert_eq!(v.get_attr("l"), &Value::List(vec![]));
         assert_eq!(v.get_attr("s"), &Value::Set(vec![]));
         assert_eq!(v.get_attr("g"), &Value::object([("x", Value::Null)]));

@@ -392,6 +392,13 @@ pub trait Resource: Send + Sync + 'static {
     /// Plans a create, update or destroy.
     async fn plan(&self, req: PlanRequest) -> PlanResponse;
 
+    /// Top-level attributes of the prior and proposed state that [`Resource::plan`] does not read, given the
+    /// prior private data: the plugin layer leaves them undecoded and null in the [`PlanRequest`] (large computed
+    /// attributes the plan recomputes cost memory and time to decode for nothing). Default: none.
+    fn plan_unread_attributes(&self, _prior_private: &[u8]) -> &'static [&'static str] {
+        &[]
+    }
+
     /// Applies a planned create, update or delete.
     async fn apply(&self, req: ApplyRequest) -> ApplyResponse;
 

@@ -310,7 +310,10 @@ impl ProviderService {
 /// Decodes `$dv` with `$cached`, or returns early with a response carrying the diagnostic.
 macro_rules! decode_or_return {
     ($dv:expr, $cached:expr, $what:literal, $diags:ident, $resp:expr) => {
-        match convert::decode($dv, &$cached.ty) {
+        decode_or_return!($dv, $cached, $what, $diags, $resp, &[])
+    };
+    ($dv:expr, $cached:expr, $what:literal, $diags:ident, $resp:expr, $unread:expr) => {
+        match convert::decode_skipping($dv, &$cached.ty, $unread) {
             Ok(v) => v,
             Err(e) => {
                 $diags.push(decode_diag($what, &e));
@@ -558,19 +561,22 @@ impl ProviderRpc for ProviderService {
             let mut diags = Diagnostics::new();
             let fail = only::<pb::plan_resource_change::Response>;
             let entry = entry_or_return!(self.resources, "resource", &req.type_name, fail);
+            let unread = entry.resource.plan_unread_attributes(&req.prior_private);
             let prior_state = decode_or_return!(
                 req.prior_state.as_ref(),
                 entry.schema,
                 "prior state",
                 diags,
-                fail
+                fail,
+                unread
             );
             let proposed_new_state = decode_or_return!(
                 req.proposed_new_state.as_ref(),
                 entry.schema,
                 "proposed new state",
                 diags,
-                fail
+                fail,
+                unread
             );
             let config = decode_or_return!(
                 req.config.as_ref(),

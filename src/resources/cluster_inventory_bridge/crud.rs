@@ -14,7 +14,7 @@ use crate::{
         credentials::access_providers,
         desired::{ClusterEntry, Material, desired},
         exec::{ProvidersFile, static_kubeconfig},
-        observed::World,
+        observed::{Labelled, World},
         ownership::{Kind, Ledger},
         plan::{
             CreationTargets, Delete, Inputs, Phase, Plan, Write, actions, invocation_sha256,
@@ -28,6 +28,8 @@ use crate::{
     },
     tfplugin::{Diagnostic, Diagnostics},
 };
+
+use super::prefetch::Background;
 
 /// How many clusters are written or deleted at once.
 pub const CONCURRENCY: usize = 16;
@@ -59,19 +61,27 @@ fn owner_selector(bridge: &str) -> String {
 /// What this bridge owns (2 LISTs, label-selected, cluster-wide; labelled objects the ledger does not record
 /// are impostors).
 pub async fn read_owned(client: &Client, bridge: &str, ledger: &Ledger) -> Result<World, IoError> {
+    let mut world = World::default();
+    world.add_labelled(ledger, list_labelled(client, bridge).await?);
+    Ok(world)
+}
+
+/// The SveltosClusters and Secrets carrying `bridge`'s ownership label, observed (2 LISTs, label-selected,
+/// cluster-wide), before any ledger sorts them ([`World::add_labelled`]).
+pub async fn list_labelled(client: &Client, bridge: &str) -> Result<Labelled, IoError> {
     let sel = owner_selector(bridge);
     // Each page is reduced to what the bridge keeps of it (identities and hashes) as it arrives: the listed
     // objects, Secrets with their kubeconfig bytes, are never all held at once.
-    let (mut clusters, mut secrets) = (World::default(), World::default());
+    let (mut clusters, mut secrets) = (Labelled::default(), Labelled::default());
     futures::try_join!(
         io::list_each::<SveltosCluster>(client, &[], Some(&sel), |page| {
-            clusters.add_owned_clusters(bridge, ledger, &page);
+            clusters.add_clusters(bridge, &page);
         }),
         io::list_each::<Secret>(client, &[], Some(&sel), |page| {
-            secrets.add_owned_secrets(bridge, ledger, &page);
+            secrets.add_secrets(bridge, &page);
         }),
     )?;
-    clusters.join(secrets);
+    clusters.secrets = secrets.secrets;
     Ok(clusters)
 }
 
@@ -90,7 +100,7 @@ pub async fn snapshot(
     spec: &BridgeSpec,
     ledger: &Ledger,
     owned: Option<World>,
-    prefetched: Option<InventoryTask>,
+    prefetched: Option<Background<InventoryReads>>,
 ) -> Result<Snapshot, Diagnostics> {
     let providers = crate::config_blocks::credentials::providers(&spec.credentials)
         .map_err(Diagnostics::from)?;
@@ -98,13 +108,12 @@ pub async fn snapshot(
         futures::try_join!(
             async {
                 // A prefetch that failed (or was cancelled) is read again: it is only ever a head start.
-                match prefetched {
-                    Some(task) => match task.await {
-                        Ok(Ok(reads)) => Ok(reads),
-                        _ => read_inventory(inventory, spec).await,
-                    },
-                    None => read_inventory(inventory, spec).await,
+                if let Some(pre) = prefetched
+                    && let Some(reads) = pre.join().await
+                {
+                    return Ok(reads);
                 }
+                read_inventory(inventory, spec).await
             },
             async {
                 match owned {
@@ -141,9 +150,6 @@ pub async fn snapshot(
 
 /// What [`read_inventory`] returns: the ClusterProfiles in scope and the credential sources.
 pub type InventoryReads = (Vec<ClusterProfile>, credentials::CredentialReads);
-
-/// [`read_inventory`] running in the background.
-pub type InventoryTask = tokio::task::JoinHandle<Result<InventoryReads, IoError>>;
 
 /// Reads the inventory a plan of `spec` needs, whatever the bridge owns: the ClusterProfiles of its namespaces
 /// and the credential sources (labelled Secrets, consumer namespaces), concurrently. What it reads depends only on

@@ -5,13 +5,13 @@
 
 mod crud;
 pub mod model;
+mod prefetch;
 mod timeouts;
 
 use std::sync::Arc;
 
 use crate::bridge::{
     BridgeSpec,
-    credentials::CredentialOptions,
     observed::World,
     ownership::DEFAULT_CLAIM_NAMESPACE,
     ownership::{Claim, IMPORTED, Kind, Ledger, check_claim, claim_name},
@@ -29,7 +29,7 @@ use crate::{
         schema::{Attribute, Block, NestedBlock, Nesting},
     },
 };
-use crud::{InventoryTask, delete_all, execute, io_diag, problem_diag, read_owned, snapshot};
+use crud::{delete_all, execute, io_diag, problem_diag, read_owned, snapshot};
 use model::{BridgeConfig, clusters_value, entries_from_value};
 
 /// Resource type name.
@@ -53,75 +53,8 @@ struct PlanMemo {
     /// The instance id of the state refreshed last: Terraform refreshes a tainted bridge, then plans its
     /// replacement with no prior state; this tells that case from another state using the name.
     refreshed_instance: Option<String>,
-    /// What the last refresh found the bridge owns, for the plan that follows it in this process.
-    refreshed_world: Option<RefreshedWorld>,
-    /// The inventory reads the last refresh started for the plan that follows it in this process.
-    prefetch: Option<Prefetch>,
-}
-
-/// The inventory a plan reads (ClusterProfiles, credential Secrets, consumer namespaces), read in the background
-/// from the moment a refresh has answered: Terraform then processes the refreshed state (seconds at thousands of
-/// clusters) before it asks for the plan, and the plan finds its reads done or under way. What is read depends
-/// only on the namespaces, the `credentials` options and the `inventory` connection; they are taken from the
-/// refreshed state (the configuration last applied), and a plan whose configuration differs in any of them
-/// cancels the prefetch and reads for itself. Used once, by the first plan after the refresh.
-struct Prefetch {
-    /// `spec.selection.namespaces`, `spec.credentials` and the `inventory` block the reads were made for.
-    key: (Vec<String>, CredentialOptions, Value),
-    /// `None` once handed to the plan.
-    task: Option<InventoryTask>,
-}
-
-impl Prefetch {
-    fn into_task(mut self) -> Option<InventoryTask> {
-        self.task.take()
-    }
-}
-
-impl std::fmt::Debug for Prefetch {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Prefetch")
-            .field("namespaces", &self.key.0)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Drop for Prefetch {
-    fn drop(&mut self) {
-        // Unused (no plan came, or it read for itself): stop reading.
-        if let Some(task) = &self.task {
-            task.abort();
-        }
-    }
-}
-
-fn prefetch_key(spec: &BridgeSpec, config: &Value) -> (Vec<String>, CredentialOptions, Value) {
-    (
-        spec.selection.namespaces.clone(),
-        spec.credentials.clone(),
-        config
-            .get_attr(crate::config_blocks::inventory::BLOCK)
-            .clone(),
-    )
-}
-
-/// What a refresh read of the objects a bridge owns, kept for the first plan after it: Terraform refreshes and
-/// then plans from the refreshed state in the same process, so that plan does not list the same objects again.
-/// It is used once, and only by a plan whose prior private data is exactly what the refresh returned (its
-/// ledger decides what is owned); any other plan, the re-plan before apply, and every apply list afresh.
-struct RefreshedWorld {
-    /// SHA-256 of the private data the refresh returned.
-    private_sha256: String,
-    world: World,
-}
-
-impl std::fmt::Debug for RefreshedWorld {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RefreshedWorld")
-            .field("private_sha256", &self.private_sha256)
-            .field("owned", &self.world.owned.len())
-            .finish()
-    }
+    /// Reads started ahead for the next refresh or plan of this bridge (see [`prefetch`]).
+    pending: prefetch::Pending,
 }
 
 impl ClusterInventoryBridge {
@@ -546,8 +479,20 @@ impl Resource for ClusterInventoryBridge {
         timeouts
     }
 
+    fn plan_unread_attributes(&self, prior_private: &[u8]) -> &'static [&'static str] {
+        // The plan computes `clusters` from what exists, never from the prior or proposed value, except for
+        // states older than the UID ledger, whose private data is empty and whose `clusters` names what they own.
+        if prior_private.is_empty() {
+            &[]
+        } else {
+            &["clusters"]
+        }
+    }
+
     async fn plan(&self, mut req: PlanRequest) -> PlanResponse {
         if req.is_destroy() {
+            // Nothing read ahead is needed: the destroy reads what exists when it runs.
+            self.cancel_pending(&req.prior_state);
             return PlanResponse::planned(&req, Value::Null);
         }
         let ledger = match ledger_of(&req.prior_private, &req.prior_state) {
@@ -601,18 +546,15 @@ impl Resource for ClusterInventoryBridge {
             "instance_id",
             instance.map(Value::string).unwrap_or_else(Value::unknown),
         );
-        // What the refresh just before this plan read, when this plan starts from exactly its result.
-        let refreshed_world = self.memo(&spec.name, |m| {
-            m.refreshed_world
-                .take()
-                .filter(|r| r.private_sha256 == sha256_hex(&req.prior_private))
-                .map(|r| r.world)
-        });
-        // The inventory reads the refresh started, when this plan reads the same inventory.
-        let prefetched = self
-            .memo(&spec.name, |m| m.prefetch.take())
-            .filter(|p| p.key == prefetch_key(&spec, &req.config))
-            .and_then(Prefetch::into_task);
+        // What was read ahead for this plan: the refresh's reading of what the bridge owns, and the inventory when
+        // this plan reads the same one.
+        let pending = self.memo(&spec.name, |m| std::mem::take(&mut m.pending));
+        let prefetched = pending
+            .inventory
+            .and_then(|i| i.for_plan(&spec, &req.config));
+        let owned = pending
+            .refreshed
+            .and_then(|r| r.for_plan(&req.prior_private));
         let phase = |spec: &BridgeSpec| {
             self.memo(&spec.name, |m| {
                 let first = (m.refreshed || !existing) && !m.planned;
@@ -620,7 +562,7 @@ impl Resource for ClusterInventoryBridge {
                 if first { Phase::Plan } else { Phase::Replan }
             })
         };
-        let pre = (refreshed_world, prefetched);
+        let pre = (owned, prefetched);
         match planned_entries(&client, &inventory, &spec, &ledger, pre, phase).await {
             Ok((entries, diagnostics)) => {
                 resp.diagnostics.extend(diagnostics);
@@ -635,6 +577,9 @@ impl Resource for ClusterInventoryBridge {
     }
 
     async fn apply(&self, mut req: ApplyRequest) -> ApplyResponse {
+        // Apply reads afresh what it acts on.
+        self.cancel_pending(&req.prior_state);
+        self.cancel_pending(&req.planned_state);
         let failed = |req: &ApplyRequest, diagnostics: Diagnostics| ApplyResponse {
             new_state: req.prior_state.clone(),
             private: req.planned_private.clone(),
@@ -740,7 +685,7 @@ impl Resource for ClusterInventoryBridge {
         }
     }
 
-    async fn read(&self, req: ReadRequest) -> ReadResponse {
+    async fn read(&self, mut req: ReadRequest) -> ReadResponse {
         let mut resp = ReadResponse {
             private: req.private.clone(),
             ..Default::default()
@@ -782,7 +727,10 @@ impl Resource for ClusterInventoryBridge {
                 return resp;
             }
         };
-        let world = match read_owned(&client, &bridge, &ledger).await {
+        let started = std::time::Instant::now();
+        let world = read_owned(&client, &bridge, &ledger).await;
+        tracing::debug!(%bridge, elapsed_ms = started.elapsed().as_millis() as u64, "read what the bridge owns");
+        let world = match world {
             Ok(w) => w,
             Err(e) => {
                 resp.new_state = req.current_state.clone();
@@ -790,7 +738,15 @@ impl Resource for ClusterInventoryBridge {
                 return resp;
             }
         };
-        let mut state = req.current_state.clone();
+        // The state is rebuilt from what exists: its `clusters` (tens of megabytes for ten thousand clusters) is
+        // not copied, and goes before the new one is built. (An import may still fail below and answer with the
+        // state as it came: it keeps a copy.)
+        let mut state = if req.private == IMPORTED {
+            req.current_state.clone()
+        } else {
+            std::mem::take(&mut req.current_state)
+        };
+        state.set_attr("clusters", Value::Null);
         // A freshly imported bridge carries the import marker (the CLI keeps private data through import): it
         // takes over every object carrying its label, and restores its configuration.
         if req.private == IMPORTED {
@@ -833,13 +789,15 @@ impl Resource for ClusterInventoryBridge {
         }
         let entries: std::collections::BTreeMap<String, ClusterEntry> = world.entries();
         let private_sha256 = sha256_hex(&resp.private);
-        let prefetch = self.prefetch(&state, req.client);
+        let inventory = self.prefetch_inventory(&state, req.client);
         self.memo(&bridge, |m| {
-            m.refreshed_world = Some(RefreshedWorld {
-                private_sha256,
-                world,
-            });
-            m.prefetch = prefetch;
+            m.pending = prefetch::Pending {
+                refreshed: Some(prefetch::Refreshed {
+                    private_sha256,
+                    world,
+                }),
+                inventory,
+            }
         });
         resp.new_state = with_clusters(state, &bridge, clusters_value(&entries));
         resp
@@ -1037,25 +995,28 @@ impl ClusterInventoryBridge {
         }
     }
 
-    /// Starts reading the inventory a plan of the refreshed `state` needs (see [`Prefetch`]); `None` when the
-    /// state's configuration or inventory connection is not usable as it is (the plan then reads for itself).
-    fn prefetch(
+    /// Starts reading the inventory a plan of `state` needs (see [`prefetch`]); `None` when the state's
+    /// configuration or inventory connection is not usable as it is (the plan then reads for itself).
+    fn prefetch_inventory(
         &self,
         state: &Value,
         caps: crate::tfplugin::ClientCapabilities,
-    ) -> Option<Prefetch> {
+    ) -> Option<prefetch::Inventory> {
         let spec = BridgeConfig::from_value(state).to_spec().ok()?;
         let caps = crate::tfplugin::ClientCapabilities {
             deferral_allowed: false,
             ..caps
         };
         let inventory = crate::config_blocks::inventory::client(&self.state, state, caps).ok()?;
-        let key = prefetch_key(&spec, state);
-        let task = tokio::spawn(async move { crud::read_inventory(&inventory, &spec).await });
-        Some(Prefetch {
-            key,
-            task: Some(task),
-        })
+        Some(prefetch::Inventory::start(inventory, spec, state))
+    }
+
+    /// Cancels what was read ahead for the bridge named in `state`.
+    fn cancel_pending(&self, state: &Value) {
+        if let Some(bridge) = state.get_attr("name").as_str() {
+            let pending = self.memo(bridge, |m| std::mem::take(&mut m.pending));
+            drop(pending);
+        }
     }
 
     /// The inventory's connection at apply (known by then, or the apply stops).
@@ -1098,7 +1059,10 @@ async fn planned_entries(
     inventory: &kube::Client,
     spec: &BridgeSpec,
     ledger: &Ledger,
-    (owned, prefetched): (Option<World>, Option<InventoryTask>),
+    (owned, prefetched): (
+        Option<World>,
+        Option<prefetch::Background<crud::InventoryReads>>,
+    ),
     phase: impl FnOnce(&BridgeSpec) -> Phase,
 ) -> Result<
     (
@@ -1107,7 +1071,16 @@ async fn planned_entries(
     ),
     Diagnostics,
 > {
+    let started = std::time::Instant::now();
+    let (reused, prefetching) = (owned.is_some(), prefetched.is_some());
     let snap = snapshot(client, inventory, spec, ledger, owned, prefetched).await?;
+    tracing::debug!(
+        bridge = %spec.name,
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        reused_refresh = reused,
+        prefetched = prefetching,
+        "read the inventory and what exists"
+    );
     let plan = snap.plan(spec, jiff::Timestamp::now(), phase(spec), None);
     let diagnostics = plan.problems.iter().map(problem_diag).collect();
     let entries = plan.entries();

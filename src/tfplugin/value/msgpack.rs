@@ -219,9 +219,25 @@ impl From<DecodeFailure> for ValueError {
 
 /// Decodes `bytes` as a value of type `ty`, keeping the kind of failure (see [`decode`]).
 pub(crate) fn decode_detailed(bytes: &[u8], ty: &Type) -> Result<Value, DecodeFailure> {
+    decode_skipping_detailed(bytes, ty, &[])
+}
+
+/// Decodes msgpack `bytes` as a value of object type `ty`, leaving the top-level attributes named in `unread`
+/// undecoded: their msgpack is checked to be well-formed and skipped without being typed or copied, and they are
+/// null in the result. For requests whose receiver never reads those attributes (large computed ones).
+pub fn decode_skipping(bytes: &[u8], ty: &Type, unread: &[&str]) -> Result<Value, ValueError> {
+    decode_skipping_detailed(bytes, ty, unread).map_err(ValueError::from)
+}
+
+fn decode_skipping_detailed(
+    bytes: &[u8],
+    ty: &Type,
+    unread: &[&str],
+) -> Result<Value, DecodeFailure> {
     let mut d = Decoder {
         rd: Bytes::new(bytes),
         depth: 0,
+        unread,
     };
     let v = d.value(ty).map_err(Fault::located)?;
     if !d.rd.remaining_slice().is_empty() {
@@ -239,6 +255,8 @@ pub(crate) fn decode_detailed(bytes: &[u8], ty: &Type) -> Result<Value, DecodeFa
 struct Decoder<'a> {
     rd: Bytes<'a>,
     depth: usize,
+    /// Top-level attributes to skip (see [`decode_skipping`]).
+    unread: &'a [&'a str],
 }
 
 /// A [`DecodeError`] on its way up, with the path steps from the failing value outwards.
@@ -442,6 +460,9 @@ impl<'a> Decoder<'a> {
                 for _ in 0..n {
                     let key = self.text("map key")?.to_owned();
                     let item = match attributes.get(&key) {
+                        Some(_) if self.depth == 1 && self.unread.contains(&key.as_str()) => {
+                            self.skip().map(|()| Value::Null)
+                        }
                         Some(t) => self.value(t),
                         None => Err(self.fail(DecodeError::UnsupportedAttribute)),
                     };
@@ -531,6 +552,7 @@ impl<'a> Decoder<'a> {
         let mut d = Decoder {
             rd: Bytes::new(payload),
             depth: self.depth,
+            unread: &[],
         };
         let malformed = DecodeError::MalformedRefinement;
         let for_type = |refinement, needs| DecodeError::RefinementForType { refinement, needs };
@@ -1232,6 +1254,33 @@ mod tests {
         bytes.extend_from_slice(&payload);
         let (_, e) = failure(&bytes, &Type::list(Type::String));
         assert!(matches!(e, DecodeError::TooDeep), "{e}");
+    }
+
+    #[test]
+    fn skipped_attributes_are_null_and_only_at_the_top() {
+        let ty = Type::object([
+            ("big", Type::map(Type::object([("big", Type::String)]))),
+            ("name", Type::String),
+        ]);
+        let inner = Value::object([("big", Value::string("kept"))]);
+        let v = Value::object([
+            ("big", Value::Map([("k".to_string(), inner.clone())].into())),
+            ("name", Value::string("n")),
+        ]);
+        let bytes = encode(&v, &ty).unwrap();
+        let got = decode_skipping(&bytes, &ty, &["big"]).unwrap();
+        assert!(got.get_attr("big").is_null());
+        assert_eq!(got.get_attr("name"), &Value::string("n"));
+        // A nested attribute of the same name is decoded.
+        let nested = Type::object([("outer", ty.clone())]);
+        let wrapped = Value::object([("outer", v.clone())]);
+        let got = decode_skipping(&encode(&wrapped, &nested).unwrap(), &nested, &["big"]).unwrap();
+        assert_eq!(got, wrapped);
+        // Skipped bytes must still be well-formed msgpack.
+        let mut truncated = bytes.clone();
+        truncated.truncate(bytes.len() - 4);
+        assert!(decode_skipping(&truncated, &ty, &["big"]).is_err());
+        assert_eq!(decode_skipping(&bytes, &ty, &[]).unwrap(), v);
     }
 
     #[test]

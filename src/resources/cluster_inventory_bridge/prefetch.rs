@@ -1,0 +1,185 @@
+//! What a refresh reads for the plan that follows it.
+//!
+//! Terraform refreshes (`ReadResource`) and then plans (`PlanResourceChange`) in the same provider process, and in
+//! between it processes the refreshed state: seconds, at thousands of clusters, while the provider waits. So:
+//!
+//! * **What the bridge owns**, as the refresh read it, is kept for the plan ([`Refreshed`]), which then does not
+//!   list the same objects again. Only a plan whose prior private data is exactly what the refresh returned uses
+//!   it (that data's ledger decides what is owned).
+//! * **The inventory** (ClusterProfiles, credential sources) is read in the background from the moment the
+//!   refresh has answered ([`Inventory`]). What is read depends only on the namespaces, the `credentials` options
+//!   and the `inventory` connection, taken from the refreshed state (the configuration last applied); a plan whose
+//!   configuration differs in any of them cancels it and reads for itself.
+//!
+//! Both are used at most once, by the next plan of that bridge in this process. A destroy plan and every apply
+//! cancel what is pending: apply always reads afresh, since what it writes is decided on what it reads. A failed
+//! background read is read again by the plan: it is only ever a head start.
+//!
+//! Reads are not started any earlier (from `UpgradeResourceState`): Terraform is busy on the CPU then, and
+//! measured at 10,000 clusters on two cores, lists made then took four times as long and held their pages
+//! through the refresh, for a slower plan and a higher peak.
+
+use tokio::task::JoinHandle;
+
+use super::crud::{InventoryReads, read_inventory};
+use crate::{
+    bridge::{BridgeSpec, credentials::CredentialOptions, observed::World},
+    k8s::io::IoError,
+    tfplugin::Value,
+};
+
+/// A background read, cancelled when dropped unused.
+pub struct Background<T: Send + 'static>(Option<JoinHandle<Result<T, IoError>>>);
+
+impl<T: Send + 'static> Background<T> {
+    /// Starts `read` on the runtime.
+    pub fn spawn(read: impl Future<Output = Result<T, IoError>> + Send + 'static) -> Self {
+        Self(Some(tokio::spawn(read)))
+    }
+
+    /// Its result, or `None` when it failed or was cancelled (the caller then reads for itself).
+    pub async fn join(mut self) -> Option<T> {
+        match self.0.take()?.await {
+            Ok(Ok(v)) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+impl<T: Send + 'static> Drop for Background<T> {
+    fn drop(&mut self) {
+        if let Some(task) = &self.0 {
+            task.abort();
+        }
+    }
+}
+
+impl<T: Send + 'static> std::fmt::Debug for Background<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Background(pending)"
+        } else {
+            "Background(taken)"
+        })
+    }
+}
+
+/// What an inventory read depends on: `spec.selection.namespaces`, `spec.credentials` and the `inventory` block.
+pub type InventoryKey = (Vec<String>, CredentialOptions, Value);
+
+/// The inventory key of `spec` with the `inventory` block of `config` (a configuration or a state).
+pub fn inventory_key(spec: &BridgeSpec, config: &Value) -> InventoryKey {
+    (
+        spec.selection.namespaces.clone(),
+        spec.credentials.clone(),
+        config
+            .get_attr(crate::config_blocks::inventory::BLOCK)
+            .clone(),
+    )
+}
+
+/// The inventory, read ahead for the plan.
+#[derive(Debug)]
+pub struct Inventory {
+    key: InventoryKey,
+    read: Background<InventoryReads>,
+}
+
+impl Inventory {
+    /// Starts reading, through `client`, the inventory of `spec` as configured by `config`.
+    pub fn start(client: kube::Client, spec: BridgeSpec, config: &Value) -> Self {
+        let key = inventory_key(&spec, config);
+        let read = Background::spawn(async move { read_inventory(&client, &spec).await });
+        Self { key, read }
+    }
+
+    /// The read, if it was made for the same inventory as `spec` configured by `config` (else it is cancelled).
+    pub fn for_plan(self, spec: &BridgeSpec, config: &Value) -> Option<Background<InventoryReads>> {
+        (self.key == inventory_key(spec, config)).then_some(self.read)
+    }
+}
+
+/// What a refresh read of the objects a bridge owns, kept for the first plan after it: it is used once, and only by
+/// a plan whose prior private data is exactly what the refresh returned (its ledger decides what is owned).
+pub struct Refreshed {
+    /// SHA-256 of the private data the refresh returned.
+    pub private_sha256: String,
+    /// What it found the bridge owns.
+    pub world: World,
+}
+
+impl std::fmt::Debug for Refreshed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Refreshed")
+            .field("private_sha256", &self.private_sha256)
+            .field("owned", &self.world.owned.len())
+            .finish()
+    }
+}
+
+impl Refreshed {
+    /// The world, for a plan whose prior private data is `private`: `None` unless it is what the refresh returned.
+    pub fn for_plan(self, private: &[u8]) -> Option<World> {
+        (self.private_sha256 == crate::bridge::sha256_hex(private)).then_some(self.world)
+    }
+}
+
+/// What is pending for one bridge in this process.
+#[derive(Debug, Default)]
+pub struct Pending {
+    /// What the last refresh found the bridge owns.
+    pub refreshed: Option<Refreshed>,
+    /// The inventory, read since that refresh.
+    pub inventory: Option<Inventory>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bridge::sha256_hex;
+
+    #[test]
+    fn the_refresh_reading_serves_only_the_private_data_it_returned() {
+        let refreshed = || Refreshed {
+            private_sha256: sha256_hex(b"ledger-1"),
+            world: World::default(),
+        };
+        assert!(refreshed().for_plan(b"ledger-1").is_some());
+        assert!(refreshed().for_plan(b"ledger-2").is_none());
+        assert!(refreshed().for_plan(b"").is_none());
+    }
+
+    #[test]
+    fn an_inventory_read_serves_only_the_same_namespaces_credentials_and_connection() {
+        let spec = BridgeSpec {
+            name: "b".into(),
+            selection: crate::bridge::Selection {
+                namespaces: vec!["a".into()],
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let state = Value::object([("inventory", Value::Null)]);
+        let key = inventory_key(&spec, &state);
+        assert_eq!(key, inventory_key(&spec, &state));
+        let mut other = spec.clone();
+        other.selection.namespaces.push("b".into());
+        assert_ne!(key, inventory_key(&other, &state));
+        let mut other = spec.clone();
+        other.credentials.secret_label = "other".into();
+        assert_ne!(key, inventory_key(&other, &state));
+        let hub = Value::object([(
+            "inventory",
+            Value::List(vec![Value::object([(
+                "host",
+                Value::string("https://hub"),
+            )])]),
+        )]);
+        assert_ne!(key, inventory_key(&spec, &hub));
+        // Settings that do not change what is read do not matter.
+        let mut other = spec.clone();
+        other.selection.names.push("x".into());
+        other.strict = true;
+        assert_eq!(key, inventory_key(&other, &state));
+    }
+}
