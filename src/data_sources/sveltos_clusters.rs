@@ -333,7 +333,7 @@ fn cluster_values(q: &Query, clusters: &[SveltosCluster], secrets: &[ObjectMeta]
 }
 
 /// Lists the SveltosClusters of `q`'s namespaces and, with a bridge, the metadata of its candidate kubeconfig
-/// Secrets there: a number of paginated LISTs that does not depend on the number of clusters.
+/// Secrets there: a number of LISTs that does not depend on the number of clusters.
 async fn read_objects(
     client: &kube::Client,
     q: &Query,

@@ -2,7 +2,7 @@
 //! labels of consumer namespaces, the Secrets named by `kubeconfig-secretreader` providers (only those that
 //! passed the core's namespace rules), and the operator's providers file.
 //!
-//! Cost: one paginated LIST of labelled Secrets, one LIST of consumer-labelled namespaces (only with a
+//! Cost: one LIST of labelled Secrets, one LIST of consumer-labelled namespaces (only with a
 //! consumer), and for named Secrets concurrent GETs, or one LIST of a namespace that holds many of them.
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,4 +1,4 @@
-//! The IO side of the bridge resource: read the inventory and what exists with a constant number of paginated
+//! The IO side of the bridge resource: read the inventory and what exists with a constant number of
 //! LISTs, then execute the writes and deletes the pure core decided on.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -85,7 +85,7 @@ pub async fn list_labelled(client: &Client, bridge: &str) -> Result<Labelled, Io
     Ok(clusters)
 }
 
-/// Reads the inventory and what exists: four paginated LISTs (profiles, labelled credential Secrets, and the
+/// Reads the inventory and what exists: four LISTs (profiles, labelled credential Secrets, and the
 /// SveltosClusters and Secrets this bridge owns), one GET per Secret named by a `kubeconfig-secretreader`
 /// provider, and a collision check of the objects the plan would create ([`existing_at`]).
 ///
