@@ -143,7 +143,7 @@ fn memory_of_a_no_change_plan_at_10000() {
     let fetched = BTreeMap::new();
     let now = jiff::Timestamp::now();
     let empty = World::default();
-    let inputs = |world| Inputs {
+    let inputs = |world, phase| Inputs {
         spec: &spec,
         profiles: &profiles,
         credential_secrets: &secrets,
@@ -151,11 +151,11 @@ fn memory_of_a_no_change_plan_at_10000() {
         providers: None,
         world,
         now,
-        phase: Phase::Plan,
+        phase,
         planned_mints: None,
     };
     let first = {
-        let i = inputs(&empty);
+        let i = inputs(&empty, Phase::Apply);
         plan(&i, &locate_all(&i), &fetched)
     };
     assert_eq!(first.desired.len(), N, "every profile is bridged");
@@ -165,7 +165,7 @@ fn memory_of_a_no_change_plan_at_10000() {
                 .desired
                 .values()
                 .enumerate()
-                .map(|(i, d)| listed(&d.sveltos_cluster, i, tfsveltos::bridge::FIELD_MANAGER))
+                .map(|(i, d)| listed(d.sveltos_cluster.as_ref().unwrap(), i, tfsveltos::bridge::FIELD_MANAGER))
                 .collect();
             let s = first
                 .desired
@@ -199,7 +199,7 @@ fn memory_of_a_no_change_plan_at_10000() {
                     .enumerate()
                     .map(|(j, d)| {
                         listed(
-                            &d.sveltos_cluster,
+                            d.sveltos_cluster.as_ref().unwrap(),
                             p * 500 + j,
                             tfsveltos::bridge::FIELD_MANAGER,
                         )
@@ -223,7 +223,7 @@ fn memory_of_a_no_change_plan_at_10000() {
     );
     drop(first);
     let p = stage("Plan (no change): desired objects, entries", || {
-        let i = inputs(&world);
+        let i = inputs(&world, Phase::Plan);
         plan(&i, &locate_all(&i), &fetched)
     });
     let entries = stage("planned entries (BTreeMap<String, ClusterEntry>)", || {

@@ -60,7 +60,7 @@ fn bench(c: &mut Criterion) {
     let fetched = BTreeMap::new();
     let now = jiff::Timestamp::now();
     let empty = World::default();
-    let inputs = |world| Inputs {
+    let inputs = |world, phase| Inputs {
         spec: &spec,
         profiles: &profiles,
         credential_secrets: &secrets,
@@ -68,20 +68,20 @@ fn bench(c: &mut Criterion) {
         providers: None,
         world,
         now,
-        phase: Phase::Plan,
+        phase,
         planned_mints: None,
     };
 
     // What exists after the first apply: exactly what the plan against the empty cluster wants.
     let first = {
-        let i = inputs(&empty);
+        let i = inputs(&empty, Phase::Apply);
         plan(&i, &locate_all(&i), &fetched)
     };
     assert_eq!(first.desired.len(), N, "every profile is bridged");
     let clusters: Vec<_> = first
         .desired
         .values()
-        .map(|d| d.sveltos_cluster.clone())
+        .map(|d| d.sveltos_cluster.clone().unwrap())
         .collect();
     let owned: Vec<Secret> = first
         .desired
@@ -96,13 +96,13 @@ fn bench(c: &mut Criterion) {
     g.sample_size(10);
     g.bench_function("from_empty", |b| {
         b.iter(|| {
-            let i = inputs(&empty);
+            let i = inputs(&empty, Phase::Plan);
             black_box(plan(&i, &locate_all(&i), &fetched))
         })
     });
     g.bench_function("no_change", |b| {
         b.iter(|| {
-            let i = inputs(&steady);
+            let i = inputs(&steady, Phase::Plan);
             black_box(plan(&i, &locate_all(&i), &fetched))
         })
     });

@@ -600,7 +600,7 @@ pub(crate) mod tests {
     #[test]
     fn reading_back_what_was_written_gives_the_planned_entry() {
         let (_, d) = bridged();
-        let mut sc = applied(d.sveltos_cluster.clone());
+        let mut sc = applied(d.sveltos_cluster.clone().unwrap());
         // Fields others write never show: the k8s-version label, status, foreign annotations.
         sc.metadata
             .labels
@@ -625,7 +625,7 @@ pub(crate) mod tests {
     #[test]
     fn out_of_band_edits_show() {
         let (_, d) = bridged();
-        let mut sc = applied(d.sveltos_cluster.clone());
+        let mut sc = applied(d.sveltos_cluster.clone().unwrap());
         sc.metadata
             .labels
             .as_mut()
@@ -661,7 +661,7 @@ pub(crate) mod tests {
     #[test]
     fn fields_set_by_others_are_theirs() {
         let (_, d) = bridged();
-        let mut sc = applied(d.sveltos_cluster.clone());
+        let mut sc = applied(d.sveltos_cluster.clone().unwrap());
         sc.spec.paused = Some(true);
         sc.spec.consecutive_failure_threshold = Some(7);
         let w = World::build(
@@ -676,12 +676,12 @@ pub(crate) mod tests {
     #[test]
     fn ownership_is_by_recorded_uid_not_by_label() {
         let (_, d) = bridged();
-        let mut ours = d.sveltos_cluster.clone();
+        let mut ours = d.sveltos_cluster.clone().unwrap();
         ours.metadata.uid = Some("uid-ours".into());
-        let mut forged = d.sveltos_cluster.clone();
+        let mut forged = d.sveltos_cluster.clone().unwrap();
         forged.metadata.name = Some("c3".into());
         forged.metadata.uid = Some("uid-forged".into());
-        let mut other = d.sveltos_cluster.clone();
+        let mut other = d.sveltos_cluster.clone().unwrap();
         other.metadata.name = Some("c4".into());
         other
             .metadata
@@ -700,7 +700,7 @@ pub(crate) mod tests {
         );
         assert_eq!(w.ledger(), ledger);
         // At a name the bridge would create: foreign, whoever's label it carries.
-        let mut unlabelled = d.sveltos_cluster.clone();
+        let mut unlabelled = d.sveltos_cluster.clone().unwrap();
         unlabelled.metadata.name = Some("c2".into());
         unlabelled.metadata.labels = None;
         let mut w = World::default();

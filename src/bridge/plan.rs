@@ -349,6 +349,12 @@ pub fn plan(
         match material_for(inputs, &secrets, profile, source) {
             Ok((material, inv)) => {
                 let d = desired(inputs.spec, profile, source, &material, pause);
+                // Only apply writes: a plan keeps the entries, not ten thousand kubeconfigs and objects.
+                let d = if inputs.phase == Phase::Apply {
+                    d
+                } else {
+                    d.entry_only()
+                };
                 if material == Material::Pending
                     && let Some(inv) = inv
                 {
@@ -734,9 +740,16 @@ fn split(id: &str) -> (String, String) {
 
 /// What apply must do to turn `world` into `plan`: only objects that differ are written, only owned objects
 /// that are no longer wanted are deleted.
+///
+/// `plan` is a plan made for apply ([`Phase::Apply`]): a cluster planned in another phase has no objects, and
+/// nothing is written for it.
 pub fn actions(plan: &Plan, world: &World) -> (Vec<Write>, Vec<Delete>) {
     let mut writes = Vec::new();
     for (key, d) in &plan.desired {
+        let Some(desired_sc) = &d.sveltos_cluster else {
+            debug_assert!(false, "actions() of a plan made without objects: {key}");
+            continue;
+        };
         let current = world.owned.get(key);
         let cur_secret = current.and_then(|c| c.secret.as_ref());
         let cur_sc = current.and_then(|c| c.sveltos_cluster.as_ref());
@@ -748,8 +761,7 @@ pub fn actions(plan: &Plan, world: &World) -> (Vec<Write>, Vec<Delete>) {
                     || s.expires_at != d.entry.credential_expires_at
             })
         });
-        let record = d
-            .sveltos_cluster
+        let record = desired_sc
             .metadata
             .annotations
             .as_ref()
@@ -761,15 +773,11 @@ pub fn actions(plan: &Plan, world: &World) -> (Vec<Write>, Vec<Delete>) {
         });
         // Sveltos renews this cluster's credentials: a rotated source credential is written and the SveltosCluster
         // pointed back at it; otherwise what Sveltos took over on renewal is left to it.
-        let renewed = d
-            .sveltos_cluster
-            .spec
-            .token_request_renewal_option
-            .is_some();
+        let renewed = desired_sc.spec.token_request_renewal_option.is_some();
         let rewrite_source = secret.is_some() || exec.is_some();
         let sc_stale = sc_stale || (renewed && rewrite_source && cur_sc.is_some());
         if secret.is_some() || exec.is_some() || sc_stale {
-            let mut sc = d.sveltos_cluster.clone();
+            let mut sc = desired_sc.clone();
             if renewed && let Some(cur) = cur_sc {
                 leave_renewal_to_sveltos(&mut sc, cur, rewrite_source);
             }
@@ -901,7 +909,8 @@ mod tests {
                 ns_labels: BTreeMap::new(),
                 world: World::default(),
                 providers: None,
-                phase: Phase::Plan,
+                // A plan made for apply, with the objects to write (as `actions` needs).
+                phase: Phase::Apply,
             }
         }
 
@@ -922,13 +931,42 @@ mod tests {
         }
     }
 
+    #[test]
+    fn only_a_plan_made_for_apply_holds_the_objects() {
+        let mut f = Fixture::new();
+        for phase in [Phase::Plan, Phase::Replan, Phase::Apply] {
+            f.phase = phase;
+            let p = f.run();
+            assert_eq!(p.desired.len(), 2);
+            let with_objects = p
+                .desired
+                .values()
+                .all(|d| d.sveltos_cluster.is_some() && d.secret.is_some());
+            let without = p
+                .desired
+                .values()
+                .all(|d| d.sveltos_cluster.is_none() && d.secret.is_none());
+            assert!(
+                if phase == Phase::Apply {
+                    with_objects
+                } else {
+                    without
+                },
+                "{phase:?}"
+            );
+            // The entries are the same in every phase.
+            f.phase = Phase::Apply;
+            assert_eq!(p.entries(), f.run().entries(), "{phase:?}");
+        }
+    }
+
     /// The world as it is after applying `plan` faithfully.
     fn world_after(plan: &Plan, bridge: &str) -> World {
         let scs: Vec<SveltosCluster> = plan
             .desired
             .values()
             .map(|d| {
-                let mut sc = d.sveltos_cluster.clone();
+                let mut sc = d.sveltos_cluster.clone().expect("planned for apply");
                 let f = |m: &Option<BTreeMap<String, String>>| {
                     serde_json::Value::Object(m.iter().flatten().map(|(k, _)| (format!("f:{k}"), serde_json::json!({}))).collect())
                 };
@@ -1250,7 +1288,15 @@ mod tests {
         // pause: paused.
         f.spec.unhealthy = UnhealthyPolicy::Pause;
         let p = f.run();
-        assert_eq!(p.desired["b/c1"].sveltos_cluster.spec.paused, Some(true));
+        assert_eq!(
+            p.desired["b/c1"]
+                .sveltos_cluster
+                .as_ref()
+                .unwrap()
+                .spec
+                .paused,
+            Some(true)
+        );
         let (writes, _) = actions(&p, &f.world);
         assert!(
             writes
@@ -1305,7 +1351,7 @@ mod tests {
             sa_name: Some("sveltos".into()),
         });
         let first = f.run();
-        let sc = &first.desired["a/c1"].sveltos_cluster;
+        let sc = first.desired["a/c1"].sveltos_cluster.as_ref().unwrap();
         let opt = sc.spec.token_request_renewal_option.as_ref().unwrap();
         assert_eq!(
             (
@@ -1429,6 +1475,7 @@ mod tests {
     #[test]
     fn exec_credentials_are_reused_until_refresh_window() {
         let mut f = Fixture::new();
+        f.phase = Phase::Plan;
         f.secrets.clear();
         f.profiles.truncate(1);
         add_provider(&mut f.profiles[0], "tok", serde_json::json!({}));
