@@ -165,7 +165,13 @@ fn memory_of_a_no_change_plan_at_10000() {
                 .desired
                 .values()
                 .enumerate()
-                .map(|(i, d)| listed(d.sveltos_cluster.as_ref().unwrap(), i, tfsveltos::bridge::FIELD_MANAGER))
+                .map(|(i, d)| {
+                    listed(
+                        d.sveltos_cluster.as_ref().unwrap(),
+                        i,
+                        tfsveltos::bridge::FIELD_MANAGER,
+                    )
+                })
                 .collect();
             let s = first
                 .desired
