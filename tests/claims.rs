@@ -660,3 +660,67 @@ async fn every_string_attribute_with_huge_empty_and_malformed_values() {
         assert!(claim(&inv, &format!("{ns}-c{i}")).await.is_none());
     }
 }
+
+/// Issue 15, trust boundary of the reads a refresh starts for the plan: they use only settings an apply of the
+/// operator's configuration recorded. After an import the configuration in the state comes from the cluster
+/// (the claim): someone who rewrote the claim's record to name another credential label must not make the next
+/// plans list the Secrets carrying it, before or after the operator's apply.
+#[tokio::test(flavor = "multi_thread")]
+async fn reads_ahead_never_use_a_configuration_from_the_cluster() {
+    let _serial = SC_WRITERS.lock().await;
+    let inv = Inv::new().await;
+    let ns = unique_namespace(&inv.client, "claims-forged").await;
+    let kc = fixtures::unreachable_kubeconfig("t");
+    inv.profile_with_secret(&ns, "p1", &[], Json::Null, &kc)
+        .await;
+    let victim = format!("victim-{ns}");
+    inv.secret(
+        &ns,
+        "db",
+        &[(victim.as_str(), "p1")],
+        &[("password", "hunter2")],
+    )
+    .await;
+    let cli = Cli::tofu();
+    let body = bridge(&ns, &[&ns], "");
+    let first = inv.tf(&cli, &body);
+    apply_ok(&first);
+    first.run_ok(&["state", "rm", "-no-color", ADDR]);
+
+    // The claim's record now names the victim label.
+    let claims = Api::<ConfigMap>::namespaced(inv.client.clone(), "default");
+    let name = format!("sveltos-bridge-{ns}");
+    let mut cm = claims.get(&name).await.expect("the claim");
+    let data = cm.data.as_mut().expect("claim data");
+    let mut record: Json = serde_json::from_str(&data["config"]).expect("config record");
+    record["credentials"] = serde_json::json!({ "secret_label": victim });
+    data.insert("config".into(), record.to_string());
+    claims
+        .replace(&name, &Default::default(), &cm)
+        .await
+        .expect("rewriting the claim");
+
+    let second = inv.tf(&cli, &body);
+    second.import(ADDR, &ns);
+    let selects_victim = |uri: &str| {
+        let uri = uri.replace("%2F", "/").replace("%3D", "=");
+        uri.contains("labelSelector=") && uri.contains(&victim)
+    };
+    let victim_lists = || {
+        support::inventory::secret_events_in_all()
+            .iter()
+            .filter(|e| e["verb"] == "list" && e["stage"] == "ResponseComplete")
+            .filter(|e| selects_victim(e["requestURI"].as_str().unwrap_or_default()))
+            .count()
+    };
+    // The imported state shows the record's label as a change to the operator's configuration.
+    assert_eq!(second.plan(), 2, "the forged record shows as a change");
+    assert_eq!(second.plan(), 2);
+    apply_ok(&second);
+    assert_eq!(second.plan(), 0);
+    assert_eq!(
+        victim_lists(),
+        0,
+        "a plan listed the Secrets of a label that came from the cluster"
+    );
+}

@@ -50,6 +50,11 @@ pub struct Ledger {
     /// After `import`: every object carrying the bridge's label is taken over at the next read (not serialized).
     #[serde(skip)]
     take_over_labelled: bool,
+    /// A digest of the inventory reads of the configuration last applied (namespaces, credential label and
+    /// consumer): a refresh reads ahead for the plan only with settings an apply recorded here, never with a
+    /// configuration that came from the cluster (an import).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    reads: Option<String>,
 }
 
 /// The private-state marker `import` leaves for the read that follows it.
@@ -80,6 +85,17 @@ impl Ledger {
             });
         }
         serde_json::from_slice(private).map_err(LedgerError)
+    }
+
+    /// This ledger recording `reads` (see the field).
+    pub fn with_reads(mut self, reads: Option<String>) -> Self {
+        self.reads = reads;
+        self
+    }
+
+    /// The inventory reads digest an apply recorded.
+    pub fn reads(&self) -> Option<&str> {
+        self.reads.as_deref()
     }
 
     /// The private state to store.

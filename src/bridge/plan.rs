@@ -741,15 +741,16 @@ fn split(id: &str) -> (String, String) {
 /// What apply must do to turn `world` into `plan`: only objects that differ are written, only owned objects
 /// that are no longer wanted are deleted.
 ///
-/// `plan` is a plan made for apply ([`Phase::Apply`]): a cluster planned in another phase has no objects, and
-/// nothing is written for it.
+/// `plan` is a plan made for apply ([`Phase::Apply`]); a plan made in another phase has no objects to write, and
+/// passing one is a bug (this panics).
 pub fn actions(plan: &Plan, world: &World) -> (Vec<Write>, Vec<Delete>) {
     let mut writes = Vec::new();
     for (key, d) in &plan.desired {
-        let Some(desired_sc) = &d.sveltos_cluster else {
-            debug_assert!(false, "actions() of a plan made without objects: {key}");
-            continue;
-        };
+        // Never silently skip a cluster: a plan that writes nothing is never executed.
+        let desired_sc = d
+            .sveltos_cluster
+            .as_ref()
+            .expect("actions() needs a plan made for apply (Phase::Apply)");
         let current = world.owned.get(key);
         let cur_secret = current.and_then(|c| c.secret.as_ref());
         let cur_sc = current.and_then(|c| c.sveltos_cluster.as_ref());

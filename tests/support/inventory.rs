@@ -458,6 +458,17 @@ pub fn owned_lists(resource: &str, bridge: &str) -> usize {
         .count()
 }
 
+/// Every audit event on Secrets, in any namespace or cluster-wide (metadata only).
+pub fn secret_events_in_all() -> Vec<Json> {
+    let path = audit_log();
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("reading the audit log {}: {e}", path.display()));
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Json>(l).ok())
+        .filter(|e| e["objectRef"]["resource"] == "secrets")
+        .collect()
+}
+
 /// Reads of Secrets in namespace `ns` (get, list, watch), as `verb name` lines.
 pub fn secret_reads_in(ns: &str) -> Vec<String> {
     secret_events_in(ns)

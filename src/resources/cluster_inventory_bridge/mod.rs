@@ -495,6 +495,12 @@ impl Resource for ClusterInventoryBridge {
             self.cancel_pending(&req.prior_state);
             return PlanResponse::planned(&req, Value::Null);
         }
+        // What was read ahead for this plan (see `prefetch`): taken now, so that a plan that stops early drops it
+        // and cancels its reads.
+        let pending = match req.prior_state.get_attr("name").as_str() {
+            Some(name) => self.memo(name, |m| std::mem::take(&mut m.pending)),
+            None => prefetch::Pending::default(),
+        };
         let ledger = match ledger_of(&req.prior_private, &req.prior_state) {
             Ok(l) => l,
             Err(d) => {
@@ -548,7 +554,12 @@ impl Resource for ClusterInventoryBridge {
         );
         // What was read ahead for this plan: the refresh's reading of what the bridge owns, and the inventory when
         // this plan reads the same one.
-        let pending = self.memo(&spec.name, |m| std::mem::take(&mut m.pending));
+        // (Read for the bridge's name in the prior state: a renamed bridge reads for itself.)
+        let pending = if req.prior_state.get_attr("name").as_str() == Some(spec.name.as_str()) {
+            pending
+        } else {
+            prefetch::Pending::default()
+        };
         let prefetched = pending
             .inventory
             .and_then(|i| i.for_plan(&spec, &req.config));
@@ -680,7 +691,10 @@ impl Resource for ClusterInventoryBridge {
                 &spec.name,
                 clusters_value(&entries),
             ),
-            private: ledger.to_private(),
+            // The inventory reads of the configuration just applied: the next refresh may read ahead with them.
+            private: ledger
+                .with_reads(Some(prefetch::reads_sha256(&spec)))
+                .to_private(),
             diagnostics,
         }
     }
@@ -785,11 +799,13 @@ impl Resource for ClusterInventoryBridge {
             }
         }
         if !ledger.is_empty() || req.private == IMPORTED || !world.owned.is_empty() {
-            resp.private = world.ledger().to_private();
+            let reads = ledger.reads().map(String::from);
+            resp.private = world.ledger().with_reads(reads).to_private();
         }
         let entries: std::collections::BTreeMap<String, ClusterEntry> = world.entries();
         let private_sha256 = sha256_hex(&resp.private);
-        let inventory = self.prefetch_inventory(&state, req.client);
+        // Only with settings an apply recorded (see `prefetch`).
+        let inventory = self.prefetch_inventory(&state, ledger.reads(), req.client);
         self.memo(&bridge, |m| {
             m.pending = prefetch::Pending {
                 refreshed: Some(prefetch::Refreshed {
@@ -1000,15 +1016,22 @@ impl ClusterInventoryBridge {
     fn prefetch_inventory(
         &self,
         state: &Value,
+        recorded: Option<&str>,
         caps: crate::tfplugin::ClientCapabilities,
     ) -> Option<prefetch::Inventory> {
+        // Only through the provider's own connection (see `prefetch`).
+        if !matches!(
+            crate::config_blocks::inventory::inventory(state),
+            crate::config_blocks::inventory::Inventory::Provider
+        ) {
+            return None;
+        }
         let spec = BridgeConfig::from_value(state).to_spec().ok()?;
-        let caps = crate::tfplugin::ClientCapabilities {
-            deferral_allowed: false,
-            ..caps
-        };
-        let inventory = crate::config_blocks::inventory::client(&self.state, state, caps).ok()?;
-        Some(prefetch::Inventory::start(inventory, spec, state))
+        if recorded != Some(prefetch::reads_sha256(&spec).as_str()) {
+            return None;
+        }
+        let client = self.state.client(caps).ok()?;
+        Some(prefetch::Inventory::start(client, spec, state))
     }
 
     /// Cancels what was read ahead for the bridge named in `state`.

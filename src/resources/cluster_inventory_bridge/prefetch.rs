@@ -11,7 +11,15 @@
 //!   and the `inventory` connection, taken from the refreshed state (the configuration last applied); a plan whose
 //!   configuration differs in any of them cancels it and reads for itself.
 //!
-//! Both are used at most once, by the next plan of that bridge in this process. A destroy plan and every apply
+//! The inventory is read ahead only through the provider's own connection, never through an `inventory` block
+//! (its stored credentials or `exec` command may have changed since they were applied), and only with settings
+//! an apply of the operator's configuration recorded in the private state ([`reads_sha256`]): after an import,
+//! the configuration in the state comes from the cluster, and nothing is read ahead until the next apply.
+//!
+//! Both are used at most once, by the next plan of that bridge in this process; a plan that stops early drops
+//! them (cancelling the inventory read). This relies on Terraform's order of calls: the refresh and the first
+//! plan share a process, and the re-plan before apply runs in another one, without a refresh, so it never sees
+//! what a refresh read. A destroy plan and every apply
 //! cancel what is pending: apply always reads afresh, since what it writes is decided on what it reads. A failed
 //! background read is read again by the plan: it is only ever a head start.
 //!
@@ -37,9 +45,12 @@ impl<T: Send + 'static> Background<T> {
         Self(Some(tokio::spawn(read)))
     }
 
-    /// Its result, or `None` when it failed or was cancelled (the caller then reads for itself).
+    /// Its result, or `None` when it failed or was cancelled (the caller then reads for itself). If the caller
+    /// stops waiting (its request is cancelled), the read is cancelled too.
     pub async fn join(mut self) -> Option<T> {
-        match self.0.take()?.await {
+        let result = self.0.as_mut()?.await;
+        self.0 = None;
+        match result {
             Ok(Ok(v)) => Some(v),
             _ => None,
         }
@@ -78,11 +89,32 @@ pub fn inventory_key(spec: &BridgeSpec, config: &Value) -> InventoryKey {
     )
 }
 
+/// A digest of what [`read_inventory`] reads for `spec` through the provider's connection: the namespaces, the
+/// credential label and the consumer. Apply records it in the ledger; a refresh reads ahead only when the state's
+/// configuration gives the recorded digest.
+pub fn reads_sha256(spec: &BridgeSpec) -> String {
+    let reads = (
+        &spec.selection.namespaces,
+        &spec.credentials.secret_label,
+        &spec.credentials.consumer,
+    );
+    crate::bridge::sha256_hex(&serde_json::to_vec(&reads).unwrap_or_default())
+}
+
 /// The inventory, read ahead for the plan.
-#[derive(Debug)]
 pub struct Inventory {
     key: InventoryKey,
     read: Background<InventoryReads>,
+}
+
+impl std::fmt::Debug for Inventory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Not the key: an `inventory` block may hold a token.
+        f.debug_struct("Inventory")
+            .field("namespaces", &self.key.0)
+            .field("read", &self.read)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Inventory {
