@@ -499,7 +499,7 @@ async fn a_plan_lists_owned_objects_once() {
     let cli = Cli::tofu();
     let tf = inv.tf(&cli, &bridge(&ns, &[&ns], ""));
     apply_ok(&tf);
-    let lists = || owned_lists("secrets", &ns);
+    let lists = || owned_lists(&ns);
     let code = |args: &[&str]| tf.run(args).status.code();
     let plan = [PLAN, &["-detailed-exitcode"]].concat();
 

@@ -420,42 +420,10 @@ pub fn audit_log() -> PathBuf {
 
 /// The audit events on Secrets in namespace `ns` (metadata only: verb, objectRef, user agent).
 pub fn secret_events_in(ns: &str) -> Vec<Json> {
-    let path = audit_log();
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("reading the audit log {}: {e}", path.display()));
-    text.lines()
-        .filter_map(|l| serde_json::from_str::<Json>(l).ok())
-        .filter(|e| e["objectRef"]["resource"] == "secrets" && e["objectRef"]["namespace"] == ns)
+    secret_events_in_all()
+        .into_iter()
+        .filter(|e| e["objectRef"]["namespace"] == ns)
         .collect()
-}
-
-/// How many LIST requests of `resource` (`secrets`; the log records no other kind) selected the objects of
-/// bridge `bridge` by its ownership label, cluster-wide.
-pub fn owned_lists(resource: &str, bridge: &str) -> usize {
-    let path = audit_log();
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("reading the audit log {}: {e}", path.display()));
-    let selector = format!(
-        "labelSelector={}={bridge}",
-        tfsveltos::api::keys::BRIDGE_LABEL
-    );
-    text.lines()
-        .filter_map(|l| serde_json::from_str::<Json>(l).ok())
-        .filter(|e| {
-            e["verb"] == "list"
-                && e["stage"] == "ResponseComplete"
-                && e["objectRef"]["resource"] == resource
-        })
-        .filter(|e| {
-            let uri = e["requestURI"].as_str().unwrap_or_default();
-            let uri = uri
-                .replace("%2F", "/")
-                .replace("%2f", "/")
-                .replace("%3D", "=")
-                .replace("%3d", "=");
-            uri.split(['?', '&']).any(|p| p == selector)
-        })
-        .count()
 }
 
 /// Every audit event on Secrets, in any namespace or cluster-wide (metadata only).
@@ -467,6 +435,27 @@ pub fn secret_events_in_all() -> Vec<Json> {
         .filter_map(|l| serde_json::from_str::<Json>(l).ok())
         .filter(|e| e["objectRef"]["resource"] == "secrets")
         .collect()
+}
+
+/// How many LIST requests of Secrets selected the objects of bridge `bridge` by its ownership label.
+pub fn owned_lists(bridge: &str) -> usize {
+    let selector = format!(
+        "labelSelector={}={bridge}",
+        tfsveltos::api::keys::BRIDGE_LABEL
+    );
+    secret_events_in_all()
+        .iter()
+        .filter(|e| e["verb"] == "list" && e["stage"] == "ResponseComplete")
+        .filter(|e| {
+            let uri = e["requestURI"].as_str().unwrap_or_default();
+            let uri = uri
+                .replace("%2F", "/")
+                .replace("%2f", "/")
+                .replace("%3D", "=")
+                .replace("%3d", "=");
+            uri.split(['?', '&']).any(|p| p == selector)
+        })
+        .count()
 }
 
 /// Reads of Secrets in namespace `ns` (get, list, watch), as `verb name` lines.
