@@ -83,48 +83,6 @@ impl Observed {
     }
 }
 
-/// What carries a bridge's ownership label, observed and not yet sorted by a ledger into owned objects and
-/// impostors ([`World::add_labelled`]): each object with its profile key (and, for SveltosClusters, the bridge
-/// configuration record it carries). What a listing keeps of it is the same whatever the ledger says, so it can be
-/// read before the ledger is known.
-#[derive(Debug, Clone, Default)]
-pub struct Labelled {
-    /// `(profile key, observed, bridge-configuration record)` per labelled SveltosCluster.
-    pub clusters: Vec<(String, ObservedCluster, Option<String>)>,
-    /// `(profile key, observed)` per labelled Secret.
-    pub secrets: Vec<(String, ObservedSecret)>,
-}
-
-impl Labelled {
-    /// Observes the SveltosClusters of one batch (a LIST page) that carry `bridge`'s label.
-    pub fn add_clusters(&mut self, bridge: &str, clusters: &[SveltosCluster]) {
-        for sc in clusters
-            .iter()
-            .filter(|sc| owner(&sc.metadata) == Some(bridge))
-        {
-            let record = sc
-                .metadata
-                .annotations
-                .as_ref()
-                .and_then(|a| a.get(super::BRIDGE_CONFIG_ANNOTATION))
-                .cloned();
-            self.clusters
-                .push((profile_key(&sc.metadata, ""), observe_cluster(sc), record));
-        }
-    }
-
-    /// Observes the Secrets of one batch (a LIST page) that carry `bridge`'s label.
-    pub fn add_secrets(&mut self, bridge: &str, secrets: &[Secret]) {
-        for s in secrets
-            .iter()
-            .filter(|s| owner(&s.metadata) == Some(bridge))
-        {
-            self.secrets
-                .push((profile_key(&s.metadata, SECRET_SUFFIX), observe_secret(s)));
-        }
-    }
-}
-
 /// Everything relevant that exists, for one bridge.
 #[derive(Debug, Clone, Default)]
 pub struct World {
@@ -358,35 +316,47 @@ impl World {
         ledger: &Ledger,
         clusters: &[SveltosCluster],
     ) {
-        let mut l = Labelled::default();
-        l.add_clusters(bridge, clusters);
-        self.add_labelled(ledger, l);
+        let w = self;
+        for sc in clusters
+            .iter()
+            .filter(|sc| owner(&sc.metadata) == Some(bridge))
+        {
+            let sc_id = id(&sc.metadata);
+            if !ledger.owns(Kind::SveltosCluster, &sc_id, sc.metadata.uid.as_deref()) {
+                w.impostors.insert(format!("SveltosCluster {sc_id}"));
+                continue;
+            }
+            w.owned
+                .entry(profile_key(&sc.metadata, ""))
+                .or_default()
+                .sveltos_cluster = Some(observe_cluster(sc));
+            if let Some(r) = sc
+                .metadata
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get(super::BRIDGE_CONFIG_ANNOTATION))
+            {
+                w.records.push(r.clone());
+            }
+        }
     }
 
     /// [`World::build`] one batch (a LIST page) of labelled Secrets at a time.
     pub fn add_owned_secrets(&mut self, bridge: &str, ledger: &Ledger, owned_secrets: &[Secret]) {
-        let mut l = Labelled::default();
-        l.add_secrets(bridge, owned_secrets);
-        self.add_labelled(ledger, l);
-    }
-
-    /// Sorts what carries this bridge's label into what the `ledger` says it owns and impostors.
-    pub fn add_labelled(&mut self, ledger: &Ledger, labelled: Labelled) {
         let w = self;
-        for (key, sc, record) in labelled.clusters {
-            if !ledger.owns(Kind::SveltosCluster, &sc.id, sc.uid.as_deref()) {
-                w.impostors.insert(format!("SveltosCluster {}", sc.id));
+        for s in owned_secrets
+            .iter()
+            .filter(|s| owner(&s.metadata) == Some(bridge))
+        {
+            let s_id = id(&s.metadata);
+            if !ledger.owns(Kind::Secret, &s_id, s.metadata.uid.as_deref()) {
+                w.impostors.insert(format!("Secret {s_id}"));
                 continue;
             }
-            w.owned.entry(key).or_default().sveltos_cluster = Some(sc);
-            w.records.extend(record);
-        }
-        for (key, secret) in labelled.secrets {
-            if !ledger.owns(Kind::Secret, &secret.id, secret.uid.as_deref()) {
-                w.impostors.insert(format!("Secret {}", secret.id));
-                continue;
-            }
-            w.owned.entry(key).or_default().secret = Some(secret);
+            w.owned
+                .entry(profile_key(&s.metadata, SECRET_SUFFIX))
+                .or_default()
+                .secret = Some(observe_secret(s));
         }
     }
 

@@ -14,7 +14,7 @@ use crate::{
         credentials::access_providers,
         desired::{ClusterEntry, Material, desired},
         exec::{ProvidersFile, static_kubeconfig},
-        observed::{Labelled, World},
+        observed::World,
         ownership::{Kind, Ledger},
         plan::{
             CreationTargets, Delete, Inputs, Phase, Plan, Write, actions, invocation_sha256,
@@ -61,27 +61,19 @@ fn owner_selector(bridge: &str) -> String {
 /// What this bridge owns (2 LISTs, label-selected, cluster-wide; labelled objects the ledger does not record
 /// are impostors).
 pub async fn read_owned(client: &Client, bridge: &str, ledger: &Ledger) -> Result<World, IoError> {
-    let mut world = World::default();
-    world.add_labelled(ledger, list_labelled(client, bridge).await?);
-    Ok(world)
-}
-
-/// The SveltosClusters and Secrets carrying `bridge`'s ownership label, observed (2 LISTs, label-selected,
-/// cluster-wide), before any ledger sorts them ([`World::add_labelled`]).
-pub async fn list_labelled(client: &Client, bridge: &str) -> Result<Labelled, IoError> {
     let sel = owner_selector(bridge);
-    // Each page is reduced to what the bridge keeps of it (identities and hashes) as it arrives: the listed
+    // Each batch is reduced to what the bridge keeps of it (identities and hashes) as it is decoded: the listed
     // objects, Secrets with their kubeconfig bytes, are never all held at once.
-    let (mut clusters, mut secrets) = (Labelled::default(), Labelled::default());
+    let (mut clusters, mut secrets) = (World::default(), World::default());
     futures::try_join!(
         io::list_each::<SveltosCluster>(client, &[], Some(&sel), |page| {
-            clusters.add_clusters(bridge, &page);
+            clusters.add_owned_clusters(bridge, ledger, &page);
         }),
         io::list_each::<Secret>(client, &[], Some(&sel), |page| {
-            secrets.add_secrets(bridge, &page);
+            secrets.add_owned_secrets(bridge, ledger, &page);
         }),
     )?;
-    clusters.secrets = secrets.secrets;
+    clusters.join(secrets);
     Ok(clusters)
 }
 
