@@ -1019,19 +1019,17 @@ impl ClusterInventoryBridge {
         recorded: Option<&str>,
         caps: crate::tfplugin::ClientCapabilities,
     ) -> Option<prefetch::Inventory> {
-        // Only through the provider's own connection (see `prefetch`).
-        if !matches!(
-            crate::config_blocks::inventory::inventory(state),
-            crate::config_blocks::inventory::Inventory::Provider
-        ) {
+        // Only through the provider's own connection, with settings an apply recorded (see `prefetch`).
+        if !prefetch::through_provider(state) {
             return None;
         }
         let spec = BridgeConfig::from_value(state).to_spec().ok()?;
-        if recorded != Some(prefetch::reads_sha256(&spec).as_str()) {
+        let reads = prefetch::reads_sha256(&spec);
+        if recorded != Some(reads.as_str()) {
             return None;
         }
         let client = self.state.client(caps).ok()?;
-        Some(prefetch::Inventory::start(client, spec, state))
+        Some(prefetch::Inventory::start(client, spec, reads))
     }
 
     /// Cancels what was read ahead for the bridge named in `state`.

@@ -7,9 +7,9 @@
 //!   list the same objects again. Only a plan whose prior private data is exactly what the refresh returned uses
 //!   it (that data's ledger decides what is owned).
 //! * **The inventory** (ClusterProfiles, credential sources) is read in the background from the moment the
-//!   refresh has answered ([`Inventory`]). What is read depends only on the namespaces, the `credentials` options
-//!   and the `inventory` connection, taken from the refreshed state (the configuration last applied); a plan whose
-//!   configuration differs in any of them cancels it and reads for itself.
+//!   refresh has answered ([`Inventory`]). What is read depends only on the namespaces, the credential label and
+//!   the consumer ([`reads_sha256`]), taken from the refreshed state (the configuration last applied); a plan whose
+//!   configuration differs in any of them, or reads through an `inventory` block, cancels it and reads for itself.
 //!
 //! The inventory is read ahead only through the provider's own connection, never through an `inventory` block
 //! (its stored credentials or `exec` command may have changed since they were applied), and only with settings
@@ -31,7 +31,7 @@ use tokio::task::JoinHandle;
 
 use super::crud::{InventoryReads, read_inventory};
 use crate::{
-    bridge::{BridgeSpec, credentials::CredentialOptions, observed::World},
+    bridge::{BridgeSpec, observed::World},
     k8s::io::IoError,
     tfplugin::Value,
 };
@@ -75,23 +75,10 @@ impl<T: Send + 'static> std::fmt::Debug for Background<T> {
     }
 }
 
-/// What an inventory read depends on: `spec.selection.namespaces`, `spec.credentials` and the `inventory` block.
-pub type InventoryKey = (Vec<String>, CredentialOptions, Value);
-
-/// The inventory key of `spec` with the `inventory` block of `config` (a configuration or a state).
-pub fn inventory_key(spec: &BridgeSpec, config: &Value) -> InventoryKey {
-    (
-        spec.selection.namespaces.clone(),
-        spec.credentials.clone(),
-        config
-            .get_attr(crate::config_blocks::inventory::BLOCK)
-            .clone(),
-    )
-}
-
 /// A digest of what [`read_inventory`] reads for `spec` through the provider's connection: the namespaces, the
-/// credential label and the consumer. Apply records it in the ledger; a refresh reads ahead only when the state's
-/// configuration gives the recorded digest.
+/// credential label and the consumer (the other credential options only change how the plan uses what was read).
+/// Apply records it in the ledger; a refresh reads ahead only when the state's configuration gives the recorded
+/// digest, and a plan uses that read only when its own configuration gives it too.
 pub fn reads_sha256(spec: &BridgeSpec) -> String {
     let reads = (
         &spec.selection.namespaces,
@@ -101,33 +88,38 @@ pub fn reads_sha256(spec: &BridgeSpec) -> String {
     crate::bridge::sha256_hex(&serde_json::to_vec(&reads).unwrap_or_default())
 }
 
+/// Whether `config` (a configuration or a state) reads the inventory through the provider's own connection (no
+/// `inventory` block): the only connection anything is read ahead through.
+pub fn through_provider(config: &Value) -> bool {
+    matches!(
+        crate::config_blocks::inventory::inventory(config),
+        crate::config_blocks::inventory::Inventory::Provider
+    )
+}
+
+/// Whether a read ahead with digest `reads` is what a plan of `spec` configured by `config` would read.
+fn serves(reads: &str, spec: &BridgeSpec, config: &Value) -> bool {
+    through_provider(config) && reads == reads_sha256(spec)
+}
+
 /// The inventory, read ahead for the plan.
+#[derive(Debug)]
 pub struct Inventory {
-    key: InventoryKey,
+    /// [`reads_sha256`] of what is read.
+    reads: String,
     read: Background<InventoryReads>,
 }
 
-impl std::fmt::Debug for Inventory {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // Not the key: an `inventory` block may hold a token.
-        f.debug_struct("Inventory")
-            .field("namespaces", &self.key.0)
-            .field("read", &self.read)
-            .finish_non_exhaustive()
-    }
-}
-
 impl Inventory {
-    /// Starts reading, through `client`, the inventory of `spec` as configured by `config`.
-    pub fn start(client: kube::Client, spec: BridgeSpec, config: &Value) -> Self {
-        let key = inventory_key(&spec, config);
+    /// Starts reading, through the provider's `client`, the inventory of `spec` (whose digest is `reads`).
+    pub fn start(client: kube::Client, spec: BridgeSpec, reads: String) -> Self {
         let read = Background::spawn(async move { read_inventory(&client, &spec).await });
-        Self { key, read }
+        Self { reads, read }
     }
 
-    /// The read, if it was made for the same inventory as `spec` configured by `config` (else it is cancelled).
+    /// The read, if it is what a plan of `spec` configured by `config` reads (else it is cancelled).
     pub fn for_plan(self, spec: &BridgeSpec, config: &Value) -> Option<Background<InventoryReads>> {
-        (self.key == inventory_key(spec, config)).then_some(self.read)
+        serves(&self.reads, spec, config).then_some(self.read)
     }
 }
 
@@ -192,14 +184,17 @@ mod tests {
             ..Default::default()
         };
         let state = Value::object([("inventory", Value::Null)]);
-        let key = inventory_key(&spec, &state);
-        assert_eq!(key, inventory_key(&spec, &state));
+        let reads = reads_sha256(&spec);
+        assert!(serves(&reads, &spec, &state));
         let mut other = spec.clone();
         other.selection.namespaces.push("b".into());
-        assert_ne!(key, inventory_key(&other, &state));
+        assert!(!serves(&reads, &other, &state));
         let mut other = spec.clone();
         other.credentials.secret_label = "other".into();
-        assert_ne!(key, inventory_key(&other, &state));
+        assert!(!serves(&reads, &other, &state));
+        let mut other = spec.clone();
+        other.credentials.consumer = Some("team".into());
+        assert!(!serves(&reads, &other, &state));
         let hub = Value::object([(
             "inventory",
             Value::List(vec![Value::object([(
@@ -207,11 +202,12 @@ mod tests {
                 Value::string("https://hub"),
             )])]),
         )]);
-        assert_ne!(key, inventory_key(&spec, &hub));
+        assert!(!serves(&reads, &spec, &hub));
         // Settings that do not change what is read do not matter.
         let mut other = spec.clone();
         other.selection.names.push("x".into());
         other.strict = true;
-        assert_eq!(key, inventory_key(&other, &state));
+        other.credentials.kubeconfig_keys = vec!["other".into()];
+        assert!(serves(&reads, &other, &state));
     }
 }
