@@ -252,12 +252,12 @@ fn scope_label(namespace: Option<&str>) -> String {
 
 /// Runs a paginated LIST (pages of [`PAGE_SIZE`]) to the end, with retries on every page. Each page's items have
 /// their `managedFields` compacted as they arrive ([`compact_managed_fields`]): callers never see other managers'
-/// entries.
+/// entries. (Metadata-only and cluster-scoped lists; [`list_each`] lists objects in one request.)
 pub async fn paginate<T, F, Fut>(
     kind: &str,
     scope: &str,
     label_selector: Option<&str>,
-    page: F,
+    mut page: F,
 ) -> Result<Vec<T>, IoError>
 where
     T: Clone + Resource,
@@ -265,24 +265,6 @@ where
     Fut: Future<Output = Result<kube::core::ObjectList<T>, kube::Error>>,
 {
     let mut out = Vec::new();
-    paginate_each(kind, scope, label_selector, page, |items| out.extend(items)).await?;
-    Ok(out)
-}
-
-/// Like [`paginate`], handing each page's items (compacted) to `each` as it arrives instead of collecting them:
-/// a caller that keeps a digest of each object never holds more than one page of parsed objects.
-pub async fn paginate_each<T, F, Fut>(
-    kind: &str,
-    scope: &str,
-    label_selector: Option<&str>,
-    mut page: F,
-    mut each: impl FnMut(Vec<T>),
-) -> Result<(), IoError>
-where
-    T: Clone + Resource,
-    F: FnMut(ListParams) -> Fut,
-    Fut: Future<Output = Result<kube::core::ObjectList<T>, kube::Error>>,
-{
     let mut token: Option<String> = None;
     loop {
         let mut lp = ListParams::default().limit(PAGE_SIZE);
@@ -298,9 +280,9 @@ where
         for item in &mut items {
             compact_managed_fields(item.meta_mut());
         }
-        each(items);
+        out.extend(items);
         if token.is_none() {
-            return Ok(());
+            return Ok(out);
         }
     }
 }
