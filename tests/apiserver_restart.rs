@@ -63,14 +63,19 @@ async fn seed(inv: &Inv, ns: &str) {
 /// A working directory whose provider talks to the proxy; the bridge is named `ns` and selects `ns`.
 fn workspace(proxy: &FaultProxy, ns: &str) -> Tf {
     let mut tf = Tf::new(&Cli::tofu());
+    write_workspace(&tf, proxy, ns, "");
+    tf.env("TF_LOG_PROVIDER", "DEBUG");
+    tf
+}
+
+/// (Re)writes the configuration of [`workspace`], with `extra` lines in the bridge.
+fn write_workspace(tf: &Tf, proxy: &FaultProxy, ns: &str, extra: &str) {
     tf.write_main(&format!(
         "{}\nprovider \"sveltos\" {{\n  host = {}\n}}\n{}",
         fixtures::required_providers(fixtures::PROVIDER_SOURCE, None),
         fixtures::hcl_string(&proxy.url()),
-        bridge(ns, &[ns], "")
+        bridge(ns, &[ns], extra)
     ));
-    tf.env("TF_LOG_PROVIDER", "DEBUG");
-    tf
 }
 
 /// What one CLI run did.
@@ -522,4 +527,58 @@ async fn a_down_server_is_retried_then_named() {
     let (got, ()) = tokio::join!(get, restore);
     assert!(got.expect("the GET rides out the cut").is_some());
     assert_eq!(proxy.requests(), 1, "one request once the proxy was back");
+}
+
+/// An update whose first write (the bridge's claim record, written because the configuration changed) is cut,
+/// and whose retries then get 503s: the apply stops before touching any cluster, and the state stays exactly
+/// what it was. (Apply leaves the prior `clusters` undecoded, tens of megabytes at ten thousand clusters, and
+/// answers such a failure with the prior state as the CLI sent it.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_update_that_stops_before_writing_keeps_the_state_whole() {
+    let inv = Inv::new().await;
+    let ns = unique_namespace(&inv.client, "restart-keep").await;
+    let kc = fixtures::unreachable_kubeconfig("t");
+    for n in ["k1", "k2", "k3"] {
+        inv.profile_with_secret(&ns, n, &[], Json::Null, &kc).await;
+    }
+    let proxy = FaultProxy::start(inv.client.clone()).await;
+    let tf = workspace(&proxy, &ns);
+    let first = run_bounded(&tf, APPLY, "apply-1").await;
+    assert!(first.ok, "{}", first.out);
+    let address = "sveltos_cluster_inventory_bridge.x";
+    let before = tf.state_resources()[address]["values"].clone();
+    assert_eq!(
+        before["clusters"].as_object().map(|c| c.len()),
+        Some(3),
+        "{before}"
+    );
+
+    write_workspace(&tf, &proxy, &ns, "  extra_labels = { team = \"two\" }");
+    proxy.cut_after_writes(proxy.writes() + 1);
+    let apply = run_bounded(&tf, APPLY, "apply-2");
+    tokio::pin!(apply);
+    tokio::select! {
+        at = proxy.wait_cut(HANG) => { at.expect("the proxy never went down"); }
+        run = &mut apply => panic!("the apply wrote nothing (ok = {}):\n{}", run.ok, run.out),
+    }
+    proxy.set(Mode::Unavailable);
+    let second = apply.await;
+    proxy.set(Mode::Forward);
+    assert!(!second.ok, "the apply succeeded:\n{}", second.out);
+    assert!(
+        second.out.contains("claim") || second.out.contains("503"),
+        "{}",
+        second.out
+    );
+    let after = tf.state_resources()[address]["values"].clone();
+    assert_eq!(after, before, "the failed apply changed the state");
+    for n in ["k1", "k2", "k3"] {
+        let sc = Api::<SveltosCluster>::namespaced(inv.client.clone(), &ns)
+            .get(n)
+            .await
+            .unwrap();
+        let labels = sc.metadata.labels.unwrap_or_default();
+        assert!(!labels.contains_key("team"), "{n} written: {labels:?}");
+    }
+    tf.run_ok(&["destroy", "-input=false", "-no-color", "-auto-approve"]);
 }

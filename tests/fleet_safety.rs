@@ -598,3 +598,40 @@ async fn a_changed_configuration_plans_from_its_own_reads() {
         "p1 uses the Secret the new label selects: {clusters:?}\n{out}"
     );
 }
+
+/// `tofu destroy` refreshes and plans the whole configuration before its destroy plan, so with `strict = true` a
+/// broken profile (here a credential Secret deleted) stops `destroy` with the same error as `plan`, naming the
+/// cluster; `destroy -refresh=false` skips that plan and removes everything the bridge owns.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_strict_bridge_with_a_broken_profile_is_destroyed_without_refresh() {
+    let inv = Inv::new().await;
+    let ns = unique_namespace(&inv.client, "strict-destroy").await;
+    let kc = fixtures::unreachable_kubeconfig("t");
+    for n in ["s1", "s2", "s3"] {
+        inv.profile_with_secret(&ns, n, &[], Json::Null, &kc).await;
+    }
+    let tf = inv.tf(&Cli::tofu(), &bridge(&ns, &[&ns], "  strict = true"));
+    apply_ok(&tf);
+    inv.delete_secret(&ns, "s2-src").await;
+    let destroy = ["destroy", "-input=false", "-no-color", "-auto-approve"];
+    let (ok, out) = run(&tf, &destroy);
+    assert!(!ok, "destroy succeeded:\n{out}");
+    assert!(flat(&out).contains(&format!("{ns}/s2")), "{out}");
+    for n in ["s1", "s2", "s3"] {
+        assert!(
+            inv.sc(&ns, n).await.is_some(),
+            "{n} deleted by a failed destroy"
+        );
+    }
+    let (ok, out) = run(&tf, &[&destroy[..], &["-refresh=false"]].concat());
+    assert!(ok, "destroy -refresh=false failed:\n{out}");
+    for n in ["s1", "s2", "s3"] {
+        assert!(inv.sc(&ns, n).await.is_none(), "{n} left");
+        assert!(
+            inv.get_secret(&ns, &format!("{n}-sveltos-kubeconfig"))
+                .await
+                .is_none(),
+            "{n}'s Secret left"
+        );
+    }
+}

@@ -421,6 +421,43 @@ async fn resource_lifecycle() {
     assert_eq!(undv(&deleted.new_state, &schema), Value::Null);
 }
 
+/// `apply_unread_attributes` leaves an attribute of the prior state undecoded, and `keep_prior_state` answers
+/// with the prior state exactly as sent, that attribute included.
+#[tokio::test]
+async fn apply_can_keep_a_prior_state_it_did_not_decode_whole() {
+    let mut f = fixture().await;
+    let schema = thing_schema();
+    let prior = Value::object([
+        ("id", Value::string("id-a")),
+        ("name", Value::string("a")),
+        ("extra", Value::list([Value::int(1), Value::int(2)])),
+    ]);
+    let mut planned = prior.clone();
+    planned.set_attr("name", Value::string("b"));
+    let prior_dv = dv(&prior, &schema);
+    let resp = f
+        .client
+        .apply_resource_change(tf::apply_resource_change::Request {
+            type_name: "toy_thing".into(),
+            prior_state: prior_dv.clone(),
+            planned_state: dv(&planned, &schema),
+            config: dv(&planned, &schema),
+            planned_private: b"keep".to_vec(),
+            ..Default::default()
+        })
+        .await
+        .expect("apply")
+        .into_inner();
+    assert_eq!(resp.diagnostics.len(), 1, "{:?}", resp.diagnostics);
+    assert_eq!(resp.diagnostics[0].summary, "Kept");
+    assert_eq!(resp.new_state, prior_dv, "the prior state, byte for byte");
+    assert_eq!(
+        undv(&resp.new_state, &schema).get_attr("extra"),
+        &Value::list([Value::int(1), Value::int(2)])
+    );
+    assert_eq!(resp.private, b"keep");
+}
+
 #[tokio::test]
 async fn deferral_only_when_allowed() {
     let mut f = fixture().await;

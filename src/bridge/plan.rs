@@ -266,17 +266,37 @@ pub struct Plan {
     pub removals: Vec<String>,
     /// Errors and warnings, with attribute paths.
     pub problems: Vec<Problem>,
+    /// Made for apply ([`Phase::Apply`]): the clusters that differ from what exists hold their objects (the
+    /// others only their entries), and [`actions`] may be asked for.
+    pub for_apply: bool,
 }
 
 impl Plan {
     /// The planned `clusters` attribute.
     pub fn entries(&self) -> BTreeMap<String, ClusterEntry> {
+        self.entry_refs()
+            .into_iter()
+            .map(|(k, e)| (k.to_string(), e.clone()))
+            .collect()
+    }
+
+    /// The planned entries, by reference (what [`drift_since_plan`] compares, without a copy).
+    pub fn entry_refs(&self) -> BTreeMap<&str, &ClusterEntry> {
+        self.desired
+            .iter()
+            .map(|(k, d)| (k.as_str(), &d.entry))
+            .chain(self.kept.iter().map(|(k, e)| (k.as_str(), e)))
+            .collect()
+    }
+
+    /// The planned `clusters` attribute, taken out of the plan (no copy of ten thousand entries).
+    pub fn into_entries(self) -> BTreeMap<String, ClusterEntry> {
         let mut m: BTreeMap<String, ClusterEntry> = self
             .desired
-            .iter()
-            .map(|(k, d)| (k.clone(), d.entry.clone()))
+            .into_iter()
+            .map(|(k, d)| (k, d.entry))
             .collect();
-        m.extend(self.kept.clone());
+        m.extend(self.kept);
         m
     }
 
@@ -349,20 +369,18 @@ pub fn plan(
         match material_for(inputs, &secrets, profile, source) {
             Ok((material, inv)) => {
                 let d = desired(inputs.spec, profile, source, &material, pause);
-                // Only apply writes: a plan keeps the entries, not ten thousand kubeconfigs and objects.
-                let d = if inputs.phase == Phase::Apply {
-                    d
-                } else {
-                    d.entry_only()
-                };
-                if material == Material::Pending
-                    && let Some(inv) = inv
-                {
+                let mint = material == Material::Pending && inv.is_some();
+                if mint && let Some(inv) = inv {
                     plan.exec.insert(key.clone(), inv);
                 }
                 if pause {
                     plan.health_paused.insert(key.clone());
                 }
+                // Only apply writes, and only what differs from what exists: a plan keeps the entries, not ten
+                // thousand kubeconfigs and objects.
+                let writes = inputs.phase == Phase::Apply
+                    && differs(&d, inputs.world.owned.get(&key), mint).is_some();
+                let d = if writes { d } else { d.entry_only() };
                 plan.desired.insert(key, d);
             }
             Err(problem) => {
@@ -387,6 +405,7 @@ pub fn plan(
             kept: true,
         });
     }
+    plan.for_apply = inputs.phase == Phase::Apply;
     isolate_collisions(inputs, &mut plan);
     plan.removals = inputs
         .world
@@ -648,7 +667,7 @@ pub fn isolate_drift(
     world: &World,
     planned: &BTreeMap<String, Option<ClusterEntry>>,
 ) {
-    let drift = drift_since_plan(planned, &plan.entries());
+    let drift = drift_since_plan(planned, &plan.entry_refs());
     if drift.is_empty() {
         return;
     }
@@ -744,58 +763,43 @@ fn split(id: &str) -> (String, String) {
 /// `plan` is a plan made for apply ([`Phase::Apply`]); a plan made in another phase has no objects to write, and
 /// passing one is a bug (this panics).
 pub fn actions(plan: &Plan, world: &World) -> (Vec<Write>, Vec<Delete>) {
+    assert!(
+        plan.for_apply,
+        "actions() needs a plan made for apply (Phase::Apply)"
+    );
     let mut writes = Vec::new();
     for (key, d) in &plan.desired {
-        // Never silently skip a cluster: a plan that writes nothing is never executed.
-        let desired_sc = d
-            .sveltos_cluster
-            .as_ref()
-            .expect("actions() needs a plan made for apply (Phase::Apply)");
+        // A cluster without objects was found up to date when planned (see `plan`), against this same `world`:
+        // `actions` is only ever given the world its plan was made with.
+        let Some(desired_sc) = d.sveltos_cluster.as_ref() else {
+            continue;
+        };
         let current = world.owned.get(key);
-        let cur_secret = current.and_then(|c| c.secret.as_ref());
         let cur_sc = current.and_then(|c| c.sveltos_cluster.as_ref());
         let exec = plan.exec.get(key).cloned();
-        let secret = d.secret.as_ref().filter(|_| {
-            cur_secret.is_none_or(|s| {
-                s.kubeconfig_sha256 != d.entry.kubeconfig_sha256
-                    || s.credential_source.as_deref() != Some(d.entry.credential_source.as_str())
-                    || s.expires_at != d.entry.credential_expires_at
-            })
-        });
-        let record = desired_sc
-            .metadata
-            .annotations
-            .as_ref()
-            .and_then(|a| a.get(super::BRIDGE_CONFIG_ANNOTATION));
-        let sc_stale = cur_sc.is_none_or(|s| {
-            s.labels != d.entry.labels
-                || s.config_sha256 != d.entry.config_sha256
-                || s.record.as_ref() != record
-        });
-        // Sveltos renews this cluster's credentials: a rotated source credential is written and the SveltosCluster
-        // pointed back at it; otherwise what Sveltos took over on renewal is left to it.
-        let renewed = desired_sc.spec.token_request_renewal_option.is_some();
-        let rewrite_source = secret.is_some() || exec.is_some();
-        let sc_stale = sc_stale || (renewed && rewrite_source && cur_sc.is_some());
-        if secret.is_some() || exec.is_some() || sc_stale {
-            let mut sc = desired_sc.clone();
-            if renewed && let Some(cur) = cur_sc {
-                leave_renewal_to_sveltos(&mut sc, cur, rewrite_source);
-            }
-            writes.push(Write {
-                key: key.clone(),
-                secret: secret.cloned(),
-                sveltos_cluster: sc_stale.then_some(sc),
-                exec,
-                adopt_sveltos_cluster: world.foreign_clusters.contains_key(key),
-                adopt_secret: d
-                    .entry
-                    .secret
-                    .as_ref()
-                    .is_some_and(|s| world.foreign_secrets.contains_key(s)),
-                health_pause: plan.health_paused.contains(key),
-            });
+        let Some((secret, sc_stale)) = differs(d, current, exec.is_some()) else {
+            continue;
+        };
+        let mut sc = desired_sc.clone();
+        if sc_stale
+            && sc.spec.token_request_renewal_option.is_some()
+            && let Some(cur) = cur_sc
+        {
+            leave_renewal_to_sveltos(&mut sc, cur, secret.is_some() || exec.is_some());
         }
+        writes.push(Write {
+            key: key.clone(),
+            secret: secret.cloned(),
+            sveltos_cluster: sc_stale.then_some(sc),
+            exec,
+            adopt_sveltos_cluster: world.foreign_clusters.contains_key(key),
+            adopt_secret: d
+                .entry
+                .secret
+                .as_ref()
+                .is_some_and(|s| world.foreign_secrets.contains_key(s)),
+            health_pause: plan.health_paused.contains(key),
+        });
     }
     let deletes = world
         .owned
@@ -808,6 +812,42 @@ pub fn actions(plan: &Plan, world: &World) -> (Vec<Write>, Vec<Delete>) {
         })
         .collect();
     (writes, deletes)
+}
+
+/// What of `d` (a cluster built with its objects) differs from `current`, what exists and the bridge owns:
+/// `None` when nothing does; otherwise the Secret to write (if it differs) and whether the SveltosCluster is
+/// stale. `mint`: the credential is minted at apply (its Secret is then written whatever exists).
+fn differs<'a>(
+    d: &'a DesiredCluster,
+    current: Option<&super::observed::Observed>,
+    mint: bool,
+) -> Option<(Option<&'a Secret>, bool)> {
+    let desired_sc = d.sveltos_cluster.as_ref()?;
+    let cur_secret = current.and_then(|c| c.secret.as_ref());
+    let cur_sc = current.and_then(|c| c.sveltos_cluster.as_ref());
+    let secret = d.secret.as_ref().filter(|_| {
+        cur_secret.is_none_or(|s| {
+            s.kubeconfig_sha256 != d.entry.kubeconfig_sha256
+                || s.credential_source.as_deref() != Some(d.entry.credential_source.as_str())
+                || s.expires_at != d.entry.credential_expires_at
+        })
+    });
+    let record = desired_sc
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(super::BRIDGE_CONFIG_ANNOTATION));
+    let sc_stale = cur_sc.is_none_or(|s| {
+        s.labels != d.entry.labels
+            || s.config_sha256 != d.entry.config_sha256
+            || s.record.as_ref() != record
+    });
+    // Sveltos renews this cluster's credentials: a rotated source credential is written and the SveltosCluster
+    // pointed back at it; otherwise what Sveltos took over on renewal is left to it.
+    let renewed = desired_sc.spec.token_request_renewal_option.is_some();
+    let rewrite_source = secret.is_some() || mint;
+    let sc_stale = sc_stale || (renewed && rewrite_source && cur_sc.is_some());
+    (secret.is_some() || mint || sc_stale).then_some((secret, sc_stale))
 }
 
 /// For a SveltosCluster whose credentials Sveltos renews: leaves out of the apply body the fields
@@ -840,11 +880,11 @@ fn leave_renewal_to_sveltos(
 /// first differing field, ignoring values plan left unknown.
 pub fn drift_since_plan(
     planned: &BTreeMap<String, Option<ClusterEntry>>,
-    now: &BTreeMap<String, ClusterEntry>,
+    now: &BTreeMap<&str, &ClusterEntry>,
 ) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for (k, p) in planned {
-        let Some(n) = now.get(k) else {
+        let Some(n) = now.get(k.as_str()) else {
             out.push((
                 k.clone(),
                 "the cluster is no longer selected or has no credentials".into(),
@@ -869,8 +909,8 @@ pub fn drift_since_plan(
             out.push((k.clone(), format!("{f} changed")));
         }
     }
-    for k in now.keys().filter(|k| !planned.contains_key(*k)) {
-        out.push((k.clone(), "a new cluster appeared".into()));
+    for k in now.keys().filter(|k| !planned.contains_key(**k)) {
+        out.push((k.to_string(), "a new cluster appeared".into()));
     }
     out
 }
@@ -913,6 +953,15 @@ mod tests {
                 // A plan made for apply, with the objects to write (as `actions` needs).
                 phase: Phase::Apply,
             }
+        }
+
+        /// Sets label `key` of profile `i` (to change what that cluster's SveltosCluster carries).
+        fn set_label(&mut self, i: usize, key: &str, value: &str) {
+            self.profiles[i]
+                .metadata
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(key.into(), value.into());
         }
 
         fn run(&self) -> Plan {
@@ -959,6 +1008,44 @@ mod tests {
             f.phase = Phase::Apply;
             assert_eq!(p.entries(), f.run().entries(), "{phase:?}");
         }
+    }
+
+    /// At apply, only the clusters that differ from what exists hold their objects (at ten thousand clusters and
+    /// 1 % of changes, a hundred clusters' objects instead of ten thousand); the others keep their entries.
+    #[test]
+    fn a_plan_for_apply_holds_only_the_objects_it_writes() {
+        let f = Fixture::new();
+        let world = world_after(&f.run(), "main");
+        let mut f2 = Fixture::new();
+        f2.world = world.clone();
+        let unchanged = f2.run();
+        assert!(
+            unchanged
+                .desired
+                .values()
+                .all(|d| d.sveltos_cluster.is_none() && d.secret.is_none())
+        );
+        assert_eq!(unchanged.entries(), f.run().entries());
+        assert!(actions(&unchanged, &world).0.is_empty());
+        f2.set_label(0, "env", "staging");
+        let changed = f2.run();
+        let key = f2.profiles[0].key();
+        for (k, d) in &changed.desired {
+            assert_eq!(d.sveltos_cluster.is_some(), *k == key, "{k}");
+        }
+        let (writes, _) = actions(&changed, &world);
+        assert_eq!(
+            writes.iter().map(|w| w.key.as_str()).collect::<Vec<_>>(),
+            [key.as_str()]
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "needs a plan made for apply")]
+    fn actions_refuse_a_plan_not_made_for_apply() {
+        let mut f = Fixture::new();
+        f.phase = Phase::Plan;
+        let _ = actions(&f.run(), &World::default());
     }
 
     /// The world as it is after applying `plan` faithfully.
@@ -1105,12 +1192,7 @@ mod tests {
         let f = Fixture::new();
         let world = world_after(&f.run(), "main");
         let mut f2 = Fixture::new();
-        f2.profiles[0]
-            .metadata
-            .labels
-            .as_mut()
-            .unwrap()
-            .insert("env".into(), "staging".into());
+        f2.set_label(0, "env", "staging");
         f2.world = world.clone();
         let (writes, _) = actions(&f2.run(), &world);
         assert_eq!(writes.len(), 1);
@@ -1439,12 +1521,7 @@ mod tests {
             .map(|(k, e)| (k, Some(e)))
             .collect();
         // Between plan and apply, b/c1's profile changes its labels.
-        f.profiles[1]
-            .metadata
-            .labels
-            .as_mut()
-            .unwrap()
-            .insert("env".into(), "changed".into());
+        f.set_label(1, "env", "changed");
         f.phase = Phase::Apply;
         let mut p = f.run();
         isolate_drift(&mut p, &f.world, &planned);
@@ -1562,9 +1639,10 @@ mod tests {
         let p = Fixture::new().run();
         let mut planned: BTreeMap<String, Option<ClusterEntry>> =
             p.entries().into_iter().map(|(k, e)| (k, Some(e))).collect();
-        assert!(drift_since_plan(&planned, &p.entries()).is_empty());
-        let mut now = p.entries();
-        now.get_mut("a/c1").unwrap().kubeconfig_sha256 = Some("rotated".into());
+        assert!(drift_since_plan(&planned, &p.entry_refs()).is_empty());
+        let mut rotated = p.entries();
+        rotated.get_mut("a/c1").unwrap().kubeconfig_sha256 = Some("rotated".into());
+        let now = rotated.iter().map(|(k, e)| (k.as_str(), e)).collect();
         assert_eq!(drift_since_plan(&planned, &now)[0].0, "a/c1");
         planned
             .get_mut("a/c1")

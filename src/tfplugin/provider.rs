@@ -209,6 +209,10 @@ impl ApplyRequest {
 pub struct ApplyResponse {
     /// The new state (wholly known; null after a delete). On error, return what exists now.
     pub new_state: Value,
+    /// The new state is the prior state (the apply wrote nothing, or cannot tell what exists now): the plugin layer
+    /// answers with the prior state exactly as the client sent it (whole, even its attributes left undecoded by
+    /// [`Resource::apply_unread_attributes`]) and ignores `new_state`.
+    pub keep_prior_state: bool,
     /// Private data saved with the state.
     pub private: Vec<u8>,
     /// Diagnostics.
@@ -401,6 +405,14 @@ pub trait Resource: Send + Sync + 'static {
 
     /// Applies a planned create, update or delete.
     async fn apply(&self, req: ApplyRequest) -> ApplyResponse;
+
+    /// Top-level attributes of the prior state that [`Resource::apply`] does not read, given the planned private
+    /// data: the plugin layer leaves them undecoded and null in the [`ApplyRequest`]'s `prior_state`. An apply whose
+    /// new state is the prior state (it wrote nothing, or cannot tell what exists now) answers with
+    /// [`ApplyResponse::keep_prior_state`] to give the prior state back whole. Default: none.
+    fn apply_unread_attributes(&self, _planned_private: &[u8]) -> &'static [&'static str] {
+        &[]
+    }
 
     /// Refreshes the state.
     async fn read(&self, req: ReadRequest) -> ReadResponse;

@@ -646,12 +646,14 @@ impl ProviderRpc for ProviderService {
                 ..Default::default()
             };
             let entry = entry_or_return!(self.resources, "resource", &req.type_name, fail);
+            let unread = entry.resource.apply_unread_attributes(&req.planned_private);
             let prior_state = decode_or_return!(
                 req.prior_state.as_ref(),
                 entry.schema,
                 "prior state",
                 diags,
-                fail
+                fail,
+                unread
             );
             let planned_state = decode_or_return!(
                 req.planned_state.as_ref(),
@@ -680,8 +682,16 @@ impl ProviderRpc for ProviderService {
                 })
                 .await;
             diags.extend(resp.diagnostics);
-            let new_state = encode_opt(&resp.new_state, &entry.schema, "new state", &mut diags);
-            debug!(errors = diags.has_errors(), "applied");
+            let new_state = if resp.keep_prior_state {
+                req.prior_state.clone()
+            } else {
+                encode_opt(&resp.new_state, &entry.schema, "new state", &mut diags)
+            };
+            debug!(
+                errors = diags.has_errors(),
+                kept_prior = resp.keep_prior_state,
+                "applied"
+            );
             Ok(Response::new(pb::apply_resource_change::Response {
                 new_state,
                 private: resp.private,

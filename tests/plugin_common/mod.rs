@@ -419,9 +419,34 @@ impl Resource for Thing {
         resp
     }
 
+    fn apply_unread_attributes(&self, planned_private: &[u8]) -> &'static [&'static str] {
+        if planned_private == b"keep" {
+            &["extra"]
+        } else {
+            &[]
+        }
+    }
+
     async fn apply(&self, req: ApplyRequest) -> ApplyResponse {
         if req.is_delete() {
             return ApplyResponse::default();
+        }
+        if req.planned_private == b"keep" {
+            // A failure that changes nothing: the prior state goes back whole, `extra` included, although it was
+            // never decoded.
+            assert!(req.prior_state.get_attr("extra").is_null(), "extra decoded");
+            assert!(
+                !req.prior_state.get_attr("name").is_null(),
+                "name not decoded"
+            );
+            let mut diagnostics = Diagnostics::new();
+            diagnostics.push(Diagnostic::error("Kept", "nothing changed"));
+            return ApplyResponse {
+                keep_prior_state: true,
+                private: req.planned_private,
+                diagnostics,
+                ..Default::default()
+            };
         }
         let mut state = req.planned_state.clone();
         let name = state
@@ -449,6 +474,7 @@ impl Resource for Thing {
             new_state: state,
             private: req.planned_private,
             diagnostics: Diagnostics::new(),
+            keep_prior_state: false,
         }
     }
 

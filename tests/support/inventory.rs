@@ -124,6 +124,13 @@ impl Inv {
             .unwrap_or_else(|e| panic!("deleting ClusterProfile {ns}/{name}: {e}"));
     }
 
+    pub async fn delete_secret(&self, ns: &str, name: &str) {
+        Api::<Secret>::namespaced(self.client.clone(), ns)
+            .delete(name, &DeleteParams::default())
+            .await
+            .unwrap_or_else(|e| panic!("deleting Secret {ns}/{name}: {e}"));
+    }
+
     /// Creates or replaces Secret `ns/name` (server-side apply by the test's own field manager).
     pub async fn secret(
         &self,

@@ -535,8 +535,12 @@ pub async fn delete_all(
     let world = read_owned(client, bridge, ledger)
         .await
         .map_err(|e| (Diagnostics::from(io_diag(&e)), ledger.clone()))?;
-    // Against an empty plan, every owned cluster is a delete.
-    let (_, deletes) = actions(&Plan::default(), &world);
+    // Against an empty plan (made for apply: nothing to write), every owned cluster is a delete.
+    let empty = Plan {
+        for_apply: true,
+        ..Plan::default()
+    };
+    let (_, deletes) = actions(&empty, &world);
     let out = deregister(client, &world, deletes, timeout).await;
     if out.diagnostics.has_errors() {
         let left = out.ledger(&world);

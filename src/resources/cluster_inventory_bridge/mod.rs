@@ -479,6 +479,13 @@ impl Resource for ClusterInventoryBridge {
         timeouts
     }
 
+    fn apply_unread_attributes(&self, planned_private: &[u8]) -> &'static [&'static str] {
+        // Apply reads what exists and answers with what it wrote or what exists; the prior `clusters` is needed
+        // only to know what a state older than the UID ledger owns (empty private data). A failure that wrote no
+        // cluster, or after which what exists cannot be read, keeps the prior state whole (`keep_prior_state`).
+        self.plan_unread_attributes(planned_private)
+    }
+
     fn plan_unread_attributes(&self, prior_private: &[u8]) -> &'static [&'static str] {
         // The plan computes `clusters` from what exists, never from the prior or proposed value, except for
         // states older than the UID ledger, whose private data is empty and whose `clusters` names what they own.
@@ -591,10 +598,12 @@ impl Resource for ClusterInventoryBridge {
         // Apply reads afresh what it acts on.
         self.cancel_pending(&req.prior_state);
         self.cancel_pending(&req.planned_state);
+        // No cluster was written: the prior state is kept whole (its `clusters` was left undecoded).
         let failed = |req: &ApplyRequest, diagnostics: Diagnostics| ApplyResponse {
-            new_state: req.prior_state.clone(),
+            keep_prior_state: true,
             private: req.planned_private.clone(),
             diagnostics,
+            ..Default::default()
         };
         let client = match self.state.client(Default::default()) {
             Ok(c) => c,
@@ -640,16 +649,16 @@ impl Resource for ClusterInventoryBridge {
             Ok(s) => s,
             Err(d) => return failed(&req, d),
         };
-        let (plan, mut diagnostics) = match plan_at_apply(&snap, &spec, &planned) {
+        let (plan, mut diagnostics) = match plan_at_apply(&snap, &spec, planned) {
             Ok(v) => v,
             Err(d) => return failed(&req, d),
         };
         // What was written is recorded whatever happens next; the state is then read back (a failure), or is
         // what was planned with the minted credentials (success).
         let base = if req.prior_state.is_null() {
-            req.planned_state.clone()
+            Base::Planned(req.planned_state.clone())
         } else {
-            req.prior_state.clone()
+            Base::Prior(std::mem::take(&mut req.prior_state))
         };
         let Ok(outcome) = tokio::time::timeout(limit, execute(&client, &spec, &snap, &plan)).await
         else {
@@ -682,8 +691,9 @@ impl Resource for ClusterInventoryBridge {
                 .read_back(&client, base, &spec.name, &ledger, diagnostics)
                 .await;
         }
-        let mut entries = plan.entries();
-        drop((plan, snap, base));
+        // The inventory is done with before the new state is built: its entries are taken out of the plan.
+        drop((snap, base));
+        let mut entries = plan.into_entries();
         entries.extend(outcome.minted);
         ApplyResponse {
             new_state: with_clusters(
@@ -696,6 +706,7 @@ impl Resource for ClusterInventoryBridge {
                 .with_reads(Some(prefetch::reads_sha256(&spec)))
                 .to_private(),
             diagnostics,
+            keep_prior_state: false,
         }
     }
 
@@ -857,7 +868,6 @@ impl ClusterInventoryBridge {
         req: ApplyRequest,
         ledger: Ledger,
     ) -> ApplyResponse {
-        let mut resp = ApplyResponse::default();
         let bridge = req
             .prior_state
             .get_attr("name")
@@ -885,7 +895,7 @@ impl ClusterInventoryBridge {
                 .release_claim(client, &claim_ns, &bridge, &req.prior_state)
                 .await
             {
-                Ok(()) => return resp,
+                Ok(()) => return ApplyResponse::default(),
                 Err(d) => (d, Ledger::default()),
             },
             Ok(Err((d, left))) => (d, left),
@@ -900,19 +910,15 @@ impl ClusterInventoryBridge {
                 ledger,
             ),
         };
-        resp.diagnostics = failure.0;
-        let (state, ledger) = self
-            .reread(
-                client,
-                &req.prior_state,
-                &bridge,
-                &failure.1,
-                &mut resp.diagnostics,
-            )
-            .await;
-        resp.new_state = state;
-        resp.private = ledger.to_private();
-        resp
+        let ledger = failure.1;
+        self.read_back(
+            client,
+            Base::Prior(req.prior_state),
+            &bridge,
+            &ledger,
+            failure.0,
+        )
+        .await
     }
 
     /// Deletes the claim of `bridge` if it is this state's.
@@ -937,37 +943,65 @@ impl ClusterInventoryBridge {
         Ok(())
     }
 
-    /// After a failed apply: state = what exists now (configuration from `base`), with its ledger.
-    async fn reread(
+    /// After a failed or timed-out apply or destroy: the state is what exists now (configuration from `base`), with
+    /// its ledger, and `diagnostics`; when what exists cannot be read, the prior state whole, or the planned state of
+    /// a create.
+    async fn read_back(
         &self,
         client: &kube::Client,
-        base: &Value,
+        base: Base,
         bridge: &str,
         ledger: &Ledger,
-        diags: &mut Diagnostics,
-    ) -> (Value, Ledger) {
-        match read_owned(client, bridge, ledger).await {
-            Ok(world) => {
-                let entries = world.entries();
-                let ledger = world.ledger();
-                if base.is_null() && entries.is_empty() {
-                    return (Value::Null, ledger);
-                }
-                let state = with_clusters(
-                    if base.is_null() {
-                        null_state()
-                    } else {
-                        base.clone()
-                    },
-                    bridge,
-                    clusters_value(&entries),
-                );
-                (state, ledger)
-            }
+        mut diagnostics: Diagnostics,
+    ) -> ApplyResponse {
+        let world = match read_owned(client, bridge, ledger).await {
+            Ok(world) => world,
             Err(e) => {
-                diags.push(io_diag(&e));
-                (base.clone(), ledger.clone())
+                diagnostics.push(io_diag(&e));
+                // The prior state's `clusters` was not decoded: the plugin layer answers with it whole.
+                let (new_state, keep_prior_state) = match base {
+                    Base::Prior(_) => (Value::Null, true),
+                    Base::Planned(v) => (v, false),
+                };
+                return ApplyResponse {
+                    new_state,
+                    keep_prior_state,
+                    private: ledger.to_private(),
+                    diagnostics,
+                };
             }
+        };
+        let entries = world.entries();
+        let base = base.into_value();
+        let new_state = if base.is_null() && entries.is_empty() {
+            Value::Null
+        } else {
+            with_clusters(
+                if base.is_null() { null_state() } else { base },
+                bridge,
+                clusters_value(&entries),
+            )
+        };
+        ApplyResponse {
+            new_state,
+            keep_prior_state: false,
+            private: world.ledger().to_private(),
+            diagnostics,
+        }
+    }
+}
+
+/// The state a failed apply starts its answer from: the prior state (its `clusters` undecoded, see
+/// [`Resource::apply_unread_attributes`]) or, for a create, the planned state.
+enum Base {
+    Prior(Value),
+    Planned(Value),
+}
+
+impl Base {
+    fn into_value(self) -> Value {
+        match self {
+            Base::Prior(v) | Base::Planned(v) => v,
         }
     }
 }
@@ -1052,25 +1086,6 @@ impl ClusterInventoryBridge {
             .into()),
         }
     }
-
-    /// After a failed or timed-out apply: the state is what exists now, with its ledger, and `diagnostics`.
-    async fn read_back(
-        &self,
-        client: &kube::Client,
-        base: Value,
-        bridge: &str,
-        ledger: &Ledger,
-        mut diagnostics: Diagnostics,
-    ) -> ApplyResponse {
-        let (new_state, ledger) = self
-            .reread(client, &base, bridge, ledger, &mut diagnostics)
-            .await;
-        ApplyResponse {
-            new_state,
-            private: ledger.to_private(),
-            diagnostics,
-        }
-    }
 }
 
 /// Reads the inventory and what exists, plans, and returns the planned entries with the plan's diagnostics.
@@ -1104,12 +1119,10 @@ async fn planned_entries(
     );
     let plan = snap.plan(spec, jiff::Timestamp::now(), phase(spec), None);
     let diagnostics = plan.problems.iter().map(problem_diag).collect();
-    let entries = plan.entries();
-    tracing::debug!(bridge = %spec.name, clusters = entries.len(), profiles = snap.profiles.len(), "planned bridge");
-    // The inventory and the desired objects (tens of megabytes at ten thousand clusters) are done with before
-    // the planned value is built.
-    drop((plan, snap));
-    Ok((entries, diagnostics))
+    tracing::debug!(bridge = %spec.name, clusters = plan.desired.len() + plan.kept.len(), profiles = snap.profiles.len(), "planned bridge");
+    // The inventory (tens of megabytes at ten thousand clusters) is done with before the planned value is built.
+    drop(snap);
+    Ok((plan.into_entries(), diagnostics))
 }
 
 /// The plan apply executes: planned again against what exists now, renewing the credentials the plan said
@@ -1119,7 +1132,7 @@ async fn planned_entries(
 fn plan_at_apply(
     snap: &crud::Snapshot,
     spec: &BridgeSpec,
-    planned: &std::collections::BTreeMap<String, Option<ClusterEntry>>,
+    planned: std::collections::BTreeMap<String, Option<ClusterEntry>>,
 ) -> Result<(crate::bridge::plan::Plan, Diagnostics), Diagnostics> {
     let mints: std::collections::BTreeSet<String> = planned
         .iter()
@@ -1140,7 +1153,9 @@ fn plan_at_apply(
     if plan.has_errors() {
         return Err(errors(&plan));
     }
-    isolate_drift(&mut plan, &snap.world, planned);
+    isolate_drift(&mut plan, &snap.world, &planned);
+    // (What plan promised is done with: tens of megabytes at ten thousand clusters.)
+    drop(planned);
     let diagnostics = errors(&plan);
     Ok((plan, diagnostics))
 }
