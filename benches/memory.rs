@@ -147,6 +147,7 @@ fn memory_of_a_no_change_plan_at_10000() {
         spec: &spec,
         profiles: &profiles,
         credential_secrets: &secrets,
+        checked_kubeconfigs: None,
         namespace_labels: &namespace_labels,
         providers: None,
         world,

@@ -64,6 +64,7 @@ fn bench(c: &mut Criterion) {
         spec: &spec,
         profiles: &profiles,
         credential_secrets: &secrets,
+        checked_kubeconfigs: None,
         namespace_labels: &namespace_labels,
         providers: None,
         world,

@@ -458,6 +458,56 @@ async fn apply_can_keep_a_prior_state_it_did_not_decode_whole() {
     assert_eq!(resp.private, b"keep");
 }
 
+/// `read_unread_attributes` leaves an attribute of the current state undecoded, and `keep_current_state` answers
+/// with the current state exactly as sent, that attribute included.
+#[tokio::test]
+async fn read_can_keep_a_current_state_it_did_not_decode_whole() {
+    let mut f = fixture().await;
+    let schema = thing_schema();
+    let current = Value::object([
+        ("id", Value::string("id-a")),
+        ("name", Value::string("a")),
+        ("extra", Value::list([Value::int(3), Value::int(4)])),
+    ]);
+    let current_dv = dv(&current, &schema);
+    let read = |private: &[u8]| tf::read_resource::Request {
+        type_name: "toy_thing".into(),
+        current_state: current_dv.clone(),
+        private: private.to_vec(),
+        ..Default::default()
+    };
+    let resp = f
+        .client
+        .read_resource(read(b"keep"))
+        .await
+        .expect("read")
+        .into_inner();
+    assert_eq!(resp.diagnostics.len(), 1, "{:?}", resp.diagnostics);
+    assert_eq!(resp.diagnostics[0].summary, "Kept");
+    assert_eq!(
+        resp.new_state, current_dv,
+        "the current state, byte for byte"
+    );
+    let whole = undv(&current_dv, &schema);
+    assert_eq!(
+        whole.get_attr("extra"),
+        &Value::list([Value::int(3), Value::int(4)])
+    );
+    assert_eq!(resp.private, b"keep");
+    // Without the marker every attribute is decoded, and the answer is encoded from what the read returned.
+    let resp = f
+        .client
+        .read_resource(read(b""))
+        .await
+        .expect("read")
+        .into_inner();
+    assert!(resp.diagnostics.is_empty(), "{:?}", resp.diagnostics);
+    let echoed = undv(&resp.new_state, &schema);
+    for attr in ["id", "name", "extra"] {
+        assert_eq!(echoed.get_attr(attr), whole.get_attr(attr), "{attr}");
+    }
+}
+
 #[tokio::test]
 async fn deferral_only_when_allowed() {
     let mut f = fixture().await;

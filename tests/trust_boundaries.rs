@@ -254,6 +254,15 @@ async fn kubeconfigs_that_run_commands_or_read_files_are_refused() {
     for name in ["token-file", "auth-provider", "client-key"] {
         assert!(inv.bridged_kubeconfig(&ns, name).await.is_none(), "{name}");
     }
+
+    // Exec refused again. The refresh reads the inventory ahead for the plan and checks its kubeconfigs under the
+    // policy last applied, which allowed exec; the plan's own policy refuses the exec kubeconfig again, naming it
+    // (the bridged cluster is kept as it is).
+    inv.rewrite(&tf, &bridge(&ns, &[&ns], ""));
+    let (out, _) = plan_clusters(&tf);
+    let w = one_diagnostic(&out, "Warning", "kubeconfig refused");
+    let line = entry(w, &format!("{ns}/exec"));
+    assert!(line.contains(".exec`"), "exec not named: {line}\n{out}");
     tf.destroy();
 }
 

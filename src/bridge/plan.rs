@@ -8,8 +8,8 @@ use k8s_openapi::api::core::v1::Secret;
 use super::{
     BridgeSpec, Selection, UnhealthyPolicy,
     credentials::{
-        CredentialProblem, CredentialSecrets, CredentialSource, Lookup, Resolved, SecretIndex,
-        locate, material::secrets_to_read, resolve,
+        CheckedKubeconfigs, CredentialProblem, CredentialSecrets, CredentialSource, Lookup,
+        Resolved, SecretIndex, locate, material::secrets_to_read, resolve,
     },
     desired::{ClusterEntry, DesiredCluster, Material, desired, secret_name},
     exec::{ExecInvocation, ProvidersFile},
@@ -58,6 +58,9 @@ pub struct Inputs<'a> {
     pub profiles: &'a [ClusterProfile],
     /// Secrets carrying the credential label (with data).
     pub credential_secrets: &'a [Secret],
+    /// Kubeconfigs already found inert under some policy (worked out ahead of the plan), if any: the plan does not
+    /// parse them again when its own policy is the same ([`CheckedKubeconfigs`]).
+    pub checked_kubeconfigs: Option<&'a CheckedKubeconfigs>,
     /// Labels of the consumer-labelled namespaces (needed with a consumer filter).
     pub namespace_labels: &'a BTreeMap<String, BTreeMap<String, String>>,
     /// The parsed providers file, if configured.
@@ -351,7 +354,8 @@ pub fn plan(
     located: &Located,
     fetched: &BTreeMap<(String, String), Option<Secret>>,
 ) -> Plan {
-    let secrets = CredentialSecrets::new(inputs.credential_secrets, fetched);
+    let secrets = CredentialSecrets::new(inputs.credential_secrets, fetched)
+        .with_checked(inputs.checked_kubeconfigs);
     let mut plan = Plan::default();
     check_override_keys(inputs, &mut plan);
     for (i, lookup) in &located.lookups {
@@ -969,6 +973,7 @@ mod tests {
                 spec: &self.spec,
                 profiles: &self.profiles,
                 credential_secrets: &self.secrets,
+                checked_kubeconfigs: None,
                 namespace_labels: &self.ns_labels,
                 providers: self.providers.as_ref(),
                 world: &self.world,
@@ -1099,6 +1104,7 @@ mod tests {
                 spec: &f.spec,
                 profiles: &f.profiles,
                 credential_secrets: &f.secrets,
+                checked_kubeconfigs: None,
                 namespace_labels: &f.ns_labels,
                 providers: None,
                 world: &f.world,
@@ -1623,6 +1629,7 @@ mod tests {
             spec: &f.spec,
             profiles: &f.profiles,
             credential_secrets: &f.secrets,
+            checked_kubeconfigs: None,
             namespace_labels: &f.ns_labels,
             providers: f.providers.as_ref(),
             world: &f.world,

@@ -239,6 +239,10 @@ pub struct ReadRequest {
 pub struct ReadResponse {
     /// What exists now (null if the object is gone).
     pub new_state: Value,
+    /// The new state is the current state (the read was deferred, or cannot tell what exists now): the plugin layer
+    /// answers with the current state exactly as the client sent it (whole, even its attributes left undecoded by
+    /// [`Resource::read_unread_attributes`]) and ignores `new_state`.
+    pub keep_current_state: bool,
     /// Private data to save.
     pub private: Vec<u8>,
     /// Diagnostics.
@@ -416,6 +420,14 @@ pub trait Resource: Send + Sync + 'static {
 
     /// Refreshes the state.
     async fn read(&self, req: ReadRequest) -> ReadResponse;
+
+    /// Top-level attributes of the current state that [`Resource::read`] does not read, given the private data: the
+    /// plugin layer leaves them undecoded and null in the [`ReadRequest`] (a read that rebuilds a large computed
+    /// attribute from what exists need not decode the old one). A read whose answer is the current state answers
+    /// with [`ReadResponse::keep_current_state`] to give it back whole. Default: none.
+    fn read_unread_attributes(&self, _private: &[u8]) -> &'static [&'static str] {
+        &[]
+    }
 
     /// Imports an existing object by ID. Default: import is not supported.
     async fn import(&self, req: ImportRequest) -> ImportResponse {

@@ -516,12 +516,14 @@ impl ProviderRpc for ProviderService {
                 new_identity: None,
             };
             let entry = entry_or_return!(self.resources, "resource", &req.type_name, fail);
+            let unread = entry.resource.read_unread_attributes(&req.private);
             let current_state = decode_or_return!(
                 req.current_state.as_ref(),
                 entry.schema,
                 "state",
                 diags,
-                fail
+                fail,
+                unread
             );
             let provider_meta = self.provider_meta(req.provider_meta.as_ref(), &mut diags);
             let client = convert::client_capabilities(req.client_capabilities.as_ref());
@@ -537,7 +539,11 @@ impl ProviderRpc for ProviderService {
                 .await;
             diags.extend(resp.diagnostics);
             let deferred = convert::deferred(resp.deferred, client, &mut diags);
-            let new_state = encode_opt(&resp.new_state, &entry.schema, "state", &mut diags);
+            let new_state = if resp.keep_current_state {
+                req.current_state.clone()
+            } else {
+                encode_opt(&resp.new_state, &entry.schema, "state", &mut diags)
+            };
             Ok(Response::new(pb::read_resource::Response {
                 new_state,
                 diagnostics: convert::diagnostics(&diags),

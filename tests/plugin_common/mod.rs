@@ -478,7 +478,31 @@ impl Resource for Thing {
         }
     }
 
+    fn read_unread_attributes(&self, private: &[u8]) -> &'static [&'static str] {
+        if private == b"keep" { &["extra"] } else { &[] }
+    }
+
     async fn read(&self, req: ReadRequest) -> ReadResponse {
+        if req.private == b"keep" {
+            // A refresh that cannot tell what exists: the state goes back whole, `extra` included, although it was
+            // never decoded.
+            assert!(
+                req.current_state.get_attr("extra").is_null(),
+                "extra decoded"
+            );
+            assert!(
+                !req.current_state.get_attr("name").is_null(),
+                "name not decoded"
+            );
+            let mut diagnostics = Diagnostics::new();
+            diagnostics.push(Diagnostic::warning("Kept", "cannot tell"));
+            return ReadResponse {
+                keep_current_state: true,
+                private: req.private,
+                diagnostics,
+                ..Default::default()
+            };
+        }
         ReadResponse {
             new_state: req.current_state,
             private: req.private,

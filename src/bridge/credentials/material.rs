@@ -22,6 +22,7 @@ use crate::{
 pub struct CredentialSecrets<'a> {
     by_id: BTreeMap<(&'a str, &'a str), &'a Secret>,
     fetched: &'a BTreeMap<(String, String), Option<Secret>>,
+    checked: Option<&'a CheckedKubeconfigs>,
 }
 
 impl<'a> CredentialSecrets<'a> {
@@ -43,7 +44,78 @@ impl<'a> CredentialSecrets<'a> {
                 )
             })
             .collect();
-        Self { by_id, fetched }
+        Self {
+            by_id,
+            fetched,
+            checked: None,
+        }
+    }
+
+    /// Kubeconfigs already found inert ([`CheckedKubeconfigs`]): a kubeconfig with the same bytes, under the same
+    /// policy, is not parsed again.
+    pub fn with_checked(mut self, checked: Option<&'a CheckedKubeconfigs>) -> Self {
+        self.checked = checked;
+        self
+    }
+}
+
+/// The SHA-256 digests of kubeconfigs that passed [`check_kubeconfig`] under one policy: what a plan's check of
+/// the same bytes under the same policy would find, worked out ahead of it (the refresh's read-ahead checks the
+/// credential Secrets it read while Terraform processes the refreshed state). Only passes are kept, so a refused
+/// kubeconfig is always inspected again and its error is the inspection's own; a kubeconfig with other bytes, or a
+/// policy that differs in anything, is inspected as if nothing had been checked.
+#[derive(Clone, Default)]
+pub struct CheckedKubeconfigs {
+    policy: KubeconfigPolicy,
+    passed: std::collections::HashSet<[u8; 32]>,
+}
+
+impl std::fmt::Debug for CheckedKubeconfigs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CheckedKubeconfigs")
+            .field("policy", &self.policy)
+            .field("passed", &self.passed.len())
+            .finish()
+    }
+}
+
+impl CheckedKubeconfigs {
+    /// Checks, under `options`' policy, the value of every key of `options.kubeconfig_keys` in each of `secrets`.
+    pub fn check(secrets: &[Secret], options: &CredentialOptions) -> Self {
+        let policy = policy_of(options);
+        let passed = secrets
+            .iter()
+            .filter_map(|s| s.data.as_ref())
+            .flat_map(|data| options.kubeconfig_keys.iter().filter_map(|k| data.get(k)))
+            .filter(|bytes| !bytes.0.is_empty() && inspect(&bytes.0, &policy).is_ok())
+            .map(|bytes| digest(&bytes.0))
+            .collect();
+        Self { policy, passed }
+    }
+
+    /// How many distinct kubeconfigs passed.
+    pub fn len(&self) -> usize {
+        self.passed.len()
+    }
+
+    /// Whether none did.
+    pub fn is_empty(&self) -> bool {
+        self.passed.is_empty()
+    }
+
+    fn passes(&self, bytes: &[u8], policy: &KubeconfigPolicy) -> bool {
+        self.policy == *policy && self.passed.contains(&digest(bytes))
+    }
+}
+
+fn digest(bytes: &[u8]) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).into()
+}
+
+fn policy_of(options: &CredentialOptions) -> KubeconfigPolicy {
+    KubeconfigPolicy {
+        allow_exec: options.allow_exec_kubeconfigs,
     }
 }
 
@@ -109,22 +181,22 @@ pub fn check_kubeconfig(
     bytes: &[u8],
     options: &CredentialOptions,
 ) -> Result<(), crate::bridge::kubeconfig::KubeconfigError> {
-    let policy = KubeconfigPolicy {
-        allow_exec: options.allow_exec_kubeconfigs,
-    };
-    inspect(bytes, &policy).map(|_| ())
+    inspect(bytes, &policy_of(options)).map(|_| ())
 }
 
 fn from_secret<'s>(
     secret: &'s Secret,
     keys: &[String],
     options: &CredentialOptions,
+    checked: Option<&CheckedKubeconfigs>,
 ) -> Result<Resolved<'s>, CredentialProblem> {
     let (_, bytes) = kubeconfig_in_secret(secret, keys)?;
-    check_kubeconfig(bytes, options).map_err(|e| CredentialProblem::Kubeconfig {
-        secret: object_id(&secret.metadata),
-        reason: e.to_string(),
-    })?;
+    if !checked.is_some_and(|c| c.passes(bytes, &policy_of(options))) {
+        check_kubeconfig(bytes, options).map_err(|e| CredentialProblem::Kubeconfig {
+            secret: object_id(&secret.metadata),
+            reason: e.to_string(),
+        })?;
+    }
     Ok(Resolved::Kubeconfig(bytes))
 }
 
@@ -150,7 +222,7 @@ pub fn resolve<'a>(
                 .by_id
                 .get(&(namespace.as_str(), name.as_str()))
                 .ok_or_else(|| missing(namespace, name))?;
-            from_secret(secret, std::slice::from_ref(key), options)
+            from_secret(secret, std::slice::from_ref(key), options, secrets.checked)
         }
         CredentialSource::SecretReader {
             namespace,
@@ -163,8 +235,8 @@ pub fn resolve<'a>(
                 .and_then(Option::as_ref)
                 .ok_or_else(|| missing(namespace, name))?;
             match key {
-                Some(k) => from_secret(secret, std::slice::from_ref(k), options),
-                None => from_secret(secret, &options.kubeconfig_keys, options),
+                Some(k) => from_secret(secret, std::slice::from_ref(k), options, secrets.checked),
+                None => from_secret(secret, &options.kubeconfig_keys, options, secrets.checked),
             }
         }
         CredentialSource::Exec { provider } => resolve_exec(profile, provider, options, providers),
@@ -328,6 +400,105 @@ mod tests {
             )),
         )]);
         assert!(resolve(&p, &src, &o, None, &CredentialSecrets::new(&[], &present)).is_ok());
+    }
+
+    /// An `exec` kubeconfig with a harmless command (the check refuses it by its field, whatever it runs).
+    const EXEC_KUBECONFIG: &str = "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\nusers:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: /bin/true\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\n";
+
+    fn lookup(secrets: &[Secret], p: &ClusterProfile, o: &CredentialOptions) -> CredentialSource {
+        let idx = SecretIndex::new(secrets, o, &BTreeMap::new());
+        let Lookup::Found(src) = locate(p, o, None, &idx) else {
+            panic!("no source")
+        };
+        src
+    }
+
+    #[test]
+    fn checked_kubeconfigs_keep_only_passes_under_their_policy() {
+        let o = opts();
+        let secrets = [
+            labelled_secret("a", "good", "c1", None, &[("value", KUBECONFIG)]),
+            labelled_secret("a", "exec", "c2", None, &[("value", EXEC_KUBECONFIG)]),
+            labelled_secret("a", "junk", "c3", None, &[("value", "{{{")]),
+            labelled_secret(
+                "a",
+                "other",
+                "c4",
+                None,
+                &[("not-a-kubeconfig-key", KUBECONFIG)],
+            ),
+        ];
+        let checked = CheckedKubeconfigs::check(&secrets, &o);
+        assert_eq!(checked.len(), 1, "{checked:?}");
+        assert!(checked.passes(KUBECONFIG.as_bytes(), &policy_of(&o)));
+        assert!(!checked.passes(EXEC_KUBECONFIG.as_bytes(), &policy_of(&o)));
+        let lenient = CredentialOptions {
+            allow_exec_kubeconfigs: true,
+            ..opts()
+        };
+        assert!(!checked.passes(KUBECONFIG.as_bytes(), &policy_of(&lenient)));
+        let checked = CheckedKubeconfigs::check(&secrets, &lenient);
+        assert_eq!(checked.len(), 2, "{checked:?}");
+        // Debug shows counts, never digests or content.
+        assert!(!format!("{checked:?}").contains("canary"));
+    }
+
+    #[test]
+    fn a_plan_skips_only_the_kubeconfigs_checked_under_its_own_policy() {
+        let p = profile("a", "c1", &[]);
+        let none = BTreeMap::new();
+        // Checked ahead with exec allowed (the configuration last applied); the plan's configuration now refuses
+        // exec: the same bytes are inspected again, and refused.
+        let strict = opts();
+        let lenient = CredentialOptions {
+            allow_exec_kubeconfigs: true,
+            ..opts()
+        };
+        let exec = [labelled_secret(
+            "a",
+            "kc",
+            "c1",
+            None,
+            &[("value", EXEC_KUBECONFIG)],
+        )];
+        let checked = CheckedKubeconfigs::check(&exec, &lenient);
+        assert_eq!(checked.len(), 1);
+        let src = lookup(&exec, &p, &strict);
+        let secrets = CredentialSecrets::new(&exec, &none).with_checked(Some(&checked));
+        let e = resolve(&p, &src, &strict, None, &secrets).unwrap_err();
+        assert!(matches!(e, CredentialProblem::Kubeconfig { .. }), "{e}");
+        assert!(resolve(&p, &src, &lenient, None, &secrets).is_ok());
+
+        // The Secret changed after the check (other bytes): inspected, and refused.
+        let good = [labelled_secret(
+            "a",
+            "kc",
+            "c1",
+            None,
+            &[("value", KUBECONFIG)],
+        )];
+        let checked = CheckedKubeconfigs::check(&good, &strict);
+        let swapped = [labelled_secret(
+            "a",
+            "kc",
+            "c1",
+            None,
+            &[("value", EXEC_KUBECONFIG)],
+        )];
+        let secrets = CredentialSecrets::new(&swapped, &none).with_checked(Some(&checked));
+        let e = resolve(&p, &src, &strict, None, &secrets).unwrap_err();
+        assert!(matches!(e, CredentialProblem::Kubeconfig { .. }), "{e}");
+
+        // What was checked under the same policy is not parsed again: a digest recorded as passed is taken as
+        // the check's answer (shown here with bytes the check would refuse, recorded by hand).
+        let recorded = CheckedKubeconfigs {
+            policy: policy_of(&strict),
+            passed: [digest(EXEC_KUBECONFIG.as_bytes())].into(),
+        };
+        let secrets = CredentialSecrets::new(&swapped, &none).with_checked(Some(&recorded));
+        assert!(resolve(&p, &src, &strict, None, &secrets).is_ok());
+        let secrets = CredentialSecrets::new(&swapped, &none);
+        assert!(resolve(&p, &src, &strict, None, &secrets).is_err());
     }
 
     #[test]

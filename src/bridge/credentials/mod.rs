@@ -18,7 +18,7 @@ pub mod options;
 use std::fmt;
 
 pub use locate::{CredentialSource, Lookup, SecretIndex, access_providers, exec_extension, locate};
-pub use material::{CredentialSecrets, Resolved, resolve};
+pub use material::{CheckedKubeconfigs, CredentialSecrets, Resolved, resolve};
 pub use options::{CredentialOptions, CredentialsConfig, default_kubeconfig_keys};
 
 /// Why a profile's credentials cannot be used. Displays name objects (namespace/name, keys, fields), never

@@ -11,7 +11,7 @@ use crate::{
     api::{ClusterProfile, SveltosCluster, keys},
     bridge::{
         BridgeSpec,
-        credentials::access_providers,
+        credentials::{CheckedKubeconfigs, access_providers},
         desired::{ClusterEntry, Material, desired},
         exec::{ProvidersFile, static_kubeconfig},
         observed::World,
@@ -29,7 +29,7 @@ use crate::{
     tfplugin::{Diagnostic, Diagnostics},
 };
 
-use super::prefetch::Background;
+use super::prefetch::{Background, Prefetched};
 
 /// How many clusters are written or deleted at once.
 pub const CONCURRENCY: usize = 16;
@@ -42,6 +42,8 @@ pub struct Snapshot {
     pub providers: Option<ProvidersFile>,
     pub world: World,
     pub fetched: BTreeMap<(String, String), Option<Secret>>,
+    /// Kubeconfigs found inert while the inventory was read ahead (none when it was read by the plan).
+    pub checked: Option<CheckedKubeconfigs>,
 }
 
 /// A Kubernetes error as a diagnostic.
@@ -92,7 +94,7 @@ pub async fn snapshot(
     spec: &BridgeSpec,
     ledger: &Ledger,
     owned: Option<World>,
-    prefetched: Option<Background<InventoryReads>>,
+    prefetched: Option<Background<Prefetched>>,
 ) -> Result<Snapshot, Diagnostics> {
     let providers = crate::config_blocks::credentials::providers(&spec.credentials)
         .map_err(Diagnostics::from)?;
@@ -101,11 +103,11 @@ pub async fn snapshot(
             async {
                 // A prefetch that failed (or was cancelled) is read again: it is only ever a head start.
                 if let Some(pre) = prefetched
-                    && let Some(reads) = pre.join().await
+                    && let Some(Prefetched { reads, checked }) = pre.join().await
                 {
-                    return Ok(reads);
+                    return Ok((reads, Some(checked)));
                 }
-                read_inventory(inventory, spec).await
+                Ok((read_inventory(inventory, spec).await?, None))
             },
             async {
                 match owned {
@@ -115,7 +117,8 @@ pub async fn snapshot(
             },
         )
     };
-    let ((profiles, reads), world) = lists.await.map_err(|e| Diagnostics::from(io_diag(&e)))?;
+    let (((profiles, reads), checked), world) =
+        lists.await.map_err(|e| Diagnostics::from(io_diag(&e)))?;
     let credentials::CredentialReads {
         labelled: credential_secrets,
         namespace_labels,
@@ -127,6 +130,7 @@ pub async fn snapshot(
         providers,
         world,
         fetched: BTreeMap::new(),
+        checked,
     };
     let located = locate_all(&snap.inputs(spec, jiff::Timestamp::now(), Phase::Plan, None));
     snap.fetched = credentials::read_named_secrets(inventory, &located.secrets_to_read())
@@ -238,6 +242,7 @@ impl Snapshot {
             spec,
             profiles: &self.profiles,
             credential_secrets: &self.credential_secrets,
+            checked_kubeconfigs: self.checked.as_ref(),
             namespace_labels: &self.namespace_labels,
             providers: self.providers.as_ref(),
             world: &self.world,

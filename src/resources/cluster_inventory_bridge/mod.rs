@@ -486,6 +486,13 @@ impl Resource for ClusterInventoryBridge {
         self.plan_unread_attributes(planned_private)
     }
 
+    fn read_unread_attributes(&self, private: &[u8]) -> &'static [&'static str] {
+        // The refresh rebuilds `clusters` from what exists; the old value is needed only to know what a state older
+        // than the UID ledger owns (empty private data). A refresh that cannot read what exists keeps the current
+        // state whole (`keep_current_state`).
+        self.plan_unread_attributes(private)
+    }
+
     fn plan_unread_attributes(&self, prior_private: &[u8]) -> &'static [&'static str] {
         // The plan computes `clusters` from what exists, never from the prior or proposed value, except for
         // states older than the UID ledger, whose private data is empty and whose `clusters` names what they own.
@@ -718,12 +725,12 @@ impl Resource for ClusterInventoryBridge {
         let client = match self.state.client(req.client) {
             Ok(c) => c,
             Err(NotReady::Defer(reason)) => {
-                resp.new_state = req.current_state.clone();
+                resp.keep_current_state = true;
                 resp.deferred = Some(reason);
                 return resp;
             }
             Err(NotReady::Fail(d)) => {
-                resp.new_state = req.current_state.clone();
+                resp.keep_current_state = true;
                 resp.diagnostics.push(d);
                 return resp;
             }
@@ -747,7 +754,7 @@ impl Resource for ClusterInventoryBridge {
         let ledger = match ledger_of(&req.private, &req.current_state) {
             Ok(l) => l,
             Err(d) => {
-                resp.new_state = req.current_state.clone();
+                resp.keep_current_state = true;
                 resp.diagnostics = d;
                 return resp;
             }
@@ -758,19 +765,15 @@ impl Resource for ClusterInventoryBridge {
         let world = match world {
             Ok(w) => w,
             Err(e) => {
-                resp.new_state = req.current_state.clone();
+                resp.keep_current_state = true;
                 resp.diagnostics.push(io_diag(&e));
                 return resp;
             }
         };
-        // The state is rebuilt from what exists: its `clusters` (tens of megabytes for ten thousand clusters) is
-        // not copied, and goes before the new one is built. (An import may still fail below and answer with the
-        // state as it came: it keeps a copy.)
-        let mut state = if req.private == IMPORTED {
-            req.current_state.clone()
-        } else {
-            std::mem::take(&mut req.current_state)
-        };
+        // The state is rebuilt from what exists: its old `clusters` was not decoded (a state older than the UID
+        // ledger excepted) and goes before the new one is built. A failure below answers with the state as it came
+        // (`keep_current_state`), which the plugin layer still holds.
+        let mut state = std::mem::take(&mut req.current_state);
         state.set_attr("clusters", Value::Null);
         // A freshly imported bridge carries the import marker (the CLI keeps private data through import): it
         // takes over every object carrying its label, and restores its configuration.
@@ -785,7 +788,7 @@ impl Resource for ClusterInventoryBridge {
             let claim = match k8s_claim::read(&client, &claim_ns, &claim_name(&bridge)).await {
                 Ok(c) => c,
                 Err(e) => {
-                    resp.new_state = req.current_state.clone();
+                    resp.keep_current_state = true;
                     resp.diagnostics.push(io_diag(&e));
                     return resp;
                 }
@@ -1097,7 +1100,7 @@ async fn planned_entries(
     ledger: &Ledger,
     (owned, prefetched): (
         Option<World>,
-        Option<prefetch::Background<crud::InventoryReads>>,
+        Option<prefetch::Background<prefetch::Prefetched>>,
     ),
     phase: impl FnOnce(&BridgeSpec) -> Phase,
 ) -> Result<

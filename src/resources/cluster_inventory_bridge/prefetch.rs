@@ -10,6 +10,9 @@
 //!   refresh has answered ([`Inventory`]). What is read depends only on the namespaces, the credential label and
 //!   the consumer ([`reads_sha256`]), taken from the refreshed state (the configuration last applied); a plan whose
 //!   configuration differs in any of them, or reads through an `inventory` block, cancels it and reads for itself.
+//!   The kubeconfigs of the credential Secrets read are then checked, as the plan would check them, under the
+//!   kubeconfig policy last applied ([`CheckedKubeconfigs`]): the plan does not parse again a kubeconfig with the
+//!   same bytes when its own policy is the same, and inspects every other one itself.
 //!
 //! The inventory is read ahead only through the provider's own connection, never through an `inventory` block
 //! (its stored credentials or `exec` command may have changed since they were applied), and only with settings
@@ -31,17 +34,16 @@ use tokio::task::JoinHandle;
 
 use super::crud::{InventoryReads, read_inventory};
 use crate::{
-    bridge::{BridgeSpec, observed::World},
-    k8s::io::IoError,
+    bridge::{BridgeSpec, credentials::CheckedKubeconfigs, observed::World},
     tfplugin::Value,
 };
 
 /// A background read, cancelled when dropped unused.
-pub struct Background<T: Send + 'static>(Option<JoinHandle<Result<T, IoError>>>);
+pub struct Background<T: Send + 'static>(Option<JoinHandle<Option<T>>>);
 
 impl<T: Send + 'static> Background<T> {
-    /// Starts `read` on the runtime.
-    pub fn spawn(read: impl Future<Output = Result<T, IoError>> + Send + 'static) -> Self {
+    /// Starts `read` on the runtime (`None`: it failed).
+    pub fn spawn(read: impl Future<Output = Option<T>> + Send + 'static) -> Self {
         Self(Some(tokio::spawn(read)))
     }
 
@@ -50,10 +52,7 @@ impl<T: Send + 'static> Background<T> {
     pub async fn join(mut self) -> Option<T> {
         let result = self.0.as_mut()?.await;
         self.0 = None;
-        match result {
-            Ok(Ok(v)) => Some(v),
-            _ => None,
-        }
+        result.ok().flatten()
     }
 }
 
@@ -102,23 +101,42 @@ fn serves(reads: &str, spec: &BridgeSpec, config: &Value) -> bool {
     through_provider(config) && reads == reads_sha256(spec)
 }
 
+/// The inventory as read ahead, and what was checked of it.
+pub struct Prefetched {
+    /// What [`read_inventory`] returned.
+    pub reads: InventoryReads,
+    /// The kubeconfigs of its credential Secrets that passed the check under the policy last applied.
+    pub checked: CheckedKubeconfigs,
+}
+
 /// The inventory, read ahead for the plan.
 #[derive(Debug)]
 pub struct Inventory {
     /// [`reads_sha256`] of what is read.
     reads: String,
-    read: Background<InventoryReads>,
+    read: Background<Prefetched>,
 }
 
 impl Inventory {
-    /// Starts reading, through the provider's `client`, the inventory of `spec` (whose digest is `reads`).
+    /// Starts reading, through the provider's `client`, the inventory of `spec` (whose digest is `reads`), then
+    /// checking the kubeconfigs read.
     pub fn start(client: kube::Client, spec: BridgeSpec, reads: String) -> Self {
-        let read = Background::spawn(async move { read_inventory(&client, &spec).await });
+        let read = Background::spawn(async move {
+            let reads = read_inventory(&client, &spec).await.ok()?;
+            // Parsing ten thousand kubeconfigs is CPU work: a blocking thread, not a runtime worker, does it. (A
+            // cancelled read-ahead lets it finish; nothing waits for it.)
+            tokio::task::spawn_blocking(move || {
+                let checked = CheckedKubeconfigs::check(&reads.1.labelled, &spec.credentials);
+                Prefetched { reads, checked }
+            })
+            .await
+            .ok()
+        });
         Self { reads, read }
     }
 
     /// The read, if it is what a plan of `spec` configured by `config` reads (else it is cancelled).
-    pub fn for_plan(self, spec: &BridgeSpec, config: &Value) -> Option<Background<InventoryReads>> {
+    pub fn for_plan(self, spec: &BridgeSpec, config: &Value) -> Option<Background<Prefetched>> {
         serves(&self.reads, spec, config).then_some(self.read)
     }
 }
