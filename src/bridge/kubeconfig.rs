@@ -31,7 +31,8 @@ pub const MAX_DEPTH: usize = 64;
 /// this also bounds the parsing work (a document is refused after at most this many nodes).
 pub const MAX_NODES: usize = 20_000;
 
-/// What the operator allows in a kubeconfig beyond inline data.
+/// What the operator allows in a kubeconfig beyond inline data. Everything [`inspect`]'s verdict depends on besides
+/// the bytes is here: `crate::bridge::credentials::CheckedKubeconfigs` reuses a verdict only under an equal policy.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct KubeconfigPolicy {
     /// Accept `users[].user.exec` (`credentials.allow_exec_kubeconfigs = true`): for Sveltos images that ship

@@ -80,15 +80,15 @@ impl std::fmt::Debug for CheckedKubeconfigs {
 }
 
 impl CheckedKubeconfigs {
-    /// Checks, under `options`' policy, the value of every key of `options.kubeconfig_keys` in each of `secrets`.
+    /// Checks, under `options`' policy, the kubeconfig a plan with `options` takes from each of `secrets` (the
+    /// first of `options.kubeconfig_keys` present, as [`kubeconfig_in_secret`] picks it).
     pub fn check(secrets: &[Secret], options: &CredentialOptions) -> Self {
         let policy = policy_of(options);
         let passed = secrets
             .iter()
-            .filter_map(|s| s.data.as_ref())
-            .flat_map(|data| options.kubeconfig_keys.iter().filter_map(|k| data.get(k)))
-            .filter(|bytes| !bytes.0.is_empty() && inspect(&bytes.0, &policy).is_ok())
-            .map(|bytes| digest(&bytes.0))
+            .filter_map(|s| kubeconfig_in_secret(s, &options.kubeconfig_keys).ok())
+            .filter(|(_, bytes)| inspect(bytes, &policy).is_ok())
+            .map(|(_, bytes)| digest(bytes))
             .collect();
         Self { policy, passed }
     }
@@ -437,6 +437,17 @@ mod tests {
             ..opts()
         };
         assert!(!checked.passes(KUBECONFIG.as_bytes(), &policy_of(&lenient)));
+        // Only the key a plan takes: the first of `kubeconfig_keys` present.
+        let two = [labelled_secret(
+            "a",
+            "two",
+            "c5",
+            None,
+            &[("kubeconfig", KUBECONFIG), ("value", EXEC_KUBECONFIG)],
+        )];
+        let first = CheckedKubeconfigs::check(&two, &lenient);
+        assert_eq!(first.len(), 1, "{first:?}");
+        assert!(first.passes(KUBECONFIG.as_bytes(), &policy_of(&lenient)));
         let checked = CheckedKubeconfigs::check(&secrets, &lenient);
         assert_eq!(checked.len(), 2, "{checked:?}");
         // Debug shows counts, never digests or content.
