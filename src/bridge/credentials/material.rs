@@ -94,13 +94,9 @@ impl CheckedKubeconfigs {
     }
 
     /// How many distinct kubeconfigs passed.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.passed.len()
-    }
-
-    /// Whether none did.
-    pub fn is_empty(&self) -> bool {
-        self.passed.is_empty()
     }
 
     fn passes(&self, bytes: &[u8], policy: &KubeconfigPolicy) -> bool {
@@ -191,8 +187,9 @@ fn from_secret<'s>(
     checked: Option<&CheckedKubeconfigs>,
 ) -> Result<Resolved<'s>, CredentialProblem> {
     let (_, bytes) = kubeconfig_in_secret(secret, keys)?;
-    if !checked.is_some_and(|c| c.passes(bytes, &policy_of(options))) {
-        check_kubeconfig(bytes, options).map_err(|e| CredentialProblem::Kubeconfig {
+    let policy = policy_of(options);
+    if !checked.is_some_and(|c| c.passes(bytes, &policy)) {
+        inspect(bytes, &policy).map_err(|e| CredentialProblem::Kubeconfig {
             secret: object_id(&secret.metadata),
             reason: e.to_string(),
         })?;
@@ -355,10 +352,7 @@ mod tests {
             &[("Config", KUBECONFIG)],
         )];
         let none = BTreeMap::new();
-        let idx = SecretIndex::new(&good, &o, &BTreeMap::new());
-        let Lookup::Found(src) = locate(&p, &o, None, &idx) else {
-            panic!()
-        };
+        let src = lookup(&good, &p, &o);
         let secrets = CredentialSecrets::new(&good, &none);
         assert!(matches!(
             resolve(&p, &src, &o, None, &secrets),
@@ -405,6 +399,14 @@ mod tests {
     /// An `exec` kubeconfig with a harmless command (the check refuses it by its field, whatever it runs).
     const EXEC_KUBECONFIG: &str = "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\nusers:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: /bin/true\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\n";
 
+    /// The options with `allow_exec_kubeconfigs = true`.
+    fn lenient() -> CredentialOptions {
+        CredentialOptions {
+            allow_exec_kubeconfigs: true,
+            ..opts()
+        }
+    }
+
     fn lookup(secrets: &[Secret], p: &ClusterProfile, o: &CredentialOptions) -> CredentialSource {
         let idx = SecretIndex::new(secrets, o, &BTreeMap::new());
         let Lookup::Found(src) = locate(p, o, None, &idx) else {
@@ -432,10 +434,7 @@ mod tests {
         assert_eq!(checked.len(), 1, "{checked:?}");
         assert!(checked.passes(KUBECONFIG.as_bytes(), &policy_of(&o)));
         assert!(!checked.passes(EXEC_KUBECONFIG.as_bytes(), &policy_of(&o)));
-        let lenient = CredentialOptions {
-            allow_exec_kubeconfigs: true,
-            ..opts()
-        };
+        let lenient = lenient();
         assert!(!checked.passes(KUBECONFIG.as_bytes(), &policy_of(&lenient)));
         // Only the key a plan takes: the first of `kubeconfig_keys` present.
         let two = [labelled_secret(
@@ -461,10 +460,7 @@ mod tests {
         // Checked ahead with exec allowed (the configuration last applied); the plan's configuration now refuses
         // exec: the same bytes are inspected again, and refused.
         let strict = opts();
-        let lenient = CredentialOptions {
-            allow_exec_kubeconfigs: true,
-            ..opts()
-        };
+        let lenient = lenient();
         let exec = [labelled_secret(
             "a",
             "kc",
