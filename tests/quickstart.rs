@@ -1,37 +1,63 @@
 //! The quickstart example's `tofu test` (examples/quickstart/quickstart.tftest.hcl) runs against the local control
-//! plane with an inventory in the demo's formats.
+//! plane with the demo's inventory (scripts/demo): a Secret next to its profile in the seed format (key `config`),
+//! a KEP push-format Secret (key `Config`) in a namespace labelled as the `sveltos` consumer's, and a
+//! `kubeconfig-secretreader` access provider naming a Secret. The quickstart sets no `credentials` block, so this
+//! is also the test of the defaults a new user gets. (scripts/test also runs scripts/demo itself.)
 
 mod support;
 
-use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, PostParams};
-use support::{Cli, TestEnv, Tf, fixtures, unique_namespace};
-use tfsveltos::api::{ClusterProfile, keys};
+use serde_json::json;
+use support::{Cli, TestEnv, Tf, inventory::Inv, unique_namespace};
+use tfsveltos::api::keys;
 
 #[tokio::test(flavor = "multi_thread")]
-async fn quickstart_tofu_test_passes() {
+async fn quickstart_tofu_test_passes_on_the_demo_inventory() {
     let env = TestEnv::get();
-    let client = env.client().await;
-    let a = unique_namespace(&client, "qsa").await;
-    let b = unique_namespace(&client, "qsb").await;
-    let member = std::fs::read(env.member_kubeconfig()).unwrap();
-    for (ns, name) in [(&a, "cluster-1"), (&b, "cluster-2")] {
-        let p = fixtures::cluster_profile(ns, name, "demo", &[]);
-        Api::<ClusterProfile>::namespaced(client.clone(), ns)
-            .create(&PostParams::default(), &p)
-            .await
-            .unwrap();
-        let s = fixtures::secret(
-            ns,
-            &format!("{name}-kc"),
-            &[(keys::CLUSTER_PROFILE_LABEL, name)],
-            &[("Config", &member)],
-        );
-        Api::<Secret>::namespaced(client.clone(), ns)
-            .create(&PostParams::default(), &s)
-            .await
-            .unwrap();
-    }
+    let inv = Inv::new().await;
+    let a = unique_namespace(&inv.client, "qsa").await;
+    let b = unique_namespace(&inv.client, "qsb").await;
+    let consumer_ns = unique_namespace(&inv.client, "qsinv").await;
+    inv.label_namespace(&consumer_ns, keys::CONSUMER_NAMESPACE_LABEL, "sveltos")
+        .await;
+    let member = String::from_utf8(std::fs::read(env.member_kubeconfig()).unwrap()).unwrap();
+
+    // team-a/cluster-1: seed format, next to its profile.
+    inv.profile(&a, "cluster-1", &[("env", "prod")], json!(null))
+        .await;
+    inv.secret(
+        &a,
+        "cluster-1-kubeconfig",
+        &[(keys::CLUSTER_PROFILE_LABEL, "cluster-1")],
+        &[("config", &member)],
+    )
+    .await;
+    // team-b/cluster-2: KEP push format, in the consumer namespace.
+    inv.profile(&b, "cluster-2", &[("env", "staging")], json!(null))
+        .await;
+    inv.secret(
+        &consumer_ns,
+        &format!("{b}-cluster-2"),
+        &[
+            (keys::CLUSTER_PROFILE_LABEL, "cluster-2"),
+            (keys::CLUSTER_PROFILE_NAMESPACE_LABEL, &b),
+        ],
+        &[("Config", &member)],
+    )
+    .await;
+    // team-b/cluster-3: a kubeconfig-secretreader access provider.
+    inv.secret(&b, "cluster-3-access", &[], &[("value", &member)])
+        .await;
+    inv.profile(
+        &b,
+        "cluster-3",
+        &[("env", "prod")],
+        json!({"accessProviders": [{"name": "kubeconfig-secretreader", "cluster": {
+            "server": "https://127.0.0.1:1",
+            "extensions": [{"name": "client.authentication.k8s.io/exec",
+                            "extension": {"name": "cluster-3-access", "key": "value"}}]}}]}),
+    )
+    .await;
+
     let tf = Tf::new(&Cli::tofu());
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/quickstart");
     for e in std::fs::read_dir(&dir).unwrap().flatten() {

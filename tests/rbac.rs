@@ -20,12 +20,11 @@ use support::{
 use tfsveltos::api::{ClusterProfile, SveltosCluster, SveltosClusterSpec, keys};
 
 /// The example manifests, in the order they are applied.
-const MANIFESTS: [&str; 6] = [
+const MANIFESTS: [&str; 5] = [
     "identity.yaml",
     "cluster-wide.yaml",
     "inventory-namespaces.yaml",
     "secret-reader-namespaces.yaml",
-    "consumer.yaml",
     "claim.yaml",
 ];
 

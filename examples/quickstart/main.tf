@@ -42,6 +42,9 @@ data "sveltos_clusterprofiles" "all" {
   namespaces = var.namespaces
 }
 
+# No credentials block: a kubeconfig Secret is taken from next to its ClusterProfile (seed format, key `config`), from
+# a namespace labelled x-k8s.io/cluster-inventory-consumer=sveltos (KEP push format, key `Config`), or from the Secret
+# a `kubeconfig-secretreader` access provider names in the profile's namespace.
 resource "sveltos_cluster_inventory_bridge" "demo" {
   name       = var.bridge_name
   namespaces = var.namespaces

@@ -33,8 +33,10 @@ pub fn block() -> NestedBlock {
             ))
             .attribute(md(
                 Attribute::string("consumer"),
-                "Only Secrets in namespaces labelled `x-k8s.io/cluster-inventory-consumer=<consumer>` (or listed in \
-                 `secret_namespaces`) count, in the profile's namespace or another one.",
+                "Consumer name of the KEP push model (default `sveltos`): labelled Secrets in namespaces labelled \
+                 `x-k8s.io/cluster-inventory-consumer=<consumer>` may supply credentials to ClusterProfiles in any \
+                 namespace. Unset, a Secret next to its ClusterProfile counts too; set explicitly, only Secrets in the \
+                 consumer's namespaces (or `secret_namespaces`) count. `\"\"`: no consumer namespaces.",
             ))
             .attribute(md(
                 Attribute::list("kubeconfig_keys", Type::String),
@@ -59,8 +61,7 @@ pub fn block() -> NestedBlock {
             .attribute(md(
                 Attribute::list("secret_namespaces", Type::String),
                 "Namespaces whose labelled Secrets may supply credentials to ClusterProfiles in other namespaces \
-                 (with `x-k8s.io/cluster-profile-namespace`). Without it (and without `consumer`), a labelled Secret \
-                 only counts for a ClusterProfile in its own namespace.",
+                 (with `x-k8s.io/cluster-profile-namespace`), besides the consumer's namespaces.",
             ))
             .attribute(md(
                 Attribute::list("secret_reader_namespaces", Type::String),

@@ -111,9 +111,9 @@ pub struct SecretIndex<'a> {
 impl<'a> SecretIndex<'a> {
     /// Indexes the Secrets carrying `options.secret_label`. A Secret in namespace B counts for a profile in
     /// namespace A when:
-    /// - with a `consumer`: B is labelled `x-k8s.io/cluster-inventory-consumer=<consumer>` or listed in
-    ///   `secret_namespaces` (whether or not A = B);
-    /// - without: A = B, or B is listed in `secret_namespaces`.
+    /// - B is listed in `secret_namespaces`, or
+    /// - B is labelled `x-k8s.io/cluster-inventory-consumer=<consumer>` (the default consumer is `sveltos`), or
+    /// - A = B, unless `consumer` was set explicitly (then only the two rules above count).
     ///
     /// `namespace_labels` gives the labels of the namespaces (needed with a consumer only).
     pub fn new(
@@ -137,26 +137,28 @@ impl<'a> SecretIndex<'a> {
                 .unwrap_or_else(|| ns.clone());
             let key = format!("{profile_ns}/{profile}");
             let listed = options.secret_namespaces.contains(&ns);
-            let refusal = match &options.consumer {
-                Some(consumer) => {
-                    let labelled = namespace_labels
-                        .get(&ns)
-                        .and_then(|l| l.get(keys::CONSUMER_NAMESPACE_LABEL))
-                        .is_some_and(|c| c == consumer);
-                    (!labelled && !listed).then(|| {
-                        format!(
-                            "namespace {ns} is not labelled {}={consumer} nor listed in credentials.secret_namespaces",
-                            keys::CONSUMER_NAMESPACE_LABEL
-                        )
-                    })
-                }
-                None => (profile_ns != ns && !listed).then(|| {
-                    format!(
-                        "it is in namespace {ns}, not the ClusterProfile's; list {ns} in credentials.secret_namespaces \
-                         or use credentials.consumer to accept it"
-                    )
-                }),
-            };
+            let consumer_ns = options.consumer.as_ref().is_some_and(|consumer| {
+                namespace_labels
+                    .get(&ns)
+                    .and_then(|l| l.get(keys::CONSUMER_NAMESPACE_LABEL))
+                    .is_some_and(|c| c == consumer)
+            });
+            let own = profile_ns == ns && !options.consumer_only;
+            let refusal = (!own && !listed && !consumer_ns).then(|| match &options.consumer {
+                Some(consumer) if options.consumer_only => format!(
+                    "namespace {ns} is not labelled {}={consumer} nor listed in credentials.secret_namespaces",
+                    keys::CONSUMER_NAMESPACE_LABEL
+                ),
+                Some(consumer) => format!(
+                    "it is in namespace {ns}, not the ClusterProfile's, and {ns} is not labelled {}={consumer}; \
+                     label it, or list it in credentials.secret_namespaces",
+                    keys::CONSUMER_NAMESPACE_LABEL
+                ),
+                None => format!(
+                    "it is in namespace {ns}, not the ClusterProfile's; list {ns} in credentials.secret_namespaces \
+                     or set credentials.consumer to accept it"
+                ),
+            });
             if let Some(why) = refusal {
                 index
                     .rejected
@@ -392,6 +394,7 @@ mod tests {
         // A consumer-labelled namespace: used.
         let o = CredentialOptions {
             consumer: Some("sveltos".into()),
+            consumer_only: true,
             ..opts()
         };
         let labels = BTreeMap::from([(
@@ -419,10 +422,57 @@ mod tests {
     }
 
     #[test]
+    fn the_default_consumer_accepts_its_namespaces_and_the_profiles_own() {
+        let p = profile("team-a", "c1", &[]);
+        let o = opts();
+        assert_eq!(o.consumer.as_deref(), Some("sveltos"));
+        let kep = labelled_secret(
+            "inventory",
+            "kep",
+            "c1",
+            Some("team-a"),
+            &[("Config", KUBECONFIG)],
+        );
+        let own = labelled_secret("team-a", "seed", "c1", None, &[("config", KUBECONFIG)]);
+        let ns_labels = BTreeMap::from([(
+            "inventory".to_string(),
+            BTreeMap::from([(
+                keys::CONSUMER_NAMESPACE_LABEL.to_string(),
+                "sveltos".to_string(),
+            )]),
+        )]);
+        for (secrets, want) in [
+            (vec![kep.clone()], "kep"),
+            (vec![own.clone()], "seed"),
+        ] {
+            let idx = SecretIndex::new(&secrets, &o, &ns_labels);
+            assert!(
+                matches!(locate(&p, &o, None, &idx), Lookup::Found(CredentialSource::LabelledSecret { name, .. }) if name == want),
+                "{want}"
+            );
+        }
+        // Labelled for another consumer: refused.
+        let other = BTreeMap::from([(
+            "inventory".to_string(),
+            BTreeMap::from([(
+                keys::CONSUMER_NAMESPACE_LABEL.to_string(),
+                "argo".to_string(),
+            )]),
+        )]);
+        let secrets = [kep];
+        let idx = SecretIndex::new(&secrets, &o, &other);
+        assert!(matches!(
+            locate(&p, &o, None, &idx),
+            Lookup::Unusable(CredentialProblem::NotFound { .. })
+        ));
+    }
+
+    #[test]
     fn consumer_filter_ignores_other_namespaces() {
         let p = profile("team-a", "c1", &[]);
         let o = CredentialOptions {
             consumer: Some("sveltos".into()),
+            consumer_only: true,
             ..opts()
         };
         let secrets = [

@@ -57,9 +57,12 @@ pub struct CredentialsConfig {
 pub struct CredentialOptions {
     /// Label naming the profile on kubeconfig Secrets.
     pub secret_label: String,
-    /// Only Secrets in namespaces labelled `x-k8s.io/cluster-inventory-consumer=<consumer>` (or listed in
-    /// `secret_namespaces`) count.
+    /// The consumer whose namespaces (labelled `x-k8s.io/cluster-inventory-consumer=<consumer>`) may supply
+    /// credentials to profiles in any namespace ([`DEFAULT_CONSUMER`] unless configured; `None`: `consumer = ""`).
     pub consumer: Option<String>,
+    /// `consumer` was set explicitly: only Secrets in the consumer's namespaces (or `secret_namespaces`) count,
+    /// a Secret next to its profile included. With the default consumer, a Secret next to its profile counts too.
+    pub consumer_only: bool,
     /// Keys tried, in order, for the kubeconfig inside a Secret.
     pub kubeconfig_keys: Vec<String>,
     /// Use exec-plugin access providers (the `kubeconfig-secretreader` provider is always used).
@@ -82,7 +85,8 @@ impl Default for CredentialOptions {
     fn default() -> Self {
         Self {
             secret_label: keys::CLUSTER_PROFILE_LABEL.to_string(),
-            consumer: None,
+            consumer: Some(DEFAULT_CONSUMER.to_string()),
+            consumer_only: false,
             kubeconfig_keys: default_kubeconfig_keys(),
             use_access_providers: true,
             exec_providers_file: None,
@@ -94,6 +98,11 @@ impl Default for CredentialOptions {
         }
     }
 }
+
+/// The consumer name used when `credentials.consumer` is not set: the KEP push model's Secrets for Sveltos live in
+/// namespaces labelled `x-k8s.io/cluster-inventory-consumer=sveltos`. Labelling a namespace is a cluster-scoped
+/// write (`patch namespaces`), which the tenants of the security guide do not have.
+pub const DEFAULT_CONSUMER: &str = "sveltos";
 
 /// Default `refresh_before`.
 pub const DEFAULT_REFRESH_BEFORE: Duration = Duration::from_secs(600);
@@ -153,7 +162,10 @@ impl CredentialsConfig {
         if let Some(label) = self.checked_secret_label(&mut problems) {
             opts.secret_label = label;
         }
-        opts.consumer = self.checked_consumer(&mut problems);
+        if let Some(consumer) = self.checked_consumer(&mut problems) {
+            opts.consumer_only = consumer.is_some();
+            opts.consumer = consumer;
+        }
         if let Some(keys) = self.checked_kubeconfig_keys(&mut problems) {
             opts.kubeconfig_keys = keys;
         }
@@ -196,23 +208,21 @@ impl CredentialsConfig {
         }
     }
 
-    /// `consumer` when set, not empty and a label value.
-    fn checked_consumer(&self, problems: &mut Vec<Problem>) -> Option<String> {
+    /// `consumer` when set and a label value: `Some(None)` for `""` (no consumer namespaces at all).
+    fn checked_consumer(&self, problems: &mut Vec<Problem>) -> Option<Option<String>> {
         let consumer = self.consumer.as_ref()?;
         match label_value(consumer) {
-            Ok(_) if !consumer.is_empty() => return Some(consumer.clone()),
-            Ok(_) => problems.push(Problem::error(
-                path("consumer"),
-                "Invalid credentials.consumer",
-                "Leave consumer unset instead of setting it to an empty string.",
-            )),
-            Err(e) => problems.push(Problem::error(
-                path("consumer"),
-                "Invalid credentials.consumer",
-                format!("{e} (it is compared with a label value)."),
-            )),
+            Ok(_) if consumer.is_empty() => Some(None),
+            Ok(_) => Some(Some(consumer.clone())),
+            Err(e) => {
+                problems.push(Problem::error(
+                    path("consumer"),
+                    "Invalid credentials.consumer",
+                    format!("{e} (it is compared with a label value)."),
+                ));
+                None
+            }
         }
-        None
     }
 
     /// `kubeconfig_keys` when set (kept even when an element is refused).
@@ -322,6 +332,7 @@ mod tests {
         .unwrap();
         assert_eq!(o.secret_label, "example.com/profile");
         assert_eq!(o.consumer.as_deref(), Some("sveltos"));
+        assert!(o.consumer_only);
         assert_eq!(o.refresh_before, Duration::from_secs(300));
         assert!(o.secret_namespaces.contains("creds"));
         assert!(o.secret_reader_namespaces.contains("vault"));
@@ -332,7 +343,7 @@ mod tests {
     fn every_bad_value_is_an_error_at_its_path() {
         let c = CredentialsConfig {
             secret_label: Some(String::new()),
-            consumer: Some(String::new()),
+            consumer: Some("not a label value".into()),
             kubeconfig_keys: Some(vec!["ok".into(), String::new()]),
             exec_providers_file: Some(" ".into()),
             refresh_before: Some("soon".into()),
@@ -361,6 +372,20 @@ mod tests {
             }),
             vec![path("kubeconfig_keys")]
         );
+    }
+
+    #[test]
+    fn consumer_defaults_to_sveltos_and_the_empty_string_turns_it_off() {
+        let d = validate(None).unwrap();
+        assert_eq!(d.consumer.as_deref(), Some(DEFAULT_CONSUMER));
+        assert!(!d.consumer_only, "the default keeps Secrets next to their profile");
+        let off = CredentialsConfig {
+            consumer: Some(String::new()),
+            ..Default::default()
+        }
+        .validate()
+        .unwrap();
+        assert_eq!((off.consumer, off.consumer_only), (None, false));
     }
 
     #[test]
