@@ -64,8 +64,9 @@ impl ProviderState {
         if let Some((_, c)) = cache.iter().find(|(s, _)| s == settings) {
             return Ok(c.clone());
         }
-        let env = |k: &str| std::env::var(k).ok();
-        let client = config::connect(settings, &env)?;
+        // No `KUBE_*` fallback: those variables are the provider block's (the management cluster's), and a
+        // `KUBE_TOKEN` filled in here would be sent to the hub. What the block says is what connects.
+        let client = config::connect(settings, &no_environment)?;
         cache.push((settings.clone(), client.clone()));
         Ok(client)
     }
@@ -190,6 +191,11 @@ impl tfplugin::Provider for SveltosProvider {
     }
 }
 
+/// The environment an `inventory` block is resolved with: none.
+pub fn no_environment(_: &str) -> Option<String> {
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -289,7 +295,8 @@ mod tests {
                 verdicts.iter().all(|(_, v)| v == first),
                 "{what}: resource and data sources disagree: {verdicts:?}"
             );
-            let should_fail = !matches!(what, "absent" | "empty block" | "valid");
+            let should_fail =
+                !matches!(what, "absent" | "empty block" | "valid" | "empty consumer");
             assert_eq!(!first.is_empty(), should_fail, "{what}: {verdicts:?}");
         }
     }

@@ -198,9 +198,7 @@ pub fn desired(
     let name = profile.metadata.name.clone().unwrap_or_default();
     let over = spec.overrides.get(&key);
     let labels = cluster_labels(spec, profile);
-    let renewal = over
-        .and_then(|o| o.token_renewal.clone())
-        .or_else(|| spec.token_renewal.clone());
+    let renewal = renewal_of(spec, &key).cloned();
     let renewal_record = renewal
         .as_ref()
         .map(|r| serde_json::to_string(r).unwrap_or_default());
@@ -349,6 +347,14 @@ fn kubeconfig_secret(
         )])),
         ..Default::default()
     }
+}
+
+/// The token renewal settings of cluster `key`: its override's, else the bridge-wide ones.
+pub fn renewal_of<'s>(spec: &'s BridgeSpec, key: &str) -> Option<&'s crate::bridge::TokenRenewal> {
+    spec.overrides
+        .get(key)
+        .and_then(|o| o.token_renewal.as_ref())
+        .or(spec.token_renewal.as_ref())
 }
 
 #[cfg(test)]

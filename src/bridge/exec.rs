@@ -4,8 +4,7 @@
 
 use std::{collections::BTreeMap, fmt};
 
-use base64::Engine;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use super::credentials::exec_extension;
 use crate::api::{AccessProvider, KubeconfigCluster, keys};
@@ -846,89 +845,36 @@ pub fn parse_exec_credential(
     Ok(status)
 }
 
-/// A static kubeconfig for `cluster` authenticated with the plugin's credential.
+/// A static kubeconfig for `cluster` (the profile's access provider entry) authenticated with the plugin's
+/// credential, written like every kubeconfig the bridge writes (`crate::bridge::kubeconfig::canonical`) and read
+/// back through the same checks, so a value no reader agrees on (a control character in the server address, a CA
+/// that is not base64 PEM) is that cluster's error.
 pub fn static_kubeconfig(
-    context_name: &str,
     cluster: &KubeconfigCluster,
     cred: &ExecCredentialStatus,
-) -> Vec<u8> {
-    #[derive(Serialize)]
-    struct Named<T> {
-        name: String,
-        #[serde(flatten)]
-        inner: T,
-    }
-    #[derive(Serialize)]
-    struct ClusterWrap {
-        cluster: BTreeMap<&'static str, serde_json::Value>,
-    }
-    #[derive(Serialize)]
-    struct UserWrap {
-        user: BTreeMap<&'static str, serde_json::Value>,
-    }
-    #[derive(Serialize)]
-    struct ContextWrap {
-        context: BTreeMap<&'static str, String>,
-    }
-    #[derive(Serialize)]
-    #[serde(rename_all = "kebab-case")]
-    struct Kubeconfig {
-        api_version: &'static str,
-        kind: &'static str,
-        clusters: Vec<Named<ClusterWrap>>,
-        users: Vec<Named<UserWrap>>,
-        contexts: Vec<Named<ContextWrap>>,
-        current_context: String,
-    }
-    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s.as_bytes());
-    let mut c = BTreeMap::new();
-    c.insert("server", cluster.server.clone().into());
-    if let Some(v) = &cluster.certificate_authority_data {
-        c.insert("certificate-authority-data", v.clone().into());
-    }
-    if let Some(v) = &cluster.tls_server_name {
-        c.insert("tls-server-name", v.clone().into());
-    }
-    if let Some(v) = cluster.insecure_skip_tls_verify {
-        c.insert("insecure-skip-tls-verify", v.into());
-    }
-    if let Some(v) = &cluster.proxy_url {
-        c.insert("proxy-url", v.clone().into());
-    }
-    let mut u = BTreeMap::new();
-    if let Some(t) = cred.token.as_deref().filter(|t| !t.is_empty()) {
-        u.insert("token", t.into());
-    } else if let (Some(cert), Some(key)) = (&cred.client_certificate_data, &cred.client_key_data) {
-        u.insert("client-certificate-data", b64(cert).into());
-        u.insert("client-key-data", b64(key).into());
-    }
-    let name = context_name.to_string();
-    let kc = Kubeconfig {
-        api_version: "v1",
-        kind: "Config",
-        clusters: vec![Named {
-            name: name.clone(),
-            inner: ClusterWrap { cluster: c },
-        }],
-        users: vec![Named {
-            name: name.clone(),
-            inner: UserWrap { user: u },
-        }],
-        contexts: vec![Named {
-            name: name.clone(),
-            inner: ContextWrap {
-                context: BTreeMap::from([("cluster", name.clone()), ("user", name.clone())]),
-            },
-        }],
-        current_context: name,
+) -> Result<Vec<u8>, crate::bridge::kubeconfig::ConnectionError> {
+    use crate::bridge::kubeconfig::{Connection, KubeconfigPolicy, canonical};
+    let mut c = Connection {
+        host: cluster.server.clone(),
+        tls_server_name: cluster.tls_server_name.clone(),
+        proxy_url: cluster.proxy_url.clone(),
+        insecure: cluster.insecure_skip_tls_verify == Some(true),
+        ..Default::default()
     };
-    // Maps of strings, booleans and lists of them always serialize.
-    // Plain scalars only: a long token must not become a folded `>` block.
-    let mut options = serde_saphyr::SerializerOptions::default();
-    options.prefer_block_scalars = false;
-    serde_saphyr::to_string_with_options(&kc, options)
-        .expect("a kubeconfig of strings serializes")
-        .into_bytes()
+    if let Some(t) = cred.token.as_deref().filter(|t| !t.is_empty()) {
+        c.token = Some(t.to_string());
+    } else if let (Some(cert), Some(key)) = (&cred.client_certificate_data, &cred.client_key_data) {
+        c.client_certificate = Some(cert.clone());
+        c.client_key = Some(key.clone());
+    }
+    // The CA arrives base64-encoded; written through the Connection, it is decoded and checked by the read-back.
+    let mut doc = c.to_kubeconfig();
+    if let Some(ca) = &cluster.certificate_authority_data {
+        let mut v: serde_json::Value = serde_json::from_slice(&doc).expect("we wrote JSON");
+        v["clusters"][0]["cluster"]["certificate-authority-data"] = ca.clone().into();
+        doc = serde_json::to_vec(&v).expect("JSON serializes");
+    }
+    canonical(&doc, &KubeconfigPolicy::default(), None)
 }
 
 #[cfg(test)]
@@ -1015,7 +961,7 @@ mod tests {
         let out = br#"{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"canary-tok","expirationTimestamp":"2030-01-01T00:00:00Z"}}"#;
         let st = parse_exec_credential(out, "client.authentication.k8s.io/v1").unwrap();
         assert!(!format!("{st:?}").contains("canary"));
-        let kc = static_kubeconfig("c1", provider().cluster.as_ref().unwrap(), &st);
+        let kc = static_kubeconfig(provider().cluster.as_ref().unwrap(), &st).unwrap();
         let doc: serde_json::Value = serde_saphyr::from_slice(&kc).unwrap();
         assert_eq!(
             doc["users"][0]["user"]["token"].as_str(),
@@ -1025,13 +971,16 @@ mod tests {
             doc["clusters"][0]["cluster"]["server"].as_str(),
             Some("https://10.0.0.1:6443")
         );
-        assert_eq!(doc["current-context"].as_str(), Some("c1"));
+        assert_eq!(
+            doc["current-context"].as_str(),
+            Some(crate::bridge::kubeconfig::NAME)
+        );
         let facts = crate::bridge::kubeconfig::inspect(&kc, &Default::default()).unwrap();
         assert_eq!(facts.servers, ["https://10.0.0.1:6443"]);
     }
 
     #[test]
-    fn static_kubeconfig_keeps_long_values_on_one_line() {
+    fn static_kubeconfig_is_one_line_of_json() {
         let token = format!(
             "eyJ{}.{}.{}",
             "a".repeat(200),
@@ -1042,12 +991,9 @@ mod tests {
             token: Some(token.clone()),
             ..Default::default()
         };
-        let kc = static_kubeconfig("c1", provider().cluster.as_ref().unwrap(), &st);
+        let kc = static_kubeconfig(provider().cluster.as_ref().unwrap(), &st).unwrap();
         let text = String::from_utf8(kc.clone()).unwrap();
-        assert!(
-            text.lines().any(|l| l.trim() == format!("token: {token}")),
-            "{text}"
-        );
+        assert_eq!(text.lines().count(), 1, "{text}");
         let doc: serde_json::Value = serde_saphyr::from_slice(&kc).unwrap();
         assert_eq!(
             doc["users"][0]["user"]["token"].as_str(),
@@ -1059,10 +1005,10 @@ mod tests {
             client_key_data: Some(pem.into()),
             ..Default::default()
         };
-        let kc = static_kubeconfig("c1", provider().cluster.as_ref().unwrap(), &st);
+        let kc = static_kubeconfig(provider().cluster.as_ref().unwrap(), &st).unwrap();
         crate::bridge::kubeconfig::inspect(&kc, &Default::default()).unwrap();
         let doc: serde_json::Value = serde_saphyr::from_slice(&kc).unwrap();
-        let b64 = base64::engine::general_purpose::STANDARD.encode(pem);
+        let b64 = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, pem);
         assert_eq!(
             doc["users"][0]["user"]["client-key-data"].as_str(),
             Some(b64.as_str())

@@ -25,12 +25,27 @@ pub struct ObservedSecret {
     pub uid: Option<String>,
     /// SHA-256 of its `kubeconfig` value (`None` if the key is missing).
     pub kubeconfig_sha256: Option<String>,
+    /// With the token-renewal annotation: the hash annotation of the source credential the bridge last wrote
+    /// (Sveltos rewrites the data on renewal). Trusted only for clusters whose renewal the configuration asks for
+    /// ([`ObservedSecret::sha`]): anyone who can annotate the Secret could otherwise hide a swapped kubeconfig.
+    pub renewed_sha256: Option<String>,
     /// Recorded expiry.
     pub expires_at: Option<String>,
     /// Recorded credential source.
     pub credential_source: Option<String>,
     /// Recorded exec-provider settings hash.
     pub credential_config_sha256: Option<String>,
+}
+
+impl ObservedSecret {
+    /// The hash to compare with what the bridge would write: the renewal annotation's when the configuration asks
+    /// Sveltos to renew this cluster's credentials (`renewal`) and the Secret carries it, the data's otherwise.
+    pub fn sha(&self, renewal: bool) -> Option<&String> {
+        match (&self.renewed_sha256, renewal) {
+            (Some(annotated), true) => Some(annotated),
+            _ => self.kubeconfig_sha256.as_ref(),
+        }
+    }
 }
 
 /// A bridged SveltosCluster as found.
@@ -64,8 +79,9 @@ pub struct Observed {
 }
 
 impl Observed {
-    /// The state entry describing what exists.
-    pub fn entry(&self) -> ClusterEntry {
+    /// The state entry describing what exists; `renewal`: the configuration asks Sveltos to renew this cluster's
+    /// credentials (see [`ObservedSecret::sha`]).
+    pub fn entry(&self, renewal: bool) -> ClusterEntry {
         let sc = self.sveltos_cluster.as_ref();
         let secret = self.secret.as_ref();
         ClusterEntry {
@@ -74,7 +90,7 @@ impl Observed {
             credential_source: secret
                 .and_then(|s| s.credential_source.clone())
                 .unwrap_or_default(),
-            kubeconfig_sha256: secret.and_then(|s| s.kubeconfig_sha256.clone()),
+            kubeconfig_sha256: secret.and_then(|s| s.sha(renewal).cloned()),
             credential_expires_at: secret.and_then(|s| s.expires_at.clone()),
             labels: sc.map(|s| s.labels.clone()).unwrap_or_default(),
             config_sha256: sc.map(|s| s.config_sha256.clone()).unwrap_or_default(),
@@ -256,34 +272,30 @@ pub fn observe_secret(secret: &Secret) -> ObservedSecret {
     let ann = secret.metadata.annotations.as_ref();
     let get = |k: &str| ann.and_then(|a| a.get(k)).cloned();
     // When Sveltos renews the credential it rewrites the Secret's data: the bridge then compares the source
-    // credential it last wrote (its hash annotation), not what Sveltos put there.
+    // credential it last wrote (its hash annotation), not what Sveltos put there; but only for clusters the
+    // configuration renews (`ObservedSecret::sha`).
     let renewed = get(super::TOKEN_RENEWAL_ANNOTATION).is_some();
     ObservedSecret {
         id: id(&secret.metadata),
         uid: secret.metadata.uid.clone(),
-        kubeconfig_sha256: if renewed {
-            get(keys::KUBECONFIG_SHA_ANNOTATION)
-        } else {
-            secret
-                .data
-                .as_ref()
-                .and_then(|d| d.get(SECRET_KEY))
-                .map(|b| sha256_hex(&b.0))
-        },
+        kubeconfig_sha256: secret
+            .data
+            .as_ref()
+            .and_then(|d| d.get(SECRET_KEY))
+            .map(|b| sha256_hex(&b.0)),
+        renewed_sha256: renewed
+            .then(|| get(keys::KUBECONFIG_SHA_ANNOTATION))
+            .flatten(),
         expires_at: get(keys::EXPIRES_ANNOTATION),
         credential_source: get(CREDENTIAL_SOURCE_ANNOTATION),
         credential_config_sha256: get(CREDENTIAL_CONFIG_ANNOTATION),
     }
 }
 
+/// The profile key of an object the bridge wrote: its own namespace and name (without the Secret suffix). The
+/// `…/cluster-profile` annotation is never used for this: whoever can patch the object can change it, and an
+/// object keyed by it could shadow another cluster's and have its UID dropped from the ledger.
 fn profile_key(meta: &ObjectMeta, strip: &str) -> String {
-    if let Some(k) = meta
-        .annotations
-        .as_ref()
-        .and_then(|a| a.get(keys::SOURCE_ANNOTATION))
-    {
-        return k.clone();
-    }
     let name = meta.name.as_deref().unwrap_or_default();
     format!(
         "{}/{}",
@@ -419,11 +431,12 @@ impl World {
         l
     }
 
-    /// State entries for everything this bridge owns.
-    pub fn entries(&self) -> BTreeMap<String, ClusterEntry> {
+    /// State entries for everything this bridge owns; `renewal` tells for a cluster key whether the
+    /// configuration asks Sveltos to renew its credentials.
+    pub fn entries(&self, renewal: impl Fn(&str) -> bool) -> BTreeMap<String, ClusterEntry> {
         self.owned
             .iter()
-            .map(|(k, o)| (k.clone(), o.entry()))
+            .map(|(k, o)| (k.clone(), o.entry(renewal(k))))
             .collect()
     }
 }
@@ -589,7 +602,7 @@ pub(crate) mod tests {
             &[sc],
             &[d.secret.clone().unwrap()],
         );
-        assert_eq!(w.entries()["ns/c1"], d.entry);
+        assert_eq!(w.entries(|_| false)["ns/c1"], d.entry);
     }
 
     #[test]
@@ -622,7 +635,7 @@ pub(crate) mod tests {
             &[sc],
             &[secret],
         );
-        let e = &w.entries()["ns/c1"];
+        let e = &w.entries(|_| false)["ns/c1"];
         assert_eq!(e.labels["a"], "edited");
         assert_ne!(e.config_sha256, d.entry.config_sha256);
         assert_ne!(e.kubeconfig_sha256, d.entry.kubeconfig_sha256);
@@ -640,7 +653,7 @@ pub(crate) mod tests {
             &[sc],
             &[d.secret.clone().unwrap()],
         );
-        assert_eq!(w.entries()["ns/c1"], d.entry);
+        assert_eq!(w.entries(|_| false)["ns/c1"], d.entry);
     }
 
     #[test]
@@ -693,7 +706,7 @@ pub(crate) mod tests {
             &[],
             &[d.secret.clone().unwrap()],
         );
-        let e = &w.entries()["ns/c1"];
+        let e = &w.entries(|_| false)["ns/c1"];
         assert_eq!(e.sveltos_cluster, None);
         assert_eq!(e.secret.as_deref(), Some("ns/c1-sveltos-kubeconfig"));
     }

@@ -11,7 +11,7 @@ use super::{
         CheckedKubeconfigs, CredentialProblem, CredentialSecrets, CredentialSource, Lookup,
         Resolved, SecretIndex, locate, material::secrets_to_read, resolve,
     },
-    desired::{ClusterEntry, DesiredCluster, Material, desired, secret_name},
+    desired::{ClusterEntry, DesiredCluster, Material, desired, renewal_of, secret_name},
     exec::{ExecInvocation, ProvidersFile},
     is_healthy,
     observed::World,
@@ -272,6 +272,10 @@ pub struct Plan {
     /// Made for apply ([`Phase::Apply`]): the clusters that differ from what exists hold their objects (the
     /// others only their entries), and [`actions`] may be asked for.
     pub for_apply: bool,
+    /// Sveltos renews every cluster's credentials (`token_renewal`).
+    pub renew_all: bool,
+    /// Clusters whose override asks Sveltos to renew their credentials.
+    pub renew_keys: BTreeSet<String>,
 }
 
 impl Plan {
@@ -308,6 +312,11 @@ impl Plan {
         self.problems.iter().any(|p| p.severity == Severity::Error)
     }
 
+    /// Whether the configuration asks Sveltos to renew cluster `key`'s credentials.
+    pub fn renews(&self, key: &str) -> bool {
+        self.renew_all || self.renew_keys.contains(key)
+    }
+
     /// Leaves one cluster as it is: its existing objects are kept (no write, no delete), or, when it has none,
     /// it is not registered.
     pub fn isolate(&mut self, world: &World, key: &str, cause: Cause, detail: String) {
@@ -316,7 +325,7 @@ impl Plan {
         self.health_paused.remove(key);
         let existing = world.owned.get(key);
         if let Some(o) = existing {
-            self.kept.insert(key.to_string(), o.entry());
+            self.kept.insert(key.to_string(), o.entry(self.renews(key)));
         }
         self.issues.push(ClusterIssue {
             key: key.to_string(),
@@ -356,7 +365,17 @@ pub fn plan(
 ) -> Plan {
     let secrets = CredentialSecrets::new(inputs.credential_secrets, fetched)
         .with_checked(inputs.checked_kubeconfigs);
-    let mut plan = Plan::default();
+    let mut plan = Plan {
+        renew_all: inputs.spec.token_renewal.is_some(),
+        renew_keys: inputs
+            .spec
+            .overrides
+            .iter()
+            .filter(|(_, o)| o.token_renewal.is_some())
+            .map(|(k, _)| k.clone())
+            .collect(),
+        ..Plan::default()
+    };
     check_override_keys(inputs, &mut plan);
     for (i, lookup) in &located.lookups {
         let profile = &inputs.profiles[*i];
@@ -575,7 +594,7 @@ fn material_for(
         Resolved::Kubeconfig(bytes) => {
             return Ok((
                 Material::Bytes {
-                    bytes: bytes.to_vec(),
+                    bytes,
                     expires_at: None,
                     config_sha256: None,
                 },
@@ -593,7 +612,7 @@ fn material_for(
     if let Some(s) = existing
         && s.credential_source.as_deref() == Some(source.to_string().as_str())
         && s.credential_config_sha256.as_deref() == Some(inv_sha.as_str())
-        && let Some(sha) = &s.kubeconfig_sha256
+        && let Some(sha) = s.sha(renewal_of(inputs.spec, &profile.key()).is_some())
         && !inputs
             .planned_mints
             .is_some_and(|m| inputs.phase == Phase::Apply && m.contains(&profile.key()))
@@ -685,7 +704,8 @@ pub fn isolate_drift(
             && !plan.kept.contains_key(key)
             && let Some(o) = world.owned.get(key)
         {
-            plan.kept.insert(key.clone(), o.entry());
+            let renews = plan.renews(key);
+            plan.kept.insert(key.clone(), o.entry(renews));
             plan.removals.retain(|k| k != key);
         }
     }
@@ -827,11 +847,12 @@ fn differs<'a>(
     mint: bool,
 ) -> Option<(Option<&'a Secret>, bool)> {
     let desired_sc = d.sveltos_cluster.as_ref()?;
+    let renewed = desired_sc.spec.token_request_renewal_option.is_some();
     let cur_secret = current.and_then(|c| c.secret.as_ref());
     let cur_sc = current.and_then(|c| c.sveltos_cluster.as_ref());
     let secret = d.secret.as_ref().filter(|_| {
         cur_secret.is_none_or(|s| {
-            s.kubeconfig_sha256 != d.entry.kubeconfig_sha256
+            s.sha(renewed).cloned() != d.entry.kubeconfig_sha256
                 || s.credential_source.as_deref() != Some(d.entry.credential_source.as_str())
                 || s.expires_at != d.entry.credential_expires_at
         })
@@ -848,7 +869,6 @@ fn differs<'a>(
     });
     // Sveltos renews this cluster's credentials: a rotated source credential is written and the SveltosCluster
     // pointed back at it; otherwise what Sveltos took over on renewal is left to it.
-    let renewed = desired_sc.spec.token_request_renewal_option.is_some();
     let rewrite_source = secret.is_some() || mint;
     let sc_stale = sc_stale || (renewed && rewrite_source && cur_sc.is_some());
     (secret.is_some() || mint || sc_stale).then_some((secret, sc_stale))
@@ -1165,7 +1185,7 @@ mod tests {
         );
         let world = world_after(&p, "main");
         assert_eq!(
-            world.entries(),
+            world.entries(|_| false),
             p.entries(),
             "read after apply equals the plan"
         );
@@ -1497,7 +1517,7 @@ mod tests {
         let p = f.run();
         assert_ne!(
             p.desired["a/c1"].entry.config_sha256,
-            f.world.owned["a/c1"].entry().config_sha256
+            f.world.owned["a/c1"].entry(true).config_sha256
         );
         let (writes, _) = actions(&p, &f.world);
         let sc = writes
@@ -1578,6 +1598,7 @@ mod tests {
                 uid: None,
                 id: "a/c1-sveltos-kubeconfig".into(),
                 kubeconfig_sha256: Some("h1".into()),
+                renewed_sha256: None,
                 expires_at: Some((now + jiff::SignedDuration::from_hours(1)).to_string()),
                 credential_source: Some("exec:tok".into()),
                 credential_config_sha256: Some(invocation_sha256(&inv)),

@@ -2,8 +2,8 @@
 //! on another cluster than Sveltos (an OCM hub, a GKE Fleet host project, a cluster-api management cluster).
 //!
 //! One schema and one resolution for the bridge resource and both ClusterProfile data sources. The block holds
-//! the provider block's connection attributes ([`config::with_connection_schema`]: same names, `KUBE_*`
-//! fallbacks and precedence). With it, every read of the inventory (ClusterProfiles, labelled credential
+//! the provider block's connection attributes ([`config::with_connection_schema`]: same names and precedence, but
+//! no `KUBE_*` environment fallback: [`crate::provider::no_environment`]). With it, every read of the inventory (ClusterProfiles, labelled credential
 //! Secrets, the labels of consumer namespaces, Secrets named by `kubeconfig-secretreader` access providers)
 //! goes to that cluster; everything the bridge writes and owns stays on the provider's connection. Without it,
 //! one cluster does both, as before.
@@ -24,7 +24,8 @@ pub const BLOCK: &str = "inventory";
 pub fn block() -> NestedBlock {
     let mut block = config::with_connection_schema(Block::new().markdown_description(
             "The cluster holding the inventory, when it is not the cluster the provider writes to. The same \
-             connection attributes as the provider block (names, `KUBE_*` environment fallbacks, precedence). With \
+             connection attributes as the provider block, without its `KUBE_*` environment fallbacks (those are the \
+             management cluster's; a `KUBE_TOKEN` must never reach the hub): what the block says connects. With \
              it, ClusterProfiles, labelled credential Secrets, consumer namespaces and Secrets named by \
              `kubeconfig-secretreader` access providers are read on that cluster, which is never written to; \
              SveltosClusters and their Secrets are written through the provider's connection, in the \

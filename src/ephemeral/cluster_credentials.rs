@@ -170,6 +170,13 @@ pub enum CredentialsError {
         #[source]
         source: ExecRunError,
     },
+    /// The access provider's cluster entry cannot be written as a kubeconfig with the minted credential.
+    #[error("the access provider's cluster entry cannot be written as a kubeconfig: {source}")]
+    Unwritable {
+        /// Why.
+        #[source]
+        source: ConnectionError,
+    },
     /// The kubeconfig holds no usable connection settings.
     #[error("{source} (source {credential_source})")]
     Kubeconfig {
@@ -234,7 +241,7 @@ async fn mint(
     tracing::debug!(%namespace, %name, source = %source, "resolved ClusterProfile credentials");
     match resolved {
         Resolved::Kubeconfig(bytes) => Ok(Minted {
-            kubeconfig: bytes.to_vec(),
+            kubeconfig: bytes,
             expires_at: None,
             source,
             invocation_sha256: None,
@@ -251,7 +258,8 @@ async fn mint(
                 .await
                 .map_err(|source| CredentialsError::Mint { source })?;
             Ok(Minted {
-                kubeconfig: static_kubeconfig(name, &cluster, &cred),
+                kubeconfig: static_kubeconfig(&cluster, &cred)
+                    .map_err(|source| CredentialsError::Unwritable { source })?,
                 expires_at: cred.expiration_timestamp.clone(),
                 source,
                 invocation_sha256: Some(invocation_sha256(&inv)),

@@ -12,7 +12,7 @@ use crate::{
     api::{AccessProvider, ClusterProfile},
     bridge::{
         exec::{ExecInvocation, ProvidersFile, invocation},
-        kubeconfig::{KubeconfigPolicy, inspect},
+        kubeconfig::{ConnectionError, KubeconfigPolicy, canonical},
     },
 };
 
@@ -59,15 +59,16 @@ impl<'a> CredentialSecrets<'a> {
     }
 }
 
-/// The SHA-256 digests of kubeconfigs that passed [`check_kubeconfig`] under one policy: what a plan's check of
-/// the same bytes under the same policy would find, worked out ahead of it (the refresh's read-ahead checks the
-/// credential Secrets it read while Terraform processes the refreshed state). Only passes are kept, so a refused
-/// kubeconfig is always inspected again and its error is the inspection's own; a kubeconfig with other bytes, or a
-/// policy that differs in anything, is inspected as if nothing had been checked.
+/// The kubeconfigs that passed [`check_kubeconfig`] under one policy, by SHA-256 of their bytes, with what the
+/// bridge writes for each ([`canonical`]): what a plan's check of the same bytes under the same policy would find,
+/// worked out ahead of it (the refresh's read-ahead checks the credential Secrets it read while Terraform processes
+/// the refreshed state). Only passes are kept, so a refused kubeconfig is always checked again and its error is the
+/// check's own; a kubeconfig with other bytes, or a policy that differs in anything, is checked as if nothing had
+/// been checked.
 #[derive(Clone, Default)]
 pub struct CheckedKubeconfigs {
     policy: KubeconfigPolicy,
-    passed: std::collections::HashSet<[u8; 32]>,
+    passed: std::collections::HashMap<[u8; 32], std::sync::Arc<[u8]>>,
 }
 
 impl std::fmt::Debug for CheckedKubeconfigs {
@@ -84,12 +85,19 @@ impl CheckedKubeconfigs {
     /// first of `options.kubeconfig_keys` present, as [`kubeconfig_in_secret`] picks it).
     pub fn check(secrets: &[Secret], options: &CredentialOptions) -> Self {
         let policy = policy_of(options);
-        let passed = secrets
+        let mut passed = std::collections::HashMap::new();
+        for (_, bytes) in secrets
             .iter()
             .filter_map(|s| kubeconfig_in_secret(s, &options.kubeconfig_keys).ok())
-            .filter(|(_, bytes)| inspect(bytes, &policy).is_ok())
-            .map(|(_, bytes)| digest(bytes))
-            .collect();
+        {
+            let sha = digest(bytes);
+            if passed.contains_key(&sha) {
+                continue;
+            }
+            if let Ok(written) = canonical(bytes, &policy, None) {
+                passed.insert(sha, written.into());
+            }
+        }
         Self { policy, passed }
     }
 
@@ -99,8 +107,18 @@ impl CheckedKubeconfigs {
         self.passed.len()
     }
 
-    fn passes(&self, bytes: &[u8], policy: &KubeconfigPolicy) -> bool {
-        self.policy == *policy && self.passed.contains(&digest(bytes))
+    /// Whether `bytes` passed under `policy`.
+    #[cfg(test)]
+    fn written_ok(&self, bytes: &[u8], policy: &KubeconfigPolicy) -> bool {
+        self.written(bytes, policy).is_some()
+    }
+
+    /// What the bridge writes for `bytes`, when they passed under `policy`.
+    fn written(&self, bytes: &[u8], policy: &KubeconfigPolicy) -> Option<Vec<u8>> {
+        (self.policy == *policy)
+            .then(|| self.passed.get(&digest(bytes)))
+            .flatten()
+            .map(|w| w.to_vec())
     }
 }
 
@@ -116,14 +134,14 @@ fn policy_of(options: &CredentialOptions) -> KubeconfigPolicy {
 }
 
 /// Usable credentials of one profile. `Debug` shows the length of a kubeconfig only.
-pub enum Resolved<'a> {
-    /// A kubeconfig to copy byte for byte.
-    Kubeconfig(&'a [u8]),
+pub enum Resolved {
+    /// The kubeconfig to write: the checked source rewritten ([`canonical`]), never the source's bytes.
+    Kubeconfig(Vec<u8>),
     /// An exec plugin run that mints the credential (the plugin is not run here).
     Exec(ExecInvocation),
 }
 
-impl std::fmt::Debug for Resolved<'_> {
+impl std::fmt::Debug for Resolved {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Kubeconfig(b) => write!(f, "Kubeconfig(<{} bytes redacted>)", b.len()),
@@ -170,42 +188,52 @@ pub fn kubeconfig_in_secret<'s>(
     })
 }
 
-/// Checks that bytes hold a kubeconfig Sveltos may load: parsed under a budget, with clusters, and inert
-/// (no `exec` unless `allow_exec_kubeconfigs`, no `auth-provider`, `tokenFile` or file paths; see
+/// Checks that bytes hold a kubeconfig Sveltos may load and returns what the bridge writes for it: parsed under a
+/// budget, with clusters, inert (no `exec` unless `allow_exec_kubeconfigs`, no `auth-provider`, `tokenFile` or file
+/// paths), its current context (or `context`) complete, rewritten ([`canonical`]; see
 /// `crate::bridge::kubeconfig`). The error names the field, never the content.
 pub fn check_kubeconfig(
     bytes: &[u8],
     options: &CredentialOptions,
-) -> Result<(), crate::bridge::kubeconfig::KubeconfigError> {
-    inspect(bytes, &policy_of(options)).map(|_| ())
+    context: Option<&str>,
+) -> Result<Vec<u8>, ConnectionError> {
+    canonical(bytes, &policy_of(options), context)
 }
 
-fn from_secret<'s>(
-    secret: &'s Secret,
+fn from_secret(
+    secret: &Secret,
     keys: &[String],
     options: &CredentialOptions,
+    context: Option<&str>,
     checked: Option<&CheckedKubeconfigs>,
-) -> Result<Resolved<'s>, CredentialProblem> {
+) -> Result<Resolved, CredentialProblem> {
     let (_, bytes) = kubeconfig_in_secret(secret, keys)?;
     let policy = policy_of(options);
-    if !checked.is_some_and(|c| c.passes(bytes, &policy)) {
-        inspect(bytes, &policy).map_err(|e| CredentialProblem::Kubeconfig {
-            secret: object_id(&secret.metadata),
-            reason: e.to_string(),
-        })?;
-    }
-    Ok(Resolved::Kubeconfig(bytes))
+    let cached = context
+        .is_none()
+        .then(|| checked.and_then(|c| c.written(bytes, &policy)))
+        .flatten();
+    let written = match cached {
+        Some(w) => w,
+        None => check_kubeconfig(bytes, options, context).map_err(|e| {
+            CredentialProblem::Kubeconfig {
+                secret: object_id(&secret.metadata),
+                reason: e.to_string(),
+            }
+        })?,
+    };
+    Ok(Resolved::Kubeconfig(written))
 }
 
 /// Judges a located source: the kubeconfig it holds (checked), or the exec run that would mint one (built and
 /// checked against the operator's rules, not run).
-pub fn resolve<'a>(
+pub fn resolve(
     profile: &ClusterProfile,
     source: &CredentialSource,
     options: &CredentialOptions,
     providers: Option<&ProvidersFile>,
-    secrets: &CredentialSecrets<'a>,
-) -> Result<Resolved<'a>, CredentialProblem> {
+    secrets: &CredentialSecrets<'_>,
+) -> Result<Resolved, CredentialProblem> {
     let missing = |namespace: &str, name: &str| CredentialProblem::SecretMissing {
         secret: format!("{namespace}/{name}"),
     };
@@ -219,7 +247,13 @@ pub fn resolve<'a>(
                 .by_id
                 .get(&(namespace.as_str(), name.as_str()))
                 .ok_or_else(|| missing(namespace, name))?;
-            from_secret(secret, std::slice::from_ref(key), options, secrets.checked)
+            from_secret(
+                secret,
+                std::slice::from_ref(key),
+                options,
+                None,
+                secrets.checked,
+            )
         }
         CredentialSource::SecretReader {
             namespace,
@@ -232,8 +266,20 @@ pub fn resolve<'a>(
                 .and_then(Option::as_ref)
                 .ok_or_else(|| missing(namespace, name))?;
             match key {
-                Some(k) => from_secret(secret, std::slice::from_ref(k), options, secrets.checked),
-                None => from_secret(secret, &options.kubeconfig_keys, options, secrets.checked),
+                Some(k) => from_secret(
+                    secret,
+                    std::slice::from_ref(k),
+                    options,
+                    None,
+                    secrets.checked,
+                ),
+                None => from_secret(
+                    secret,
+                    &options.kubeconfig_keys,
+                    options,
+                    None,
+                    secrets.checked,
+                ),
             }
         }
         CredentialSource::Exec { provider } => resolve_exec(profile, provider, options, providers),
@@ -249,12 +295,12 @@ fn exec_problem(provider: &str, reason: impl Into<String>) -> CredentialProblem 
 }
 
 /// The invocation of exec provider `provider` for `profile`, or why there is none.
-fn resolve_exec<'a>(
+fn resolve_exec(
     profile: &ClusterProfile,
     provider: &str,
     options: &CredentialOptions,
     providers: Option<&ProvidersFile>,
-) -> Result<Resolved<'a>, CredentialProblem> {
+) -> Result<Resolved, CredentialProblem> {
     let entry = providers
         .and_then(|f| f.get(provider))
         .ok_or_else(|| exec_problem(provider, "not in the providers file"))?;
@@ -333,10 +379,15 @@ mod tests {
 
     #[test]
     fn kubeconfig_check_never_quotes_content() {
-        assert!(check_kubeconfig(KUBECONFIG.as_bytes(), &opts()).is_ok());
-        let e = check_kubeconfig(b"token: canary-123", &opts()).unwrap_err();
+        let written = check_kubeconfig(KUBECONFIG.as_bytes(), &opts(), None).unwrap();
+        assert_ne!(
+            written,
+            KUBECONFIG.as_bytes(),
+            "the source is rewritten, never copied"
+        );
+        let e = check_kubeconfig(b"token: canary-123", &opts(), None).unwrap_err();
         assert!(!e.to_string().contains("canary"));
-        let e = check_kubeconfig(b"{{{ canary-123", &opts()).unwrap_err();
+        let e = check_kubeconfig(b"{{{ canary-123", &opts(), None).unwrap_err();
         assert!(!e.to_string().contains("canary"));
     }
 
@@ -356,7 +407,7 @@ mod tests {
         let secrets = CredentialSecrets::new(&good, &none);
         assert!(matches!(
             resolve(&p, &src, &o, None, &secrets),
-            Ok(Resolved::Kubeconfig(b)) if b == KUBECONFIG.as_bytes()
+            Ok(Resolved::Kubeconfig(b)) if b == check_kubeconfig(KUBECONFIG.as_bytes(), &o, None).unwrap()
         ));
         let bad = [labelled_secret(
             "team-a",
@@ -432,10 +483,10 @@ mod tests {
         ];
         let checked = CheckedKubeconfigs::check(&secrets, &o);
         assert_eq!(checked.len(), 1, "{checked:?}");
-        assert!(checked.passes(KUBECONFIG.as_bytes(), &policy_of(&o)));
-        assert!(!checked.passes(EXEC_KUBECONFIG.as_bytes(), &policy_of(&o)));
+        assert!(checked.written_ok(KUBECONFIG.as_bytes(), &policy_of(&o)));
+        assert!(!checked.written_ok(EXEC_KUBECONFIG.as_bytes(), &policy_of(&o)));
         let lenient = lenient();
-        assert!(!checked.passes(KUBECONFIG.as_bytes(), &policy_of(&lenient)));
+        assert!(!checked.written_ok(KUBECONFIG.as_bytes(), &policy_of(&lenient)));
         // Only the key a plan takes: the first of `kubeconfig_keys` present.
         let two = [labelled_secret(
             "a",
@@ -446,7 +497,7 @@ mod tests {
         )];
         let first = CheckedKubeconfigs::check(&two, &lenient);
         assert_eq!(first.len(), 1, "{first:?}");
-        assert!(first.passes(KUBECONFIG.as_bytes(), &policy_of(&lenient)));
+        assert!(first.written_ok(KUBECONFIG.as_bytes(), &policy_of(&lenient)));
         let checked = CheckedKubeconfigs::check(&secrets, &lenient);
         assert_eq!(checked.len(), 2, "{checked:?}");
         // Debug shows counts, never digests or content.
@@ -500,10 +551,17 @@ mod tests {
         // the check's answer (shown here with bytes the check would refuse, recorded by hand).
         let recorded = CheckedKubeconfigs {
             policy: policy_of(&strict),
-            passed: [digest(EXEC_KUBECONFIG.as_bytes())].into(),
+            passed: [(
+                digest(EXEC_KUBECONFIG.as_bytes()),
+                std::sync::Arc::from(&b"recorded"[..]),
+            )]
+            .into(),
         };
         let secrets = CredentialSecrets::new(&swapped, &none).with_checked(Some(&recorded));
-        assert!(resolve(&p, &src, &strict, None, &secrets).is_ok());
+        assert!(matches!(
+            resolve(&p, &src, &strict, None, &secrets),
+            Ok(Resolved::Kubeconfig(b)) if b == b"recorded"
+        ));
         let secrets = CredentialSecrets::new(&swapped, &none);
         assert!(resolve(&p, &src, &strict, None, &secrets).is_err());
     }

@@ -414,11 +414,12 @@ async fn mint(
             e.to_string(),
         )
     })?;
-    let bytes = static_kubeconfig(
-        profile.metadata.name.as_deref().unwrap_or_default(),
-        &cluster,
-        &cred,
-    );
+    let bytes = static_kubeconfig(&cluster, &cred).map_err(|e| {
+        Diagnostic::error(
+            format!("Cannot mint credentials for ClusterProfile {}", w.key),
+            format!("The access provider's cluster entry cannot be written as a kubeconfig: {e}."),
+        )
+    })?;
     let source = crate::bridge::credentials::CredentialSource::Exec {
         provider: inv.provider.clone(),
     };

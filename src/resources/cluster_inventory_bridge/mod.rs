@@ -816,7 +816,9 @@ impl Resource for ClusterInventoryBridge {
             let reads = ledger.reads().map(String::from);
             resp.private = world.ledger().with_reads(reads).to_private();
         }
-        let entries: std::collections::BTreeMap<String, ClusterEntry> = world.entries();
+        let config = BridgeConfig::from_value(&state);
+        let entries: std::collections::BTreeMap<String, ClusterEntry> =
+            world.entries(|k| config.renews(k));
         let private_sha256 = sha256_hex(&resp.private);
         // Only with settings an apply recorded (see `prefetch`).
         let inventory = self.prefetch_inventory(&state, ledger.reads(), req.client);
@@ -974,8 +976,9 @@ impl ClusterInventoryBridge {
                 };
             }
         };
-        let entries = world.entries();
         let base = base.into_value();
+        let config = BridgeConfig::from_value(&base);
+        let entries = world.entries(|k| config.renews(k));
         let new_state = if base.is_null() && entries.is_empty() {
             Value::Null
         } else {

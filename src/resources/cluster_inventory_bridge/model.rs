@@ -343,6 +343,17 @@ impl BridgeConfig {
         }
     }
 
+    /// Whether this configuration asks Sveltos to renew cluster `key`'s credentials (its override's
+    /// `token_renewal`, else the bridge-wide one), as `crate::bridge::desired::renewal_of` decides for a spec.
+    pub fn renews(&self, key: &str) -> bool {
+        self.token_renewal.is_some()
+            || self
+                .overrides
+                .as_ref()
+                .and_then(|o| o.get(key))
+                .is_some_and(|o| o.token_renewal.is_some())
+    }
+
     /// Writes the configuration attributes into `state` (used to restore an imported bridge).
     pub fn write_into(&self, state: &mut Value) {
         let overrides = self
