@@ -55,7 +55,7 @@ impl ProviderState {
 
     /// A client for a cluster described by a block with the connection attributes (an `inventory` block),
     /// built on first use and cached per settings. The settings go through the same resolution as the
-    /// provider block's ([`config::connect`], with this process's `KUBE_*` variables as fallbacks).
+    /// provider block's ([`config::connect`]) but without environment fallbacks ([`hub_environment`]).
     pub fn client_for(&self, settings: &KubeSettings) -> Result<kube::Client, config::ConfigError> {
         let mut cache = self
             .inventories
@@ -66,7 +66,7 @@ impl ProviderState {
         }
         // No `KUBE_*` fallback: those variables are the provider block's (the management cluster's), and a
         // `KUBE_TOKEN` filled in here would be sent to the hub. What the block says is what connects.
-        let client = config::connect(settings, &no_environment)?;
+        let client = config::connect(settings, &hub_environment)?;
         cache.push((settings.clone(), client.clone()));
         Ok(client)
     }
@@ -191,9 +191,12 @@ impl tfplugin::Provider for SveltosProvider {
     }
 }
 
-/// The environment an `inventory` block is resolved with: none.
-pub fn no_environment(_: &str) -> Option<String> {
-    None
+/// The environment an `inventory` block is resolved with: the home directory (to expand `~` in `config_path`),
+/// nothing else: no `KUBE_*`, no `KUBECONFIG`, no in-cluster service account.
+pub fn hub_environment(name: &str) -> Option<String> {
+    matches!(name, "HOME" | "USERPROFILE")
+        .then(|| std::env::var(name).ok())
+        .flatten()
 }
 
 #[cfg(test)]

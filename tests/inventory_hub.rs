@@ -361,3 +361,46 @@ async fn a_broken_inventory_block_fails_at_its_path() {
             .is_none()
     );
 }
+
+/// `KUBE_*` variables are the provider block's (the management cluster's): a `KUBE_TOKEN` in the environment of
+/// the run never fills the `inventory` block, so the management token is never sent to the hub. The hub here is
+/// a recording proxy in front of the member cluster, reached over plain HTTP with no credentials of its own.
+#[tokio::test(flavor = "multi_thread")]
+async fn kube_variables_never_reach_the_hub() {
+    let env = TestEnv::get();
+    install_hub_crd(env);
+    let mgmt = env.client().await;
+    let hub = env.member_client().await;
+    let ns = unique_namespace(&hub, "hubenv").await;
+    support::create_namespace(&mgmt, &ns, &[]).await;
+    inventory::create_profile(&hub, &ns, "c1", "hub", &[], Json::Null).await;
+    create_secret(
+        &hub,
+        &ns,
+        "c1-kubeconfig",
+        &[(keys::CLUSTER_PROFILE_LABEL, "c1")],
+        &[("config", &fixtures::unreachable_kubeconfig("hub-token"))],
+    )
+    .await;
+    let proxy = support::fault_proxy::FaultProxy::start(hub).await;
+    // The management cluster's real token, as a CI job would export it for the provider block.
+    let admin: Json = serde_saphyr::from_slice(&std::fs::read(&env.kubeconfig).unwrap()).unwrap();
+    let token = admin["users"][0]["user"]["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut tf = Tf::new(&Cli::tofu());
+    tf.env("KUBE_TOKEN", &token);
+    tf.write_main(&format!(
+        "{}resource \"sveltos_cluster_inventory_bridge\" \"x\" {{\n  name = \"{ns}\"\n  namespaces = [\"{ns}\"]\n  inventory {{\n    host = \"{}\"\n  }}\n}}\n",
+        fixtures::provider_header(&env.kubeconfig, None),
+        proxy.url()
+    ));
+    assert_eq!(tf.plan(), 2, "the hub's profile is planned");
+    assert!(proxy.requests() > 0, "the hub was read through the proxy");
+    let seen = proxy.authorizations();
+    assert!(
+        seen.iter().all(|a| !a.contains(&token)),
+        "the management cluster's KUBE_TOKEN reached the hub"
+    );
+}

@@ -3,7 +3,7 @@
 //!
 //! One schema and one resolution for the bridge resource and both ClusterProfile data sources. The block holds
 //! the provider block's connection attributes ([`config::with_connection_schema`]: same names and precedence, but
-//! no `KUBE_*` environment fallback: [`crate::provider::no_environment`]). With it, every read of the inventory (ClusterProfiles, labelled credential
+//! no `KUBE_*` environment fallback: [`crate::provider::hub_environment`]). With it, every read of the inventory (ClusterProfiles, labelled credential
 //! Secrets, the labels of consumer namespaces, Secrets named by `kubeconfig-secretreader` access providers)
 //! goes to that cluster; everything the bridge writes and owns stays on the provider's connection. Without it,
 //! one cluster does both, as before.
@@ -31,6 +31,15 @@ pub fn block() -> NestedBlock {
              SveltosClusters and their Secrets are written through the provider's connection, in the \
              ClusterProfile's namespace (which must exist there). Without it, one cluster holds both.",
     ));
+    // No environment fallback here: the shared descriptions' `Env: ...` notes are the provider block's.
+    for a in &mut block.attributes {
+        if let Some(at) = a.description.find(" Env: `") {
+            let end = a.description[at..]
+                .find("`.")
+                .map_or(a.description.len(), |e| at + e + 2);
+            a.description.replace_range(at..end, "");
+        }
+    }
     // The shared schema describes `exec` for the provider block (the management cluster); here it is the hub's.
     for b in block.blocks.iter_mut().filter(|b| b.type_name == "exec") {
         b.block = std::mem::take(&mut b.block)
@@ -160,6 +169,13 @@ mod tests {
             b.block
                 .block_named("exec")
                 .is_some_and(|e| e.block.description.contains("inventory"))
+        );
+        assert!(
+            b.block
+                .attributes
+                .iter()
+                .all(|a| !a.description.contains("KUBE_")),
+            "no environment fallback is documented for the hub"
         );
         // Terraform rejects NestingSingle blocks whose MinItems and MaxItems differ.
         assert_eq!(b.min_items, b.max_items);

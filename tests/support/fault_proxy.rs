@@ -63,6 +63,8 @@ struct Shared {
     cut_after: Mutex<Option<usize>>,
     /// When the proxy last went [`Mode::Down`].
     cut_at: Mutex<Option<Instant>>,
+    /// The `Authorization` headers of the requests received (never forwarded: the proxy uses its own client).
+    authorizations: Mutex<Vec<String>>,
     upstream: kube::Client,
 }
 
@@ -90,6 +92,7 @@ impl FaultProxy {
             reset: AtomicUsize::new(0),
             cut_after: Mutex::new(None),
             cut_at: Mutex::new(None),
+            authorizations: Mutex::new(Vec::new()),
             upstream,
         });
         tokio::spawn(accept_loop(shared.clone(), listener, addr));
@@ -102,6 +105,11 @@ impl FaultProxy {
     /// The local port the proxy listens on.
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// The `Authorization` headers the proxy has received.
+    pub fn authorizations(&self) -> Vec<String> {
+        self.shared.authorizations.lock().unwrap().clone()
     }
 
     /// `http://127.0.0.1:<port>`.
@@ -220,9 +228,12 @@ async fn serve(shared: Arc<Shared>, mut stream: TcpStream) {
             return reset(stream);
         }
     };
-    let Some(request) = request else {
+    let Some((request, authorization)) = request else {
         return;
     };
+    if let Some(a) = authorization {
+        shared.authorizations.lock().unwrap().push(a);
+    }
     shared.requests.fetch_add(1, Ordering::SeqCst);
     if request.method() != http::Method::GET {
         let writes = shared.writes.fetch_add(1, Ordering::SeqCst) + 1;
@@ -274,8 +285,8 @@ async fn serve(shared: Arc<Shared>, mut stream: TcpStream) {
     let _ = stream.shutdown().await;
 }
 
-/// Reads one HTTP/1.1 request (head and `content-length` body).
-async fn read_request(stream: &mut TcpStream) -> Option<http::Request<Vec<u8>>> {
+/// Reads one HTTP/1.1 request (head and `content-length` body), with its `Authorization` header apart.
+async fn read_request(stream: &mut TcpStream) -> Option<(http::Request<Vec<u8>>, Option<String>)> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 8192];
     let head_end = loop {
@@ -294,6 +305,7 @@ async fn read_request(stream: &mut TcpStream) -> Option<http::Request<Vec<u8>>> 
     let (method, target) = (first.next()?, first.next()?);
     let mut builder = http::Request::builder().method(method).uri(target);
     let mut length = 0;
+    let mut authorization = None;
     for line in lines.filter(|l| !l.is_empty()) {
         let (name, value) = line.split_once(':')?;
         let (name, value) = (name.trim().to_ascii_lowercase(), value.trim());
@@ -303,6 +315,9 @@ async fn read_request(stream: &mut TcpStream) -> Option<http::Request<Vec<u8>>> 
         );
         if name == "content-length" {
             length = value.parse().ok()?;
+        }
+        if name == "authorization" {
+            authorization = Some(value.to_string());
         }
         if matches!(name.as_str(), "content-type" | "accept") {
             builder = builder.header(name, value);
@@ -316,7 +331,7 @@ async fn read_request(stream: &mut TcpStream) -> Option<http::Request<Vec<u8>>> 
         }
         body.extend_from_slice(&chunk[..n]);
     }
-    builder.body(body).ok()
+    builder.body(body).ok().map(|r| (r, authorization))
 }
 
 /// The API server's answer to `request`; a failure to reach it is a 502 `Status`.
