@@ -154,6 +154,7 @@ fn memory_of_a_no_change_plan_at_10000() {
         now,
         phase,
         planned_mints: None,
+        undecodable: &tfsveltos::bridge::plan::NO_UNDECODABLE,
     };
     let first = {
         let i = inputs(&empty, Phase::Apply);

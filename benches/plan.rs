@@ -71,6 +71,7 @@ fn bench(c: &mut Criterion) {
         now,
         phase,
         planned_mints: None,
+        undecodable: &tfsveltos::bridge::plan::NO_UNDECODABLE,
     };
 
     // What exists after the first apply: exactly what the plan against the empty cluster wants.

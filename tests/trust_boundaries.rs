@@ -513,3 +513,87 @@ async fn copy_labels_keeps_sveltos_selectors_out_by_default_and_include_restrict
     assert_eq!(l[keys::BRIDGE_LABEL], ns);
     tf.destroy();
 }
+
+/// One tenant cannot fail every plan: a ClusterProfile whose status holds a timestamp the API server's loose
+/// `date-time` check admits but no decoder reads is that cluster's problem. With 20 healthy profiles next to it,
+/// all 20 are bridged and the bad one is named; a bridged cluster whose profile turns unreadable is kept as it is,
+/// never deregistered for it.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unreadable_profile_affects_only_its_own_cluster() {
+    let inv = Inv::new().await;
+    let ns = unique_namespace(&inv.client, "unread").await;
+    for i in 0..20 {
+        inv.profile_with_secret(
+            &ns,
+            &format!("ok-{i:02}"),
+            &[],
+            Json::Null,
+            &fixtures::unreachable_kubeconfig("ok"),
+        )
+        .await;
+    }
+    inv.profile_with_secret(
+        &ns,
+        "later-bad",
+        &[],
+        Json::Null,
+        &fixtures::unreachable_kubeconfig("later"),
+    )
+    .await;
+    let cli = Cli::tofu();
+    let tf = inv.tf(&cli, &bridge(&ns, &[&ns], ""));
+    apply_ok(&tf);
+    assert_eq!(state_clusters(&tf).len(), 21);
+
+    // Now a new profile and an already bridged one carry a timestamp the API server admits.
+    let bad_status = json!({"conditions": [{"type": "ControlPlaneHealthy", "status": "True", "reason": "x",
+        "message": "x", "lastTransitionTime": "2024-01-01T00:00:00a1Z"}]});
+    inv.profile_with_secret(
+        &ns,
+        "bad",
+        &[],
+        Json::Null,
+        &fixtures::unreachable_kubeconfig("bad"),
+    )
+    .await;
+    // kubectl, not the typed client: the API server's answer holds the timestamp, which the typed client cannot
+    // read back either.
+    for name in ["bad", "later-bad"] {
+        support::TestEnv::get().kubectl(&[
+            "-n",
+            &ns,
+            "patch",
+            "clusterprofile",
+            name,
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            &json!({ "status": bad_status }).to_string(),
+        ]);
+    }
+
+    let out = apply_ok(&tf);
+    let warning = one_diagnostic(&out, "Warning", "the ClusterProfile cannot be read");
+    assert!(entry(warning, &format!("{ns}/bad")).contains("not registered"), "{warning}");
+    assert!(
+        entry(warning, &format!("{ns}/later-bad")).contains("kept as it is"),
+        "{warning}"
+    );
+    assert!(!warning.contains("a1Z\u{1b}"), "{warning}");
+    let clusters = state_clusters(&tf);
+    assert_eq!(clusters.len(), 21, "{:?}", clusters.keys());
+    assert!(clusters.contains_key(&format!("{ns}/later-bad")));
+    assert!(!clusters.contains_key(&format!("{ns}/bad")));
+    assert!(inv.sc(&ns, "later-bad").await.is_some(), "kept registered");
+    // The data sources list the others and name the unreadable ones.
+    let ds = inv.tf(
+        &cli,
+        &format!(
+            "data \"sveltos_clusterprofiles\" \"all\" {{\n  namespaces = [\"{ns}\"]\n}}\n\
+             output \"n\" {{ value = length(data.sveltos_clusterprofiles.all.cluster_profiles) }}\n"
+        ),
+    );
+    let out = apply_ok(&ds);
+    assert!(out.contains("n = 20"), "{out}");
+    assert!(out.contains("2 ClusterProfile(s) cannot be read"), "{out}");
+}

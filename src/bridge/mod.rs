@@ -15,6 +15,7 @@ pub mod problem;
 pub mod selector;
 #[cfg(test)]
 pub(crate) mod testutil;
+pub mod text;
 
 use std::collections::BTreeMap;
 

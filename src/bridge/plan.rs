@@ -74,7 +74,13 @@ pub struct Inputs<'a> {
     /// At apply: the clusters whose plan said their exec credential is minted at apply (they are minted even if
     /// their current credential would still be valid).
     pub planned_mints: Option<&'a BTreeSet<String>>,
+    /// ClusterProfiles in scope that exist but do not decode, by key, with why (escaped and bounded): each is kept
+    /// as it is, never deregistered for it.
+    pub undecodable: &'a BTreeMap<String, String>,
 }
+
+/// No undecodable ClusterProfiles (for [`Inputs::undecodable`]).
+pub static NO_UNDECODABLE: BTreeMap<String, String> = BTreeMap::new();
 
 /// A located credential per selected profile (first planning phase).
 #[derive(Debug, Clone, Default)]
@@ -219,6 +225,9 @@ pub enum Cause {
     Unhealthy,
     /// At apply: the profile changed between plan and apply.
     ChangedSincePlan,
+    /// The ClusterProfile as stored does not decode (its writer stored a value the API server's schema admits
+    /// and the bridge cannot read, such as a malformed timestamp).
+    Undecodable,
 }
 
 impl Cause {
@@ -228,6 +237,7 @@ impl Cause {
             Self::Collision => "an object this bridge does not own has the name it would write",
             Self::Unhealthy => "the ClusterProfile is not healthy",
             Self::ChangedSincePlan => "the ClusterProfile changed since plan",
+            Self::Undecodable => "the ClusterProfile cannot be read",
         }
     }
 
@@ -247,6 +257,9 @@ impl Cause {
             }
             Self::ChangedSincePlan => {
                 "Nothing was written for them; every other cluster was applied. Run plan again."
+            }
+            Self::Undecodable => {
+                "They are kept as they are (or stay unregistered) until their writer fixes the field named."
             }
         }
     }
@@ -420,6 +433,9 @@ pub fn plan(
             "kept registered".into(),
         );
     }
+    for (key, why) in inputs.undecodable {
+        plan.isolate(inputs.world, key, Cause::Undecodable, why.clone());
+    }
     for key in &plan.health_paused.clone() {
         plan.issues.push(ClusterIssue {
             key: key.clone(),
@@ -484,7 +500,7 @@ fn cause_problem(spec: &BridgeSpec, cause: Cause, mut issues: Vec<&ClusterIssue>
         Cause::Credentials(_) => {
             spec.strict || (spec.require_credentials && issues.iter().any(|i| !i.kept))
         }
-        Cause::Collision => spec.strict,
+        Cause::Collision | Cause::Undecodable => spec.strict,
     };
     let kept = issues.iter().filter(|i| i.kept).count();
     let lines: Vec<String> = issues
@@ -524,7 +540,7 @@ fn cause_problem(spec: &BridgeSpec, cause: Cause, mut issues: Vec<&ClusterIssue>
         Cause::Credentials(_) => vec![Step::Attr("credentials")],
         Cause::Collision => vec![Step::Attr("adopt")],
         Cause::Unhealthy => vec![Step::Attr("require_healthy")],
-        Cause::ChangedSincePlan => vec![],
+        Cause::ChangedSincePlan | Cause::Undecodable => vec![],
     };
     if error {
         Problem::error(path, summary, detail)
@@ -1000,6 +1016,7 @@ mod tests {
                 now: jiff::Timestamp::from_second(1_800_000_000).unwrap(),
                 phase: self.phase,
                 planned_mints: None,
+                undecodable: &NO_UNDECODABLE,
             };
             let located = locate_all(&inputs);
             plan(&inputs, &located, &BTreeMap::new())
@@ -1131,6 +1148,7 @@ mod tests {
                 now: jiff::Timestamp::from_second(1_800_000_000).unwrap(),
                 phase: Phase::Plan,
                 planned_mints: None,
+                undecodable: &NO_UNDECODABLE,
             })
         };
         let t = inputs(&f).creation_targets(&f.profiles, &f.world);
@@ -1657,6 +1675,7 @@ mod tests {
             now,
             phase: Phase::Apply,
             planned_mints: Some(&mints),
+            undecodable: &NO_UNDECODABLE,
         };
         let p = plan(&inputs, &locate_all(&inputs), &BTreeMap::new());
         assert!(p.desired["a/c1"].entry.credential_pending);

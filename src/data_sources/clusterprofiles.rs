@@ -179,16 +179,16 @@ impl DataSource for ClusterProfilesDataSource {
             Ok(v) => v,
             Err(resp) => return *resp,
         };
-        let mut profiles: Vec<ClusterProfile> = match io::list(&client, &sel.namespaces, None).await
-        {
-            Ok(p) => p,
-            Err(e) => {
-                return failed(
-                    config,
-                    Diagnostic::error("Cannot list ClusterProfiles", e.to_string()).into(),
-                );
-            }
-        };
+        let (mut profiles, undecodable): (Vec<ClusterProfile>, _) =
+            match io::list_tolerant(&client, &sel.namespaces, None).await {
+                Ok(p) => p,
+                Err(e) => {
+                    return failed(
+                        config,
+                        Diagnostic::error("Cannot list ClusterProfiles", e.to_string()).into(),
+                    );
+                }
+            };
         profiles.retain(|p| selection_miss(&sel, p).is_none());
         profiles.sort_by_key(ClusterProfile::key);
         let statuses =
@@ -213,10 +213,26 @@ impl DataSource for ClusterProfilesDataSource {
         let mut state = config.clone();
         state.set_attr("id", Value::string(query_id(&sel)));
         state.set_attr("cluster_profiles", Value::List(list));
-        DataReadResponse {
+        let mut resp = DataReadResponse {
             state,
             ..DataReadResponse::default()
+        };
+        let bad = io::Undecodable::by_key(undecodable);
+        if !bad.is_empty() {
+            let lines: Vec<String> = bad
+                .iter()
+                .take(20)
+                .map(|(k, why)| format!("- {k}: {why}"))
+                .collect();
+            resp.diagnostics.push(Diagnostic::warning(
+                format!(
+                    "{} ClusterProfile(s) cannot be read and are not listed",
+                    bad.len()
+                ),
+                lines.join("\n"),
+            ));
         }
+        resp
     }
 }
 

@@ -310,6 +310,49 @@ where
     Ok(out)
 }
 
+/// An item of a LIST that does not decode as the expected type: written by whoever can write it, it is that
+/// object's problem, not the whole list's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Undecodable {
+    /// Its namespace (empty when even that cannot be read).
+    pub namespace: String,
+    /// Its name (empty when even that cannot be read).
+    pub name: String,
+    /// Why it does not decode: the decoder's message, escaped and bounded (it may quote the value, which whoever
+    /// wrote the item chose).
+    pub reason: String,
+}
+
+impl Undecodable {
+    /// Undecodable items by `namespace/name`, with why.
+    pub fn by_key(items: Vec<Undecodable>) -> std::collections::BTreeMap<String, String> {
+        items
+            .into_iter()
+            .map(|u| (format!("{}/{}", u.namespace, u.name), u.reason))
+            .collect()
+    }
+}
+
+/// Like [`list`], but an item that does not decode is set aside ([`Undecodable`]) instead of failing the LIST:
+/// for objects others write (ClusterProfiles), where one bad item must not hide every other one.
+pub async fn list_tolerant<K>(
+    client: &Client,
+    namespaces: &[String],
+    label_selector: Option<&str>,
+) -> Result<(Vec<K>, Vec<Undecodable>), IoError>
+where
+    K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Debug,
+    <K as Resource>::DynamicType: Default,
+{
+    let mut out = Vec::new();
+    let mut bad = Vec::new();
+    list_pages(client, namespaces, label_selector, Some(&mut bad), |page| {
+        out.extend(page)
+    })
+    .await?;
+    Ok((out, bad))
+}
+
 /// Lists every `K` in the given namespaces (all when empty) matching `label_selector`, handing the items to
 /// `each` in batches of [`PAGE_SIZE`] (their `managedFields` compacted) as they are decoded.
 ///
@@ -323,6 +366,21 @@ pub async fn list_each<K>(
     client: &Client,
     namespaces: &[String],
     label_selector: Option<&str>,
+    each: impl FnMut(Vec<K>),
+) -> Result<(), IoError>
+where
+    K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Debug,
+    <K as Resource>::DynamicType: Default,
+{
+    list_pages(client, namespaces, label_selector, None, each).await
+}
+
+/// [`list_each`]; with `bad`, items that do not decode go there instead of failing the LIST.
+async fn list_pages<K>(
+    client: &Client,
+    namespaces: &[String],
+    label_selector: Option<&str>,
+    mut bad: Option<&mut Vec<Undecodable>>,
     mut each: impl FnMut(Vec<K>),
 ) -> Result<(), IoError>
 where
@@ -346,7 +404,7 @@ where
             }
         };
         let body = with_retry("list", &kind, &scope, request).await?;
-        decode_items::<K>(&body, &mut each).map_err(|e| IoError {
+        decode_items::<K>(&body, &mut each, bad.as_deref_mut()).map_err(|e| IoError {
             action: "list",
             object: format!("{kind} {scope}"),
             message: format!("the API server's answer is not a list of {kind}: {e}"),
@@ -357,29 +415,37 @@ where
     Ok(())
 }
 
-/// Decodes the `items` of a LIST answer one by one, handing them to `each` in batches of [`PAGE_SIZE`].
+/// Decodes the `items` of a LIST answer one by one, handing them to `each` in batches of [`PAGE_SIZE`]. With
+/// `bad`, an item that does not decode as `K` is recorded there and skipped (each item is then first taken as
+/// raw JSON text, then decoded on its own).
 fn decode_items<K: DeserializeOwned + Resource>(
     body: &str,
     each: &mut impl FnMut(Vec<K>),
+    bad: Option<&mut Vec<Undecodable>>,
 ) -> Result<(), serde_json::Error> {
     use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-    struct List<'f, K, F>(&'f mut F, std::marker::PhantomData<K>);
-    struct Items<'f, K, F>(&'f mut F, std::marker::PhantomData<K>);
+    type Bad<'b> = Option<&'b mut Vec<Undecodable>>;
+    struct List<'f, 'b, K, F>(&'f mut F, Bad<'b>, std::marker::PhantomData<K>);
+    struct Items<'f, 'b, K, F>(&'f mut F, Bad<'b>, std::marker::PhantomData<K>);
 
-    impl<'de, K: DeserializeOwned + Resource, F: FnMut(Vec<K>)> Visitor<'de> for List<'_, K, F> {
+    impl<'de, K: DeserializeOwned + Resource, F: FnMut(Vec<K>)> Visitor<'de> for List<'_, '_, K, F> {
         type Value = ();
         fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
             f.write_str("a Kubernetes list")
         }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
             let mut items = false;
             while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
                 if key == "items" {
                     if items {
                         return Err(serde::de::Error::duplicate_field("items"));
                     }
-                    map.next_value_seed(Items(&mut *self.0, std::marker::PhantomData))?;
+                    map.next_value_seed(Items(
+                        &mut *self.0,
+                        self.1.as_deref_mut(),
+                        std::marker::PhantomData,
+                    ))?;
                     items = true;
                 } else {
                     map.next_value::<IgnoredAny>()?;
@@ -393,7 +459,7 @@ fn decode_items<K: DeserializeOwned + Resource>(
     }
 
     impl<'de, K: DeserializeOwned + Resource, F: FnMut(Vec<K>)> DeserializeSeed<'de>
-        for Items<'_, K, F>
+        for Items<'_, '_, K, F>
     {
         type Value = ();
         fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
@@ -401,7 +467,7 @@ fn decode_items<K: DeserializeOwned + Resource>(
         }
     }
 
-    impl<'de, K: DeserializeOwned + Resource, F: FnMut(Vec<K>)> Visitor<'de> for Items<'_, K, F> {
+    impl<'de, K: DeserializeOwned + Resource, F: FnMut(Vec<K>)> Visitor<'de> for Items<'_, '_, K, F> {
         type Value = ();
         fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
             f.write_str("a list of items")
@@ -414,11 +480,26 @@ fn decode_items<K: DeserializeOwned + Resource>(
         }
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
             let mut batch = Vec::new();
-            while let Some(mut item) = seq.next_element::<K>()? {
+            let mut push = |mut item: K, batch: &mut Vec<K>| {
                 compact_managed_fields(item.meta_mut());
                 batch.push(item);
                 if batch.len() == PAGE_SIZE as usize {
-                    (self.0)(std::mem::take(&mut batch));
+                    (self.0)(std::mem::take(batch));
+                }
+            };
+            match self.1 {
+                None => {
+                    while let Some(item) = seq.next_element::<K>()? {
+                        push(item, &mut batch);
+                    }
+                }
+                Some(bad) => {
+                    while let Some(raw) = seq.next_element::<&'de serde_json::value::RawValue>()? {
+                        match serde_json::from_str::<K>(raw.get()) {
+                            Ok(item) => push(item, &mut batch),
+                            Err(e) => bad.push(undecodable(raw.get(), &e)),
+                        }
+                    }
                 }
             }
             if !batch.is_empty() {
@@ -429,8 +510,31 @@ fn decode_items<K: DeserializeOwned + Resource>(
     }
 
     let mut de = serde_json::Deserializer::from_str(body);
-    de.deserialize_map(List(each, std::marker::PhantomData))?;
+    de.deserialize_map(List(each, bad, std::marker::PhantomData))?;
     de.end()
+}
+
+/// What is known of an item that does not decode: its namespace and name when those decode, and the decoder's
+/// message (which names the field and what was expected, and holds no value of the item).
+fn undecodable(raw: &str, e: &serde_json::Error) -> Undecodable {
+    #[derive(serde::Deserialize, Default)]
+    #[serde(default)]
+    struct Meta {
+        namespace: String,
+        name: String,
+    }
+    #[derive(serde::Deserialize, Default)]
+    #[serde(default)]
+    struct Item {
+        metadata: Meta,
+    }
+    let item: Item = serde_json::from_str(raw).unwrap_or_default();
+    let shown = |s: &str| crate::bridge::text::shown(s, 253);
+    Undecodable {
+        namespace: shown(&item.metadata.namespace),
+        name: shown(&item.metadata.name),
+        reason: crate::bridge::text::shown(&e.to_string(), 200),
+    }
 }
 
 /// Like [`list`], metadata only (no object bodies cross the wire).
@@ -756,7 +860,7 @@ mod tests {
         })
         .to_string();
         let mut batches = Vec::new();
-        decode_items::<ConfigMap>(&body, &mut |b| batches.push(b)).unwrap();
+        decode_items::<ConfigMap>(&body, &mut |b| batches.push(b), None).unwrap();
         let sizes: Vec<usize> = batches.iter().map(Vec::len).collect();
         assert_eq!(sizes, [500, 500, 201]);
         assert_eq!(batches[2][200].metadata.name.as_deref(), Some("c1200"));
@@ -768,11 +872,13 @@ mod tests {
         );
 
         let mut none = 0;
-        decode_items::<ConfigMap>(r#"{"kind":"ConfigMapList","items":null}"#, &mut |_| {
-            none += 1
-        })
+        decode_items::<ConfigMap>(
+            r#"{"kind":"ConfigMapList","items":null}"#,
+            &mut |_| none += 1,
+            None,
+        )
         .unwrap();
-        decode_items::<ConfigMap>(r#"{"items":[]}"#, &mut |_| none += 1).unwrap();
+        decode_items::<ConfigMap>(r#"{"items":[]}"#, &mut |_| none += 1, None).unwrap();
         assert_eq!(none, 0);
         for bad in [
             r#"{"kind":"Status"}"#,
@@ -781,10 +887,26 @@ mod tests {
             "[]",
         ] {
             assert!(
-                decode_items::<ConfigMap>(bad, &mut |_| {}).is_err(),
+                decode_items::<ConfigMap>(bad, &mut |_| {}, None).is_err(),
                 "{bad}"
             );
         }
+        // Tolerant: a bad item is set aside with its name, the others decode.
+        let mut bad = Vec::new();
+        let mut got = Vec::new();
+        decode_items::<ConfigMap>(
+            r#"{"items":[{"metadata":{"name":"a","namespace":"n"}},{"metadata":{"name":"b","namespace":"n"},"data":{"k":3}},{"metadata":{"name":"c"}}]}"#,
+            &mut |b| got.extend(b),
+            Some(&mut bad),
+        )
+        .unwrap();
+        let names: Vec<_> = got.iter().filter_map(|c| c.metadata.name.clone()).collect();
+        assert_eq!(names, ["a", "c"]);
+        assert_eq!(
+            (bad[0].namespace.as_str(), bad[0].name.as_str()),
+            ("n", "b")
+        );
+        assert!(bad[0].reason.contains("invalid type"), "{}", bad[0].reason);
     }
 
     #[test]

@@ -44,6 +44,8 @@ pub struct Snapshot {
     pub fetched: BTreeMap<(String, String), Option<Secret>>,
     /// Kubeconfigs found inert while the inventory was read ahead (none when it was read by the plan).
     pub checked: Option<CheckedKubeconfigs>,
+    /// ClusterProfiles that exist but do not decode, by key, with why (escaped, bounded).
+    pub undecodable: BTreeMap<String, String>,
 }
 
 /// A Kubernetes error as a diagnostic.
@@ -117,7 +119,7 @@ pub async fn snapshot(
             },
         )
     };
-    let (((profiles, reads), checked), world) =
+    let (((profiles, undecodable, reads), checked), world) =
         lists.await.map_err(|e| Diagnostics::from(io_diag(&e)))?;
     let credentials::CredentialReads {
         labelled: credential_secrets,
@@ -131,6 +133,7 @@ pub async fn snapshot(
         world,
         fetched: BTreeMap::new(),
         checked,
+        undecodable: io::Undecodable::by_key(undecodable),
     };
     let located = locate_all(&snap.inputs(spec, jiff::Timestamp::now(), Phase::Plan, None));
     snap.fetched = credentials::read_named_secrets(inventory, &located.secrets_to_read())
@@ -144,8 +147,13 @@ pub async fn snapshot(
     Ok(snap)
 }
 
-/// What [`read_inventory`] returns: the ClusterProfiles in scope and the credential sources.
-pub type InventoryReads = (Vec<ClusterProfile>, credentials::CredentialReads);
+/// What [`read_inventory`] returns: the ClusterProfiles in scope, those that do not decode, and the credential
+/// sources.
+pub type InventoryReads = (
+    Vec<ClusterProfile>,
+    Vec<io::Undecodable>,
+    credentials::CredentialReads,
+);
 
 /// Reads the inventory a plan of `spec` needs, whatever the bridge owns: the ClusterProfiles of its namespaces
 /// and the credential sources (labelled Secrets, consumer namespaces), concurrently. What it reads depends only on
@@ -154,10 +162,11 @@ pub async fn read_inventory(
     inventory: &Client,
     spec: &BridgeSpec,
 ) -> Result<InventoryReads, IoError> {
-    futures::try_join!(
-        io::list::<ClusterProfile>(inventory, &spec.selection.namespaces, None),
+    let ((profiles, undecodable), sources) = futures::try_join!(
+        io::list_tolerant::<ClusterProfile>(inventory, &spec.selection.namespaces, None),
         credentials::read_sources(inventory, &spec.credentials),
-    )
+    )?;
+    Ok((profiles, undecodable, sources))
 }
 
 /// Up to this many objects to create are checked one GET each; more, with metadata LISTs of their namespaces.
@@ -249,6 +258,7 @@ impl Snapshot {
             now,
             phase,
             planned_mints,
+            undecodable: &self.undecodable,
         }
     }
 

@@ -126,7 +126,7 @@ impl Inventory {
             // Parsing ten thousand kubeconfigs is CPU work: a blocking thread, not a runtime worker, does it. (A
             // cancelled read-ahead lets it finish; nothing waits for it.)
             tokio::task::spawn_blocking(move || {
-                let checked = CheckedKubeconfigs::check(&reads.1.labelled, &spec.credentials);
+                let checked = CheckedKubeconfigs::check(&reads.2.labelled, &spec.credentials);
                 Prefetched { reads, checked }
             })
             .await
