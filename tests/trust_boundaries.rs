@@ -574,7 +574,10 @@ async fn an_unreadable_profile_affects_only_its_own_cluster() {
 
     let out = apply_ok(&tf);
     let warning = one_diagnostic(&out, "Warning", "the ClusterProfile cannot be read");
-    assert!(entry(warning, &format!("{ns}/bad")).contains("not registered"), "{warning}");
+    assert!(
+        entry(warning, &format!("{ns}/bad")).contains("not registered"),
+        "{warning}"
+    );
     assert!(
         entry(warning, &format!("{ns}/later-bad")).contains("kept as it is"),
         "{warning}"

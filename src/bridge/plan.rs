@@ -79,6 +79,9 @@ pub struct Inputs<'a> {
     pub undecodable: &'a BTreeMap<String, String>,
 }
 
+/// The longest object name the API server accepts (a DNS-1123 subdomain).
+const MAX_NAME: usize = 253;
+
 /// No undecodable ClusterProfiles (for [`Inputs::undecodable`]).
 pub static NO_UNDECODABLE: BTreeMap<String, String> = BTreeMap::new();
 
@@ -225,6 +228,8 @@ pub enum Cause {
     Unhealthy,
     /// At apply: the profile changed between plan and apply.
     ChangedSincePlan,
+    /// The ClusterProfile's name is too long for the name of the Secret the bridge would write next to it.
+    NameTooLong,
     /// The ClusterProfile as stored does not decode (its writer stored a value the API server's schema admits
     /// and the bridge cannot read, such as a malformed timestamp).
     Undecodable,
@@ -238,6 +243,9 @@ impl Cause {
             Self::Unhealthy => "the ClusterProfile is not healthy",
             Self::ChangedSincePlan => "the ClusterProfile changed since plan",
             Self::Undecodable => "the ClusterProfile cannot be read",
+            Self::NameTooLong => {
+                "the ClusterProfile's name is too long for its kubeconfig Secret's name"
+            }
         }
     }
 
@@ -260,6 +268,10 @@ impl Cause {
             }
             Self::Undecodable => {
                 "They are kept as they are (or stay unregistered) until their writer fixes the field named."
+            }
+            Self::NameTooLong => {
+                "The Secret is named <name>-sveltos-kubeconfig and a name has at most 253 characters: such a \
+                 ClusterProfile cannot be bridged. Exclude it with overrides[\"<namespace>/<name>\"].skip = true."
             }
         }
     }
@@ -393,6 +405,12 @@ pub fn plan(
     for (i, lookup) in &located.lookups {
         let profile = &inputs.profiles[*i];
         let key = profile.key();
+        let name = profile.metadata.name.as_deref().unwrap_or_default();
+        if secret_name(name).len() > MAX_NAME {
+            let detail = format!("{} characters", name.len());
+            plan.isolate(inputs.world, &key, Cause::NameTooLong, detail);
+            continue;
+        }
         let pause = located.unhealthy_paused.contains(&key);
         let source = match lookup {
             Lookup::Found(source) => source,
@@ -500,7 +518,7 @@ fn cause_problem(spec: &BridgeSpec, cause: Cause, mut issues: Vec<&ClusterIssue>
         Cause::Credentials(_) => {
             spec.strict || (spec.require_credentials && issues.iter().any(|i| !i.kept))
         }
-        Cause::Collision | Cause::Undecodable => spec.strict,
+        Cause::Collision | Cause::Undecodable | Cause::NameTooLong => spec.strict,
     };
     let kept = issues.iter().filter(|i| i.kept).count();
     let lines: Vec<String> = issues
@@ -540,7 +558,7 @@ fn cause_problem(spec: &BridgeSpec, cause: Cause, mut issues: Vec<&ClusterIssue>
         Cause::Credentials(_) => vec![Step::Attr("credentials")],
         Cause::Collision => vec![Step::Attr("adopt")],
         Cause::Unhealthy => vec![Step::Attr("require_healthy")],
-        Cause::ChangedSincePlan | Cause::Undecodable => vec![],
+        Cause::ChangedSincePlan | Cause::Undecodable | Cause::NameTooLong => vec![],
     };
     if error {
         Problem::error(path, summary, detail)
@@ -1005,6 +1023,10 @@ mod tests {
         }
 
         fn run(&self) -> Plan {
+            self.run_with(&NO_UNDECODABLE)
+        }
+
+        fn run_with(&self, undecodable: &BTreeMap<String, String>) -> Plan {
             let inputs = Inputs {
                 spec: &self.spec,
                 profiles: &self.profiles,
@@ -1016,11 +1038,38 @@ mod tests {
                 now: jiff::Timestamp::from_second(1_800_000_000).unwrap(),
                 phase: self.phase,
                 planned_mints: None,
-                undecodable: &NO_UNDECODABLE,
+                undecodable,
             };
             let located = locate_all(&inputs);
             plan(&inputs, &located, &BTreeMap::new())
         }
+    }
+
+    #[test]
+    fn a_name_too_long_for_the_secret_and_an_unreadable_profile_are_their_clusters_problems() {
+        let mut f = Fixture::new();
+        let long = "x".repeat(240);
+        f.profiles.push(profile("a", &long, &[]));
+        f.secrets.push(labelled_secret(
+            "a",
+            "s3",
+            &long,
+            None,
+            &[("Config", KUBECONFIG)],
+        ));
+        // b/c1 is bridged, then its profile stops decoding.
+        let p = f.run();
+        f.world = world_after(&p, "main");
+        f.profiles.retain(|p| p.key() != "b/c1");
+        let undecodable = BTreeMap::from([("b/c1".to_string(), "bad timestamp".to_string())]);
+        let p = f.run_with(&undecodable);
+        assert!(p.desired.contains_key("a/c1"));
+        assert!(!p.desired.contains_key(&format!("a/{long}")));
+        assert!(p.kept.contains_key("b/c1"), "kept, not deregistered");
+        assert!(p.removals.is_empty(), "{:?}", p.removals);
+        let causes: Vec<Cause> = p.issues.iter().map(|i| i.cause).collect();
+        assert!(causes.contains(&Cause::NameTooLong) && causes.contains(&Cause::Undecodable));
+        assert!(!p.has_errors());
     }
 
     #[test]
