@@ -441,10 +441,7 @@ mod tests {
                 "sveltos".to_string(),
             )]),
         )]);
-        for (secrets, want) in [
-            (vec![kep.clone()], "kep"),
-            (vec![own.clone()], "seed"),
-        ] {
+        for (secrets, want) in [(vec![kep.clone()], "kep"), (vec![own.clone()], "seed")] {
             let idx = SecretIndex::new(&secrets, &o, &ns_labels);
             assert!(
                 matches!(locate(&p, &o, None, &idx), Lookup::Found(CredentialSource::LabelledSecret { name, .. }) if name == want),

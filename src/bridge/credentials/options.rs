@@ -378,7 +378,10 @@ mod tests {
     fn consumer_defaults_to_sveltos_and_the_empty_string_turns_it_off() {
         let d = validate(None).unwrap();
         assert_eq!(d.consumer.as_deref(), Some(DEFAULT_CONSUMER));
-        assert!(!d.consumer_only, "the default keeps Secrets next to their profile");
+        assert!(
+            !d.consumer_only,
+            "the default keeps Secrets next to their profile"
+        );
         let off = CredentialsConfig {
             consumer: Some(String::new()),
             ..Default::default()
