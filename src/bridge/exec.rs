@@ -1186,7 +1186,7 @@ mod tests {
     fn unknown_members_are_refused_at_every_level() {
         let exec = r#""execConfig":{"apiVersion":"v","command":"c""#;
         for (json, member) in [
-            (format!(r#"{{"providers":[],"extra":1}}"#), "extra"),
+            (r#"{"providers":[],"extra":1}"#.to_string(), "extra"),
             (
                 format!(r#"{{"providers":[{{"name":"p",{exec}}},"nmae":"x"}}]}}"#),
                 "nmae",
