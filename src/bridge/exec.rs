@@ -123,11 +123,13 @@ pub enum ExecError {
     },
     /// The profile's `cluster.server` is not in `credentials.exec_allowed_servers`.
     #[error(
-        "the profile's cluster.server host {host} matches no entry of credentials.exec_allowed_servers; no plugin was run"
+        "the profile's cluster.server host {host} matches no entry of {attribute}; no plugin was run"
     )]
     ServerNotAllowed {
         /// The host (escaped, at most 64 characters), or `<unparsable>`.
         host: String,
+        /// The setting holding the patterns.
+        attribute: String,
     },
     /// An `exec_allowed_servers` entry is not `host`, `host:port`, `*.suffix` or `*.suffix:port`.
     #[error(
@@ -163,7 +165,7 @@ pub enum ExecError {
 }
 
 /// `s` escaped and cut to 64 characters, for naming untrusted identifiers in messages.
-fn shown(s: &str) -> String {
+pub(crate) fn shown(s: &str) -> String {
     let mut out: String = s.chars().take(64).flat_map(char::escape_debug).collect();
     if s.chars().count() > 64 {
         out.push('…');
@@ -305,14 +307,22 @@ impl ServerAllowList {
         })
     }
 
-    /// [`Self::allows`] as a result naming the host.
+    /// [`Self::allows`] as a result naming the host (for `credentials.exec_allowed_servers`).
     pub fn check(&self, server: &str) -> Result<(), ExecError> {
+        self.check_for(server, "credentials.exec_allowed_servers")
+    }
+
+    /// [`Self::allows`] as a result naming the host and `attribute`, the setting that holds the patterns.
+    pub fn check_for(&self, server: &str, attribute: &str) -> Result<(), ExecError> {
         if self.allows(server) {
             return Ok(());
         }
         let host =
             server_host_port(server).map_or_else(|| "<unparsable>".to_string(), |(h, _)| shown(&h));
-        Err(ExecError::ServerNotAllowed { host })
+        Err(ExecError::ServerNotAllowed {
+            host,
+            attribute: attribute.to_string(),
+        })
     }
 }
 
@@ -564,6 +574,16 @@ pub enum NamespaceScope {
 }
 
 impl ExecScope {
+    /// For tests: every namespace, any server, no profile variable.
+    #[cfg(test)]
+    pub fn any_namespace() -> Self {
+        Self {
+            namespaces: NamespaceScope::Any,
+            servers: ServerAllowList::default(),
+            profile_env: Default::default(),
+        }
+    }
+
     /// Whether a ClusterProfile in `namespace` may use the provider.
     pub fn allows_namespace(&self, namespace: &str) -> bool {
         match &self.namespaces {
