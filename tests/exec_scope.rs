@@ -50,6 +50,7 @@ fn kubeconfig_in(dir: &Path, ns: &str) -> PathBuf {
         .args(["config", "set-context", "--current", "--namespace", ns])
         .arg("--kubeconfig")
         .arg(&copy)
+        .stdout(std::process::Stdio::null())
         .status()
         .unwrap();
     assert!(status.success());
