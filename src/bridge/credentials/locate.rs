@@ -1,10 +1,14 @@
 //! Which single source a ClusterProfile's kubeconfig comes from: access providers (`kubeconfig-secretreader`,
-//! exec plugins named in the providers file) and labelled Secrets, in that order of preference.
+//! exec plugins named in the providers file), chosen in the providers file's order as upstream does, then
+//! labelled Secrets.
 //!
 //! Trust rules (the inventory is not trusted; see the security guide): a `kubeconfig-secretreader` provider may
-//! only name a Secret in the profile's own namespace or in `credentials.secret_reader_namespaces`; a labelled
-//! Secret in namespace B only supplies credentials to a profile in namespace A != B when B carries the consumer
-//! label for `credentials.consumer` or is listed in `credentials.secret_namespaces`.
+//! only name a Secret in the profile's own namespace or in `credentials.secret_reader_namespaces`, with a name,
+//! key, namespace and context checked before anything is requested; an exec provider is only used for a profile
+//! in a namespace its `credentials.exec_providers` scope allows (and, when the scope lists servers, only for a
+//! matching `https://` server); a labelled Secret in namespace B only supplies credentials to a profile in
+//! namespace A != B when B carries the consumer label for `credentials.consumer` or is listed in
+//! `credentials.secret_namespaces`.
 
 use std::{collections::BTreeMap, fmt};
 
