@@ -573,7 +573,7 @@ async fn exec_plugin_credentials_refresh_before_expiry() {
     let providers = write_exec_plugin(scratch.path(), CANARY, 3600);
     let body = |refresh: &str| {
         format!(
-            "resource \"sveltos_cluster_inventory_bridge\" \"x\" {{\n  name = \"exe\"\n  namespaces = [\"{ns}\"]\n  credentials {{\n    exec_providers_file = \"{providers}\"\n    refresh_before = \"{refresh}\"\n  }}\n}}\n"
+            "resource \"sveltos_cluster_inventory_bridge\" \"x\" {{\n  name = \"exe\"\n  namespaces = [\"{ns}\"]\n  credentials {{\n    exec_providers_file = \"{providers}\"\n    refresh_before = \"{refresh}\"\n    exec_providers = {{ \"token-plugin\" = {{ namespaces = [\"{ns}\"] }} }}\n  }}\n}}\n"
         )
     };
     let tf = fx.tf(&cli, &body("10m"));

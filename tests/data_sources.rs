@@ -229,6 +229,9 @@ data "sveltos_clusterprofile" "exec" {{
   name      = "exec"
   credentials {{
     exec_providers_file = "${{path.module}}/providers.json"
+    exec_providers = {{
+      "token-plugin" = {{ namespaces = ["{ns}"] }}
+    }}
   }}
 }}
 

@@ -299,7 +299,8 @@ async fn exec_credentials_are_renewed_while_the_run_needs_them() {
     // 12 s credentials renewed 9 s ahead: a renewal about 3 s after each open or renew.
     let (providers, count) = exec_plugin(scratch.path(), &member.token, 12);
     let credentials = format!(
-        "  credentials {{\n    exec_providers_file = \"{}\"\n    refresh_before      = \"9s\"\n  }}",
+        "  credentials {{\n    exec_providers_file = \"{}\"\n    refresh_before      = \"9s\"\n    \
+         exec_providers      = {{ \"token-plugin\" = {{ namespaces = [\"{ns}\"] }} }}\n  }}",
         providers.display()
     );
     // A resource whose provisioner uses the credentials for 10 s keeps them open that long.

@@ -374,7 +374,8 @@ async fn saved_plan_survives_credential_aging(cli: Cli) {
             &ns,
             &[&ns],
             &format!(
-                "  extra_labels = {{ team = \"{team}\" }}\n  credentials {{\n    exec_providers_file = \"{}\"\n    refresh_before = \"10m\"\n  }}",
+                "  extra_labels = {{ team = \"{team}\" }}\n  credentials {{\n    exec_providers_file = \"{}\"\n    refresh_before = \"10m\"\n    \
+                 exec_providers = {{ tok = {{ namespaces = [\"{ns}\"] }} }}\n  }}",
                 plugin.providers_file.display()
             ),
         )

@@ -373,7 +373,8 @@ async fn profiles_cannot_steer_exec_plugins() {
         &cli,
         &bridge(&ns, &[&ns],
             &format!(
-                "  credentials {{\n    exec_providers_file = \"{}\"\n    exec_allowed_servers = [\"*.allowed.example\"]\n  }}",
+                "  credentials {{\n    exec_providers_file = \"{}\"\n    exec_allowed_servers = [\"*.allowed.example\"]\n    \
+                 exec_providers = {{ tok = {{ namespaces = [\"{ns}\"], profile_env = [\"REGION\"] }} }}\n  }}",
                 plugin.providers_file.display()
             ),
         ),

@@ -17,6 +17,28 @@ pub enum ExecError {
     /// secrets in its env values; the source has the parser's wording).
     #[error("not a valid providers file (line {}, column {})", .0.line(), .0.column())]
     ProvidersFileSyntax(#[source] serde_json::Error),
+    /// The providers file has a member the format does not know (at any level).
+    #[error("not a valid providers file (line {line}, column {column}): unknown member {member:?}")]
+    ProvidersFileUnknownMember {
+        /// The member's name (escaped, at most 64 characters).
+        member: String,
+        /// Line of the error.
+        line: usize,
+        /// Column of the error.
+        column: usize,
+    },
+    /// An `execConfig.env` entry of the providers file has a name no environment can hold.
+    #[error(
+        "providers[{index}] ({name}): execConfig.env name {variable:?} is empty or holds '=' or NUL"
+    )]
+    BadFileEnvName {
+        /// Position in `providers`.
+        index: usize,
+        /// The provider's name.
+        name: String,
+        /// The variable's name (escaped, at most 64 characters).
+        variable: String,
+    },
     /// Two providers share a name.
     #[error("providers[{index}]: duplicate provider name {name:?}")]
     DuplicateProvider {
@@ -86,13 +108,27 @@ pub enum ExecError {
         /// The rule it breaks.
         rule: &'static str,
     },
+    /// The profile asks for an environment variable the operator did not allow for this provider.
+    #[error(
+        "extension {} sets {name}, which credentials.exec_providers[\"{provider}\"].profile_env does not list; \
+         no plugin was run",
+        keys::ADDITIONAL_ENVS_EXTENSION
+    )]
+    EnvNotAllowed {
+        /// The provider's name.
+        provider: String,
+        /// The variable's name (escaped, at most 64 characters).
+        name: String,
+    },
     /// The profile's `cluster.server` is not in `credentials.exec_allowed_servers`.
     #[error(
-        "the profile's cluster.server host {host} matches no entry of credentials.exec_allowed_servers; no plugin was run"
+        "the profile's cluster.server host {host} matches no entry of {attribute}; no plugin was run"
     )]
     ServerNotAllowed {
         /// The host (escaped, at most 64 characters), or `<unparsable>`.
         host: String,
+        /// The setting holding the patterns.
+        attribute: String,
     },
     /// An `exec_allowed_servers` entry is not `host`, `host:port`, `*.suffix` or `*.suffix:port`.
     #[error(
@@ -128,7 +164,7 @@ pub enum ExecError {
 }
 
 /// `s` escaped and cut to 64 characters, for naming untrusted identifiers in messages.
-fn shown(s: &str) -> String {
+pub(crate) fn shown(s: &str) -> String {
     let mut out: String = s.chars().take(64).flat_map(char::escape_debug).collect();
     if s.chars().count() > 64 {
         out.push('…');
@@ -270,14 +306,22 @@ impl ServerAllowList {
         })
     }
 
-    /// [`Self::allows`] as a result naming the host.
+    /// [`Self::allows`] as a result naming the host (for `credentials.exec_allowed_servers`).
     pub fn check(&self, server: &str) -> Result<(), ExecError> {
+        self.check_for(server, "credentials.exec_allowed_servers")
+    }
+
+    /// [`Self::allows`] as a result naming the host and `attribute`, the setting that holds the patterns.
+    pub fn check_for(&self, server: &str, attribute: &str) -> Result<(), ExecError> {
         if self.allows(server) {
             return Ok(());
         }
         let host =
             server_host_port(server).map_or_else(|| "<unparsable>".to_string(), |(h, _)| shown(&h));
-        Err(ExecError::ServerNotAllowed { host })
+        Err(ExecError::ServerNotAllowed {
+            host,
+            attribute: attribute.to_string(),
+        })
     }
 }
 
@@ -316,18 +360,31 @@ fn server_host_port(url: &str) -> Option<(String, Option<u16>)> {
     ))
 }
 
-/// The providers file: `{"providers": [{"name": ..., "execConfig": {...}}]}`. `Debug` shows no argument or
-/// environment value.
+/// The providers file: `{"providers": [{"name": ..., "execConfig": {...}}]}`, as the upstream access library
+/// (`sigs.k8s.io/cluster-inventory-api/pkg/access`) reads it with Go's `encoding/json`: `null` for an optional
+/// member is the same as leaving it out (the upstream example files carry `"args": null`, `"env": null`), and every
+/// member of client-go's `ExecConfig` is accepted. Unlike Go, a member the format does not have is refused, at
+/// every level (a typo would otherwise be silently ignored). `Debug` shows no argument or environment value.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProvidersFile {
-    /// Configured providers.
+    /// Configured providers, in the file's order (the order decides which provider a profile uses).
+    #[serde(default, deserialize_with = "null_as_default")]
     pub providers: Vec<ProviderEntry>,
+}
+
+/// `null` or a value; `null` gives the type's default (Go's `encoding/json` leaves the field as it is).
+fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }
 
 /// One provider of the providers file.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ProviderEntry {
     /// Name matched against `status.accessProviders[].name`.
     pub name: String,
@@ -339,39 +396,46 @@ pub struct ProviderEntry {
     /// How profile-supplied env vars are used (`AppendIfNotExists` | `Replace` | `Ignore`, default `Ignore`).
     #[serde(default)]
     pub profile_sourced_env_vars_policy: Option<String>,
+    /// Which profiles may use this provider, from `credentials.exec_providers` ([`ProvidersFile::scope`]);
+    /// `None`: no profile may (the operator did not configure it).
+    #[serde(skip)]
+    pub scope: Option<ExecScope>,
 }
 
-/// A kubeconfig `exec` stanza.
+/// A kubeconfig `exec` stanza: every member of client-go's `ExecConfig` as it is decoded from JSON.
 #[derive(Clone, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ExecConfig {
     /// ExecCredential API version, e.g. `client.authentication.k8s.io/v1`.
     pub api_version: String,
     /// Command to run.
     pub command: String,
     /// Arguments.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub args: Vec<String>,
     /// Extra environment variables.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub env: Vec<EnvVar>,
     /// Pass the cluster entry to the plugin in `KUBERNETES_EXEC_INFO`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub provide_cluster_info: bool,
     /// Shown when the command is missing.
     #[serde(default)]
     pub install_hint: Option<String>,
-    /// `Never` | `IfAvailable` | `Always` (the bridge never runs plugins interactively).
+    /// `Never` | `IfAvailable` | `Always`: accepted and ignored, as upstream does (the bridge, like the upstream
+    /// access library, never runs plugins interactively).
     #[serde(default)]
     pub interactive_mode: Option<String>,
 }
 
 /// A `name`/`value` environment variable.
 #[derive(Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct EnvVar {
     /// Name.
     pub name: String,
-    /// Value.
+    /// Value (`null` or absent: empty).
+    #[serde(default, deserialize_with = "null_as_default")]
     pub value: String,
 }
 
@@ -399,10 +463,37 @@ impl fmt::Debug for EnvVar {
 impl ProvidersFile {
     /// Parses and validates a providers file (policies must be known values; names unique).
     pub fn parse(bytes: &[u8]) -> Result<Self, ExecError> {
-        let file: Self = serde_json::from_slice(bytes).map_err(ExecError::ProvidersFileSyntax)?;
+        let file: Self = serde_json::from_slice(bytes).map_err(|e| {
+            // serde's wording for an unknown member is `unknown field `x`, expected ...`: the member's name is
+            // the operator's, never a secret value, so it is shown.
+            let text = e.to_string();
+            match text
+                .strip_prefix("unknown field `")
+                .and_then(|rest| rest.split_once('`'))
+            {
+                Some((field, _)) => ExecError::ProvidersFileUnknownMember {
+                    member: shown(field),
+                    line: e.line(),
+                    column: e.column(),
+                },
+                None => ExecError::ProvidersFileSyntax(e),
+            }
+        })?;
         let mut seen = std::collections::BTreeSet::new();
         for (index, p) in file.providers.iter().enumerate() {
             let name = || p.name.clone();
+            if let Some(env) = p
+                .exec_config
+                .env
+                .iter()
+                .find(|e| e.name.is_empty() || e.name.contains(['=', '\0']))
+            {
+                return Err(ExecError::BadFileEnvName {
+                    index,
+                    name: name(),
+                    variable: shown(&env.name),
+                });
+            }
             if !seen.insert(p.name.as_str()) {
                 return Err(ExecError::DuplicateProvider {
                     index,
@@ -440,6 +531,64 @@ impl ProvidersFile {
     /// The provider with this name.
     pub fn get(&self, name: &str) -> Option<&ProviderEntry> {
         self.providers.iter().find(|p| p.name == name)
+    }
+
+    /// Attaches the operator's scopes (`credentials.exec_providers`, by provider name) to the providers: a
+    /// provider without one is used by no profile.
+    pub fn scope(&mut self, scopes: &BTreeMap<String, ExecScope>) {
+        for p in &mut self.providers {
+            p.scope = scopes.get(&p.name).cloned();
+        }
+    }
+
+    /// [`Self::scope`], by value.
+    #[must_use]
+    pub fn scoped(mut self, scopes: &BTreeMap<String, ExecScope>) -> Self {
+        self.scope(scopes);
+        self
+    }
+}
+
+/// Which profiles may use one provider of the providers file, and what they may add: one entry of
+/// `credentials.exec_providers`, validated. There is deliberately no default: a provider the operator did not
+/// configure is used by no profile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecScope {
+    /// Namespaces whose ClusterProfiles may use the provider.
+    pub namespaces: NamespaceScope,
+    /// Host patterns the profile's `cluster.server` must match (empty: any server; `exec_allowed_servers`, when
+    /// set, applies as well).
+    pub servers: ServerAllowList,
+    /// Environment variables a profile may add through the KEP-5339 additional-envs extension (exact names).
+    pub profile_env: std::collections::BTreeSet<String>,
+}
+
+/// The namespaces of an [`ExecScope`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NamespaceScope {
+    /// `["*"]`: every namespace the configuration selects.
+    Any,
+    /// These namespaces only.
+    Only(std::collections::BTreeSet<String>),
+}
+
+impl ExecScope {
+    /// For tests: every namespace, any server, no profile variable.
+    #[cfg(test)]
+    pub fn any_namespace() -> Self {
+        Self {
+            namespaces: NamespaceScope::Any,
+            servers: ServerAllowList::default(),
+            profile_env: Default::default(),
+        }
+    }
+
+    /// Whether a ClusterProfile in `namespace` may use the provider.
+    pub fn allows_namespace(&self, namespace: &str) -> bool {
+        match &self.namespaces {
+            NamespaceScope::Any => true,
+            NamespaceScope::Only(list) => list.contains(namespace),
+        }
     }
 }
 
@@ -480,11 +629,27 @@ impl fmt::Debug for ExecInvocation {
     }
 }
 
-/// Builds the plugin run for a profile's access provider. Profile-sourced variables named in
-/// [`FORBIDDEN_PROFILE_ENV`] make this fail, so that no plugin runs.
+/// Builds the plugin run for a profile's access provider, for the bridge's own environment (which the plugin
+/// inherits): [`invocation_in`] with the process environment.
 pub fn invocation(
     entry: &ProviderEntry,
     provider: &AccessProvider,
+) -> Result<ExecInvocation, ExecError> {
+    invocation_in(entry, provider, &|name| std::env::var_os(name).is_some())
+}
+
+/// Builds the plugin run for a profile's access provider. `runner_sets` tells whether the environment the plugin
+/// inherits sets a variable.
+///
+/// Variables the profile adds (KEP-5339 additional-envs, read only under an `AppendIfNotExists` or `Replace`
+/// policy of the providers file) must be listed in the provider's `profile_env` (its [`ExecScope`]) and must not
+/// be named in [`FORBIDDEN_PROFILE_ENV`]; otherwise this fails, so that no plugin runs. `AppendIfNotExists` adds a
+/// variable only when neither the providers file's `env` nor the inherited environment sets it; `Replace` replaces
+/// the providers file's value (upstream's meaning).
+pub fn invocation_in(
+    entry: &ProviderEntry,
+    provider: &AccessProvider,
+    runner_sets: &dyn Fn(&str) -> bool,
 ) -> Result<ExecInvocation, ExecError> {
     let cluster = provider
         .cluster
@@ -531,10 +696,23 @@ pub fn invocation(
                 rule,
             });
         }
+        let allowed = |k: &str| {
+            entry
+                .scope
+                .as_ref()
+                .is_some_and(|s| s.profile_env.contains(k))
+        };
+        if let Some(name) = extra.keys().find(|k| !allowed(k)) {
+            return Err(ExecError::EnvNotAllowed {
+                provider: entry.name.clone(),
+                name: shown(name),
+            });
+        }
         for (k, v) in extra {
             match env.iter_mut().find(|(n, _)| *n == k) {
                 Some(slot) if policy == "Replace" => slot.1 = v,
                 Some(_) => {}
+                None if policy == "AppendIfNotExists" && runner_sets(&k) => {}
                 None => env.push((k, v)),
             }
         }
@@ -882,12 +1060,133 @@ mod tests {
     use super::*;
     use crate::api::NamedExtension;
 
+    /// A scope for every namespace allowing these profile variables.
+    fn scope(profile_env: &[&str]) -> ExecScope {
+        ExecScope {
+            namespaces: NamespaceScope::Any,
+            servers: ServerAllowList::default(),
+            profile_env: profile_env.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
     fn file() -> ProvidersFile {
         ProvidersFile::parse(
             br#"{"providers":[{"name":"tok","execConfig":{"apiVersion":"client.authentication.k8s.io/v1","command":"/usr/bin/get-token","args":["--a"],"env":[{"name":"X","value":"1"}],"provideClusterInfo":true},
             "profileSourcedCLIArgsPolicy":"Append","profileSourcedEnvVarsPolicy":"AppendIfNotExists"}]}"#,
         )
         .unwrap()
+        .scoped(&BTreeMap::from([(
+            "tok".to_string(),
+            scope(&["X", "Y", "OK", "AUDIENCE", "region_1"]),
+        )]))
+    }
+
+    /// The runner's environment sets nothing.
+    fn bare(_: &str) -> bool {
+        false
+    }
+
+    /// The providers file of upstream's `examples/controller-example/plugins/secretreader`, as written there.
+    const UPSTREAM_SECRETREADER_FILE: &str = r#"{
+  "providers": [
+    {
+      "name": "secretreader",
+      "execConfig": {
+        "apiVersion": "client.authentication.k8s.io/v1",
+        "args": null,
+        "command": "./bin/secretreader-plugin",
+        "env": null,
+        "provideClusterInfo": true
+      }
+    }
+  ]
+}
+"#;
+
+    #[test]
+    fn the_upstream_example_providers_file_is_accepted() {
+        let f = ProvidersFile::parse(UPSTREAM_SECRETREADER_FILE.as_bytes()).unwrap();
+        let p = f.get("secretreader").unwrap();
+        assert_eq!(p.exec_config.command, "./bin/secretreader-plugin");
+        assert_eq!(p.exec_config.api_version, "client.authentication.k8s.io/v1");
+        assert!(p.exec_config.args.is_empty() && p.exec_config.env.is_empty());
+        assert!(p.exec_config.provide_cluster_info);
+        assert_eq!(
+            p.scope, None,
+            "no profile may use it until the operator scopes it"
+        );
+        let other = UPSTREAM_SECRETREADER_FILE
+            .replace("\"secretreader\"", "\"kubeconfig-secretreader\"")
+            .replace("secretreader-plugin", "kubeconfig-secretreader-plugin");
+        ProvidersFile::parse(other.as_bytes()).unwrap();
+    }
+
+    #[test]
+    fn null_is_absent_and_every_exec_config_member_is_accepted() {
+        let f = ProvidersFile::parse(
+            br#"{"providers":[{"name":"p","execConfig":{"apiVersion":"client.authentication.k8s.io/v1","command":"c",
+            "args":null,"env":[{"name":"A","value":null}],"installHint":null,"interactiveMode":null,"provideClusterInfo":null},
+            "profileSourcedCLIArgsPolicy":null,"profileSourcedEnvVarsPolicy":null},
+            {"name":"q","execConfig":{"apiVersion":"client.authentication.k8s.io/v1beta1","command":"d","args":["x"],
+            "env":[{"name":"B","value":"2"}],"installHint":"apt install d","interactiveMode":"IfAvailable","provideClusterInfo":false}}]}"#,
+        )
+        .unwrap();
+        let p = &f.providers[0];
+        assert!(!p.exec_config.provide_cluster_info && p.exec_config.args.is_empty());
+        assert_eq!(p.exec_config.env[0].value, "");
+        assert_eq!(p.exec_config.install_hint, None);
+        assert_eq!(p.profile_sourced_env_vars_policy, None);
+        let q = &f.providers[1];
+        assert_eq!(q.exec_config.install_hint.as_deref(), Some("apt install d"));
+        assert_eq!(
+            q.exec_config.interactive_mode.as_deref(),
+            Some("IfAvailable")
+        );
+        assert_eq!(
+            ProvidersFile::parse(br#"{"providers":null}"#).unwrap(),
+            ProvidersFile::default()
+        );
+    }
+
+    #[test]
+    fn unknown_members_are_refused_at_every_level() {
+        let exec = r#""execConfig":{"apiVersion":"v","command":"c""#;
+        for (json, member) in [
+            (r#"{"providers":[],"extra":1}"#.to_string(), "extra"),
+            (
+                format!(r#"{{"providers":[{{"name":"p",{exec}}},"nmae":"x"}}]}}"#),
+                "nmae",
+            ),
+            (
+                format!(r#"{{"providers":[{{"name":"p",{exec},"comand":"x"}}}}]}}"#),
+                "comand",
+            ),
+            (
+                format!(
+                    r#"{{"providers":[{{"name":"p",{exec},"env":[{{"name":"A","value":"1","valueFrom":"s"}}]}}}}]}}"#
+                ),
+                "valueFrom",
+            ),
+            (
+                format!(r#"{{"providers":[{{"name":"p",{exec},"config":{{}}}}}}]}}"#),
+                "config",
+            ),
+        ] {
+            let e = ProvidersFile::parse(json.as_bytes()).unwrap_err();
+            assert!(
+                matches!(&e, ExecError::ProvidersFileUnknownMember { member: m, .. } if m == member),
+                "{json}: {e:?}"
+            );
+            assert!(e.to_string().contains(member), "{e}");
+        }
+        // Other syntax errors give the position only: values may be secrets.
+        let e = ProvidersFile::parse(br#"{"providers":[{"name":"p","execConfig":{"apiVersion":"v","command":"c","env":[{"name":"A","value":1234}]}}]}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 1") && !e.contains("1234"), "{e}");
+        let e = ProvidersFile::parse(br#"{"providers":[{"name":"p","execConfig":{"apiVersion":"v","command":"c","env":[{"name":"A=B","value":"1"}]}}]}"#)
+            .unwrap_err();
+        assert!(matches!(e, ExecError::BadFileEnvName { .. }), "{e:?}");
     }
 
     fn provider() -> AccessProvider {
@@ -917,7 +1216,7 @@ mod tests {
 
     #[test]
     fn invocation_applies_policies_and_cluster_info() {
-        let inv = invocation(file().get("tok").unwrap(), &provider()).unwrap();
+        let inv = invocation_in(file().get("tok").unwrap(), &provider(), &bare).unwrap();
         assert_eq!(inv.args, ["--a", "--cluster", "c1"]);
         assert_eq!(
             inv.env,
@@ -934,7 +1233,7 @@ mod tests {
         let mut f = file();
         f.providers[0].profile_sourced_env_vars_policy = Some("Replace".into());
         f.providers[0].profile_sourced_cli_args_policy = None;
-        let inv = invocation(&f.providers[0], &provider()).unwrap();
+        let inv = invocation_in(&f.providers[0], &provider(), &bare).unwrap();
         assert_eq!(inv.args, ["--a"]);
         assert_eq!(
             inv.env,
@@ -1035,7 +1334,64 @@ mod tests {
         let mut p = provider();
         let cluster = p.cluster.as_mut().unwrap();
         cluster.extensions[1].extension = envs;
-        invocation(&f.providers[0], &p)
+        invocation_in(&f.providers[0], &p, &bare)
+    }
+
+    #[test]
+    fn profile_env_needs_the_operators_allowlist() {
+        // Not listed in profile_env: refused, naming the variable and the attribute, whatever the policy.
+        for policy in ["AppendIfNotExists", "Replace"] {
+            let e = with_envs(
+                serde_json::json!({ "OK": "1", "AWS_PROFILE": "admin" }),
+                policy,
+            )
+            .unwrap_err();
+            assert!(matches!(e, ExecError::EnvNotAllowed { .. }), "{e:?}");
+            let e = e.to_string();
+            assert!(
+                e.contains("AWS_PROFILE")
+                    && e.contains(r#"credentials.exec_providers["tok"].profile_env"#)
+                    && e.contains("no plugin was run"),
+                "{e}"
+            );
+        }
+        // A provider without a scope (not in exec_providers) admits no profile variable at all.
+        let mut f = file();
+        f.providers[0].scope = None;
+        let e = invocation_in(&f.providers[0], &provider(), &bare).unwrap_err();
+        assert!(matches!(e, ExecError::EnvNotAllowed { .. }), "{e:?}");
+        // Under Ignore the extension is not read, so nothing is refused.
+        f.providers[0].profile_sourced_env_vars_policy = None;
+        invocation_in(&f.providers[0], &provider(), &bare).unwrap();
+    }
+
+    #[test]
+    fn append_if_not_exists_never_overrides_the_file_or_the_runner() {
+        let envs = serde_json::json!({ "X": "profile", "OK": "profile", "AUDIENCE": "profile" });
+        let mut f = file();
+        f.providers[0].profile_sourced_env_vars_policy = Some("AppendIfNotExists".into());
+        let mut p = provider();
+        p.cluster.as_mut().unwrap().extensions[1].extension = envs.clone();
+        // The runner's environment sets OK: the plugin inherits the runner's value.
+        let inv = invocation_in(&f.providers[0], &p, &|n| n == "OK").unwrap();
+        assert_eq!(
+            inv.env,
+            [
+                ("X".into(), "1".into()),
+                ("AUDIENCE".into(), "profile".into())
+            ]
+        );
+        // Replace replaces the providers file's value (upstream's meaning), for listed variables only.
+        f.providers[0].profile_sourced_env_vars_policy = Some("Replace".into());
+        let inv = invocation_in(&f.providers[0], &p, &|n| n == "OK").unwrap();
+        assert_eq!(
+            inv.env,
+            [
+                ("X".into(), "profile".into()),
+                ("AUDIENCE".into(), "profile".into()),
+                ("OK".into(), "profile".into())
+            ]
+        );
     }
 
     #[test]
@@ -1160,7 +1516,7 @@ mod tests {
             serde_json::json!({ "secret": CANARY });
         let mut entry = f.providers[0].clone();
         entry.exec_config.provide_cluster_info = true;
-        let inv = invocation(&entry, &p).unwrap();
+        let inv = invocation_in(&entry, &p, &bare).unwrap();
         assert!(inv.exec_info.contains(CANARY));
         let status = ExecCredentialStatus {
             token: Some(CANARY.into()),

@@ -3,13 +3,16 @@
 
 use crate::{
     bridge::{
-        credentials::{CredentialOptions, CredentialsConfig, options::validate},
+        credentials::{
+            CredentialOptions, CredentialsConfig,
+            options::{ExecProviderConfig, validate},
+        },
         exec::ProvidersFile,
     },
     k8s::credentials::{ProvidersFileError, read_providers_file},
     tfplugin::{
         AttributePath, Diagnostic, Diagnostics, Type, Value,
-        schema::{Attribute, Block, NestedBlock},
+        schema::{Attribute, Block, NestedBlock, Nesting},
     },
 };
 
@@ -78,8 +81,46 @@ pub fn block() -> NestedBlock {
             .attribute(md(
                 Attribute::list("exec_allowed_servers", Type::String),
                 "When set, exec plugins only run for ClusterProfiles whose access provider's `server` host matches one \
-                 of these patterns (`api.example.com`, `*.eks.amazonaws.com`, `10.0.0.1:6443`).",
+                 of these patterns (`api.example.com`, `*.eks.amazonaws.com`, `10.0.0.1:6443`), whatever the \
+                 provider; each provider's `exec_providers[...].servers` applies as well.",
+            ))
+            .attribute(md(
+                exec_providers_attribute(),
+                "Which ClusterProfiles may use each provider of `exec_providers_file`, keyed by the provider's name. \
+                 A provider that is not listed here is never run, for any ClusterProfile (the ClusterProfiles naming \
+                 it are skipped with a warning that names this attribute).",
             )),
+    )
+}
+
+/// The `exec_providers` attribute: a map of provider name to scope.
+fn exec_providers_attribute() -> Attribute {
+    let md = |a: Attribute, d: &str| a.markdown_description(d);
+    Attribute::nested(
+        "exec_providers",
+        Nesting::Map,
+        [
+            md(
+                Attribute::list("namespaces", Type::String).required(),
+                "Namespaces whose ClusterProfiles may use the provider (a token it mints is written only into the \
+                 bridged Secret of the ClusterProfile it was minted for), or `[\"*\"]` for every namespace the \
+                 configuration selects.",
+            ),
+            md(
+                Attribute::list("servers", Type::String).optional(),
+                "Host patterns the ClusterProfile's `cluster.server` must match before the plugin runs, in the syntax \
+                 of `exec_allowed_servers`; when set, the server must also be `https://` without \
+                 `insecure-skip-tls-verify`. Default: any server.",
+            ),
+            md(
+                Attribute::list("profile_env", Type::String).optional(),
+                "Environment variables a ClusterProfile may add through the \
+                 `clusterprofiles.multicluster.x-k8s.io/exec/additional-envs` extension (exact names; read only \
+                 when the providers file sets `profileSourcedEnvVarsPolicy`). Default: none; a ClusterProfile adding \
+                 any other variable is skipped with a warning. Variables that change what the plugin runs or trusts \
+                 (`PATH`, `LD_*`, proxies, ...) cannot be listed.",
+            ),
+        ],
     )
 }
 
@@ -107,6 +148,18 @@ pub fn from_value(block: &Value) -> Option<CredentialsConfig> {
         secret_reader_namespaces: opt_list(block.get_attr("secret_reader_namespaces")),
         allow_exec_kubeconfigs: block.get_attr("allow_exec_kubeconfigs").as_bool(),
         exec_allowed_servers: opt_list(block.get_attr("exec_allowed_servers")),
+        exec_providers: block.get_attr("exec_providers").as_map().map(|m| {
+            m.iter()
+                .map(|(name, e)| {
+                    let e = ExecProviderConfig {
+                        namespaces: opt_list(e.get_attr("namespaces")),
+                        servers: opt_list(e.get_attr("servers")),
+                        profile_env: opt_list(e.get_attr("profile_env")),
+                    };
+                    (name.clone(), e)
+                })
+                .collect()
+        }),
     })
 }
 
@@ -133,6 +186,22 @@ pub fn to_value(config: Option<&CredentialsConfig>) -> Value {
         ("secret_reader_namespaces", l(&c.secret_reader_namespaces)),
         ("allow_exec_kubeconfigs", b(c.allow_exec_kubeconfigs)),
         ("exec_allowed_servers", l(&c.exec_allowed_servers)),
+        (
+            "exec_providers",
+            c.exec_providers
+                .as_ref()
+                .map(|m| {
+                    Value::map(m.iter().map(|(name, e)| {
+                        let v = Value::object([
+                            ("namespaces", l(&e.namespaces)),
+                            ("servers", l(&e.servers)),
+                            ("profile_env", l(&e.profile_env)),
+                        ]);
+                        (name.clone(), v)
+                    }))
+                })
+                .unwrap_or(Value::Null),
+        ),
     ])
 }
 
@@ -156,14 +225,16 @@ pub fn providers(options: &CredentialOptions) -> Result<Option<ProvidersFile>, D
     let Some(path) = &options.exec_providers_file else {
         return Ok(None);
     };
-    read_providers_file(path).map(Some).map_err(|e| {
-        let summary = match e {
-            ProvidersFileError::Read { .. } => "Cannot read the exec providers file",
-            ProvidersFileError::Parse { .. } => "Invalid exec providers file",
-        };
-        Diagnostic::error(summary, e.to_string())
-            .with_attribute(AttributePath::attr(BLOCK).then_attr("exec_providers_file"))
-    })
+    read_providers_file(path)
+        .map(|file| Some(file.scoped(&options.exec_providers)))
+        .map_err(|e| {
+            let summary = match e {
+                ProvidersFileError::Read { .. } => "Cannot read the exec providers file",
+                ProvidersFileError::Parse { .. } => "Invalid exec providers file",
+            };
+            Diagnostic::error(summary, e.to_string())
+                .with_attribute(AttributePath::attr(BLOCK).then_attr("exec_providers_file"))
+        })
 }
 
 /// Options and providers file of a block value: what every data source and the ephemeral resource need.
@@ -190,6 +261,17 @@ mod tests {
             secret_reader_namespaces: Some(vec!["r".into()]),
             allow_exec_kubeconfigs: Some(true),
             exec_allowed_servers: Some(vec!["*.x".into()]),
+            exec_providers: Some(
+                [(
+                    "aws".to_string(),
+                    ExecProviderConfig {
+                        namespaces: Some(vec!["team-a".into()]),
+                        servers: Some(vec!["*.eks.amazonaws.com".into()]),
+                        profile_env: Some(vec!["AWS_REGION".into()]),
+                    },
+                )]
+                .into(),
+            ),
         };
         let v = to_value(Some(&c));
         let names: Vec<&String> = v.as_map().unwrap().keys().collect();

@@ -46,6 +46,19 @@ pub enum CredentialProblem {
         /// The namespace the profile asked for.
         namespace: String,
     },
+    /// A `kubeconfig-secretreader` provider names its Secret with a value that is not a valid name, key or
+    /// context: nothing was requested for it.
+    #[error(
+        "access provider kubeconfig-secretreader: {member} {value} is not valid ({reason}); nothing was read"
+    )]
+    BadSecretReaderReference {
+        /// The member of the exec extension (`name`, `key`, `namespace`, `context`).
+        member: &'static str,
+        /// Its value, quoted, escaped and at most 64 characters.
+        value: String,
+        /// Why.
+        reason: String,
+    },
     /// The Secret a source names does not exist (or vanished between reads).
     #[error("Secret {secret} does not exist")]
     SecretMissing {
@@ -92,6 +105,9 @@ impl CredentialProblem {
             Self::Ambiguous { .. } => "two or more candidate kubeconfig Secrets",
             Self::ForeignSecretReaderNamespace { .. } => {
                 "kubeconfig-secretreader names a Secret in a namespace that is not allowed"
+            }
+            Self::BadSecretReaderReference { .. } => {
+                "kubeconfig-secretreader names its Secret with an invalid value"
             }
             Self::Kubeconfig { .. } => "kubeconfig refused",
             Self::Exec { .. } => "exec provider refused",

@@ -2,7 +2,10 @@
 //! configuration record) and validated ([`CredentialOptions`]). One validator for every resource, data source and
 //! ephemeral resource, so that they accept and reject exactly the same values.
 
-use std::{collections::BTreeSet, time::Duration};
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    time::Duration,
+};
 
 use serde::{Deserialize, Serialize};
 
@@ -10,7 +13,7 @@ use crate::{
     api::keys,
     bridge::{
         duration::parse_duration,
-        exec::ServerAllowList,
+        exec::{ExecScope, NamespaceScope, ServerAllowList, forbidden_profile_env},
         names::{dns1123_label, secret_data_key},
         problem::{Problem, Step},
         selector::{label_key, label_value},
@@ -50,6 +53,24 @@ pub struct CredentialsConfig {
     /// `exec_allowed_servers`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exec_allowed_servers: Option<Vec<String>>,
+    /// `exec_providers`, by provider name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exec_providers: Option<BTreeMap<String, ExecProviderConfig>>,
+}
+
+/// One entry of `credentials.exec_providers` as written: which ClusterProfiles may use a provider of the providers
+/// file, and what they may add.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecProviderConfig {
+    /// `namespaces` (required): namespace names, or `["*"]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespaces: Option<Vec<String>>,
+    /// `servers`: host patterns, as `exec_allowed_servers`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub servers: Option<Vec<String>>,
+    /// `profile_env`: variable names a profile may add.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile_env: Option<Vec<String>>,
 }
 
 /// Validated credential options.
@@ -79,6 +100,8 @@ pub struct CredentialOptions {
     pub allow_exec_kubeconfigs: bool,
     /// When non-empty, exec plugins only run for profiles whose server host matches one of these patterns.
     pub exec_allowed_servers: ServerAllowList,
+    /// Which profiles may use each provider of the providers file (a provider not here is used by none).
+    pub exec_providers: BTreeMap<String, ExecScope>,
 }
 
 impl Default for CredentialOptions {
@@ -95,6 +118,7 @@ impl Default for CredentialOptions {
             secret_reader_namespaces: BTreeSet::new(),
             allow_exec_kubeconfigs: false,
             exec_allowed_servers: ServerAllowList::default(),
+            exec_providers: BTreeMap::new(),
         }
     }
 }
@@ -185,6 +209,7 @@ impl CredentialsConfig {
         );
         opts.allow_exec_kubeconfigs = self.allow_exec_kubeconfigs.unwrap_or(false);
         opts.exec_allowed_servers = self.checked_exec_allowed_servers(&mut problems);
+        opts.exec_providers = self.checked_exec_providers(&mut problems);
         if problems.is_empty() {
             Ok(opts)
         } else {
@@ -296,6 +321,116 @@ impl CredentialsConfig {
     }
 }
 
+impl CredentialsConfig {
+    /// `exec_providers`, each entry checked (an entry with a problem is left out: the block is refused anyway).
+    fn checked_exec_providers(&self, problems: &mut Vec<Problem>) -> BTreeMap<String, ExecScope> {
+        let mut out = BTreeMap::new();
+        for (provider, entry) in self.exec_providers.iter().flatten() {
+            let before = problems.len();
+            let at = |attr: &'static str, i: Option<usize>| {
+                let mut p = vec![
+                    Step::Attr("credentials"),
+                    Step::Attr("exec_providers"),
+                    Step::Key(provider.clone()),
+                    Step::Attr(attr),
+                ];
+                p.extend(i.map(Step::Index));
+                p
+            };
+            let summary = "Invalid credentials.exec_providers";
+            if provider.is_empty() || provider.len() > 253 {
+                problems.push(Problem::error(
+                    vec![
+                        Step::Attr("credentials"),
+                        Step::Attr("exec_providers"),
+                        Step::Key(provider.clone()),
+                    ],
+                    summary,
+                    "The key is the name of a provider of the providers file (1 to 253 characters).",
+                ));
+            }
+            let namespaces = match entry.namespaces.as_deref() {
+                None | Some([]) => {
+                    problems.push(Problem::error(
+                        at("namespaces", None),
+                        summary,
+                        "List the namespaces whose ClusterProfiles may use this provider, or [\"*\"] for every \
+                         namespace the configuration selects.",
+                    ));
+                    NamespaceScope::Only(BTreeSet::new())
+                }
+                Some([one]) if one == "*" => NamespaceScope::Any,
+                Some(list) => {
+                    let mut set = BTreeSet::new();
+                    for (i, ns) in list.iter().enumerate() {
+                        let why = if ns == "*" {
+                            Some(
+                                "\"*\" stands for every namespace; it must be the only element."
+                                    .to_string(),
+                            )
+                        } else {
+                            dns1123_label(ns)
+                                .err()
+                                .map(|e| format!("Element {i}: {e}."))
+                        };
+                        match why {
+                            Some(why) => problems.push(Problem::error(
+                                at("namespaces", Some(i)),
+                                summary,
+                                why,
+                            )),
+                            None => {
+                                set.insert(ns.clone());
+                            }
+                        }
+                    }
+                    NamespaceScope::Only(set)
+                }
+            };
+            for (i, p) in entry.servers.iter().flatten().enumerate() {
+                if let Err(e) = server_pattern(p) {
+                    problems.push(Problem::error(
+                        at("servers", Some(i)),
+                        summary,
+                        format!("Element {i}: {e}."),
+                    ));
+                }
+            }
+            let mut profile_env = BTreeSet::new();
+            for (i, name) in entry.profile_env.iter().flatten().enumerate() {
+                match forbidden_profile_env(name) {
+                    Some(rule) => problems.push(Problem::error(
+                        at("profile_env", Some(i)),
+                        summary,
+                        format!(
+                            "Element {i}: {:?} may never come from a ClusterProfile ({rule}).",
+                            name.chars().take(64).collect::<String>()
+                        ),
+                    )),
+                    None => {
+                        profile_env.insert(name.clone());
+                    }
+                }
+            }
+            if problems.len() == before {
+                out.insert(
+                    provider.clone(),
+                    ExecScope {
+                        namespaces,
+                        // Every pattern was checked above.
+                        servers: ServerAllowList::parse(
+                            entry.servers.as_deref().unwrap_or_default(),
+                        )
+                        .unwrap_or_default(),
+                        profile_env,
+                    },
+                );
+            }
+        }
+        out
+    }
+}
+
 /// Validates an optional block (absent: the defaults).
 pub fn validate(config: Option<&CredentialsConfig>) -> Result<CredentialOptions, Vec<Problem>> {
     config.cloned().unwrap_or_default().validate()
@@ -389,6 +524,142 @@ mod tests {
         .validate()
         .unwrap();
         assert_eq!((off.consumer, off.consumer_only), (None, false));
+    }
+
+    fn provider_path(provider: &str, attr: &'static str, i: Option<usize>) -> Vec<Step> {
+        let mut p = vec![
+            Step::Attr("credentials"),
+            Step::Attr("exec_providers"),
+            Step::Key(provider.into()),
+            Step::Attr(attr),
+        ];
+        p.extend(i.map(Step::Index));
+        p
+    }
+
+    fn exec_providers(entries: &[(&str, ExecProviderConfig)]) -> CredentialsConfig {
+        CredentialsConfig {
+            exec_providers: Some(
+                entries
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.clone()))
+                    .collect(),
+            ),
+            ..Default::default()
+        }
+    }
+
+    fn strings(v: &[&str]) -> Option<Vec<String>> {
+        Some(v.iter().map(|s| s.to_string()).collect())
+    }
+
+    #[test]
+    fn exec_providers_are_scopes_and_nothing_is_allowed_by_default() {
+        assert!(validate(None).unwrap().exec_providers.is_empty());
+        let o = exec_providers(&[
+            (
+                "aws",
+                ExecProviderConfig {
+                    namespaces: strings(&["team-a", "team-b"]),
+                    servers: strings(&["*.eks.amazonaws.com"]),
+                    profile_env: strings(&["AWS_REGION"]),
+                },
+            ),
+            (
+                "gke",
+                ExecProviderConfig {
+                    namespaces: strings(&["*"]),
+                    ..Default::default()
+                },
+            ),
+        ])
+        .validate()
+        .unwrap();
+        let aws = &o.exec_providers["aws"];
+        assert!(aws.allows_namespace("team-b") && !aws.allows_namespace("team-c"));
+        assert!(aws.servers.allows("https://x.eks.amazonaws.com"));
+        assert!(!aws.servers.allows("https://evil.example"));
+        assert_eq!(aws.profile_env, BTreeSet::from(["AWS_REGION".to_string()]));
+        let gke = &o.exec_providers["gke"];
+        assert_eq!(gke.namespaces, NamespaceScope::Any);
+        assert!(gke.servers.is_empty() && gke.profile_env.is_empty());
+    }
+
+    #[test]
+    fn bad_exec_providers_entries_are_errors_at_their_path() {
+        let paths = err_paths(exec_providers(&[
+            (
+                "aws",
+                ExecProviderConfig {
+                    namespaces: strings(&["team-a", "Bad_NS", "*"]),
+                    servers: strings(&["ok.example", "https://x"]),
+                    profile_env: strings(&["AWS_REGION", "LD_PRELOAD", "https_proxy", "A-B"]),
+                },
+            ),
+            ("none", ExecProviderConfig::default()),
+            (
+                "empty",
+                ExecProviderConfig {
+                    namespaces: Some(vec![]),
+                    ..Default::default()
+                },
+            ),
+        ]));
+        let want = [
+            provider_path("aws", "namespaces", Some(1)),
+            provider_path("aws", "namespaces", Some(2)),
+            provider_path("aws", "servers", Some(1)),
+            provider_path("aws", "profile_env", Some(1)),
+            provider_path("aws", "profile_env", Some(2)),
+            provider_path("aws", "profile_env", Some(3)),
+            provider_path("none", "namespaces", None),
+            provider_path("empty", "namespaces", None),
+        ];
+        let mut sorted = paths.clone();
+        sorted.sort_by_key(|p| format!("{p:?}"));
+        let mut want_sorted = want.to_vec();
+        want_sorted.sort_by_key(|p| format!("{p:?}"));
+        assert_eq!(sorted, want_sorted);
+        // The denylist's reason is given.
+        let problems = exec_providers(&[(
+            "aws",
+            ExecProviderConfig {
+                namespaces: strings(&["*"]),
+                profile_env: strings(&["PATH"]),
+                ..Default::default()
+            },
+        )])
+        .validate()
+        .unwrap_err();
+        assert!(
+            problems[0].detail.contains("PATH") && problems[0].detail.contains("program"),
+            "{problems:?}"
+        );
+    }
+
+    #[test]
+    fn exec_providers_keep_the_serde_shape_backward_compatible() {
+        // A record written before exec_providers existed still reads, and one without it writes no new key.
+        let old: CredentialsConfig =
+            serde_json::from_str(r#"{"exec_providers_file":"/p.json"}"#).unwrap();
+        assert_eq!(old.exec_providers, None);
+        assert_eq!(
+            serde_json::to_string(&old).unwrap(),
+            r#"{"exec_providers_file":"/p.json"}"#
+        );
+        let new = exec_providers(&[(
+            "aws",
+            ExecProviderConfig {
+                namespaces: strings(&["*"]),
+                ..Default::default()
+            },
+        )]);
+        let text = serde_json::to_string(&new).unwrap();
+        assert_eq!(text, r#"{"exec_providers":{"aws":{"namespaces":["*"]}}}"#);
+        assert_eq!(
+            serde_json::from_str::<CredentialsConfig>(&text).unwrap(),
+            new
+        );
     }
 
     #[test]
