@@ -788,3 +788,78 @@ async fn invalid_configuration_is_reported_with_attribute_paths() {
     );
     assert!(fx.sc(&ns, "c1").await.is_none());
 }
+
+/// The `kubeconfig-secretreader` extension's optional `context` member (upstream's semantics) selects the context
+/// of the stored kubeconfig; without it, its current-context is used; a context that does not exist is that
+/// profile's problem, named.
+#[tokio::test(flavor = "multi_thread")]
+async fn secret_reader_context_selects_the_context() {
+    let env = TestEnv::get();
+    let inv = support::inventory::Inv::new().await;
+    let ns = unique_namespace(&inv.client, "ctx").await;
+    let member: serde_json::Value =
+        serde_saphyr::from_slice(&std::fs::read(env.member_kubeconfig()).unwrap()).unwrap();
+    let stored = serde_json::json!({
+        "apiVersion": "v1", "kind": "Config",
+        "clusters": [
+            {"name": "m", "cluster": member["clusters"][0]["cluster"]},
+            {"name": "d", "cluster": {"server": "https://127.0.0.1:1"}}],
+        "users": [{"name": "mu", "user": member["users"][0]["user"]}],
+        "contexts": [
+            {"name": "decoy", "context": {"cluster": "d", "user": "mu"}},
+            {"name": "member", "context": {"cluster": "m", "user": "mu"}}],
+        "current-context": "decoy",
+    })
+    .to_string();
+    inv.secret(&ns, "stored", &[], &[("value", &stored)]).await;
+    for (name, context) in [
+        ("chosen", Some("member")),
+        ("current", None),
+        ("missing", Some("nope")),
+    ] {
+        let mut ext = serde_json::json!({"name": "stored", "key": "value"});
+        if let Some(c) = context {
+            ext["context"] = c.into();
+        }
+        inv.profile(
+            &ns,
+            name,
+            &[],
+            serde_json::json!({"accessProviders": [{"name": "kubeconfig-secretreader",
+                "cluster": {"server": "https://127.0.0.1:1",
+                    "extensions": [{"name": "client.authentication.k8s.io/exec", "extension": ext}]}}]}),
+        )
+        .await;
+    }
+    let tf = inv.tf(&Cli::tofu(), &support::inventory::bridge(&ns, &[&ns], ""));
+    let out = support::inventory::apply_ok(&tf);
+    let server = |kc: &[u8]| -> String {
+        let v: serde_json::Value = serde_json::from_slice(kc).unwrap();
+        v["clusters"][0]["cluster"]["server"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let chosen = inv.bridged_kubeconfig(&ns, "chosen").await.unwrap();
+    assert_eq!(
+        server(&chosen),
+        member["clusters"][0]["cluster"]["server"].as_str().unwrap()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("kc");
+    std::fs::write(&f, &chosen).unwrap();
+    env.kubectl_at(&f, &["get", "--raw", "/version"]);
+    let current = inv.bridged_kubeconfig(&ns, "current").await.unwrap();
+    assert_eq!(server(&current), "https://127.0.0.1:1");
+    assert!(inv.bridged_kubeconfig(&ns, "missing").await.is_none());
+    let flat = support::inventory::flat(&out);
+    assert!(
+        flat.contains(&format!("{ns}/missing")) && flat.contains("no context of the name"),
+        "{out}"
+    );
+    let clusters = support::inventory::state_clusters(&tf);
+    assert_eq!(
+        clusters[&format!("{ns}/chosen")]["credential_source"],
+        "access-provider:kubeconfig-secretreader:".to_string() + &ns + "/stored#value@member"
+    );
+}

@@ -1652,7 +1652,14 @@ mod tests {
         add_provider(&mut f.profiles[0], "tok", serde_json::json!({}));
         f.providers = Some(
             ProvidersFile::parse(br#"{"providers":[{"name":"tok","execConfig":{"apiVersion":"client.authentication.k8s.io/v1","command":"get-token"}}]}"#)
-                .unwrap(),
+                .unwrap()
+        .scoped(
+            &[(
+                "tok".to_string(),
+                crate::bridge::exec::ExecScope::any_namespace(),
+            )]
+            .into(),
+        ),
         );
         let p = f.run();
         assert!(p.desired["a/c1"].entry.credential_pending);

@@ -44,6 +44,9 @@ pub enum CredentialSource {
         name: String,
         /// Data key, if the provider names one.
         key: Option<String>,
+        /// Context of the stored kubeconfig to use (upstream's optional `context` member); `None`: its
+        /// current-context.
+        context: Option<String>,
     },
     /// An exec plugin provider from the providers file.
     Exec {
@@ -63,21 +66,22 @@ impl fmt::Display for CredentialSource {
             Self::SecretReader {
                 namespace,
                 name,
-                key: Some(key),
-            } => write!(
-                f,
-                "access-provider:{}:{namespace}/{name}#{key}",
-                keys::SECRET_READER_PROVIDER
-            ),
-            Self::SecretReader {
-                namespace,
-                name,
-                key: None,
-            } => write!(
-                f,
-                "access-provider:{}:{namespace}/{name}",
-                keys::SECRET_READER_PROVIDER
-            ),
+                key,
+                context,
+            } => {
+                write!(
+                    f,
+                    "access-provider:{}:{namespace}/{name}",
+                    keys::SECRET_READER_PROVIDER
+                )?;
+                if let Some(key) = key {
+                    write!(f, "#{key}")?;
+                }
+                if let Some(context) = context {
+                    write!(f, "@{}", crate::bridge::text::shown(context, 253))?;
+                }
+                Ok(())
+            }
             Self::Exec { provider } => write!(f, "exec:{provider}"),
         }
     }
@@ -301,6 +305,7 @@ fn secret_reader_target(
         namespace: namespace.to_string(),
         name: name.to_string(),
         key: key.map(str::to_string),
+        context: context.map(str::to_string),
     }))
 }
 
@@ -674,12 +679,24 @@ mod tests {
             Lookup::Found(CredentialSource::SecretReader {
                 namespace: "team-a".into(),
                 name: "kc".into(),
-                key: Some("value".into())
+                key: Some("value".into()),
+                context: None,
             })
         );
         assert_eq!(
             locate(&p, &opts(), None, &idx).describe(),
             "access-provider:kubeconfig-secretreader:team-a/kc#value"
+        );
+        // Upstream's optional `context` member is carried, and shown.
+        let mut p = profile("team-a", "c2", &[]);
+        add_provider(
+            &mut p,
+            "kubeconfig-secretreader",
+            serde_json::json!({"name": "kc", "key": "value", "context": "admin@prod"}),
+        );
+        assert_eq!(
+            locate(&p, &opts(), None, &idx).describe(),
+            "access-provider:kubeconfig-secretreader:team-a/kc#value@admin@prod"
         );
     }
 

@@ -259,28 +259,18 @@ pub fn resolve(
             namespace,
             name,
             key,
+            context,
         } => {
             let secret = secrets
                 .fetched
                 .get(&(namespace.clone(), name.clone()))
                 .and_then(Option::as_ref)
                 .ok_or_else(|| missing(namespace, name))?;
-            match key {
-                Some(k) => from_secret(
-                    secret,
-                    std::slice::from_ref(k),
-                    options,
-                    None,
-                    secrets.checked,
-                ),
-                None => from_secret(
-                    secret,
-                    &options.kubeconfig_keys,
-                    options,
-                    None,
-                    secrets.checked,
-                ),
-            }
+            let keys = match key {
+                Some(k) => std::slice::from_ref(k),
+                None => &options.kubeconfig_keys[..],
+            };
+            from_secret(secret, keys, options, context.as_deref(), secrets.checked)
         }
         CredentialSource::Exec { provider } => resolve_exec(profile, provider, options, providers),
     }
