@@ -133,7 +133,7 @@ async fn lifecycle(cli: Cli) {
             .secret_data(ns, "c1-sveltos-kubeconfig")
             .await
             .expect("Secret written");
-        assert_eq!(data["kubeconfig"].0, kc1.as_bytes());
+        assert_eq!(data["kubeconfig"].0, fixtures::written(&kc1));
     }
     let sc = fx.sc(&a, "c1").await.unwrap();
     assert_eq!(labels_of(&sc)["enabled"], "true");
@@ -445,7 +445,7 @@ async fn collisions_among_many_new_clusters_are_found() {
     );
     assert_eq!(
         fx.secret_data(&ns, "c31-sveltos-kubeconfig").await.unwrap()["kubeconfig"].0,
-        kc.as_bytes()
+        fixtures::written(&kc)
     );
     assert_eq!(tf.plan(), 0);
     tf.destroy();
@@ -514,7 +514,7 @@ async fn credential_sources_and_consumer_filter() {
             .secret_data(&ns, &format!("{name}-sveltos-kubeconfig"))
             .await
             .unwrap();
-        assert_eq!(data["kubeconfig"].0, member.as_bytes(), "{name}");
+        assert_eq!(data["kubeconfig"].0, fixtures::written(&member), "{name}");
     }
     let out = tf.outputs_json();
     let clusters = &out["clusters"]["value"];

@@ -279,7 +279,8 @@ fn rows() -> Vec<Row> {
             "credentials.consumer",
             "credentials {\n    consumer = {v}\n  }",
             Other("a b"),
-            r3,
+            // Empty is valid: it turns consumer namespaces off.
+            [Reject, Either, Reject],
         ),
         (
             "credentials.exec_providers_file",

@@ -33,6 +33,7 @@ fn invocation(command: &Path, env: &[(&str, &str)]) -> ExecInvocation {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
+        if_unset: Default::default(),
         exec_info: format!(
             r#"{{"apiVersion":"{API}","kind":"ExecCredential","spec":{{"interactive":false}}}}"#
         ),

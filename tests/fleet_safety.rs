@@ -77,8 +77,8 @@ async fn one_bad_profile_never_blocks_the_fleet() {
     let out = apply_ok(&tf);
     for name in &good {
         assert_eq!(
-            inv.bridged_kubeconfig(&ns, name).await.as_deref(),
-            Some(kc.as_bytes()),
+            inv.bridged_kubeconfig(&ns, name).await,
+            Some(fixtures::written(&kc)),
             "{name}"
         );
         assert!(inv.sc(&ns, name).await.is_some(), "{name}");

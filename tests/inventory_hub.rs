@@ -199,7 +199,7 @@ async fn inventory_on_a_hub_cluster() {
             .unwrap();
         assert_eq!(
             s.data.unwrap_or_default()["kubeconfig"].0,
-            kc.as_bytes(),
+            fixtures::written(kc),
             "{name}"
         );
     }

@@ -260,7 +260,7 @@ output \"bridged\" {{
             "kubeconfig",
         )
         .await;
-        assert_eq!(copied.as_deref(), Some(kc.as_bytes()), "{ns}/{name}");
+        assert_eq!(copied, Some(fixtures::written(kc)), "{ns}/{name}");
     }
     let out = tf.outputs_json();
     assert_eq!(

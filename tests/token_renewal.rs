@@ -143,8 +143,8 @@ async fn sveltos_renewal_is_not_drift_and_a_rotated_source_is_written() {
     );
     apply_ok(&tf);
     assert_eq!(
-        secret_key(&inv, &ns, "p", "kubeconfig").await.as_deref(),
-        Some(rotated.as_bytes()),
+        secret_key(&inv, &ns, "p", "kubeconfig").await,
+        Some(support::fixtures::written(&rotated)),
         "the rotated credential is not under `kubeconfig`"
     );
     assert_eq!(

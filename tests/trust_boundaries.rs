@@ -85,8 +85,8 @@ async fn secret_reader_cannot_reach_into_another_namespace() {
     );
     apply_ok(&tf);
     assert_eq!(
-        inv.bridged_kubeconfig(&tenant, "thief").await.as_deref(),
-        Some(admin_kc.as_bytes())
+        inv.bridged_kubeconfig(&tenant, "thief").await,
+        Some(fixtures::written(&admin_kc))
     );
     let reads = secret_reads_in(&victim);
     assert!(
@@ -162,8 +162,8 @@ async fn labelled_secret_in_another_namespace_needs_the_operators_consent() {
     );
     apply_ok(&tf);
     assert_eq!(
-        inv.bridged_kubeconfig(&a, "p").await.as_deref(),
-        Some(kc.as_bytes())
+        inv.bridged_kubeconfig(&a, "p").await,
+        Some(fixtures::written(&kc))
     );
     tf.destroy();
 }
@@ -247,8 +247,15 @@ async fn kubeconfigs_that_run_commands_or_read_files_are_refused() {
     let out = apply_ok(&tf);
     let exec_kc = kubeconfig_with_user(cases[1].1);
     assert_eq!(
-        inv.bridged_kubeconfig(&ns, "exec").await.as_deref(),
-        Some(exec_kc.as_bytes()),
+        inv.bridged_kubeconfig(&ns, "exec").await,
+        Some(
+            tfsveltos::bridge::kubeconfig::canonical(
+                exec_kc.as_bytes(),
+                &tfsveltos::bridge::kubeconfig::KubeconfigPolicy { allow_exec: true },
+                None
+            )
+            .unwrap()
+        ),
         "{out}"
     );
     for name in ["token-file", "auth-provider", "client-key"] {

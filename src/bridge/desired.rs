@@ -157,6 +157,8 @@ pub fn secret_name(profile_name: &str) -> String {
 pub fn config_sha256(annotations: &BTreeMap<String, String>, spec: &SveltosClusterSpec) -> String {
     let mut annotations = annotations.clone();
     annotations.remove(super::BRIDGE_CONFIG_ANNOTATION);
+    // Which run wrote it is not configuration (it changes with every apply that writes the object).
+    annotations.remove(super::ownership::MARK_ANNOTATION);
     let renewed = annotations.contains_key(TOKEN_RENEWAL_ANNOTATION);
     let doc = serde_json::json!({
         "annotations": annotations,

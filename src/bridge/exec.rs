@@ -603,6 +603,10 @@ pub struct ExecInvocation {
     pub args: Vec<String>,
     /// Environment additions, in order.
     pub env: Vec<(String, String)>,
+    /// Names in `env` that the profile added under `AppendIfNotExists`: the run leaves them out when the
+    /// environment it inherits sets them (decided where the plugin runs, `crate::k8s::exec`: the core reads no
+    /// environment).
+    pub if_unset: std::collections::BTreeSet<String>,
     /// The `KUBERNETES_EXEC_INFO` value.
     pub exec_info: String,
     /// Install hint for a missing command.
@@ -629,13 +633,14 @@ impl fmt::Debug for ExecInvocation {
     }
 }
 
-/// Builds the plugin run for a profile's access provider, for the bridge's own environment (which the plugin
-/// inherits): [`invocation_in`] with the process environment.
+/// Builds the plugin run for a profile's access provider: [`invocation_in`] before the inherited environment is
+/// known (variables the profile adds under `AppendIfNotExists` are left out at run time when it sets them: see
+/// [`ExecInvocation::if_unset`]).
 pub fn invocation(
     entry: &ProviderEntry,
     provider: &AccessProvider,
 ) -> Result<ExecInvocation, ExecError> {
-    invocation_in(entry, provider, &|name| std::env::var_os(name).is_some())
+    invocation_in(entry, provider, &|_| false)
 }
 
 /// Builds the plugin run for a profile's access provider. `runner_sets` tells whether the environment the plugin
@@ -678,6 +683,7 @@ pub fn invocation_in(
         .iter()
         .map(|e| (e.name.clone(), e.value.clone()))
         .collect();
+    let mut if_unset = std::collections::BTreeSet::new();
     let policy = entry
         .profile_sourced_env_vars_policy
         .as_deref()
@@ -713,7 +719,12 @@ pub fn invocation_in(
                 Some(slot) if policy == "Replace" => slot.1 = v,
                 Some(_) => {}
                 None if policy == "AppendIfNotExists" && runner_sets(&k) => {}
-                None => env.push((k, v)),
+                None => {
+                    if policy == "AppendIfNotExists" {
+                        if_unset.insert(k.clone());
+                    }
+                    env.push((k, v));
+                }
             }
         }
     }
@@ -748,6 +759,7 @@ pub fn invocation_in(
         command: entry.exec_config.command.clone(),
         args,
         env,
+        if_unset,
         exec_info,
         install_hint: entry.exec_config.install_hint.clone(),
         api_version: entry.exec_config.api_version.clone(),

@@ -123,6 +123,14 @@ fn id(meta: &ObjectMeta) -> String {
     )
 }
 
+/// The run mark an object carries (`crate::bridge::ownership::MARK_ANNOTATION`).
+fn mark_of(meta: &ObjectMeta) -> Option<&str> {
+    meta.annotations
+        .as_ref()?
+        .get(super::ownership::MARK_ANNOTATION)
+        .map(String::as_str)
+}
+
 fn owner(meta: &ObjectMeta) -> Option<&str> {
     meta.labels
         .as_ref()?
@@ -334,7 +342,12 @@ impl World {
             .filter(|sc| owner(&sc.metadata) == Some(bridge))
         {
             let sc_id = id(&sc.metadata);
-            if !ledger.owns(Kind::SveltosCluster, &sc_id, sc.metadata.uid.as_deref()) {
+            if !ledger.owns_marked(
+                Kind::SveltosCluster,
+                &sc_id,
+                sc.metadata.uid.as_deref(),
+                mark_of(&sc.metadata),
+            ) {
                 w.impostors.insert(format!("SveltosCluster {sc_id}"));
                 continue;
             }
@@ -361,7 +374,12 @@ impl World {
             .filter(|s| owner(&s.metadata) == Some(bridge))
         {
             let s_id = id(&s.metadata);
-            if !ledger.owns(Kind::Secret, &s_id, s.metadata.uid.as_deref()) {
+            if !ledger.owns_marked(
+                Kind::Secret,
+                &s_id,
+                s.metadata.uid.as_deref(),
+                mark_of(&s.metadata),
+            ) {
                 w.impostors.insert(format!("Secret {s_id}"));
                 continue;
             }

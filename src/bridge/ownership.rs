@@ -50,6 +50,9 @@ pub struct Ledger {
     /// After `import`: every object carrying the bridge's label is taken over at the next read (not serialized).
     #[serde(skip)]
     take_over_labelled: bool,
+    /// The run keys of the claim (see [`Mark`]; not serialized: they stay in the claim).
+    #[serde(skip)]
+    run_keys: Vec<RunKey>,
     /// A digest of the inventory reads of the configuration last applied (namespaces, credential label and
     /// consumer): a refresh reads ahead for the plan only with settings an apply recorded here, never with a
     /// configuration that came from the cluster (an import).
@@ -105,13 +108,29 @@ impl Ledger {
         serde_json::to_vec(&out).unwrap_or_default()
     }
 
+    /// This ledger recognising the marks of `keys` (the run keys of the bridge's claim).
+    pub fn with_run_keys(mut self, keys: Vec<RunKey>) -> Self {
+        self.run_keys = keys;
+        self
+    }
+
     /// Whether the object `id` of `kind` with `uid` (already known to carry the bridge's label) is owned.
     pub fn owns(&self, kind: Kind, id: &str, uid: Option<&str>) -> bool {
+        self.owns_marked(kind, id, uid, None)
+    }
+
+    /// [`Ledger::owns`], or, for an object at a name this ledger has never recorded, carrying `mark` (its
+    /// [`MARK_ANNOTATION`]) made with one of the claim's run keys: an object a run of this state created and
+    /// that run died before the state recorded its UID.
+    pub fn owns_marked(&self, kind: Kind, id: &str, uid: Option<&str>, mark: Option<&str>) -> bool {
         let key = slot(kind, id);
         if self.take_over_labelled || self.trusted_names.contains(&key) {
             return true;
         }
-        uid.is_some_and(|u| self.objects.get(&key).is_some_and(|r| r == u))
+        match self.objects.get(&key) {
+            Some(recorded) => uid.is_some_and(|u| u == recorded),
+            None => mark.is_some_and(|m| self.run_keys.iter().any(|k| k.mark(kind, id) == m)),
+        }
     }
 
     /// Whether an object at `id` with `uid` is one this bridge recorded (whatever its labels say now).
@@ -159,15 +178,126 @@ impl Ledger {
     }
 }
 
+/// The annotation by which an object says which run of which state wrote it: [`RunKey::mark`].
+pub const MARK_ANNOTATION: &str = "sveltos.clusterinventory.io/written-by";
+
+/// A secret of one apply run, kept in the bridge's claim (in the operator's namespace, which tenants cannot
+/// read): every object the run writes carries `HMAC-SHA256(key, "<Kind> namespace/name")` in
+/// [`MARK_ANNOTATION`]. A run that dies between writing an object and returning its UID to Terraform leaves an
+/// object that the next run of the same state recognises by that mark ([`Ledger::owns_marked`]): nobody without
+/// the key can produce the mark for a name, and a mark copied from one object is wrong for every other name.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RunKey([u8; 32]);
+
+impl std::fmt::Debug for RunKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RunKey(<redacted>)")
+    }
+}
+
+impl RunKey {
+    /// A key from its hex form (as stored in the claim).
+    pub fn from_hex(s: &str) -> Option<Self> {
+        let bytes = hex::decode(s).ok()?;
+        Some(Self(bytes.try_into().ok()?))
+    }
+
+    /// Its hex form.
+    pub fn to_hex(&self) -> String {
+        hex::encode(self.0)
+    }
+
+    /// A key made from 32 bytes of randomness.
+    pub fn new(random: [u8; 32]) -> Self {
+        Self(random)
+    }
+
+    /// The mark of object `id` of `kind` written by this run.
+    pub fn mark(&self, kind: Kind, id: &str) -> String {
+        hex::encode(hmac_sha256(&self.0, slot(kind, id).as_bytes()))
+    }
+}
+
+/// HMAC-SHA256 (RFC 2104) over `sha2`, which is already a dependency: ten lines instead of another crate.
+fn hmac_sha256(key: &[u8; 32], message: &[u8]) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    let mut inner = Sha256::new();
+    let mut outer = Sha256::new();
+    let mut block = [0u8; 64];
+    block[..32].copy_from_slice(key);
+    inner.update(block.map(|b| b ^ 0x36));
+    inner.update(message);
+    outer.update(block.map(|b| b ^ 0x5c));
+    outer.update(inner.finalize());
+    outer.finalize().into()
+}
+
+/// The apply run recorded in a claim: who is applying, since when, and whether it finished.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Run {
+    /// `host:pid` of the provider process applying.
+    pub holder: String,
+    /// When the run started (RFC 3339).
+    pub started: String,
+    /// Until when a run that has not finished counts as alive wherever it runs (RFC 3339): its start plus the
+    /// apply's timeout.
+    pub until: String,
+    /// Whether the run finished (the provider returned its state to Terraform).
+    pub done: bool,
+    /// Whether it was the bridge's first apply (its state had no bridge yet): only such a run, once dead, may be
+    /// taken over by a state without the bridge; a later run belongs to a state that has it.
+    pub first: bool,
+}
+
 /// The claim a bridge name holds on a management cluster: one ConfigMap per bridge name, holding a random
 /// instance id (also in the bridge's state) and the bridge's configuration record (for `import`). A second state
-/// using the same name finds the claim with another instance id and stops before it writes anything.
+/// using the same name finds the claim with another instance id and stops before it writes anything. It also
+/// holds the run keys of the last runs ([`RunKey`]) and the last run ([`Run`]), with which a run that died is
+/// recovered from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Claim {
     /// The instance id of the state that holds the name.
     pub instance: String,
     /// The configuration record (the bridge's arguments as JSON, no secrets).
     pub config: Option<String>,
+    /// Run keys, newest last (at most [`KEPT_RUN_KEYS`]).
+    pub keys: Vec<RunKey>,
+    /// The last apply run.
+    pub run: Option<Run>,
+}
+
+/// How many run keys a claim keeps: the current run's and those of the runs before it, so that objects of a run
+/// whose state Terraform did not save (a CLI killed right after the provider answered) are still recognised.
+pub const KEPT_RUN_KEYS: usize = 3;
+
+impl Claim {
+    /// A claim of `instance` with `config`, no runs yet.
+    pub fn new(instance: String, config: Option<String>) -> Self {
+        Self {
+            instance,
+            config,
+            keys: Vec::new(),
+            run: None,
+        }
+    }
+
+    /// Whether the last run of this claim is a first apply that died: it never finished, and either its holder is
+    /// a process of this host that no longer exists (`alive` answers for `host:pid` holders of this host) or its
+    /// time is up.
+    pub fn abandoned(&self, now: jiff::Timestamp, alive: impl Fn(&str) -> Option<bool>) -> bool {
+        let Some(run) = &self.run else {
+            return false;
+        };
+        if run.done || !run.first {
+            return false;
+        }
+        if alive(&run.holder) == Some(false) {
+            return true;
+        }
+        run.until
+            .parse::<jiff::Timestamp>()
+            .is_ok_and(|until| now > until)
+    }
 }
 
 /// Name of the claim ConfigMap of bridge `bridge`.
@@ -196,20 +326,22 @@ pub struct ClaimConflict {
 }
 
 /// Whether a state whose instance id is `mine` (`None`: a new resource, or a state written before claims
-/// existed when `legacy`) may use the name that `claim` holds.
+/// existed when `legacy`) may use the name that `claim` holds. A new resource may take over a claim whose first
+/// apply died ([`Claim::abandoned`], decided by the caller and passed as `abandoned`).
 pub fn check_claim(
     bridge: &str,
     claim_id: &str,
     mine: Option<&str>,
     legacy: bool,
     claim: Option<&Claim>,
+    abandoned: bool,
 ) -> Result<(), ClaimConflict> {
     let Some(claim) = claim else {
         return Ok(());
     };
     match mine {
         Some(m) if m == claim.instance => Ok(()),
-        None if legacy => Ok(()),
+        None if legacy || abandoned => Ok(()),
         _ => Err(ClaimConflict {
             bridge: bridge.to_string(),
             claim: claim_id.to_string(),
@@ -240,20 +372,94 @@ mod tests {
 
     #[test]
     fn one_state_per_bridge_name() {
-        let claim = Claim {
-            instance: "i-1".into(),
-            config: None,
-        };
-        assert!(check_claim("b", "default/c", None, false, None).is_ok());
-        assert!(check_claim("b", "default/c", Some("i-1"), false, Some(&claim)).is_ok());
-        let e = check_claim("b", "default/c", None, false, Some(&claim)).unwrap_err();
+        let claim = Claim::new("i-1".into(), None);
+        assert!(check_claim("b", "default/c", None, false, None, false).is_ok());
+        assert!(check_claim("b", "default/c", Some("i-1"), false, Some(&claim), false).is_ok());
+        let e = check_claim("b", "default/c", None, false, Some(&claim), false).unwrap_err();
         assert!(
             e.to_string().contains("default/c") && e.to_string().contains("i-1"),
             "{e}"
         );
-        assert!(check_claim("b", "default/c", Some("i-2"), false, Some(&claim)).is_err());
+        assert!(check_claim("b", "default/c", Some("i-2"), false, Some(&claim), false).is_err());
         // A state written before claims existed takes the claim over at its next apply.
-        assert!(check_claim("b", "default/c", None, true, Some(&claim)).is_ok());
+        assert!(check_claim("b", "default/c", None, true, Some(&claim), false).is_ok());
+        // A new resource takes over the claim of a first apply that died; another state never does.
+        assert!(check_claim("b", "default/c", None, false, Some(&claim), true).is_ok());
+        assert!(check_claim("b", "default/c", Some("i-2"), false, Some(&claim), true).is_err());
+    }
+
+    #[test]
+    fn a_claim_is_abandoned_only_by_a_first_apply_that_died() {
+        let now = jiff::Timestamp::from_second(1_800_000_000).unwrap();
+        let run = |done, first, until: i64| Run {
+            holder: "host-a:42".into(),
+            started: now.to_string(),
+            until: jiff::Timestamp::from_second(1_800_000_000 + until)
+                .unwrap()
+                .to_string(),
+            done,
+            first,
+        };
+        let claim = |r: Option<Run>| Claim {
+            run: r,
+            ..Claim::new("i".into(), None)
+        };
+        let unknown = |_: &str| None;
+        let dead = |_: &str| Some(false);
+        let alive = |_: &str| Some(true);
+        assert!(!claim(None).abandoned(now, dead));
+        assert!(
+            claim(Some(run(false, true, 60))).abandoned(now, dead),
+            "its process is gone"
+        );
+        assert!(!claim(Some(run(false, true, 60))).abandoned(now, alive));
+        assert!(
+            !claim(Some(run(false, true, 60))).abandoned(now, unknown),
+            "another host, time not up"
+        );
+        assert!(
+            claim(Some(run(false, true, -1))).abandoned(now, unknown),
+            "time is up"
+        );
+        assert!(
+            !claim(Some(run(true, true, -1))).abandoned(now, dead),
+            "it finished"
+        );
+        assert!(
+            !claim(Some(run(false, false, -1))).abandoned(now, dead),
+            "a later run of a state that has it"
+        );
+    }
+
+    #[test]
+    fn marks_are_per_key_and_per_name() {
+        let k1 = RunKey::new([1; 32]);
+        let k2 = RunKey::new([2; 32]);
+        let m = k1.mark(Kind::SveltosCluster, "a/c1");
+        assert_eq!(m.len(), 64);
+        assert_ne!(m, k1.mark(Kind::SveltosCluster, "a/c2"));
+        assert_ne!(m, k1.mark(Kind::Secret, "a/c1"));
+        assert_ne!(m, k2.mark(Kind::SveltosCluster, "a/c1"));
+        assert_eq!(RunKey::from_hex(&k1.to_hex()), Some(k1.clone()));
+        // RFC 4231 test case 2 (HMAC pads a short key with zeros, so "Jefe" padded to 32 bytes is the same key).
+        let mut jefe = [0u8; 32];
+        jefe[..4].copy_from_slice(b"Jefe");
+        assert_eq!(
+            hex::encode(hmac_sha256(&jefe, b"what do ya want for nothing?")),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+        let ledger = Ledger::default().with_run_keys(vec![k2.clone(), k1.clone()]);
+        assert!(ledger.owns_marked(Kind::SveltosCluster, "a/c1", Some("u"), Some(&m)));
+        assert!(
+            !ledger.owns_marked(Kind::SveltosCluster, "a/c2", Some("u"), Some(&m)),
+            "a copied mark"
+        );
+        assert!(!ledger.owns_marked(Kind::SveltosCluster, "a/c1", Some("u"), Some("0")));
+        // A name the ledger recorded is owned by UID only: a recreated object with a copied mark is not.
+        let mut recorded = ledger.clone();
+        recorded.record(Kind::SveltosCluster, "a/c1", "u-old");
+        assert!(!recorded.owns_marked(Kind::SveltosCluster, "a/c1", Some("u-new"), Some(&m)));
+        assert!(!format!("{k1:?}").contains("01"));
     }
 
     #[test]

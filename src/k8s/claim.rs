@@ -7,24 +7,47 @@ use k8s_openapi::{api::core::v1::ConfigMap, apimachinery::pkg::apis::meta::v1::O
 use kube::Client;
 
 use super::io::{self, IoError};
-use crate::{api::keys, bridge::ownership::Claim};
+use crate::{
+    api::keys,
+    bridge::ownership::{Claim, RunKey},
+};
 
 const INSTANCE_KEY: &str = "instance";
 const CONFIG_KEY: &str = "config";
+const KEYS_KEY: &str = "runKeys";
+const RUN_KEY: &str = "run";
 
 /// Reads the claim (`None`: the name is free). A ConfigMap at that name that does not look like a claim
 /// counts as a claim by an unknown instance, so it is never overwritten silently.
 pub async fn read(client: &Client, namespace: &str, name: &str) -> Result<Option<Claim>, IoError> {
+    Ok(read_with_uid(client, namespace, name)
+        .await?
+        .map(|(c, _)| c))
+}
+
+/// [`read`], with the ConfigMap's UID (for [`delete`]).
+pub async fn read_with_uid(
+    client: &Client,
+    namespace: &str,
+    name: &str,
+) -> Result<Option<(Claim, Option<String>)>, IoError> {
     let cm = io::get_opt::<ConfigMap>(client, namespace, name).await?;
     Ok(cm.map(|cm| {
         let data = cm.data.unwrap_or_default();
-        Claim {
+        let keys = data
+            .get(KEYS_KEY)
+            .map(|k| k.split(',').filter_map(RunKey::from_hex).collect())
+            .unwrap_or_default();
+        let claim = Claim {
             instance: data
                 .get(INSTANCE_KEY)
                 .cloned()
                 .unwrap_or_else(|| "<not a bridge claim>".into()),
             config: data.get(CONFIG_KEY).cloned(),
-        }
+            keys,
+            run: data.get(RUN_KEY).and_then(|r| serde_json::from_str(r).ok()),
+        };
+        (claim, cm.metadata.uid)
     }))
 }
 
@@ -39,6 +62,16 @@ pub async fn write(
     let mut data = BTreeMap::from([(INSTANCE_KEY.to_string(), claim.instance.clone())]);
     if let Some(c) = &claim.config {
         data.insert(CONFIG_KEY.to_string(), c.clone());
+    }
+    if !claim.keys.is_empty() {
+        let keys: Vec<String> = claim.keys.iter().map(RunKey::to_hex).collect();
+        data.insert(KEYS_KEY.to_string(), keys.join(","));
+    }
+    if let Some(run) = &claim.run {
+        data.insert(
+            RUN_KEY.to_string(),
+            serde_json::to_string(run).unwrap_or_default(),
+        );
     }
     let cm = ConfigMap {
         metadata: ObjectMeta {
@@ -56,9 +89,59 @@ pub async fn write(
     io::apply(client, &cm).await.map(|_| ())
 }
 
-/// Deletes the claim (absent is fine).
-pub async fn delete(client: &Client, namespace: &str, name: &str) -> Result<(), IoError> {
-    io::delete::<ConfigMap>(client, namespace, name).await
+/// Deletes the claim read with `uid` (absent is fine): the delete carries the UID as a precondition, so a claim
+/// that another state wrote at the same name since it was read is never deleted.
+pub async fn delete(
+    client: &Client,
+    namespace: &str,
+    name: &str,
+    uid: Option<&str>,
+) -> Result<(), IoError> {
+    io::delete_owned::<ConfigMap>(client, namespace, name, uid)
+        .await
+        .map(|_| ())
+}
+
+/// A new run key: 256 bits from the operating system's random source.
+pub fn new_run_key() -> Result<RunKey, getrandom::Error> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes)?;
+    Ok(RunKey::new(bytes))
+}
+
+/// This process as a claim's run holder: `host:pid`.
+pub fn holder() -> String {
+    format!("{}:{}", host_name(), std::process::id())
+}
+
+/// Whether the holder `host:pid` of a claim's run is alive: `None` when it is another host's (unknowable here).
+pub fn holder_alive(holder: &str) -> Option<bool> {
+    let (host, pid) = holder.rsplit_once(':')?;
+    if host != host_name() {
+        return None;
+    }
+    let pid: u32 = pid.parse().ok()?;
+    if !cfg!(target_os = "linux") {
+        return None;
+    }
+    // A zombie (dead, not reaped yet: some container inits never reap) is dead.
+    let alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next().map(String::from))
+        })
+        .is_some_and(|state| state != "Z" && state != "X");
+    Some(alive)
+}
+
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "unknown-host".into())
 }
 
 /// A new instance id: 128 bits from the OS's hashing seed, the time and the process id (an identity, not a

@@ -130,7 +130,12 @@ pub async fn run_with_timeout(
     let command = || inv.command.clone();
     let mut cmd = Command::new(&inv.command);
     cmd.args(&inv.args)
-        .envs(inv.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .envs(
+            inv.env
+                .iter()
+                .filter(|(k, _)| !(inv.if_unset.contains(k) && std::env::var_os(k).is_some()))
+                .map(|(k, v)| (k.as_str(), v.as_str())),
+        )
         .env("KUBERNETES_EXEC_INFO", &inv.exec_info)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

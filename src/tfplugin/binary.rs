@@ -18,6 +18,9 @@ pub fn run(
     provider: impl FnOnce() -> Arc<dyn Provider>,
 ) -> ExitCode {
     one_malloc_arena();
+    if !opts.debug {
+        exit_with_parent(name);
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -46,6 +49,61 @@ pub fn run(
         }
     }
 }
+
+/// The process that started this one, when it is watched ([`exit_with_parent`]).
+static STARTED_BY: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+
+/// Whether the plugin host that started this process is still its parent (always true when it is not watched:
+/// debug mode, tests, other platforms). A provider whose host is gone answers nobody: what it answers is not
+/// saved in any state.
+pub fn host_alive() -> bool {
+    #[cfg(unix)]
+    if let Some(parent) = STARTED_BY.get() {
+        return std::os::unix::process::parent_id() == *parent;
+    }
+    true
+}
+
+/// How often the provider checks that the CLI that started it is still there.
+pub const PARENT_POLL: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Ends the process as soon as the plugin host that started it (Terraform, OpenTofu) is gone, so that a killed CLI
+/// never leaves a provider running (and writing) behind it: a thread compares the parent process id with the one
+/// at start every [`PARENT_POLL`] (a dead parent's children are re-parented). A graceful stop is not affected:
+/// the host is alive and stops the provider itself. Why not `PR_SET_PDEATHSIG`: it fires when the *thread* that
+/// started the child exits, and the Go runtimes of both CLIs may start plugins from threads that end before the
+/// process does.
+#[cfg(unix)]
+fn exit_with_parent(name: &str) {
+    let parent = std::os::unix::process::parent_id();
+    if parent <= 1 {
+        return;
+    }
+    let _ = STARTED_BY.set(parent);
+    let name = name.to_string();
+    let watch = move || {
+        loop {
+            std::thread::sleep(PARENT_POLL);
+            if std::os::unix::process::parent_id() != parent {
+                // Not `eprintln!`: the parent held the other end of stderr, and a write to a closed pipe would
+                // panic this thread instead of ending the process.
+                use std::io::Write;
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "{name}: the process that started it ({parent}) is gone; exiting"
+                );
+                std::process::exit(1);
+            }
+        }
+    };
+    // Without the thread the provider still works; it only would not notice a dead parent.
+    let _ = std::thread::Builder::new()
+        .name("parent-watch".into())
+        .spawn(watch);
+}
+
+#[cfg(not(unix))]
+fn exit_with_parent(_: &str) {}
 
 /// glibc gives every thread that allocates its own malloc arena, and memory freed into one arena is not reused by
 /// another: a plan that parses LIST pages on several runtime threads then peaks at about 1.4x its live heap (10,000

@@ -15,7 +15,7 @@ use crate::{
         desired::{ClusterEntry, Material, desired},
         exec::{ProvidersFile, static_kubeconfig},
         observed::World,
-        ownership::{Kind, Ledger},
+        ownership::{Kind, Ledger, MARK_ANNOTATION, RunKey},
         plan::{
             CreationTargets, Delete, Inputs, Phase, Plan, Write, actions, invocation_sha256,
             locate_all, plan,
@@ -307,11 +307,22 @@ impl Outcome {
 
 /// Writes (Secret before SveltosCluster) and deletes (SveltosCluster, wait until it is gone, then Secret) with
 /// bounded concurrency.
-pub async fn execute(client: &Client, spec: &BridgeSpec, snap: &Snapshot, plan: &Plan) -> Outcome {
+pub async fn execute(
+    client: &Client,
+    spec: &BridgeSpec,
+    snap: &Snapshot,
+    plan: &Plan,
+    run_key: &RunKey,
+) -> Outcome {
     let (writes, deletes) = actions(plan, &snap.world);
     tracing::info!(bridge = %spec.name, writes = writes.len(), deletes = deletes.len(), "applying bridge changes");
     let write_results: Vec<(String, Result<Written, Diagnostic>)> = stream::iter(writes)
-        .map(|w| async move { (w.key.clone(), write_one(client, spec, snap, w).await) })
+        .map(|w| async move {
+            (
+                w.key.clone(),
+                write_one(client, spec, snap, w, run_key).await,
+            )
+        })
         .buffer_unordered(CONCURRENCY)
         .collect()
         .await;
@@ -351,11 +362,26 @@ fn written_id<K: kube::Resource>(obj: &K) -> (String, String) {
     )
 }
 
+/// Sets `obj`'s [`MARK_ANNOTATION`] for this run (see `crate::bridge::ownership::RunKey`).
+fn marked<K: kube::Resource>(mut obj: K, kind: Kind, run_key: &RunKey) -> K {
+    let m = obj.meta_mut();
+    let id = format!(
+        "{}/{}",
+        m.namespace.as_deref().unwrap_or_default(),
+        m.name.as_deref().unwrap_or_default()
+    );
+    m.annotations
+        .get_or_insert_with(Default::default)
+        .insert(MARK_ANNOTATION.to_string(), run_key.mark(kind, &id));
+    obj
+}
+
 async fn write_one(
     client: &Client,
     spec: &BridgeSpec,
     snap: &Snapshot,
     w: Write,
+    run_key: &RunKey,
 ) -> Result<Written, Diagnostic> {
     let cluster_err = |e: IoError| {
         Diagnostic::error(
@@ -371,6 +397,11 @@ async fn write_one(
         minted = Some((w.key.clone(), entry));
     }
     let mut objects = Vec::new();
+    let secret = secret.map(|s| marked(s, Kind::Secret, run_key));
+    let sveltos_cluster = w
+        .sveltos_cluster
+        .clone()
+        .map(|sc| marked(sc, Kind::SveltosCluster, run_key));
     if let Some(s) = &secret {
         if w.adopt_secret {
             io::take_ownership(client, s).await.map_err(cluster_err)?;
@@ -378,7 +409,7 @@ async fn write_one(
         let (id, uid) = written_id(&io::apply(client, s).await.map_err(cluster_err)?);
         objects.push((Kind::Secret, id, uid));
     }
-    if let Some(sc) = &w.sveltos_cluster {
+    if let Some(sc) = &sveltos_cluster {
         if w.adopt_sveltos_cluster {
             io::take_ownership(client, sc).await.map_err(cluster_err)?;
         }

@@ -14,13 +14,15 @@ use crate::bridge::{
     BridgeSpec,
     observed::World,
     ownership::DEFAULT_CLAIM_NAMESPACE,
-    ownership::{Claim, IMPORTED, Kind, Ledger, check_claim, claim_name},
+    ownership::{
+        Claim, IMPORTED, KEPT_RUN_KEYS, Kind, Ledger, Run, RunKey, check_claim, claim_name,
+    },
     plan::{Phase, Severity, isolate_drift},
     sha256_hex,
 };
 use crate::k8s::claim as k8s_claim;
 use crate::{
-    bridge::{BRIDGE_CONFIG_ANNOTATION, desired::ClusterEntry},
+    bridge::desired::ClusterEntry,
     provider::{NotReady, ProviderState},
     tfplugin::{
         ApplyRequest, ApplyResponse, AttributePath, Diagnostic, Diagnostics, ImportRequest,
@@ -58,6 +60,141 @@ struct PlanMemo {
 }
 
 impl ClusterInventoryBridge {
+    /// [`Resource::apply`] once the claim is this run's: reads, plans, writes (each object marked with
+    /// `run_key`) and builds the new state.
+    #[allow(clippy::too_many_arguments)]
+    async fn apply_claimed(
+        &self,
+        req: &mut ApplyRequest,
+        client: &kube::Client,
+        spec: &BridgeSpec,
+        limit: std::time::Duration,
+        ledger: Ledger,
+        planned: std::collections::BTreeMap<String, Option<ClusterEntry>>,
+        run_key: &RunKey,
+    ) -> ApplyResponse {
+        let failed = |req: &ApplyRequest, diagnostics: Diagnostics| ApplyResponse {
+            keep_prior_state: true,
+            private: req.planned_private.clone(),
+            diagnostics,
+            ..Default::default()
+        };
+        let inventory = match self.inventory_for_apply(&req.config) {
+            Ok(c) => c,
+            Err(d) => return failed(req, d),
+        };
+        let snap = match snapshot(client, &inventory, spec, &ledger, None, None).await {
+            Ok(s) => s,
+            Err(d) => return failed(req, d),
+        };
+        let (plan, mut diagnostics) = match plan_at_apply(&snap, spec, planned) {
+            Ok(v) => v,
+            Err(d) => return failed(req, d),
+        };
+        // What was written is recorded whatever happens next; the state is then read back (a failure), or is
+        // what was planned with the minted credentials (success).
+        let base = if req.prior_state.is_null() {
+            Base::Planned(req.planned_state.clone())
+        } else {
+            Base::Prior(std::mem::take(&mut req.prior_state))
+        };
+        let Ok(outcome) =
+            tokio::time::timeout(limit, execute(client, spec, &snap, &plan, run_key)).await
+        else {
+            diagnostics.push(Diagnostic::error(
+                "Apply timed out",
+                format!(
+                    "The bridge's writes did not finish within {}s (timeouts). What was written is kept and \
+                     recorded; run apply again to converge.",
+                    limit.as_secs()
+                ),
+            ));
+            // Objects written before the timeout carry the label at the names this apply meant to write.
+            let trusted = trusting_targets(snap.world.ledger(), plan.desired.values());
+            drop((plan, snap));
+            return self
+                .read_back(client, base, &spec.name, &trusted, diagnostics)
+                .await;
+        };
+        let ledger = outcome.ledger(&snap.world);
+        // A write, a mint or a deregistration that failed for one cluster is that cluster's problem (unless
+        // `strict`): a warning names it, every other cluster is recorded as planned, and the bridge is not marked
+        // failed (Terraform would taint a new one). The state records the plan for it; the next refresh reads what
+        // exists and the next plan shows what is left to do.
+        let per_cluster = !spec.strict && !diagnostics.has_errors() && !outcome.failed.is_empty();
+        if per_cluster {
+            let failed: std::collections::BTreeSet<String> =
+                outcome.failed.iter().cloned().collect();
+            let ledger =
+                trusting_targets(ledger, failed.iter().filter_map(|k| plan.desired.get(k)));
+            diagnostics.extend(outcome.diagnostics.into_vec().into_iter().map(|mut d| {
+                if d.is_error() {
+                    d.severity = crate::tfplugin::Severity::Warning;
+                    d.detail.push_str(
+                        " Every other cluster was applied; strict = true makes this an error.",
+                    );
+                }
+                d
+            }));
+            drop(snap);
+            let mut entries = plan.into_entries();
+            entries.extend(outcome.minted);
+            for key in &failed {
+                if let Some(e) = entries.get_mut(key)
+                    && e.credential_pending
+                {
+                    // Minting failed: known values for what the plan left unknown.
+                    e.credential_pending = false;
+                    e.kubeconfig_sha256 = None;
+                    e.credential_expires_at = None;
+                }
+            }
+            return self.applied(req, spec, entries, ledger, diagnostics);
+        }
+        if outcome.diagnostics.has_errors() || diagnostics.has_errors() {
+            diagnostics.extend(outcome.diagnostics.into_vec());
+            // A failed write may have been carried out with its answer lost: its objects, if they exist, are
+            // this apply's (the snapshot found those names free or owned) and are recorded when read back.
+            let ledger = trusting_targets(
+                ledger,
+                outcome.failed.iter().filter_map(|k| plan.desired.get(k)),
+            );
+            drop((plan, snap));
+            return self
+                .read_back(client, base, &spec.name, &ledger, diagnostics)
+                .await;
+        }
+        // The inventory is done with before the new state is built: its entries are taken out of the plan.
+        drop((snap, base));
+        let mut entries = plan.into_entries();
+        entries.extend(outcome.minted);
+        self.applied(req, spec, entries, ledger, diagnostics)
+    }
+
+    /// The answer of an apply that wrote what it planned: the planned state with `entries`, and the ledger.
+    fn applied(
+        &self,
+        req: &mut ApplyRequest,
+        spec: &BridgeSpec,
+        entries: std::collections::BTreeMap<String, ClusterEntry>,
+        ledger: Ledger,
+        diagnostics: Diagnostics,
+    ) -> ApplyResponse {
+        ApplyResponse {
+            new_state: with_clusters(
+                std::mem::take(&mut req.planned_state),
+                &spec.name,
+                clusters_value(&entries),
+            ),
+            // The inventory reads of the configuration just applied: the next refresh may read ahead with them.
+            private: ledger
+                .with_reads(Some(prefetch::reads_sha256(spec)))
+                .to_private(),
+            diagnostics,
+            keep_prior_state: false,
+        }
+    }
+
     /// A bridge resource using the provider's shared state.
     pub fn new(state: Arc<ProviderState>) -> Self {
         Self {
@@ -349,14 +486,20 @@ async fn check_claim_of(
     let claim = k8s_claim::read(client, &spec.claim_namespace, &name)
         .await
         .map_err(|e| Diagnostics::from(io_diag(&e)))?;
-    // A state written before claims existed has no instance id: it takes the claim over.
+    // A state written before claims existed has no instance id: it takes the claim over. So does a new resource
+    // whose own first apply died (the claim's run never finished and its process is gone or its time is up).
     let legacy = existing && instance.is_none();
+    let abandoned = !existing
+        && claim
+            .as_ref()
+            .is_some_and(|c| c.abandoned(jiff::Timestamp::now(), k8s_claim::holder_alive));
     check_claim(
         &spec.name,
         &format!("{}/{name}", spec.claim_namespace),
         instance,
         legacy,
         claim.as_ref(),
+        abandoned,
     )
     .map_err(|e| {
         let diagnostic = if instance.is_none() && refreshed.as_deref() == Some(e.other.as_str()) {
@@ -375,10 +518,11 @@ async fn check_claim_of(
                 "Bridge name already used by another state",
                 format!(
                     "{e}. Two states managing one bridge name would delete each other's clusters, so nothing was \
-                     written. Use another name, or move the bridge to this state: remove it from the other state \
-                     (`terraform state rm`) and run `terraform import` here. If this state's first apply of the \
-                     bridge failed part-way, Terraform marked it tainted: run `terraform untaint` with its address \
-                     instead."
+                     written. If the bridge belongs in another state, use another name here. To move it to this \
+                     state: remove it from the other state (`terraform state rm <address>` there) and run \
+                     `terraform import <address> {}` here. (A first apply of this state that was interrupted needs \
+                     neither: it is taken over once its run is gone, at the latest when its timeout has passed.)",
+                    e.bridge
                 ),
             )
         };
@@ -387,39 +531,102 @@ async fn check_claim_of(
     Ok(claim)
 }
 
-/// Apply-time claim: checks it again and writes it (with a new instance id for a new bridge, and the current
-/// configuration record) before any other object. Returns this state's instance id.
+/// What the claim gives an apply: this state's instance id, the key of this run, and every run key the claim
+/// holds (with which objects of earlier runs that died are recognised).
+struct ClaimedRun {
+    instance: String,
+    key: RunKey,
+    keys: Vec<RunKey>,
+    claim: Claim,
+}
+
+/// Apply-time claim: checks it again and writes it (with a new instance id for a new bridge, or the id of this
+/// state's own first apply that died; the current configuration record; a new run key; this run) before any
+/// other object.
 async fn claim_for_apply(
     client: &kube::Client,
     spec: &BridgeSpec,
     prior: &Value,
-) -> Result<String, Diagnostics> {
+    limit: std::time::Duration,
+) -> Result<ClaimedRun, Diagnostics> {
     let mine = prior.get_attr("instance_id").as_str().map(String::from);
     let claim = check_claim_of(client, spec, mine.as_deref(), !prior.is_null(), None).await?;
+    // Checked above: a claim another state holds stops here; one left by a first apply that died is taken over.
     let instance = mine
-        .or_else(|| {
-            claim
-                .as_ref()
-                .map(|c| c.instance.clone())
-                .filter(|_| !prior.is_null())
-        })
+        .or_else(|| claim.as_ref().map(|c| c.instance.clone()))
         .unwrap_or_else(k8s_claim::new_instance_id);
+    let key = k8s_claim::new_run_key().map_err(|e| {
+        Diagnostics::from(Diagnostic::error(
+            "Cannot make a run key",
+            format!("Reading the operating system's random source failed: {e}"),
+        ))
+    })?;
+    let mut keys = claim.as_ref().map(|c| c.keys.clone()).unwrap_or_default();
+    keys.push(key.clone());
+    let drop = keys.len().saturating_sub(KEPT_RUN_KEYS);
+    keys.drain(..drop);
+    let now = jiff::Timestamp::now();
+    let until = now
+        .checked_add(jiff::SignedDuration::try_from(limit).unwrap_or(jiff::SignedDuration::MAX))
+        .unwrap_or(now);
     let wanted = Claim {
         instance: instance.clone(),
         config: spec.config_record.clone(),
+        keys: keys.clone(),
+        run: Some(Run {
+            holder: k8s_claim::holder(),
+            started: now.to_string(),
+            until: until.to_string(),
+            done: false,
+            first: prior.is_null(),
+        }),
     };
-    if claim.as_ref() != Some(&wanted) {
-        k8s_claim::write(
-            client,
-            &spec.claim_namespace,
-            &claim_name(&spec.name),
-            &spec.name,
-            &wanted,
-        )
-        .await
-        .map_err(|e| Diagnostics::from(io_diag(&e)))?;
+    write_claim(client, spec, &wanted).await?;
+    Ok(ClaimedRun {
+        instance,
+        key,
+        keys,
+        claim: wanted,
+    })
+}
+
+async fn write_claim(
+    client: &kube::Client,
+    spec: &BridgeSpec,
+    claim: &Claim,
+) -> Result<(), Diagnostics> {
+    k8s_claim::write(
+        client,
+        &spec.claim_namespace,
+        &claim_name(&spec.name),
+        &spec.name,
+        claim,
+    )
+    .await
+    .map_err(|e| Diagnostics::from(io_diag(&e)))
+}
+
+/// Records in the claim that the run finished (the provider is answering Terraform). A failure is a warning:
+/// the run is then taken for dead once its time is up, which only matters to a state without the bridge.
+async fn finish_run(
+    client: &kube::Client,
+    spec: &BridgeSpec,
+    mut run: ClaimedRun,
+) -> Option<Diagnostic> {
+    // A CLI that is gone saves no state: the run stays unfinished, so that the next run of the same state, which
+    // will not have this run's answer, recovers its objects.
+    if !crate::tfplugin::binary::host_alive() {
+        return None;
     }
-    Ok(instance)
+    if let Some(r) = run.claim.run.as_mut() {
+        r.done = true;
+    }
+    write_claim(client, spec, &run.claim).await.err().map(|_| {
+        Diagnostic::warning(
+            "The bridge's claim was not updated",
+            "Recording the end of this run in the claim failed; nothing else is affected.",
+        )
+    })
 }
 
 /// The ownership ledger of a bridge: from its private state, or, for states written before UIDs were
@@ -555,13 +762,15 @@ impl Resource for ClusterInventoryBridge {
             .map(String::from);
         let existing = !req.prior_state.is_null();
         let refreshed = self.memo(&spec.name, |m| m.refreshed_instance.clone());
-        if let Err(d) =
-            check_claim_of(&client, &spec, instance.as_deref(), existing, refreshed).await
-        {
-            resp.planned_state = req.proposed_new_state.clone();
-            resp.diagnostics = d;
-            return resp;
-        }
+        let ledger =
+            match check_claim_of(&client, &spec, instance.as_deref(), existing, refreshed).await {
+                Ok(claim) => ledger.with_run_keys(claim.map(|c| c.keys).unwrap_or_default()),
+                Err(d) => {
+                    resp.planned_state = req.proposed_new_state.clone();
+                    resp.diagnostics = d;
+                    return resp;
+                }
+            };
         planned.set_attr(
             "instance_id",
             instance.map(Value::string).unwrap_or_else(Value::unknown),
@@ -642,79 +851,20 @@ impl Resource for ClusterInventoryBridge {
             Err(d) => return failed(&req, d),
         };
         // The claim first: a second state using this name stops here, before anything is written.
-        let instance = match claim_for_apply(&client, &spec, &req.prior_state).await {
-            Ok(i) => i,
+        let run = match claim_for_apply(&client, &spec, &req.prior_state, limit).await {
+            Ok(r) => r,
             Err(d) => return failed(&req, d),
         };
         req.planned_state
-            .set_attr("instance_id", Value::string(&instance));
-        let inventory = match self.inventory_for_apply(&req.config) {
-            Ok(c) => c,
-            Err(d) => return failed(&req, d),
-        };
-        let snap = match snapshot(&client, &inventory, &spec, &ledger, None, None).await {
-            Ok(s) => s,
-            Err(d) => return failed(&req, d),
-        };
-        let (plan, mut diagnostics) = match plan_at_apply(&snap, &spec, planned) {
-            Ok(v) => v,
-            Err(d) => return failed(&req, d),
-        };
-        // What was written is recorded whatever happens next; the state is then read back (a failure), or is
-        // what was planned with the minted credentials (success).
-        let base = if req.prior_state.is_null() {
-            Base::Planned(req.planned_state.clone())
-        } else {
-            Base::Prior(std::mem::take(&mut req.prior_state))
-        };
-        let Ok(outcome) = tokio::time::timeout(limit, execute(&client, &spec, &snap, &plan)).await
-        else {
-            diagnostics.push(Diagnostic::error(
-                "Apply timed out",
-                format!(
-                    "The bridge's writes did not finish within {}s (timeouts). What was written is kept and \
-                     recorded; run apply again to converge.",
-                    limit.as_secs()
-                ),
-            ));
-            // Objects written before the timeout carry the label at the names this apply meant to write.
-            let trusted = trusting_targets(snap.world.ledger(), plan.desired.values());
-            drop((plan, snap));
-            return self
-                .read_back(&client, base, &spec.name, &trusted, diagnostics)
-                .await;
-        };
-        let ledger = outcome.ledger(&snap.world);
-        if outcome.diagnostics.has_errors() || diagnostics.has_errors() {
-            diagnostics.extend(outcome.diagnostics.into_vec());
-            // A failed write may have been carried out with its answer lost: its objects, if they exist, are
-            // this apply's (the snapshot found those names free or owned) and are recorded when read back.
-            let ledger = trusting_targets(
-                ledger,
-                outcome.failed.iter().filter_map(|k| plan.desired.get(k)),
-            );
-            drop((plan, snap));
-            return self
-                .read_back(&client, base, &spec.name, &ledger, diagnostics)
-                .await;
+            .set_attr("instance_id", Value::string(&run.instance));
+        let ledger = ledger.with_run_keys(run.keys.clone());
+        let mut resp = self
+            .apply_claimed(&mut req, &client, &spec, limit, ledger, planned, &run.key)
+            .await;
+        if let Some(w) = finish_run(&client, &spec, run).await {
+            resp.diagnostics.push(w);
         }
-        // The inventory is done with before the new state is built: its entries are taken out of the plan.
-        drop((snap, base));
-        let mut entries = plan.into_entries();
-        entries.extend(outcome.minted);
-        ApplyResponse {
-            new_state: with_clusters(
-                std::mem::take(&mut req.planned_state),
-                &spec.name,
-                clusters_value(&entries),
-            ),
-            // The inventory reads of the configuration just applied: the next refresh may read ahead with them.
-            private: ledger
-                .with_reads(Some(prefetch::reads_sha256(&spec)))
-                .to_private(),
-            diagnostics,
-            keep_prior_state: false,
-        }
+        resp
     }
 
     async fn read(&self, mut req: ReadRequest) -> ReadResponse {
@@ -759,6 +909,26 @@ impl Resource for ClusterInventoryBridge {
                 return resp;
             }
         };
+        // The run keys of this state's claim: objects a run that died wrote are recognised by their marks.
+        let claim_ns = req
+            .current_state
+            .get_attr("claim_namespace")
+            .as_str()
+            .unwrap_or(DEFAULT_CLAIM_NAMESPACE)
+            .to_string();
+        let ledger = match k8s_claim::read(&client, &claim_ns, &claim_name(&bridge)).await {
+            Ok(Some(c))
+                if req.current_state.get_attr("instance_id").as_str()
+                    == Some(c.instance.as_str()) =>
+            {
+                ledger.with_run_keys(c.keys)
+            }
+            Ok(_) => ledger,
+            Err(e) => {
+                tracing::debug!(%bridge, error = %e, "the claim could not be read; no run keys");
+                ledger
+            }
+        };
         let started = std::time::Instant::now();
         let world = read_owned(&client, &bridge, &ledger).await;
         tracing::debug!(%bridge, elapsed_ms = started.elapsed().as_millis() as u64, "read what the bridge owns");
@@ -796,9 +966,9 @@ impl Resource for ClusterInventoryBridge {
             if let Some(c) = &claim {
                 state.set_attr("instance_id", Value::string(&c.instance));
             }
-            let record = claim
-                .and_then(|c| c.config)
-                .or_else(|| world.records.first().cloned());
+            let record = claim.and_then(|c| c.config);
+            // Only the claim, in the operator's namespace: the bridged SveltosClusters carry a copy of the record
+            // too, but they sit in the inventory's namespaces, where their tenants may rewrite it.
             match record.map(|r| serde_json::from_str::<BridgeConfig>(&r)) {
                 Some(Ok(cfg)) if cfg.name == bridge => {
                     let instance = state.get_attr("instance_id").clone();
@@ -807,9 +977,12 @@ impl Resource for ClusterInventoryBridge {
                 }
                 Some(_) => resp.diagnostics.push(Diagnostic::warning(
                     "Imported bridge configuration not restored",
-                    format!("The {BRIDGE_CONFIG_ANNOTATION} annotation of bridge {bridge:?} is unreadable; the next plan shows the configuration as changes."),
+                    format!("The configuration recorded in the claim of bridge {bridge:?} is unreadable; the next plan shows the configuration as changes."),
                 )),
-                None => {}
+                None => resp.diagnostics.push(Diagnostic::warning(
+                    "Imported bridge configuration not restored",
+                    format!("The claim of bridge {bridge:?} records no configuration (it was written by an older version); the next plan shows the configuration as changes."),
+                )),
             }
         }
         if !ledger.is_empty() || req.private == IMPORTED || !world.owned.is_empty() {
@@ -936,12 +1109,14 @@ impl ClusterInventoryBridge {
     ) -> Result<(), Diagnostics> {
         let name = claim_name(bridge);
         let diag = |e: crate::k8s::io::IoError| Diagnostics::from(io_diag(&e));
-        let claim = k8s_claim::read(client, namespace, &name)
+        let claim = k8s_claim::read_with_uid(client, namespace, &name)
             .await
             .map_err(diag)?;
         let mine = prior.get_attr("instance_id").as_str();
-        if claim.is_some_and(|c| mine.is_none() || mine == Some(c.instance.as_str())) {
-            k8s_claim::delete(client, namespace, &name)
+        if let Some((c, uid)) = claim
+            && (mine.is_none() || mine == Some(c.instance.as_str()))
+        {
+            k8s_claim::delete(client, namespace, &name, uid.as_deref())
                 .await
                 .map_err(diag)?;
         }
