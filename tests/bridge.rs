@@ -192,7 +192,7 @@ async fn lifecycle(cli: Cli) {
     tf.apply();
     assert_eq!(
         fx.secret_data(&a, "c1-sveltos-kubeconfig").await.unwrap()["kubeconfig"].0,
-        kc2.as_bytes()
+        fixtures::written(&kc2)
     );
     assert_eq!(tf.plan(), 0);
 
