@@ -319,3 +319,65 @@ async fn profile_env_is_the_operators_allowlist_and_never_overrides_the_runner()
     );
     tf.destroy();
 }
+
+/// A plugin that fails at apply for one profile (its `clusterName` names a Secret that does not exist) is that
+/// cluster's problem: on the bridge's first apply, with tofu and with Terraform, the apply succeeds with a
+/// warning naming the cluster, every other cluster is registered, and the bridge is not tainted (the next plan is
+/// an ordinary plan, not a replacement nor a refusal).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plugin_failing_at_apply_leaves_the_bridge_untainted() {
+    let mut clis = vec![Cli::tofu()];
+    clis.extend(Cli::terraform_needed());
+    for cli in clis {
+        let inv = Inv::new().await;
+        let ns = unique_namespace(&inv.client, "mintfail").await;
+        let scratch = tempfile::tempdir().unwrap();
+        let (plugin, _log) = secretreader_plugin(scratch.path());
+        inv.secret(&ns, "cluster-a", &[], &[("token", "good-token")])
+            .await;
+        for (name, cluster) in [("good", "cluster-a"), ("broken", "no-such-secret")] {
+            inv.profile(
+                &ns,
+                name,
+                &[],
+                json!({"accessProviders": [
+                    access_provider("secretreader", json!({"clusterName": cluster})),
+                ]}),
+            )
+            .await;
+        }
+        let file = scratch.path().join("provider-config.json");
+        upstream_file(&file, &[upstream_entry("secretreader", &plugin)]);
+        let body = bridge(
+            &ns,
+            &[&ns],
+            &credentials(
+                &file,
+                &format!("      secretreader = {{ namespaces = [\"{ns}\"] }}"),
+            ),
+        );
+        let mut tf = inv.tf(&cli, &body);
+        tf.env("KUBECONFIG", kubeconfig_in(scratch.path(), &ns));
+        let out = flat(&apply_ok(&tf));
+        assert!(
+            out.contains(&format!("Cannot bridge ClusterProfile {ns}/broken"))
+                || out.contains(&format!(
+                    "Cannot mint credentials for ClusterProfile {ns}/broken"
+                )),
+            "{}: the warning names the cluster:\n{out}",
+            cli.name
+        );
+        assert!(out.contains("strict = true makes this an error"), "{out}");
+        assert!(inv.sc(&ns, "good").await.is_some(), "{}", cli.name);
+        assert!(inv.sc(&ns, "broken").await.is_none(), "{}", cli.name);
+        // Not tainted: the next plan is an ordinary one (the broken cluster still to do), not a replacement.
+        let (ok, plan) = support::inventory::run(&tf, &["plan", "-input=false", "-no-color"]);
+        assert!(ok, "{}: {plan}", cli.name);
+        assert!(
+            !plan.contains("tainted") && !plan.contains("must be replaced"),
+            "{}: {plan}",
+            cli.name
+        );
+        tf.destroy();
+    }
+}
