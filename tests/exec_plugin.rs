@@ -142,6 +142,40 @@ async fn a_timed_out_plugin_leaves_no_process_behind() {
     }
 }
 
+/// A run that is dropped (its plan or apply cancelled) takes the plugin's whole process group with it, not only
+/// the plugin.
+#[tokio::test]
+async fn a_dropped_plugin_run_leaves_no_process_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let pids = dir.path().join("pids");
+    let p = plugin(
+        dir.path(),
+        "hang",
+        "sleep 300 &\necho \"$$ $!\" > \"$PID_FILE\"\nsleep 300",
+    );
+    let inv = invocation(&p, &[("PID_FILE", pids.to_str().unwrap())]);
+    // Dropped long before its own timeout.
+    let dropped = tokio::time::timeout(
+        Duration::from_millis(800),
+        run_with_timeout(&inv, Duration::from_secs(120)),
+    )
+    .await;
+    assert!(dropped.is_err(), "the run should still be going");
+    let recorded = std::fs::read_to_string(&pids).unwrap();
+    let pids: Vec<u32> = recorded
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect();
+    assert_eq!(pids.len(), 2, "{recorded}");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while pids.iter().any(|p| pid_alive(*p)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for pid in pids {
+        assert!(!pid_alive(pid), "process {pid} survived the dropped run");
+    }
+}
+
 #[tokio::test]
 async fn a_failing_plugin_shows_redacted_stderr() {
     let dir = tempfile::tempdir().unwrap();

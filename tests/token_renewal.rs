@@ -161,6 +161,7 @@ async fn sveltos_renewal_is_not_drift_and_a_rotated_source_is_written() {
         state_clusters(&tf)[&key]["kubeconfig_sha256"],
         sha_bootstrap
     );
-    assert_eq!(tf.plan(), 0, "plan after writing the rotated credential");
+    let (out, _) = plan_clusters(&tf);
+    assert_eq!(tf.plan(), 0, "plan after writing the rotated credential:\n{out}");
     tf.destroy();
 }

@@ -153,7 +153,11 @@ pub async fn run_with_timeout(
             .unwrap_or_default(),
         source,
     })?;
+    // If this future is dropped (a cancelled plan or apply), the guard kills the plugin's whole process group:
+    // `kill_on_drop` alone would reach the plugin, not what it started.
+    let mut group = GroupGuard(child.id().and_then(|p| i32::try_from(p).ok()));
     let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        group.0 = None;
         kill_group(&mut child).await;
         return Err(ExecRunError::Io {
             provider: provider(),
@@ -169,8 +173,13 @@ pub async fn run_with_timeout(
     })
     .await;
     let (status, out, err) = match outcome {
-        Ok(Ok(done)) => done,
+        Ok(Ok(done)) => {
+            // Reaped: its pid may be reused from now on.
+            group.0 = None;
+            done
+        }
         Ok(Err(e)) => {
+            group.0 = None;
             kill_group(&mut child).await;
             return Err(match e {
                 ReadError::TooLarge(stream) => ExecRunError::OutputTooLarge {
@@ -187,6 +196,7 @@ pub async fn run_with_timeout(
             });
         }
         Err(_) => {
+            group.0 = None;
             kill_group(&mut child).await;
             return Err(ExecRunError::Timeout {
                 provider: provider(),
@@ -229,6 +239,22 @@ async fn read_capped(
         return Err(ReadError::TooLarge(name));
     }
     Ok(buf)
+}
+
+/// Kills the process group `pid` leads when dropped, unless disarmed (`None`) once the plugin was reaped.
+struct GroupGuard(Option<i32>);
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        if let Some(pid) = self.0 {
+            // SAFETY: kill(2) with a negative pid signals the process group the plugin leads (created by
+            // `process_group(0)` at spawn); it is not reaped yet (the guard is disarmed once it is).
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        }
+    }
 }
 
 /// Kills the plugin's whole process group (it is the group's leader), then reaps the plugin itself.

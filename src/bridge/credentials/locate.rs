@@ -112,11 +112,21 @@ impl Lookup {
     }
 }
 
-/// Index of the candidate labelled Secrets, by the `namespace/name` of the profile they point at.
-#[derive(Debug, Default)]
+/// Index of the candidate labelled Secrets, by the `namespace/name` of the profile they point at. `Debug` shows
+/// counts only: the Secrets hold credentials.
+#[derive(Default)]
 pub struct SecretIndex<'a> {
     by_profile: BTreeMap<String, Vec<&'a Secret>>,
     rejected: BTreeMap<String, Vec<String>>,
+}
+
+impl std::fmt::Debug for SecretIndex<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SecretIndex")
+            .field("profiles", &self.by_profile.len())
+            .field("rejected", &self.rejected.len())
+            .finish()
+    }
 }
 
 impl<'a> SecretIndex<'a> {
