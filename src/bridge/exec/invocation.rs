@@ -118,7 +118,7 @@ pub fn invocation(
 /// inherits sets a variable.
 ///
 /// Variables the profile adds (KEP-5339 additional-envs, read only under an `AppendIfNotExists` or `Replace`
-/// policy of the providers file) must be listed in the provider's `profile_env` (its [`ExecScope`]) and must not
+/// policy of the providers file) must be listed in the provider's `profile_env` (its [`ExecScope`](super::ExecScope)) and must not
 /// be named in [`FORBIDDEN_PROFILE_ENV`]; otherwise this fails, so that no plugin runs. `AppendIfNotExists` adds a
 /// variable only when neither the providers file's `env` nor the inherited environment sets it; `Replace` replaces
 /// the providers file's value (upstream's meaning).

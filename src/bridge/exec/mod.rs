@@ -2,10 +2,10 @@
 //! what to run for a profile, and how to turn the plugin's answer into a static kubeconfig.
 //! Running the plugin is IO and lives in `crate::k8s`; everything here is pure.
 //!
-//! [`providers_file`] reads and scopes the operator's providers file; [`invocation`] builds one plugin run for a
-//! profile (with the policy on what a profile may add); [`allow_list`] matches a profile's server against the
-//! operator's host patterns; [`credential`] reads the plugin's ExecCredential and writes the static kubeconfig;
-//! [`redact`] strips credentials from a plugin's stderr before it reaches a diagnostic.
+//! `providers_file` reads and scopes the operator's providers file; `invocation` builds one plugin run for a
+//! profile (with the policy on what a profile may add); `allow_list` matches a profile's server against the
+//! operator's host patterns; `credential` reads the plugin's ExecCredential and writes the static kubeconfig;
+//! `redact` strips credentials from a plugin's stderr before it reaches a diagnostic.
 
 mod allow_list;
 mod credential;

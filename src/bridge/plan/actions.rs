@@ -63,7 +63,7 @@ fn split(id: &str) -> (String, String) {
 /// What apply must do to turn `world` into `plan`: only objects that differ are written, only owned objects
 /// that are no longer wanted are deleted.
 ///
-/// `plan` is a plan made for apply ([`Phase::Apply`]); a plan made in another phase has no objects to write, and
+/// `plan` is a plan made for apply ([`Phase::Apply`](super::Phase::Apply)); a plan made in another phase has no objects to write, and
 /// passing one is a bug (this panics).
 pub fn actions(plan: &Plan, world: &World) -> (Vec<Write>, Vec<Delete>) {
     assert!(

@@ -1,10 +1,10 @@
 //! Planning: which profiles are bridged, with which credential, what the result looks like in state, and
 //! which writes and deletes apply has to make. Pure: the caller supplies everything read from the cluster.
 //!
-//! The steps, each in its own module: [`select`] picks the profiles and locates their credentials (first
-//! phase); [`plan`] (here) builds the entries and objects, with [`material`] deciding per cluster whether its
-//! credential is copied, reused or minted; [`report`] groups per-cluster issues into diagnostics; [`drift`]
-//! compares an apply-time plan with what plan promised; [`actions`] turns a plan made for apply into writes and
+//! The steps, each in its own module: `select` picks the profiles and locates their credentials (first
+//! phase); [`plan()`] (here) builds the entries and objects, with `material` deciding per cluster whether its
+//! credential is copied, reused or minted; `report` groups per-cluster issues into diagnostics; `drift`
+//! compares an apply-time plan with what plan promised; [`actions()`] turns a plan made for apply into writes and
 //! deletes.
 
 mod actions;

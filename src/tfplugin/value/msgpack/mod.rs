@@ -8,9 +8,9 @@
 //!
 //! Both directions are built on `rmp`: the decoder reads markers, lengths and scalars with `rmp::decode` and the
 //! [`Type`] chooses what to read next; the encoder writes with `rmp::encode` and checks every result. Decode
-//! failures are [`DecodeError`]s, located by attribute path and turned into the public [`ValueError`] (message:
-//! the error and its causes) at [`decode`]'s boundary. Limits: nesting [`MAX_DEPTH`], refinement payloads
-//! [`MAX_REFINEMENT_LEN`] bytes; a claimed length never allocates more than the input could hold.
+//! failures are `DecodeError`s, located by attribute path and turned into the public [`ValueError`](super::ValueError) (message:
+//! the error and its causes) at [`decode`]'s boundary. Limits: nesting `MAX_DEPTH`, refinement payloads
+//! `MAX_REFINEMENT_LEN` bytes; a claimed length never allocates more than the input could hold.
 //!
 //! [`decode`] lives in `decode.rs`, [`encode`] in `encode.rs`; this file holds the entry points, the limits both
 //! share, and the type inference `dynamic` values need.
