@@ -11,7 +11,7 @@
 //! `f64` before we see it. That feature cannot be enabled for this module alone: Cargo unifies features, so it
 //! would change `serde_json::Number` for every user in the build, and serde_json's own tracker documents that it
 //! breaks numbers read through `#[serde(flatten)]`, internally tagged and untagged enums (serde-rs/json#505,
-//! #559, #721), which kube-core uses (`DynamicObject` flattens). The tokenizer below (about 190 lines) keeps the
+//! #559, #721), which other dependencies of this crate use. The tokenizer below (about 190 lines) keeps the
 //! number text, every member of an object in order, and our limits (nesting depth 128, errors with a byte
 //! offset and no content); `serde_json` is still used to hand a `dynamic` value's type to [`Type::from_json`].
 
