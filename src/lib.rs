@@ -1,8 +1,10 @@
 //! terraform-provider-sveltos: bridges KEP-4322 ClusterProfiles into Sveltos SveltosClusters.
 //!
-//! Layers: [`tfplugin`] (generic Terraform plugin protocol, knows nothing of Sveltos), [`api`] (Kubernetes
-//! types and CRDs), [`bridge`] (pure domain core, no IO), [`k8s`] (API server IO), and the thin
-//! [`resources`] / [`data_sources`] wired together by [`provider`].
+//! Layers (`docs/design/architecture.md` has the map of which may use which; `tests/layers.rs` checks it):
+//! [`tfplugin`] (generic Terraform plugin protocol, knows nothing of Sveltos), [`api`] (Kubernetes types and
+//! CRDs), [`bridge`] (pure domain core, no IO), [`k8s`] (all Kubernetes IO), and the thin mapping layer:
+//! [`config_blocks`], [`resources`], [`data_sources`] and [`ephemeral`], wired together by [`provider`].
+//! [`docs`] renders the registry docs pages from the schema.
 
 pub mod api;
 pub mod bridge;

@@ -301,7 +301,9 @@ async fn an_object_planted_after_a_dead_run_is_never_adopted() {
     // The planted name is not registered: at most the dead run's Secret there is kept as it is.
     let key = format!("{ns}/{target}");
     assert!(
-        clusters.get(&key).is_none_or(|c| c["sveltos_cluster"].is_null()),
+        clusters
+            .get(&key)
+            .is_none_or(|c| c["sveltos_cluster"].is_null()),
         "{:?}",
         clusters.get(&key)
     );

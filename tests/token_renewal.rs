@@ -162,6 +162,10 @@ async fn sveltos_renewal_is_not_drift_and_a_rotated_source_is_written() {
         sha_bootstrap
     );
     let (out, _) = plan_clusters(&tf);
-    assert_eq!(tf.plan(), 0, "plan after writing the rotated credential:\n{out}");
+    assert_eq!(
+        tf.plan(),
+        0,
+        "plan after writing the rotated credential:\n{out}"
+    );
     tf.destroy();
 }

@@ -2,8 +2,8 @@
 //!
 //! `ClusterProfile` (KEP-4322, `multicluster.x-k8s.io/v1alpha1`) and `SveltosCluster`
 //! (`lib.projectsveltos.io/v1beta1`) are modelled with kube's `CustomResource` derive. Field names follow
-//! upstream exactly; only the fields the provider reads or writes are modelled (see `docs/adr/` for the list
-//! of upstream fields left out). The CRDs installed by the test environment are generated from these types
+//! upstream exactly; only the fields the provider reads or writes are modelled (a spec type's doc comment names
+//! the upstream fields it leaves out, as `SveltosClusterSpec`'s does). The CRDs installed by the test environment are generated from these types
 //! (`testenv/crds/`), and a test compares them with the upstream copies.
 
 mod clusterprofile;

@@ -1,5 +1,20 @@
 //! Go-style durations (`90s`, `1h30m`, `500ms`, `1.5h`), as Kubernetes and Terraform users write them.
 //!
+//! [`parse_duration`] accepts exactly the strings Go's `time.ParseDuration` accepts (the values Sveltos and
+//! Kubernetes read them with), with two deliberate refusals: a leading `-` (no setting here may be negative,
+//! `-0` included), and sums of components past Go's maximum that Go lets wrap around (see
+//! [`parse_duration`]). It is a port of Go's `time/format.go` (`ParseDuration`, `leadingInt`,
+//! `leadingFraction`), including the `float64` step Go uses for fractions, so that `0.333333333333333333333h`
+//! gives Go's nanosecond and not the exact one. Nothing is trimmed: `" 1h"` is refused, as Go refuses it.
+//!
+//! Why not a crate: `jiff`, already a dependency, parses a "friendly" duration format that is not Go's. It
+//! wants units in descending order, each at most once (`1s1s` and `1m1h` fail there), a fraction only on the
+//! last unit (`1.5h30m` fails there), digits before the decimal point (`.5s`) and after it (`1.s`), and does not
+//! know the Greek-mu `μs`; it also accepts what Go refuses (whitespace, `1 hour`, `2d`, `1,5s`, `ago`), which is
+//! the mistake this parser exists to avoid: a value that passes here must not be refused by Sveltos later.
+//! `humantime` has a grammar of its own too (whitespace-separated units, days and years). A crate porting Go's
+//! function was not worth a dependency for the ninety lines below.
+//!
 //! Parsed in integer nanoseconds with checked arithmetic: any value beyond Go's own limit
 //! (`2562047h47m16.854775807s`, the largest `time.Duration`) is an error, never a panic or a silent wrap.
 
@@ -25,7 +40,7 @@ pub enum DurationError {
     ExpectedNumber {
         /// The duration as given.
         input: String,
-        /// Byte offset in the trimmed input.
+        /// Byte offset in the input.
         at: usize,
     },
     /// A number without a unit.
@@ -50,95 +65,153 @@ pub enum DurationError {
     },
 }
 
-/// Parses a Go duration string. Negative durations are rejected; `0` is allowed.
+/// Parses a Go duration string: Go's `time.ParseDuration` grammar and values (`[+]?([0-9]*(\.[0-9]*)?unit)+` or
+/// `0`, units `ns us µs μs ms s m h`), except that a leading `-` is refused ([`DurationError::Negative`]) and a sum
+/// past [`MAX_NANOS`] is always [`DurationError::TooLarge`] (Go wraps a sum of two components of exactly 2^63 ns
+/// round to zero and accepts it).
 pub fn parse_duration(input: &str) -> Result<Duration, DurationError> {
-    let s = input.trim();
-    if s.is_empty() {
+    if input.is_empty() {
         return Err(DurationError::Empty);
     }
-    if s.starts_with('-') {
+    if input.starts_with('-') {
         return Err(DurationError::Negative {
             input: input.into(),
         });
     }
-    let body = s.strip_prefix('+').unwrap_or(s);
+    let body = input.strip_prefix('+').unwrap_or(input);
     if body == "0" {
         return Ok(Duration::ZERO);
     }
-    let too_large = || DurationError::TooLarge {
-        input: input.into(),
-    };
-    let mut total: u128 = 0;
+    if body.is_empty() {
+        return Err(DurationError::ExpectedNumber {
+            input: input.into(),
+            at: input.len(),
+        });
+    }
+    let mut total: u64 = 0;
     let mut rest = body;
     while !rest.is_empty() {
-        let at = s.len() - rest.len();
-        let int_len = rest
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let (int_part, after) = rest.split_at(int_len);
-        let (frac_part, after) = match after.strip_prefix('.') {
-            Some(a) => {
-                let n = a.find(|c: char| !c.is_ascii_digit()).unwrap_or(a.len());
-                a.split_at(n)
-            }
-            None => ("", after),
-        };
-        if int_part.is_empty() && frac_part.is_empty() {
-            return Err(DurationError::ExpectedNumber {
-                input: input.into(),
-                at,
-            });
-        }
-        let unit_len = after
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(after.len());
-        let (unit, after) = after.split_at(unit_len);
-        let unit_nanos: u128 = match unit {
-            "ns" => 1,
-            "us" | "µs" | "μs" => 1_000,
-            "ms" => 1_000_000,
-            "s" => 1_000_000_000,
-            "m" => 60_000_000_000,
-            "h" => 3_600_000_000_000,
-            "" => {
-                return Err(DurationError::MissingUnit {
-                    input: input.into(),
-                });
-            }
-            u => {
-                return Err(DurationError::UnknownUnit {
-                    input: input.into(),
-                    unit: u.into(),
-                });
-            }
-        };
-        // Integer part: digit by digit, so that no digit string is too long to parse.
-        let mut whole: u128 = 0;
-        for d in int_part.bytes() {
-            whole = whole
-                .checked_mul(10)
-                .and_then(|w| w.checked_add(u128::from(d - b'0')))
-                .filter(|w| *w <= MAX_NANOS)
-                .ok_or_else(too_large)?;
-        }
-        // Fraction: the first 18 digits are exact to well below a nanosecond for every unit.
-        let (mut frac, mut scale) = (0u128, 1u128);
-        for d in frac_part.bytes().take(18) {
-            frac = frac * 10 + u128::from(d - b'0');
-            scale *= 10;
-        }
-        let part = whole
-            .checked_mul(unit_nanos)
-            .and_then(|w| w.checked_add(frac * unit_nanos / scale))
-            .ok_or_else(too_large)?;
+        let (nanos, after) = component(input, rest)?;
         total = total
-            .checked_add(part)
-            .filter(|t| *t <= MAX_NANOS)
-            .ok_or_else(too_large)?;
+            .checked_add(nanos)
+            .filter(|t| u128::from(*t) <= MAX_NANOS)
+            .ok_or_else(|| too_large(input))?;
         rest = after;
     }
-    let nanos = u64::try_from(total).map_err(|_| too_large())?;
-    Ok(Duration::from_nanos(nanos))
+    Ok(Duration::from_nanos(total))
+}
+
+/// 2^63, the bound Go checks a component against before the sum is checked against [`MAX_NANOS`].
+const TWO_POW_63: u64 = 1 << 63;
+
+fn too_large(input: &str) -> DurationError {
+    DurationError::TooLarge {
+        input: input.into(),
+    }
+}
+
+/// One `number unit` component at the start of `s` (a suffix of `input`): its nanoseconds and what follows it.
+fn component<'a>(input: &str, s: &'a str) -> Result<(u64, &'a str), DurationError> {
+    let at = input.len() - s.len();
+    let expected_number = || DurationError::ExpectedNumber {
+        input: input.into(),
+        at,
+    };
+    if !s.starts_with(|c: char| c == '.' || c.is_ascii_digit()) {
+        return Err(expected_number());
+    }
+    let int_len = leading_digits(s);
+    let whole = leading_int(&s[..int_len]).ok_or_else(|| too_large(input))?;
+    let mut rest = &s[int_len..];
+    let (mut frac, mut scale, mut has_frac) = (0, 1.0, false);
+    if let Some(after_dot) = rest.strip_prefix('.') {
+        let n = leading_digits(after_dot);
+        (frac, scale) = leading_fraction(&after_dot[..n]);
+        has_frac = n > 0;
+        rest = &after_dot[n..];
+    }
+    if int_len == 0 && !has_frac {
+        return Err(expected_number());
+    }
+    let unit_len = rest
+        .find(|c: char| c == '.' || c.is_ascii_digit())
+        .unwrap_or(rest.len());
+    let (unit, rest) = rest.split_at(unit_len);
+    let unit_nanos: u64 = match unit {
+        "ns" => 1,
+        "us" | "µs" | "μs" => 1_000,
+        "ms" => 1_000_000,
+        "s" => 1_000_000_000,
+        "m" => 60_000_000_000,
+        "h" => 3_600_000_000_000,
+        "" => {
+            return Err(DurationError::MissingUnit {
+                input: input.into(),
+            });
+        }
+        u => {
+            return Err(DurationError::UnknownUnit {
+                input: input.into(),
+                unit: u.into(),
+            });
+        }
+    };
+    if whole > TWO_POW_63 / unit_nanos {
+        return Err(too_large(input));
+    }
+    let mut nanos = whole * unit_nanos;
+    if frac > 0 {
+        // Go's own computation, float64 and truncation included (at most 3.6e12 ns are added: no overflow).
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss
+        )]
+        let part = (frac as f64 * (unit_nanos as f64 / scale)) as u64;
+        nanos = nanos
+            .checked_add(part)
+            .filter(|n| *n <= TWO_POW_63)
+            .ok_or_else(|| too_large(input))?;
+    }
+    Ok((nanos, rest))
+}
+
+/// Length of the run of ASCII digits at the start of `s`.
+fn leading_digits(s: &str) -> usize {
+    s.bytes().take_while(u8::is_ascii_digit).count()
+}
+
+/// The value of a run of digits, or `None` past 2^63 (Go's `leadingInt`, which fails there).
+fn leading_int(digits: &str) -> Option<u64> {
+    let mut x: u64 = 0;
+    for d in digits.bytes() {
+        if x > TWO_POW_63 / 10 {
+            return None;
+        }
+        x = x * 10 + u64::from(d - b'0');
+        if x > TWO_POW_63 {
+            return None;
+        }
+    }
+    Some(x)
+}
+
+/// The digits after a decimal point as `(value, 10^digits used)`: Go's `leadingFraction`, which stops
+/// accumulating (and ignores the remaining digits) once the value would pass 2^63.
+fn leading_fraction(digits: &str) -> (u64, f64) {
+    let (mut x, mut scale): (u64, f64) = (0, 1.0);
+    for d in digits.bytes() {
+        if x > (TWO_POW_63 - 1) / 10 {
+            break;
+        }
+        let y = x * 10 + u64::from(d - b'0');
+        if y > TWO_POW_63 {
+            break;
+        }
+        x = y;
+        scale *= 10.0;
+    }
+    (x, scale)
 }
 
 #[cfg(test)]
@@ -152,7 +225,7 @@ mod tests {
         assert_eq!(parse_duration("1.5h").unwrap(), Duration::from_secs(5400));
         assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
         assert_eq!(parse_duration("0").unwrap(), Duration::ZERO);
-        assert_eq!(parse_duration(" +2m ").unwrap(), Duration::from_secs(120));
+        assert_eq!(parse_duration("+2m").unwrap(), Duration::from_secs(120));
         assert_eq!(parse_duration(".5s").unwrap(), Duration::from_millis(500));
         assert_eq!(
             parse_duration("1µs1ns").unwrap(),
@@ -187,8 +260,11 @@ mod tests {
     #[test]
     fn empty_and_malformed_values_are_errors() {
         assert_eq!(parse_duration("").unwrap_err(), DurationError::Empty);
-        assert_eq!(parse_duration("   ").unwrap_err(), DurationError::Empty);
         for (bad, expected) in [
+            ("   ", "expected a number at byte 0"),
+            (" 1h", "expected a number at byte 0"),
+            ("1h ", "unknown unit \"h \""),
+            ("+", "expected a number at byte 1"),
             ("10", "missing unit"),
             ("5d", "unknown unit \"d\""),
             ("-1h", "negative"),
@@ -203,6 +279,132 @@ mod tests {
         ] {
             let e = parse_duration(bad).unwrap_err();
             assert!(e.to_string().contains(expected), "{bad}: {e}");
+        }
+    }
+
+    /// What Go's `time.ParseDuration` returns for each input, in nanoseconds (`None`: an error). Produced once
+    /// with go1.26.8 linux/amd64 by a program that printed, for each input, `time.ParseDuration(input)` as
+    /// `int64(d)` or `None` on error; the rows are its output, unedited. Go is not needed to run this test.
+    const GO_PARSE_DURATION: &[(&str, Option<i64>)] = &[
+        ("0", Some(0)),
+        ("+0", Some(0)),
+        ("-0", Some(0)),
+        ("0s", Some(0)),
+        ("-0s", Some(0)),
+        ("00", None),
+        ("0.0s", Some(0)),
+        ("1ns", Some(1)),
+        ("1us", Some(1000)),
+        ("1µs", Some(1000)),
+        ("1μs", Some(1000)),
+        ("1ms", Some(1000000)),
+        ("1s", Some(1000000000)),
+        ("1m", Some(60000000000)),
+        ("1h", Some(3600000000000)),
+        ("+1h", Some(3600000000000)),
+        ("-1h", Some(-3600000000000)),
+        ("-1.5h", Some(-5400000000000)),
+        ("90s", Some(90000000000)),
+        ("1h30m", Some(5400000000000)),
+        ("1h30m45s", Some(5445000000000)),
+        ("250ms", Some(250000000)),
+        ("1µs1ns", Some(1001)),
+        ("3m0.5s", Some(180500000000)),
+        ("1s1s", Some(2000000000)),
+        ("1m1h", Some(3660000000000)),
+        ("1.5h", Some(5400000000000)),
+        (".5s", Some(500000000)),
+        ("1.s", Some(1000000000)),
+        ("1.h", Some(3600000000000)),
+        ("1.0s", Some(1000000000)),
+        (".0s", Some(0)),
+        ("0.000000001s", Some(1)),
+        ("0.0000000001s", Some(0)),
+        ("1.0000000005s", Some(1000000000)),
+        ("0.123456789123s", Some(123456789)),
+        ("0.3ns", Some(0)),
+        ("1.9ns", Some(1)),
+        ("0.1us", Some(100)),
+        ("0.7ms", Some(700000)),
+        ("1.1h", Some(3960000000000)),
+        ("0.333333333333333333333h", Some(1200000000000)),
+        ("1.99999999999999999999999s", Some(2000000000)),
+        ("00000000000000000000001s", Some(1000000000)),
+        ("2562047h47m16.854775807s", Some(9223372036854775807)),
+        ("2562047h47m16.854775808s", None),
+        ("2562048h", None),
+        ("9223372036854775807ns", Some(9223372036854775807)),
+        ("9223372036854775808ns", None),
+        ("9223372036854775807ns1ns", None),
+        ("9223372036854775808ns9223372036854775808ns", Some(0)),
+        ("99999999999999999999h", None),
+        ("", None),
+        (" ", None),
+        (" 1h", None),
+        ("1h ", None),
+        ("1 h", None),
+        ("\t1h", None),
+        ("1h\n", None),
+        ("+ 1h", None),
+        ("+", None),
+        ("-", None),
+        ("++1s", None),
+        ("+-1s", None),
+        ("-+1s", None),
+        ("10", None),
+        ("1.5", None),
+        ("5d", None),
+        ("h", None),
+        (".s", None),
+        (".", None),
+        ("1..5s", None),
+        ("1.5.5s", None),
+        ("0.", None),
+        ("1e3s", None),
+        ("NaNs", None),
+        ("infh", None),
+        ("1H", None),
+        ("1S", None),
+        ("1Ms", None),
+        ("1sec", None),
+        ("1h x", None),
+        ("1h1", None),
+        ("s1", None),
+        ("0x10s", None),
+        ("1_000s", None),
+        ("1,5s", None),
+        ("1h-1m", None),
+        ("1h+1m", None),
+        ("１s", None),
+    ];
+
+    /// The only Go-accepted input refused for a reason other than its sign: Go's sum of two components of 2^63 ns
+    /// wraps round to 0.
+    const GO_WRAPS: &str = "9223372036854775808ns9223372036854775808ns";
+
+    #[test]
+    fn accepts_exactly_what_go_accepts_with_go_values() {
+        for &(input, go) in GO_PARSE_DURATION {
+            let ours = parse_duration(input);
+            match go {
+                _ if input == GO_WRAPS => {
+                    assert!(
+                        matches!(ours, Err(DurationError::TooLarge { .. })),
+                        "{input:?}: {ours:?}"
+                    );
+                }
+                Some(_) if input.starts_with('-') => {
+                    assert!(
+                        matches!(ours, Err(DurationError::Negative { .. })),
+                        "{input:?}: {ours:?}"
+                    );
+                }
+                Some(nanos) => {
+                    let nanos = u64::try_from(nanos).expect("a non-negative Go value");
+                    assert_eq!(ours, Ok(Duration::from_nanos(nanos)), "{input:?}");
+                }
+                None => assert!(ours.is_err(), "{input:?} is refused by Go: {ours:?}"),
+            }
         }
     }
 }

@@ -4,6 +4,16 @@
 //! `{"value": ..., "type": ...}`; primitives are converted leniently as cty does (a number or bool token is accepted
 //! for a string, a numeric string for a number, `"true"`/`"false"` for a bool). Numbers keep their exact decimal text
 //! when they fit neither `i64` nor `f64`. Every error carries an attribute path and never the value.
+//!
+//! Why a tokenizer of our own and not `serde_json`, already a dependency: cty numbers are arbitrary precision and
+//! state keeps them as JSON number tokens (`123456789012345678901234567890` must come back as that text, see the
+//! test below), but `serde_json` without its `arbitrary_precision` feature turns every number into `u64`, `i64` or
+//! `f64` before we see it. That feature cannot be enabled for this module alone: Cargo unifies features, so it
+//! would change `serde_json::Number` for every user in the build, and serde_json's own tracker documents that it
+//! breaks numbers read through `#[serde(flatten)]`, internally tagged and untagged enums (serde-rs/json#505,
+//! #559, #721), which other dependencies of this crate use. The tokenizer below (about 190 lines) keeps the
+//! number text, every member of an object in order, and our limits (nesting depth 128, errors with a byte
+//! offset and no content); `serde_json` is still used to hand a `dynamic` value's type to [`Type::from_json`].
 
 use super::msgpack::parse_decimal;
 use super::{Number, Type, Value, ValueError};
@@ -11,6 +21,7 @@ use crate::tfplugin::path::{AttributePath, PathStep};
 use crate::tfplugin::schema::Schema;
 use std::collections::BTreeMap;
 
+/// Nesting limit of the JSON document (guards against stack exhaustion on hostile input).
 const MAX_DEPTH: usize = 128;
 
 /// Options for [`decode_with`].

@@ -1,0 +1,253 @@
+//! Diagnostics of a plan: per-cluster issues grouped by cause, objects wearing this bridge's label without being
+//! its own, and the clusters a plan deregisters (with the `max_removals` guard).
+
+use std::collections::BTreeMap;
+
+use super::{Inputs, Plan};
+use crate::bridge::{
+    BridgeSpec,
+    problem::{Problem, Step},
+};
+
+/// Why one cluster was left as it is (or not registered) while the others were planned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterIssue {
+    /// Profile key.
+    pub key: String,
+    /// The cause, shared by every cluster with the same problem (diagnostics are grouped by it).
+    pub cause: Cause,
+    /// This cluster's specifics (object names, fields), never credential content.
+    pub detail: String,
+    /// Whether the cluster's existing bridged objects are kept (false: it is not registered).
+    pub kept: bool,
+}
+
+/// The cause of a [`ClusterIssue`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Cause {
+    /// A credential problem ([`CredentialProblem::cause`](crate::bridge::credentials::CredentialProblem::cause)).
+    Credentials(&'static str),
+    /// An object this bridge does not own stands where it would write.
+    Collision,
+    /// The profile is not healthy (`require_healthy`); the cluster is kept or paused.
+    Unhealthy,
+    /// At apply: the profile changed between plan and apply.
+    ChangedSincePlan,
+    /// The ClusterProfile's name is too long for the name of the Secret the bridge would write next to it.
+    NameTooLong,
+    /// The ClusterProfile as stored does not decode (its writer stored a value the API server's schema admits
+    /// and the bridge cannot read, such as a malformed timestamp).
+    Undecodable,
+}
+
+impl Cause {
+    fn describe(self) -> &'static str {
+        match self {
+            Self::Credentials(c) => c,
+            Self::Collision => "an object this bridge does not own has the name it would write",
+            Self::Unhealthy => "the ClusterProfile is not healthy",
+            Self::ChangedSincePlan => "the ClusterProfile changed since plan",
+            Self::Undecodable => "the ClusterProfile cannot be read",
+            Self::NameTooLong => {
+                "the ClusterProfile's name is too long for its kubeconfig Secret's name"
+            }
+        }
+    }
+
+    pub(super) fn hint(self) -> &'static str {
+        match self {
+            Self::Credentials(_) => {
+                "Fix the credential source of each listed ClusterProfile (see the sveltos_clusterprofile data \
+                 source's credential_source), or exclude it with overrides[\"<namespace>/<name>\"].skip = true."
+            }
+            Self::Collision => {
+                "Nothing was written to those objects. Set adopt = true to take them over, or exclude the \
+                 ClusterProfiles with overrides[\"<namespace>/<name>\"].skip = true."
+            }
+            Self::Unhealthy => {
+                "They stay registered (unhealthy = \"keep\") or paused (unhealthy = \"pause\") until healthy \
+                 again; unhealthy = \"remove\" deregisters them."
+            }
+            Self::ChangedSincePlan => {
+                "Nothing was written for them; every other cluster was applied. Run plan again."
+            }
+            Self::Undecodable => {
+                "They are kept as they are (or stay unregistered) until their writer fixes the field named."
+            }
+            Self::NameTooLong => {
+                "The Secret is named <name>-sveltos-kubeconfig and a name has at most 253 characters: such a \
+                 ClusterProfile cannot be bridged. Exclude it with overrides[\"<namespace>/<name>\"].skip = true."
+            }
+        }
+    }
+}
+
+/// How many clusters a grouped diagnostic names before it gives a count.
+pub const LISTED: usize = 20;
+
+/// A list of names for a diagnostic: the first [`LISTED`], then how many more.
+pub fn name_list<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+    let names: Vec<&str> = names.into_iter().collect();
+    let mut out: Vec<String> = names.iter().take(LISTED).map(|n| n.to_string()).collect();
+    if names.len() > LISTED {
+        out.push(format!("and {} more", names.len() - LISTED));
+    }
+    out.join(", ")
+}
+
+/// Turns the plan's per-cluster issues, removals and impostors into grouped diagnostics.
+pub(super) fn report(inputs: &Inputs<'_>, plan: &mut Plan) {
+    let spec = inputs.spec;
+    let mut by_cause: BTreeMap<Cause, Vec<&ClusterIssue>> = BTreeMap::new();
+    for issue in &plan.issues {
+        by_cause.entry(issue.cause).or_default().push(issue);
+    }
+    let mut problems: Vec<Problem> = by_cause
+        .into_iter()
+        .map(|(cause, issues)| cause_problem(spec, cause, issues))
+        .collect();
+    problems.extend(impostors_problem(inputs));
+    problems.extend(removals_problem(spec, &plan.removals));
+    plan.problems.extend(problems);
+}
+
+/// One diagnostic for every cluster with the same cause, listing the first [`LISTED`].
+fn cause_problem(spec: &BridgeSpec, cause: Cause, mut issues: Vec<&ClusterIssue>) -> Problem {
+    issues.sort_by(|a, b| a.key.cmp(&b.key));
+    let error = match cause {
+        Cause::Unhealthy => false,
+        Cause::ChangedSincePlan => true,
+        Cause::Credentials(_) => {
+            spec.strict || (spec.require_credentials && issues.iter().any(|i| !i.kept))
+        }
+        Cause::Collision | Cause::Undecodable | Cause::NameTooLong => spec.strict,
+    };
+    let kept = issues.iter().filter(|i| i.kept).count();
+    let lines: Vec<String> = issues
+        .iter()
+        .take(LISTED)
+        .map(|i| {
+            let state = if i.kept {
+                "kept as it is"
+            } else {
+                "not registered"
+            };
+            format!("- {} ({state}): {}", i.key, i.detail)
+        })
+        .collect();
+    let more = issues
+        .len()
+        .checked_sub(LISTED)
+        .filter(|n| *n > 0)
+        .map(|n| format!("\n- and {n} more"))
+        .unwrap_or_default();
+    let after = if error {
+        if spec.strict {
+            "strict = true makes this an error: nothing was written."
+        } else {
+            "require_credentials = true makes this an error: nothing was written."
+        }
+    } else {
+        "Every other cluster is planned normally. Set strict = true to make this an error."
+    };
+    let summary = format!(
+        "{} ClusterProfile(s): {} ({kept} kept as they are)",
+        issues.len(),
+        cause.describe()
+    );
+    let detail = format!("{}{more}\n\n{} {after}", lines.join("\n"), cause.hint());
+    let path = match cause {
+        Cause::Credentials(_) => vec![Step::Attr("credentials")],
+        Cause::Collision => vec![Step::Attr("adopt")],
+        Cause::Unhealthy => vec![Step::Attr("require_healthy")],
+        Cause::ChangedSincePlan | Cause::Undecodable | Cause::NameTooLong => vec![],
+    };
+    if error {
+        Problem::error(path, summary, detail)
+    } else {
+        Problem::warning(path, summary, detail)
+    }
+}
+
+/// The warning for objects that carry this bridge's ownership label without being its own.
+fn impostors_problem(inputs: &Inputs<'_>) -> Option<Problem> {
+    let impostors = &inputs.world.impostors;
+    (!impostors.is_empty()).then(|| {
+        Problem::warning(
+            vec![Step::Attr("name")],
+            format!(
+                "{} object(s) carry the ownership label of bridge {:?} but were not created by it",
+                impostors.len(),
+                inputs.spec.name
+            ),
+            format!(
+                "{}. The bridge never updates or deletes them. If they are really this bridge's (for example \
+                 after the state was lost), take them over with `terraform import`.",
+                name_list(impostors.iter().map(String::as_str))
+            ),
+        )
+    })
+}
+
+/// The warning for the clusters this plan deregisters, or the error when they are more than `max_removals`.
+fn removals_problem(spec: &BridgeSpec, removals: &[String]) -> Option<Problem> {
+    if removals.is_empty() {
+        return None;
+    }
+    let n = removals.len();
+    let names = name_list(removals.iter().map(String::as_str));
+    Some(match spec.max_removals {
+        Some(max) if n > max => Problem::error(
+            vec![Step::Attr("max_removals")],
+            format!("This plan would deregister {n} clusters, more than max_removals = {max}"),
+            format!(
+                "Deregistering a cluster makes Sveltos withdraw its add-ons. Clusters: {names}. Nothing was \
+                 written. If this is intended, raise max_removals; otherwise check label_selector, \
+                 namespaces and names."
+            ),
+        ),
+        _ => Problem::warning(
+            vec![],
+            format!("This plan deregisters {n} cluster(s)"),
+            format!(
+                "{names}. Sveltos withdraws their add-ons once their SveltosClusters are gone. Set \
+                 max_removals to cap how many one plan may deregister."
+            ),
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bridge::plan::fixture::*;
+    use crate::bridge::problem::Severity;
+
+    #[test]
+    fn removal_guard() {
+        let mut f = Fixture::new();
+        f.world = world_after(&f.run(), "main");
+        f.profiles.clear();
+        let p = f.run();
+        assert_eq!(p.removals.len(), 2);
+        let w = p
+            .problems
+            .iter()
+            .find(|x| x.summary.contains("deregisters 2"))
+            .unwrap();
+        assert_eq!(w.severity, Severity::Warning);
+        f.spec.max_removals = Some(1);
+        let p = f.run();
+        let e = p
+            .problems
+            .iter()
+            .find(|x| x.path == vec![Step::Attr("max_removals")])
+            .unwrap();
+        assert!(
+            e.severity == Severity::Error && e.summary.contains('2'),
+            "{e:?}"
+        );
+        f.spec.max_removals = Some(2);
+        assert!(!f.run().has_errors());
+    }
+}
