@@ -69,7 +69,7 @@ fn one_malloc_arena() {}
 /// another glibc version than the one linked in, or fail the lookup where there are none. Such a build therefore
 /// looks host names (the API server's) up in /etc/hosts and then by DNS as /etc/resolv.conf says, and users (the
 /// home directory when `HOME` is unset) in /etc/passwd, whatever nsswitch.conf says, as musl-based systems do.
-/// Set before any thread starts: glibc reads this configuration on the first lookup.
+/// Called before any thread starts, so that no lookup runs while the configuration changes.
 #[cfg(all(target_os = "linux", target_env = "gnu", target_feature = "crt-static"))]
 fn builtin_name_services() {
     use std::ffi::{c_char, c_int};
