@@ -18,6 +18,7 @@ pub fn run(
     provider: impl FnOnce() -> Arc<dyn Provider>,
 ) -> ExitCode {
     one_malloc_arena();
+    builtin_name_services();
     if !opts.debug {
         exit_with_parent(name);
     }
@@ -119,3 +120,28 @@ fn one_malloc_arena() {
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn one_malloc_arena() {}
+
+/// A statically linked glibc build (`-C target-feature=+crt-static`: the linux_amd64 release) has glibc's `files`
+/// and `dns` name services built in, but would `dlopen` any other service that /etc/nsswitch.conf names
+/// (`resolve`, `myhostname`, `mdns4_minimal`, `systemd`, `sss`, ...) from the host's shared libraries, built for
+/// another glibc version than the one linked in, or fail the lookup where there are none. Such a build therefore
+/// looks host names (the API server's) up in /etc/hosts and then by DNS as /etc/resolv.conf says, and users (the
+/// home directory when `HOME` is unset) in /etc/passwd, whatever nsswitch.conf says, as musl-based systems do.
+/// Called before any thread starts, so that no lookup runs while the configuration changes.
+#[cfg(all(target_os = "linux", target_env = "gnu", target_feature = "crt-static"))]
+fn builtin_name_services() {
+    use std::ffi::{c_char, c_int};
+    unsafe extern "C" {
+        // <nss.h>: replaces the services of one database as if nsswitch.conf named them; 0 on success.
+        fn __nss_configure_lookup(dbname: *const c_char, service_line: *const c_char) -> c_int;
+    }
+    for (database, services) in [(c"hosts", c"files dns"), (c"passwd", c"files")] {
+        // SAFETY: both arguments are NUL-terminated strings that outlive the call, and no other thread exists yet,
+        // so no lookup reads the configuration while it changes. It fails only for an unknown database name.
+        let failed = unsafe { __nss_configure_lookup(database.as_ptr(), services.as_ptr()) } != 0;
+        debug_assert!(!failed, "__nss_configure_lookup({database:?}) failed");
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu", target_feature = "crt-static")))]
+fn builtin_name_services() {}
