@@ -608,3 +608,78 @@ async fn an_unreadable_profile_affects_only_its_own_cluster() {
     assert!(out.contains("n = 20"), "{out}");
     assert!(out.contains("2 ClusterProfile(s) cannot be read"), "{out}");
 }
+
+/// The bridge's own objects cannot be turned: a tenant who adds the token-renewal annotation to a bridged Secret
+/// (renewal is not configured) and swaps its kubeconfig sees the swap shown by the next plan and written back by
+/// apply; a tenant who points another cluster's SveltosCluster annotation `…/cluster-profile` at a neighbour's
+/// key shadows nothing: both clusters stay registered and recorded, and destroy removes both.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_bridges_own_objects_cannot_be_turned() {
+    use k8s_openapi::api::core::v1::Secret;
+    use kube::api::{Api, Patch, PatchParams};
+    let inv = Inv::new().await;
+    let a = unique_namespace(&inv.client, "turn-a").await;
+    let b = unique_namespace(&inv.client, "turn-b").await;
+    let kc = fixtures::unreachable_kubeconfig("good-token");
+    inv.profile_with_secret(&a, "c1", &[], Json::Null, &kc)
+        .await;
+    inv.profile_with_secret(&b, "c1", &[], Json::Null, &kc)
+        .await;
+    let cli = Cli::tofu();
+    let tf = inv.tf(&cli, &bridge(&a, &[&a, &b], ""));
+    apply_ok(&tf);
+    let written = fixtures::written(&kc);
+    assert_eq!(
+        inv.bridged_kubeconfig(&a, "c1").await,
+        Some(written.clone())
+    );
+    let key = format!("{a}/c1");
+    let sha_before = state_clusters(&tf)[&key]["kubeconfig_sha256"].clone();
+
+    // The renewal annotation plus a swapped kubeconfig.
+    let evil = fixtures::unreachable_kubeconfig("attacker-token");
+    let secrets: Api<Secret> = Api::namespaced(inv.client.clone(), &a);
+    secrets
+        .patch(
+            "c1-sveltos-kubeconfig",
+            &PatchParams::default(),
+            &Patch::Merge(json!({
+                "metadata": {"annotations": {"sveltos.clusterinventory.io/token-renewal": "{}"}},
+                "stringData": {"kubeconfig": evil},
+            })),
+        )
+        .await
+        .unwrap();
+    let (out, planned) = plan_clusters(&tf);
+    assert_eq!(
+        planned[&key]["kubeconfig_sha256"], sha_before,
+        "the plan wants the bridge's kubeconfig back:\n{out}"
+    );
+    assert_eq!(tf.plan(), 2, "the swap shows as drift");
+    apply_ok(&tf);
+    assert_eq!(
+        inv.bridged_kubeconfig(&a, "c1").await,
+        Some(written.clone()),
+        "the swapped kubeconfig was written back"
+    );
+
+    // B's SveltosCluster claims to be A's.
+    inv.patch_sc_metadata(
+        &b,
+        "c1",
+        json!({"annotations": {keys::SOURCE_ANNOTATION: format!("{a}/c1")}}),
+    )
+    .await;
+    apply_ok(&tf);
+    let clusters = state_clusters(&tf);
+    assert!(
+        clusters.contains_key(&format!("{a}/c1")) && clusters.contains_key(&format!("{b}/c1")),
+        "{:?}",
+        clusters.keys()
+    );
+    assert!(inv.sc(&a, "c1").await.is_some() && inv.sc(&b, "c1").await.is_some());
+    assert_eq!(tf.plan(), 0);
+    tf.destroy();
+    assert!(inv.sc(&a, "c1").await.is_none(), "A's object was orphaned");
+    assert!(inv.sc(&b, "c1").await.is_none(), "B's object was orphaned");
+}
