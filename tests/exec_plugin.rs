@@ -111,14 +111,7 @@ async fn ten_mebibytes_of_output_are_cut_at_one() {
 #[tokio::test]
 async fn a_timed_out_plugin_leaves_no_process_behind() {
     let dir = tempfile::tempdir().unwrap();
-    let pids = dir.path().join("pids");
-    // The plugin forks a sleeping child (which keeps stdout open), records both pids, then sleeps itself.
-    let p = plugin(
-        dir.path(),
-        "hang",
-        "sleep 300 &\necho \"$$ $!\" > \"$PID_FILE\"\nsleep 300",
-    );
-    let inv = invocation(&p, &[("PID_FILE", pids.to_str().unwrap())]);
+    let (inv, pids) = hanging_plugin(dir.path());
     let start = Instant::now();
     let err = run_with_timeout(&inv, Duration::from_millis(1500))
         .await
@@ -128,6 +121,21 @@ async fn a_timed_out_plugin_leaves_no_process_behind() {
     assert!(matches!(err, ExecRunError::Timeout { .. }), "{err:?}");
     assert!(took < Duration::from_secs(10), "{took:?}");
     assert_all_gone(&pids, "the timeout");
+}
+
+/// A plugin that forks a sleeping child (which keeps stdout open), records both pids in the returned file, then
+/// sleeps itself.
+fn hanging_plugin(dir: &Path) -> (ExecInvocation, PathBuf) {
+    let pids = dir.join("pids");
+    let p = plugin(
+        dir,
+        "hang",
+        "sleep 300 &\necho \"$$ $!\" > \"$PID_FILE\"\nsleep 300",
+    );
+    (
+        invocation(&p, &[("PID_FILE", pids.to_str().unwrap())]),
+        pids,
+    )
 }
 
 /// The two pids the `hang` plugin recorded (itself and its child) are gone within 5 s.
@@ -152,13 +160,7 @@ fn assert_all_gone(pid_file: &Path, after: &str) {
 #[tokio::test]
 async fn a_dropped_plugin_run_leaves_no_process_behind() {
     let dir = tempfile::tempdir().unwrap();
-    let pids = dir.path().join("pids");
-    let p = plugin(
-        dir.path(),
-        "hang",
-        "sleep 300 &\necho \"$$ $!\" > \"$PID_FILE\"\nsleep 300",
-    );
-    let inv = invocation(&p, &[("PID_FILE", pids.to_str().unwrap())]);
+    let (inv, pids) = hanging_plugin(dir.path());
     // Dropped long before its own timeout.
     let dropped = tokio::time::timeout(
         Duration::from_millis(800),

@@ -98,6 +98,22 @@ fn access_provider(name: &str, config: Json) -> Json {
         "extensions": [{"name": keys::EXEC_EXTENSION, "extension": config}]}})
 }
 
+/// A bridge of `ns` whose `secretreader` provider (in `file`) is allowed for `ns`, run with the plugin's own
+/// KUBECONFIG (in `ns`).
+fn secretreader_bridge(inv: &Inv, cli: &Cli, ns: &str, file: &Path, scratch: &Path) -> support::Tf {
+    let body = bridge(
+        ns,
+        &[ns],
+        &credentials(
+            file,
+            &format!("      secretreader = {{ namespaces = [\"{ns}\"] }}"),
+        ),
+    );
+    let mut tf = inv.tf(cli, &body);
+    tf.env("KUBECONFIG", kubeconfig_in(scratch, ns));
+    tf
+}
+
 fn credentials(providers_file: &Path, exec_providers: &str) -> String {
     format!(
         "  credentials {{\n    exec_providers_file = \"{}\"\n    exec_providers = {{\n{exec_providers}\n    }}\n  }}",
@@ -144,17 +160,7 @@ async fn the_providers_file_order_picks_an_upstream_secretreader_plugin() {
     let secretreader = upstream_entry("secretreader", &plugin);
     let builtin = upstream_entry(keys::SECRET_READER_PROVIDER, &builtin_command);
     upstream_file(&file, &[secretreader.clone(), builtin.clone()]);
-    let cli = Cli::tofu();
-    let body = bridge(
-        &ns,
-        &[&ns],
-        &credentials(
-            &file,
-            &format!("      secretreader = {{ namespaces = [\"{ns}\"] }}"),
-        ),
-    );
-    let mut tf = inv.tf(&cli, &body);
-    tf.env("KUBECONFIG", kubeconfig_in(scratch.path(), &ns));
+    let tf = secretreader_bridge(&inv, &Cli::tofu(), &ns, &file, scratch.path());
     apply_ok(&tf);
     assert_eq!(
         lines(&log),
@@ -348,16 +354,7 @@ async fn a_plugin_failing_at_apply_leaves_the_bridge_untainted() {
         }
         let file = scratch.path().join("provider-config.json");
         upstream_file(&file, &[upstream_entry("secretreader", &plugin)]);
-        let body = bridge(
-            &ns,
-            &[&ns],
-            &credentials(
-                &file,
-                &format!("      secretreader = {{ namespaces = [\"{ns}\"] }}"),
-            ),
-        );
-        let mut tf = inv.tf(&cli, &body);
-        tf.env("KUBECONFIG", kubeconfig_in(scratch.path(), &ns));
+        let tf = secretreader_bridge(&inv, &cli, &ns, &file, scratch.path());
         let out = flat(&apply_ok(&tf));
         assert!(
             out.contains(&format!("Cannot bridge ClusterProfile {ns}/broken"))
