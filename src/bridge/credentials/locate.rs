@@ -442,21 +442,14 @@ pub fn locate(
         if provider.name == keys::SECRET_READER_PROVIDER || file_has(&provider.name) {
             continue;
         }
+        // A name only the profile gives: escaped and bounded before it reaches a warning or state.
+        let name = crate::bridge::text::shown(&provider.name, 64);
         looked_at.push(if !options.use_access_providers {
-            format!(
-                "access provider {} ignored (credentials.use_access_providers = false)",
-                provider.name
-            )
+            format!("access provider {name} ignored (credentials.use_access_providers = false)")
         } else if providers.is_some() {
-            format!(
-                "access provider {} is not in credentials.exec_providers_file",
-                provider.name
-            )
+            format!("access provider {name} is not in credentials.exec_providers_file")
         } else {
-            format!(
-                "access provider {} needs credentials.exec_providers_file",
-                provider.name
-            )
+            format!("access provider {name} needs credentials.exec_providers_file")
         });
     }
     match secrets.candidates(&key) {
@@ -581,6 +574,19 @@ mod tests {
             locate(&p, &opts(), None, &idx),
             Lookup::Unusable(CredentialProblem::NotFound { .. })
         ));
+    }
+
+    #[test]
+    fn access_provider_names_from_a_profile_are_escaped_and_bounded() {
+        let mut p = profile("team-a", "c1", &[]);
+        let hostile = format!("x\u{1b}[31m{}", "y".repeat(10_000));
+        add_provider(&mut p, &hostile, serde_json::json!({}));
+        let Lookup::Unusable(problem) = locate(&p, &opts(), None, &SecretIndex::default()) else {
+            panic!("no source expected")
+        };
+        let text = problem.to_string();
+        assert!(!text.contains('\u{1b}'), "{text}");
+        assert!(text.len() < 2_000, "{}", text.len());
     }
 
     #[test]
