@@ -102,10 +102,15 @@ pub async fn delete(
         .map(|_| ())
 }
 
-/// A new run key: 256 bits from the operating system's random source.
-pub fn new_run_key() -> Result<RunKey, getrandom::Error> {
+/// A new run key: 256 bits from the TLS stack's random generator (aws-lc, seeded by the kernel's `getrandom`
+/// system call): the same source the provider's own certificates use, which needs no `/dev/urandom` (absent in a
+/// minimal root file system) and no C library lookup (absent from the static build).
+pub fn new_run_key() -> Result<RunKey, rustls::Error> {
     let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes)?;
+    rustls::crypto::aws_lc_rs::default_provider()
+        .secure_random
+        .fill(&mut bytes)
+        .map_err(|_| rustls::Error::FailedToGetRandomBytes)?;
     Ok(RunKey::new(bytes))
 }
 

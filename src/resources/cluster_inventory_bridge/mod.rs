@@ -558,7 +558,7 @@ async fn claim_for_apply(
     let key = k8s_claim::new_run_key().map_err(|e| {
         Diagnostics::from(Diagnostic::error(
             "Cannot make a run key",
-            format!("Reading the operating system's random source failed: {e}"),
+            format!("The random generator failed: {e}"),
         ))
     })?;
     let mut keys = claim.as_ref().map(|c| c.keys.clone()).unwrap_or_default();
