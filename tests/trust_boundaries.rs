@@ -683,3 +683,76 @@ async fn the_bridges_own_objects_cannot_be_turned() {
     assert!(inv.sc(&a, "c1").await.is_none(), "A's object was orphaned");
     assert!(inv.sc(&b, "c1").await.is_none(), "B's object was orphaned");
 }
+
+/// A tenant who floods the namespaces the bridge reads with large labelled Secrets (the credential label naming
+/// profiles that do not exist, several Secrets naming one real profile, and the bridge's own label) costs the
+/// bridge their metadata only: no body of theirs crosses the wire, every healthy cluster is bridged and the plan
+/// after apply is empty. (Before the bodies were read only where needed, the labelled Secrets and the bridge's
+/// labelled objects were two whole LISTs: every byte of the flood, twice per plan.)
+#[tokio::test(flavor = "multi_thread")]
+async fn a_flood_of_labelled_secrets_is_never_read() {
+    use support::fault_proxy::FaultProxy;
+    let inv = Inv::new().await;
+    let ns = unique_namespace(&inv.client, "flood").await;
+    for i in 0..20 {
+        inv.profile_with_secret(
+            &ns,
+            &format!("ok-{i:02}"),
+            &[],
+            Json::Null,
+            &fixtures::unreachable_kubeconfig("ok"),
+        )
+        .await;
+    }
+    // 60 Secrets of 900 KiB: 20 name profiles that do not exist, 20 name the same real profile (`crowded`, which
+    // then has 21 candidates and is that cluster's problem), 20 carry the bridge's label.
+    inv.profile_with_secret(
+        &ns,
+        "crowded",
+        &[],
+        Json::Null,
+        &fixtures::unreachable_kubeconfig("crowded"),
+    )
+    .await;
+    let big = "x".repeat(900 * 1024);
+    for i in 0..60 {
+        let (key, value) = match i / 20 {
+            0 => (keys::CLUSTER_PROFILE_LABEL, format!("ghost-{i}")),
+            1 => (keys::CLUSTER_PROFILE_LABEL, "crowded".to_string()),
+            _ => (keys::BRIDGE_LABEL, ns.clone()),
+        };
+        inv.secret(
+            &ns,
+            &format!("flood-{i:02}"),
+            &[(key, &value)],
+            &[("value", &big)],
+        )
+        .await;
+    }
+    let flood_bytes = 60 * big.len();
+
+    let proxy = FaultProxy::start(inv.client.clone()).await;
+    let tf = support::Tf::new(&Cli::tofu());
+    tf.write_main(&format!(
+        "{}\nprovider \"sveltos\" {{\n  host = {}\n}}\n{}",
+        fixtures::required_providers(fixtures::PROVIDER_SOURCE, None),
+        fixtures::hcl_string(&proxy.url()),
+        bridge(&ns, &[&ns], "")
+    ));
+    let out = apply_ok(&tf);
+    let clusters = state_clusters(&tf);
+    assert_eq!(clusters.len(), 20, "{:?}\n{out}", clusters.keys());
+    let crowded = one_diagnostic(&out, "Warning", "candidate");
+    assert!(crowded.contains(&format!("{ns}/crowded")), "{crowded}");
+    assert_eq!(tf.plan(), 0, "the plan after apply is empty");
+    let read = proxy.answered_bytes();
+    eprintln!(
+        "answered {read} bytes over two runs; the flood holds {flood_bytes} bytes of Secret data"
+    );
+    assert!(
+        read < flood_bytes / 10,
+        "the bridge read {read} bytes: the flood's bodies ({flood_bytes} bytes) crossed the wire; largest \
+         answers: {:#?}",
+        proxy.largest_answers(8)
+    );
+}

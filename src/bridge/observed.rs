@@ -329,6 +329,32 @@ impl World {
         w
     }
 
+    /// Sorts objects listed with this bridge's label (metadata only): those that are the bridge's
+    /// ([`Ledger::owns_marked`]) are returned, their bodies to be read and added with [`World::add_owned_clusters`]
+    /// or [`World::add_owned_secrets`]; the others are impostors, known from their metadata alone (their bodies,
+    /// whatever their number and size, are never read).
+    pub fn sort_labelled(
+        &mut self,
+        bridge: &str,
+        ledger: &Ledger,
+        kind: Kind,
+        listed: &[ObjectMeta],
+    ) -> Vec<(String, String)> {
+        let mut owned = Vec::new();
+        for meta in listed.iter().filter(|m| owner(m) == Some(bridge)) {
+            let object = id(meta);
+            if ledger.owns_marked(kind, &object, meta.uid.as_deref(), mark_of(meta)) {
+                owned.push((
+                    meta.namespace.clone().unwrap_or_default(),
+                    meta.name.clone().unwrap_or_default(),
+                ));
+            } else {
+                self.impostors.insert(format!("{} {object}", kind.prefix()));
+            }
+        }
+        owned
+    }
+
     /// [`World::build`] one batch (a LIST page) of labelled SveltosClusters at a time.
     pub fn add_owned_clusters(
         &mut self,

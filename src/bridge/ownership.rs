@@ -22,7 +22,8 @@ pub enum Kind {
 }
 
 impl Kind {
-    fn prefix(self) -> &'static str {
+    /// The kind's name, as in `Secret ns/name`.
+    pub fn prefix(self) -> &'static str {
         match self {
             Self::SveltosCluster => "SveltosCluster",
             Self::Secret => "Secret",

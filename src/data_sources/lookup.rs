@@ -64,7 +64,8 @@ pub async fn credential_statuses(
     if profiles.is_empty() {
         return Ok(Vec::new());
     }
-    let reads = read_sources(client, options).await?;
+    let keys: Vec<String> = profiles.iter().map(|p| p.key()).collect();
+    let reads = read_sources(client, options, &keys).await?;
     let index = SecretIndex::new(&reads.labelled, options, &reads.namespace_labels);
     let lookups: Vec<Lookup> = profiles
         .iter()

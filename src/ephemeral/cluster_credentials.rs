@@ -223,7 +223,7 @@ async fn mint(
             namespace: namespace.into(),
             name: name.into(),
         })?;
-    let reads = read_sources(client, options)
+    let reads = read_sources(client, options, &[profile.key()])
         .await
         .map_err(|source| CredentialsError::ReadSources { source })?;
     let index = SecretIndex::new(&reads.labelled, options, &reads.namespace_labels);

@@ -2,25 +2,30 @@
 //! labels of consumer namespaces, the Secrets named by `kubeconfig-secretreader` providers (only those that
 //! passed the core's namespace rules), and the operator's providers file.
 //!
-//! Cost: one LIST of labelled Secrets, one LIST of consumer-labelled namespaces (only with a
-//! consumer), and for named Secrets concurrent GETs, or one LIST of a namespace that holds many of them.
+//! Cost: a metadata LIST of labelled Secrets, then the bodies of the sole candidate of each profile in scope
+//! ([`read_labelled_bodies`], bounded as `crate::k8s::bodies` says); one LIST of consumer-labelled namespaces
+//! (only with a consumer); for named Secrets, concurrent GETs, or a LIST of a namespace that holds many of them
+//! and little else.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use futures::{StreamExt, TryStreamExt, stream};
-use k8s_openapi::api::core::v1::{Namespace, Secret};
+use k8s_openapi::{
+    api::core::v1::{Namespace, Secret},
+    apimachinery::pkg::apis::meta::v1::ObjectMeta,
+};
 use kube::Client;
 
-use super::io::{self, IoError};
+use super::{
+    bodies,
+    io::{self, IoError},
+};
 use crate::{
     api::keys,
-    bridge::{credentials::CredentialOptions, exec::ProvidersFile},
+    bridge::{
+        credentials::{CredentialOptions, SecretIndex},
+        exec::ProvidersFile,
+    },
 };
-
-/// How many reads run at once.
-const CONCURRENCY: usize = 16;
-/// A namespace holding more named Secrets than this is read with one LIST instead of one GET per Secret.
-const LIST_ABOVE: usize = 16;
 
 /// Labels of namespaces, by name.
 pub type NamespaceLabels = BTreeMap<String, BTreeMap<String, String>>;
@@ -28,18 +33,44 @@ pub type NamespaceLabels = BTreeMap<String, BTreeMap<String, String>>;
 /// What credential lookups start from.
 #[derive(Default)]
 pub struct CredentialReads {
-    /// Secrets carrying `credentials.secret_label` (with data).
+    /// Secrets carrying `credentials.secret_label`: metadata (names and labels) only, until
+    /// [`read_labelled_bodies`] fills in the data of the ones a lookup reads.
     pub labelled: Vec<Secret>,
     /// Labels of the namespaces that carry the consumer label (empty without a consumer).
     pub namespace_labels: NamespaceLabels,
 }
 
-/// Reads the labelled Secrets and, with a consumer, the consumer-labelled namespaces (concurrently).
+/// Metadata kept of a listed Secret: what the credential lookup reads (namespace, name, labels), nothing that
+/// its writer could make large besides its labels.
+fn slim(meta: ObjectMeta) -> Secret {
+    Secret {
+        metadata: ObjectMeta {
+            namespace: meta.namespace,
+            name: meta.name,
+            uid: meta.uid,
+            labels: meta.labels,
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+/// Reads what credential lookups for `profile_keys` (`namespace/name`) start from: the labelled Secrets (a
+/// metadata LIST, then the data of the sole candidate of each of these profiles only, see
+/// [`read_labelled_bodies`]) and, with a consumer, the consumer-labelled namespaces.
 pub async fn read_sources(
     client: &Client,
     options: &CredentialOptions,
+    profile_keys: &[String],
 ) -> Result<CredentialReads, IoError> {
-    let secrets = io::list::<Secret>(client, &[], Some(&options.secret_label));
+    let secrets = async {
+        let mut labelled = Vec::new();
+        io::list_metadata_each::<Secret>(client, &[], Some(&options.secret_label), |metas| {
+            labelled.extend(metas.into_iter().map(slim))
+        })
+        .await?;
+        Ok(labelled)
+    };
     let namespaces = async {
         if options.consumer.is_none() {
             return Ok(NamespaceLabels::new());
@@ -57,46 +88,99 @@ pub async fn read_sources(
             .collect())
     };
     let (labelled, namespace_labels) = futures::try_join!(secrets, namespaces)?;
-    Ok(CredentialReads {
+    let mut reads = CredentialReads {
         labelled,
         namespace_labels,
-    })
+    };
+    let wanted = SecretIndex::new(&reads.labelled, options, &reads.namespace_labels)
+        .sole_candidates(profile_keys.iter().map(String::as_str));
+    read_labelled_bodies(client, options, &mut reads, &wanted).await?;
+    Ok(reads)
 }
 
-/// Reads the named Secrets (`None`: does not exist): concurrent GETs, or one LIST for a namespace holding more
-/// than [`LIST_ABOVE`] of them.
+/// Fills in the data of the labelled Secrets in `wanted` (`(namespace, name)`, the sole candidates of the
+/// profiles in scope: `crate::bridge::credentials::SecretIndex::sole_candidates`). Only the values of
+/// `credentials.kubeconfig_keys` are kept (the other keys stay, empty, so that a lookup can name them).
+async fn read_labelled_bodies(
+    client: &Client,
+    options: &CredentialOptions,
+    reads: &mut CredentialReads,
+    wanted: &BTreeSet<(String, String)>,
+) -> Result<(), IoError> {
+    let listed: Vec<bodies::ObjectKey> = reads
+        .labelled
+        .iter()
+        .map(|s| bodies::key_of(&s.metadata))
+        .collect();
+    let mut data: BTreeMap<bodies::ObjectKey, Secret> = BTreeMap::new();
+    bodies::read_bodies::<Secret>(
+        client,
+        Some(&options.secret_label),
+        &listed,
+        wanted,
+        |page| {
+            for mut secret in page {
+                keep_kubeconfig_keys(&mut secret, &options.kubeconfig_keys);
+                data.insert(bodies::key_of(&secret.metadata), secret);
+            }
+        },
+    )
+    .await?;
+    for slot in &mut reads.labelled {
+        if let Some(full) = data.remove(&bodies::key_of(&slot.metadata)) {
+            // The body as read now: its labels may have changed since the metadata LIST; the lookup uses the
+            // labels it indexed, and the data of the object at that name.
+            slot.data = full.data;
+        }
+    }
+    Ok(())
+}
+
+/// Empties the values of `secret` under keys other than `keys`.
+fn keep_kubeconfig_keys(secret: &mut Secret, keys: &[String]) {
+    secret.string_data = None;
+    if let Some(data) = secret.data.as_mut() {
+        for (key, value) in data.iter_mut() {
+            if !keys.contains(key) {
+                value.0 = Vec::new();
+            }
+        }
+    }
+}
+
+/// Reads the named Secrets (`None`: does not exist): a metadata LIST of each namespace holding more than
+/// [`bodies::GET_AT_MOST`] of them, then their bodies as `crate::k8s::bodies` says (a LIST of the namespace
+/// when it holds little else, one GET each otherwise); concurrent GETs for namespaces with fewer.
 pub async fn read_named_secrets(
     client: &Client,
     wanted: &BTreeSet<(String, String)>,
 ) -> Result<BTreeMap<(String, String), Option<Secret>>, IoError> {
-    let mut by_ns: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for (ns, name) in wanted {
-        by_ns.entry(ns).or_default().push(name);
+    let mut by_ns: BTreeMap<&str, usize> = BTreeMap::new();
+    for (ns, _) in wanted {
+        *by_ns.entry(ns).or_default() += 1;
+    }
+    let mut listed: Vec<bodies::ObjectKey> = Vec::new();
+    for (ns, count) in by_ns {
+        if count > bodies::GET_AT_MOST {
+            io::list_metadata_each::<Secret>(client, &[ns.to_string()], None, |metas| {
+                listed.extend(metas.iter().map(bodies::key_of))
+            })
+            .await?;
+        } else {
+            // Read one GET each: listed as if nothing else were there.
+            listed.extend(wanted.iter().filter(|(n, _)| n == ns).cloned());
+        }
     }
     let mut out: BTreeMap<(String, String), Option<Secret>> =
         wanted.iter().map(|k| (k.clone(), None)).collect();
-    let mut gets = Vec::new();
-    for (ns, names) in by_ns {
-        if names.len() > LIST_ABOVE {
-            for s in io::list::<Secret>(client, &[ns.to_string()], None).await? {
-                let key = (ns.to_string(), s.metadata.name.clone().unwrap_or_default());
-                if let Some(slot) = out.get_mut(&key) {
-                    *slot = Some(s);
-                }
+    bodies::read_bodies::<Secret>(client, None, &listed, wanted, |page| {
+        for secret in page {
+            if let Some(slot) = out.get_mut(&bodies::key_of(&secret.metadata)) {
+                *slot = Some(secret);
             }
-        } else {
-            gets.extend(names.into_iter().map(|n| (ns.to_string(), n.to_string())));
         }
-    }
-    let got: Vec<((String, String), Option<Secret>)> = stream::iter(gets)
-        .map(|(ns, name)| async move {
-            let s = io::get_opt::<Secret>(client, &ns, &name).await?;
-            Ok::<_, IoError>(((ns, name), s))
-        })
-        .buffer_unordered(CONCURRENCY)
-        .try_collect()
-        .await?;
-    out.extend(got);
+    })
+    .await?;
     Ok(out)
 }
 

@@ -346,9 +346,14 @@ where
 {
     let mut out = Vec::new();
     let mut bad = Vec::new();
-    list_pages(client, namespaces, label_selector, Some(&mut bad), |page| {
-        out.extend(page)
-    })
+    list_pages::<K, K>(
+        client,
+        namespaces,
+        label_selector,
+        false,
+        Some(&mut bad),
+        |page| out.extend(page),
+    )
     .await?;
     Ok((out, bad))
 }
@@ -372,20 +377,47 @@ where
     K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Debug,
     <K as Resource>::DynamicType: Default,
 {
-    list_pages(client, namespaces, label_selector, None, each).await
+    list_pages::<K, K>(client, namespaces, label_selector, false, None, each).await
 }
 
-/// [`list_each`]; with `bad`, items that do not decode go there instead of failing the LIST.
-async fn list_pages<K>(
+/// Like [`list_each`], metadata only (no object bodies cross the wire; `managedFields` compacted): for objects
+/// whose number and size others choose, read first as metadata so that only the bodies needed are read
+/// (`crate::k8s::bodies`).
+pub async fn list_metadata_each<K>(
     client: &Client,
     namespaces: &[String],
     label_selector: Option<&str>,
-    mut bad: Option<&mut Vec<Undecodable>>,
-    mut each: impl FnMut(Vec<K>),
+    mut each: impl FnMut(Vec<ObjectMeta>),
 ) -> Result<(), IoError>
 where
     K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Debug,
     <K as Resource>::DynamicType: Default,
+{
+    list_pages::<K, kube::core::PartialObjectMeta<K>>(
+        client,
+        namespaces,
+        label_selector,
+        true,
+        None,
+        |page| each(page.into_iter().map(|o| o.metadata).collect()),
+    )
+    .await
+}
+
+/// [`list_each`] of `K`s decoded as `T` (`K` itself, or its metadata with `metadata_only`); with `bad`, items
+/// that do not decode go there instead of failing the LIST.
+async fn list_pages<K, T>(
+    client: &Client,
+    namespaces: &[String],
+    label_selector: Option<&str>,
+    metadata_only: bool,
+    mut bad: Option<&mut Vec<Undecodable>>,
+    mut each: impl FnMut(Vec<T>),
+) -> Result<(), IoError>
+where
+    K: Resource<Scope = NamespaceResourceScope>,
+    <K as Resource>::DynamicType: Default,
+    T: DeserializeOwned + Resource,
 {
     let kind = K::kind(&Default::default()).to_string();
     for ns in scopes(namespaces) {
@@ -397,14 +429,18 @@ where
         let request = || {
             let lp = lp.clone();
             async move {
-                let req = kube::core::Request::new(K::url_path(&Default::default(), ns))
-                    .list(&lp)
-                    .map_err(kube::Error::BuildRequest)?;
+                let request = kube::core::Request::new(K::url_path(&Default::default(), ns));
+                let req = if metadata_only {
+                    request.list_metadata(&lp)
+                } else {
+                    request.list(&lp)
+                }
+                .map_err(kube::Error::BuildRequest)?;
                 client.request_text(req).await
             }
         };
         let body = with_retry("list", &kind, &scope, request).await?;
-        decode_items::<K>(&body, &mut each, bad.as_deref_mut()).map_err(|e| IoError {
+        decode_items::<T>(&body, &mut each, bad.as_deref_mut()).map_err(|e| IoError {
             action: "list",
             object: format!("{kind} {scope}"),
             message: format!("the API server's answer is not a list of {kind}: {e}"),

@@ -65,6 +65,10 @@ struct Shared {
     cut_at: Mutex<Option<Instant>>,
     /// The `Authorization` headers of the requests received (never forwarded: the proxy uses its own client).
     authorizations: Mutex<Vec<String>>,
+    /// Bytes of the answers' bodies sent to clients since the proxy started.
+    answered: AtomicUsize,
+    /// Each answer sent: `METHOD uri` and its body's size.
+    answers: Mutex<Vec<(String, usize)>>,
     upstream: kube::Client,
 }
 
@@ -93,6 +97,8 @@ impl FaultProxy {
             cut_after: Mutex::new(None),
             cut_at: Mutex::new(None),
             authorizations: Mutex::new(Vec::new()),
+            answered: AtomicUsize::new(0),
+            answers: Mutex::new(Vec::new()),
             upstream,
         });
         tokio::spawn(accept_loop(shared.clone(), listener, addr));
@@ -100,6 +106,19 @@ impl FaultProxy {
             shared,
             port: addr.port(),
         }
+    }
+
+    /// Bytes of answer bodies the proxy has sent to its clients.
+    pub fn answered_bytes(&self) -> usize {
+        self.shared.answered.load(Ordering::SeqCst)
+    }
+
+    /// The `n` largest answers sent: `METHOD uri` and body size, largest first.
+    pub fn largest_answers(&self, n: usize) -> Vec<(String, usize)> {
+        let mut all = self.shared.answers.lock().unwrap().clone();
+        all.sort_by(|a, b| b.1.cmp(&a.1));
+        all.truncate(n);
+        all
     }
 
     /// The local port the proxy listens on.
@@ -235,6 +254,7 @@ async fn serve(shared: Arc<Shared>, mut stream: TcpStream) {
         shared.authorizations.lock().unwrap().push(a);
     }
     shared.requests.fetch_add(1, Ordering::SeqCst);
+    let what = format!("{} {}", request.method(), request.uri());
     if request.method() != http::Method::GET {
         let writes = shared.writes.fetch_add(1, Ordering::SeqCst) + 1;
         let trips = {
@@ -280,6 +300,8 @@ async fn serve(shared: Arc<Shared>, mut stream: TcpStream) {
         "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
         body.len()
     );
+    shared.answered.fetch_add(body.len(), Ordering::SeqCst);
+    shared.answers.lock().unwrap().push((what, body.len()));
     let _ = stream.write_all(head.as_bytes()).await;
     let _ = stream.write_all(&body).await;
     let _ = stream.shutdown().await;

@@ -193,6 +193,25 @@ impl<'a> SecretIndex<'a> {
         index
     }
 
+    /// `(namespace, name)` of the Secrets whose bodies [`locate`] reads for these profile keys: the sole
+    /// candidate of each (with none, or several, no body is read: the lookup needs names only). Indexed from
+    /// metadata alone, this bounds the credential Secrets read in full to one per profile in scope.
+    pub fn sole_candidates<'k>(
+        &self,
+        profile_keys: impl IntoIterator<Item = &'k str>,
+    ) -> std::collections::BTreeSet<(String, String)> {
+        profile_keys
+            .into_iter()
+            .filter_map(|key| match self.candidates(key) {
+                [one] => Some((
+                    one.metadata.namespace.clone().unwrap_or_default(),
+                    one.metadata.name.clone().unwrap_or_default(),
+                )),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Candidate Secrets for a profile key.
     pub fn candidates(&self, profile_key: &str) -> &[&'a Secret] {
         self.by_profile

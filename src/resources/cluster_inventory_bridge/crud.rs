@@ -22,7 +22,7 @@ use crate::{
         },
     },
     k8s::{
-        credentials,
+        bodies, credentials,
         exec::run as run_exec,
         io::{self, IoError},
     },
@@ -62,23 +62,65 @@ fn owner_selector(bridge: &str) -> String {
     format!("{}={bridge}", keys::BRIDGE_LABEL)
 }
 
-/// What this bridge owns (2 LISTs, label-selected, cluster-wide; labelled objects the ledger does not record
-/// are impostors).
+/// What this bridge owns: per kind, a metadata LIST of the objects carrying the bridge's label (cluster-wide),
+/// then the bodies of those the ledger recognises only (`k8s::bodies`); labelled objects it does not recognise
+/// are impostors, known from their metadata.
 pub async fn read_owned(client: &Client, bridge: &str, ledger: &Ledger) -> Result<World, IoError> {
     let sel = owner_selector(bridge);
-    // Each batch is reduced to what the bridge keeps of it (identities and hashes) as it is decoded: the listed
-    // objects, Secrets with their kubeconfig bytes, are never all held at once.
+    // Each batch of bodies is reduced to what the bridge keeps of it (identities and hashes) as it is decoded:
+    // the listed objects, Secrets with their kubeconfig bytes, are never all held at once.
     let (mut clusters, mut secrets) = (World::default(), World::default());
     futures::try_join!(
-        io::list_each::<SveltosCluster>(client, &[], Some(&sel), |page| {
-            clusters.add_owned_clusters(bridge, ledger, &page);
-        }),
-        io::list_each::<Secret>(client, &[], Some(&sel), |page| {
-            secrets.add_owned_secrets(bridge, ledger, &page);
-        }),
+        read_labelled::<SveltosCluster>(
+            client,
+            &sel,
+            bridge,
+            ledger,
+            Kind::SveltosCluster,
+            &mut clusters,
+            |w, page| w.add_owned_clusters(bridge, ledger, page),
+        ),
+        read_labelled::<Secret>(
+            client,
+            &sel,
+            bridge,
+            ledger,
+            Kind::Secret,
+            &mut secrets,
+            |w, page| w.add_owned_secrets(bridge, ledger, page),
+        ),
     )?;
     clusters.join(secrets);
     Ok(clusters)
+}
+
+/// [`read_owned`] for one kind.
+async fn read_labelled<K>(
+    client: &Client,
+    selector: &str,
+    bridge: &str,
+    ledger: &Ledger,
+    kind: Kind,
+    world: &mut World,
+    add: impl Fn(&mut World, &[K]),
+) -> Result<(), IoError>
+where
+    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug,
+    <K as kube::Resource>::DynamicType: Default,
+{
+    let (mut listed, mut wanted) = (Vec::new(), BTreeSet::new());
+    io::list_metadata_each::<K>(client, &[], Some(selector), |metas| {
+        wanted.extend(world.sort_labelled(bridge, ledger, kind, &metas));
+        listed.extend(metas.iter().map(bodies::key_of));
+    })
+    .await?;
+    bodies::read_bodies::<K>(client, Some(selector), &listed, &wanted, |page| {
+        add(world, &page)
+    })
+    .await
 }
 
 /// Reads the inventory and what exists: four LISTs (profiles, labelled credential Secrets, and the
@@ -162,10 +204,10 @@ pub async fn read_inventory(
     inventory: &Client,
     spec: &BridgeSpec,
 ) -> Result<InventoryReads, IoError> {
-    let ((profiles, undecodable), sources) = futures::try_join!(
-        io::list_tolerant::<ClusterProfile>(inventory, &spec.selection.namespaces, None),
-        credentials::read_sources(inventory, &spec.credentials),
-    )?;
+    let (profiles, undecodable) =
+        io::list_tolerant::<ClusterProfile>(inventory, &spec.selection.namespaces, None).await?;
+    let profile_keys: Vec<String> = profiles.iter().map(|p| p.key()).collect();
+    let sources = credentials::read_sources(inventory, &spec.credentials, &profile_keys).await?;
     Ok((profiles, undecodable, sources))
 }
 

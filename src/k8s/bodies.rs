@@ -1,0 +1,220 @@
+//! Bounded reads of objects whose number and size others choose: labelled credential Secrets, Secrets a
+//! `kubeconfig-secretreader` names, and the objects carrying a bridge's label (anyone who can create a Secret in
+//! a namespace can label it). They are first listed as metadata ([`io::list_metadata_each`]), the caller decides
+//! which it needs, and [`read_bodies`] reads only those bodies:
+//!
+//! - one LIST (of the namespace, or of all namespaces when the wanted objects span several) when the listed
+//!   objects not wanted number at most [`SPARE`] there: what crosses the wire beyond the wanted bodies is at
+//!   most that many objects;
+//! - otherwise, namespace by namespace: a LIST where the namespace holds more than [`GET_AT_MOST`] wanted objects
+//!   and at most [`SPARE`] unwanted ones, one GET per wanted object elsewhere ([`CONCURRENCY`] at once).
+//!
+//! Each LIST's items are filtered to the wanted ones as they are decoded, so what is held is the wanted bodies,
+//! one LIST answer, and one batch. Between the metadata LIST and the bodies, objects may appear (the body LIST
+//! then carries them once); the next read sees them in the metadata.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Debug;
+
+use futures::{StreamExt, TryStreamExt, stream};
+use k8s_openapi::{NamespaceResourceScope, apimachinery::pkg::apis::meta::v1::ObjectMeta};
+use kube::{Client, Resource};
+use serde::de::DeserializeOwned;
+
+use super::io::{self, IoError};
+
+/// Objects not wanted that one LIST may carry along.
+pub const SPARE: usize = 64;
+/// Up to this many wanted objects in a namespace are read one GET each.
+pub const GET_AT_MOST: usize = 16;
+/// How many GETs run at once.
+const CONCURRENCY: usize = 16;
+
+/// `(namespace, name)` of an object.
+pub type ObjectKey = (String, String);
+
+/// The key of `meta`.
+pub fn key_of(meta: &ObjectMeta) -> ObjectKey {
+    (
+        meta.namespace.clone().unwrap_or_default(),
+        meta.name.clone().unwrap_or_default(),
+    )
+}
+
+/// How the bodies of the wanted objects are read.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Reads {
+    /// One LIST of these namespaces (empty: all namespaces).
+    List(Vec<String>),
+    /// One GET per object.
+    Get(Vec<ObjectKey>),
+}
+
+/// The reads [`read_bodies`] makes for `wanted`, knowing every object `listed` (metadata, from a LIST with the
+/// same label selector).
+pub fn plan_reads(listed: &[ObjectKey], wanted: &BTreeSet<ObjectKey>) -> Vec<Reads> {
+    // (wanted, not wanted) per namespace.
+    let mut per_ns: BTreeMap<&str, (Vec<&ObjectKey>, usize)> = BTreeMap::new();
+    for key in listed {
+        let slot = per_ns.entry(key.0.as_str()).or_default();
+        if wanted.contains(key) {
+            slot.0.push(key);
+        } else {
+            slot.1 += 1;
+        }
+    }
+    per_ns.retain(|_, (w, _)| !w.is_empty());
+    let wanted_count: usize = per_ns.values().map(|(w, _)| w.len()).sum();
+    if wanted_count == 0 {
+        return Vec::new();
+    }
+    let spare: usize = {
+        // Unwanted objects in every namespace (those without wanted objects too): a LIST of all namespaces
+        // carries them all.
+        let mut all: BTreeMap<&str, usize> = BTreeMap::new();
+        for key in listed {
+            if !wanted.contains(key) {
+                *all.entry(key.0.as_str()).or_default() += 1;
+            }
+        }
+        all.values().sum()
+    };
+    if wanted_count > GET_AT_MOST {
+        if per_ns.len() == 1 {
+            let (ns, (_, unwanted)) = per_ns.iter().next().expect("one namespace");
+            if *unwanted <= SPARE {
+                return vec![Reads::List(vec![ns.to_string()])];
+            }
+        } else if spare <= SPARE {
+            return vec![Reads::List(Vec::new())];
+        }
+    }
+    let mut reads = Vec::new();
+    let mut gets = Vec::new();
+    for (ns, (keys, unwanted)) in per_ns {
+        if keys.len() > GET_AT_MOST && unwanted <= SPARE {
+            reads.push(Reads::List(vec![ns.to_string()]));
+        } else {
+            gets.extend(keys.into_iter().cloned());
+        }
+    }
+    if !gets.is_empty() {
+        reads.push(Reads::Get(gets));
+    }
+    reads
+}
+
+/// Reads the bodies of `wanted` among `listed` (see [`plan_reads`]), handing them to `each` in batches. An object
+/// gone since it was listed is skipped; `label_selector` is the one `listed` was read with.
+pub async fn read_bodies<K>(
+    client: &Client,
+    label_selector: Option<&str>,
+    listed: &[ObjectKey],
+    wanted: &BTreeSet<ObjectKey>,
+    mut each: impl FnMut(Vec<K>),
+) -> Result<(), IoError>
+where
+    K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Debug,
+    <K as Resource>::DynamicType: Default,
+{
+    for read in plan_reads(listed, wanted) {
+        match read {
+            Reads::List(namespaces) => {
+                io::list_each::<K>(client, &namespaces, label_selector, |page| {
+                    let kept: Vec<K> = page
+                        .into_iter()
+                        .filter(|o| wanted.contains(&key_of(o.meta())))
+                        .collect();
+                    if !kept.is_empty() {
+                        each(kept);
+                    }
+                })
+                .await?;
+            }
+            Reads::Get(keys) => {
+                let got: Vec<Option<K>> = stream::iter(keys)
+                    .map(|(ns, name)| async move { io::get_opt::<K>(client, &ns, &name).await })
+                    .buffer_unordered(CONCURRENCY)
+                    .try_collect()
+                    .await?;
+                let got: Vec<K> = got.into_iter().flatten().collect();
+                if !got.is_empty() {
+                    each(got);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(ns: &str, n: usize, prefix: &str) -> Vec<ObjectKey> {
+        (0..n)
+            .map(|i| (ns.to_string(), format!("{prefix}{i}")))
+            .collect()
+    }
+
+    fn plan(listed: &[Vec<ObjectKey>], wanted: &[Vec<ObjectKey>]) -> Vec<Reads> {
+        let listed: Vec<ObjectKey> = listed.iter().flatten().cloned().collect();
+        let wanted: BTreeSet<ObjectKey> = wanted.iter().flatten().cloned().collect();
+        plan_reads(&listed, &wanted)
+    }
+
+    #[test]
+    fn nothing_wanted_reads_nothing() {
+        let foreign = keys("a", 1000, "x");
+        assert!(plan(&[foreign], &[]).is_empty());
+    }
+
+    #[test]
+    fn a_few_wanted_objects_are_read_one_get_each() {
+        let mine = keys("a", 3, "m");
+        let reads = plan(&[mine.clone()], &[mine.clone()]);
+        assert_eq!(reads, vec![Reads::Get(mine)]);
+    }
+
+    #[test]
+    fn many_wanted_objects_in_one_namespace_are_one_list_of_it() {
+        let mine = keys("a", 100, "m");
+        let reads = plan(&[mine.clone(), keys("a", SPARE, "x")], &[mine]);
+        assert_eq!(reads, vec![Reads::List(vec!["a".into()])]);
+    }
+
+    #[test]
+    fn many_wanted_across_namespaces_with_little_else_are_one_list_of_all() {
+        let (a, b) = (keys("a", 50, "m"), keys("b", 50, "m"));
+        let reads = plan(&[a.clone(), b.clone(), keys("c", 10, "x")], &[a, b]);
+        assert_eq!(reads, vec![Reads::List(Vec::new())]);
+    }
+
+    #[test]
+    fn a_namespace_flooded_with_unwanted_objects_is_read_one_get_per_wanted_object() {
+        // A tenant fills namespace b with labelled objects: a's bodies still come in one LIST of a, b's wanted
+        // ones one GET each, and none of b's unwanted ones is read.
+        let (a, b) = (keys("a", 50, "m"), keys("b", 5, "m"));
+        let flood = keys("b", 1000, "x");
+        let reads = plan(&[a.clone(), b.clone(), flood], &[a, b.clone()]);
+        assert_eq!(reads, vec![Reads::List(vec!["a".into()]), Reads::Get(b)]);
+        // Even with many wanted objects in the flooded namespace.
+        let many_b = keys("b", 40, "m");
+        let reads = plan(
+            &[many_b.clone(), keys("b", SPARE + 1, "x")],
+            &[many_b.clone()],
+        );
+        assert_eq!(reads, vec![Reads::Get(many_b)]);
+    }
+
+    #[test]
+    fn unwanted_objects_in_a_namespace_without_wanted_ones_prevent_a_list_of_all() {
+        let (a, b) = (keys("a", 50, "m"), keys("b", 50, "m"));
+        let flood = keys("z", SPARE + 1, "x");
+        let reads = plan(&[a.clone(), b.clone(), flood], &[a, b]);
+        assert_eq!(
+            reads,
+            vec![Reads::List(vec!["a".into()]), Reads::List(vec!["b".into()])]
+        );
+    }
+}
