@@ -325,25 +325,17 @@ fn named_paths(code: &str, module: &[String]) -> BTreeSet<Vec<String>> {
             },
             "super" | "self" => {
                 let mut base = here();
-                let mut next = end;
-                let mut word = word;
-                let mut escaped = false;
+                let mut escaped = word == "super" && base.pop().is_none();
                 let mut tree_at = None;
-                loop {
-                    let Some(after) = colons_after(s, next) else {
-                        break;
-                    };
-                    if word == "super" && base.pop().is_none() {
-                        escaped = true;
-                    }
+                let mut next = end;
+                while let Some(after) = colons_after(s, next) {
                     tree_at = Some(after);
                     let (w, e) = ident_at(s, skip_ws(b, after));
-                    if w == "super" {
-                        word = w;
-                        next = e;
-                    } else {
+                    if w != "super" {
                         break;
                     }
+                    escaped |= base.pop().is_none();
+                    next = e;
                 }
                 i = match tree_at {
                     Some(at) if !escaped => use_tree(s, at, &base, &mut out).max(at),
