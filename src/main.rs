@@ -51,6 +51,6 @@ fn main() -> ExitCode {
         "terraform-provider-sveltos",
         opts,
         || tfplugin::logging::init_with("sveltos", DENIED_LOG_TARGETS),
-        tfsveltos::provider::new,
+        tfsveltos::provider::registry::new,
     )
 }

@@ -11,7 +11,7 @@ use support::{Cli, PROVIDER_SOURCE, Tf, fixtures, provider_binary};
 
 /// The resource and data source type names the provider declares.
 fn declared_types() -> (BTreeSet<String>, BTreeSet<String>) {
-    let p = tfsveltos::provider::new();
+    let p = tfsveltos::provider::registry::new();
     (
         p.resources()
             .iter()

@@ -9,9 +9,11 @@ use std::path::{Path, PathBuf};
 
 use support::{Cli, Tf};
 use tfsveltos::{
-    docs::{schema_section, splice},
-    provider,
-    tfplugin::Schema,
+    provider::{blocks::provider_config, registry},
+    tfplugin::{
+        Schema,
+        docs::{schema_section, splice},
+    },
 };
 
 fn repo() -> PathBuf {
@@ -26,7 +28,7 @@ struct Page {
 }
 
 fn pages() -> Vec<Page> {
-    let p = provider::new();
+    let p = registry::new();
     let mut out = vec![Page {
         path: repo().join("docs/index.md"),
         schema: p.schema(),
@@ -113,7 +115,7 @@ fn every_page_embeds_its_example() {
 
 #[test]
 fn generated_section_names_every_attribute_with_its_kind() {
-    let schema = tfsveltos::resources::cluster_inventory_bridge::schema();
+    let schema = tfsveltos::provider::resources::cluster_inventory_bridge::schema();
     let section = schema_section(&schema);
     for a in &schema.block.attributes {
         assert!(
@@ -126,7 +128,7 @@ fn generated_section_names_every_attribute_with_its_kind() {
     assert!(section.contains("- `clusters` (Map of Object)"));
     assert!(section.contains("- `overrides` (Attributes Map)"));
     assert!(section.contains("- `credentials` (Block, Optional)"));
-    let provider = schema_section(&provider::config_schema());
+    let provider = schema_section(&provider_config::config_schema());
     assert!(provider.contains("- `token` (String, Sensitive)"));
     assert!(provider.contains("- `client_key` (String, Sensitive)"));
 }

@@ -501,7 +501,7 @@ async fn invalid_filters_and_an_unreachable_cluster_are_diagnostics() {
 /// every CLI (tests/docs.rs) and the `check` example with every CLI that has `check` blocks.
 #[test]
 fn docs_page_follows_the_schema_and_embeds_the_examples() {
-    use tfsveltos::{data_sources::sveltos_clusters, tfplugin::Type};
+    use tfsveltos::{provider::data_sources::sveltos_clusters, tfplugin::Type};
     let root = support::repo_root();
     let page = std::fs::read_to_string(root.join("docs/data-sources/clusters.md")).unwrap();
     let schema = sveltos_clusters::schema();

@@ -1,6 +1,6 @@
 //! The pure domain core: from ClusterProfiles, credential sources and the bridge's options, compute the
 //! SveltosClusters and Secrets the bridge should own, read back what it owns, and diff the two. No IO here:
-//! `crate::k8s` lists and writes, `crate::resources` maps to and from Terraform values.
+//! `crate::k8s` lists and writes, `crate::provider` maps to and from Terraform values.
 
 pub mod credentials;
 pub mod desired;

@@ -46,6 +46,7 @@
 pub mod binary;
 mod convert;
 pub mod diag;
+pub mod docs;
 pub mod logging;
 pub mod path;
 #[doc(hidden)]

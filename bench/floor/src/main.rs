@@ -124,7 +124,7 @@ fn main() -> ExitCode {
         || tfplugin::logging::init("sveltos-floor"),
         || {
             Arc::new(Floor {
-                real: tfsveltos::provider::new(),
+                real: tfsveltos::provider::registry::new(),
             })
         },
     )
@@ -151,9 +151,9 @@ mod tests {
 
     #[test]
     fn floor_serves_the_provider_schemas() {
-        let real = tfsveltos::provider::new();
+        let real = tfsveltos::provider::registry::new();
         let floor = Floor {
-            real: tfsveltos::provider::new(),
+            real: tfsveltos::provider::registry::new(),
         };
         let resources = |p: &dyn Provider| {
             p.resources()

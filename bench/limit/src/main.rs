@@ -29,7 +29,7 @@ use kube::Client;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-/// Same as `CONCURRENCY` in src/resources/cluster_inventory_bridge/crud.rs.
+/// Same as `CONCURRENCY` in src/provider/resources/cluster_inventory_bridge/crud.rs.
 const CONCURRENCY: usize = 16;
 const SEED_MANAGER: &str = "bench-seed";
 const LIMIT_MANAGER: &str = "bench-limit";

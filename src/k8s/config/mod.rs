@@ -45,17 +45,12 @@
 
 //!
 //! Layout: [`settings`](KubeSettings) (the attributes and their `KUBE_*` fallbacks), `resolve` (kubeconfig
-//! selection, in-cluster, overrides), `pem` (PEM checks on rustls' reader), `errors` ([`ConfigError`]),
-//! `block` (the schema and value mapping for Terraform blocks). The three entry points for a block with
-//! connection attributes:
-//!
-//! 1. [`with_connection_schema`] adds the attributes and the `exec` block to a schema block;
-//! 2. [`settings_from_value`] maps the block's value to [`KubeSettings`] ([`unknown_attributes`] and
-//!    [`error_path`] give attribute paths under the block's own path);
-//! 3. [`connect`] resolves the settings to a [`kube::Client`] (built by [`crate::k8s::io::client`], so with
-//!    the provider's single retry policy).
+//! selection, in-cluster, overrides), `pem` (PEM checks on rustls' reader), `errors` ([`ConfigError`], and
+//! [`attribute_of`], the attribute an error concerns). Settings only: the Terraform schema of the connection
+//! attributes and the mapping of a block's value to [`KubeSettings`] belong to the mapping layer
+//! (`provider::blocks::connection`). [`connect`] resolves the settings to a [`kube::Client`] (built by
+//! [`crate::k8s::io::client`], so with the provider's single retry policy).
 
-mod block;
 mod errors;
 mod pem;
 mod resolve;
@@ -63,7 +58,6 @@ mod settings;
 #[cfg(test)]
 mod tests;
 
-pub use block::{error_path, settings_from_value, unknown_attributes, with_connection_schema};
 pub use errors::{ConfigError, PathSource, attribute_of};
 pub use resolve::resolve;
 pub use settings::*;

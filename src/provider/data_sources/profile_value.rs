@@ -286,30 +286,30 @@ pub fn unknown_config(schema: &Schema, req: &DataReadRequest) -> Option<DataRead
 pub fn not_ready(
     schema: &Schema,
     config: &Value,
-    why: crate::provider::NotReady,
+    why: crate::provider::state::NotReady,
 ) -> DataReadResponse {
     match why {
-        crate::provider::NotReady::Defer(reason) => DataReadResponse {
+        crate::provider::state::NotReady::Defer(reason) => DataReadResponse {
             state: schema.mark_computed_unknown(config),
             deferred: Some(reason),
             ..DataReadResponse::default()
         },
-        crate::provider::NotReady::Fail(d) => failed(config, d.into()),
+        crate::provider::state::NotReady::Fail(d) => failed(config, d.into()),
     }
 }
 
 /// The `credentials` settings of a ClusterProfile data source's configuration and the inventory's client (the
 /// `inventory` block's, else the provider's); or the response that ends the read when either is not there.
 pub fn inventory_access(
-    state: &crate::provider::ProviderState,
+    state: &crate::provider::state::ProviderState,
     schema: &Schema,
     req: &DataReadRequest,
 ) -> Result<(CredentialOptions, Option<ProvidersFile>, kube::Client), Box<DataReadResponse>> {
     let config = &req.config;
     let (options, providers) =
-        crate::config_blocks::credentials::settings(config.get_attr("credentials"))
+        crate::provider::blocks::credentials::settings(config.get_attr("credentials"))
             .map_err(|d| Box::new(failed(config, d)))?;
-    let client = crate::config_blocks::inventory::client(state, config, req.client)
+    let client = crate::provider::blocks::inventory::client(state, config, req.client)
         .map_err(|why| Box::new(not_ready(schema, config, why)))?;
     Ok((options, providers, client))
 }

@@ -17,9 +17,9 @@ use crate::{
         desired::secret_name,
         selector::{Selector, label_value},
     },
-    config_blocks::selection::known_only,
     k8s::io::{self, IoError},
-    provider::ProviderState,
+    provider::blocks::selection::known_only,
+    provider::state::ProviderState,
     tfplugin::{
         AttributePath, DataReadRequest, DataReadResponse, DataSource, Diagnostic, Diagnostics,
         Schema, Type, Value,
@@ -232,8 +232,8 @@ fn query(config: &Value) -> Result<Query, Diagnostics> {
             "owned_only = true lists the SveltosClusters a bridge owns: set bridge to that bridge's name.",
         );
     }
-    let namespaces = crate::config_blocks::selection::namespaces(config, &mut diags);
-    let label_selector = crate::config_blocks::selection::label_selector(config, &mut diags);
+    let namespaces = crate::provider::blocks::selection::namespaces(config, &mut diags);
+    let label_selector = crate::provider::blocks::selection::label_selector(config, &mut diags);
     if diags.has_errors() {
         return Err(diags);
     }

@@ -2,8 +2,8 @@
 //! "with the same connection attributes as the provider", such as a resource's `inventory` block), the
 //! mapping of such a block's value to [`KubeSettings`], and attribute paths for [`ConfigError`]s.
 
-use super::errors::{ConfigError, attribute_of};
-use super::settings::{ExecSettings, KubeSettings};
+use crate::k8s::config::{ConfigError, attribute_of};
+use crate::k8s::config::{ExecSettings, KubeSettings};
 use crate::tfplugin::{
     AttributePath, Type, Value,
     schema::{Attribute, Block, NestedBlock},
@@ -117,7 +117,7 @@ pub fn unknown_attributes(block: &Value, prefix: &AttributePath) -> Vec<Attribut
 }
 
 /// Maps a block built by [`with_connection_schema`] to settings. Null and empty values mean unset; the
-/// `KUBE_*` fallbacks are applied later, by [`super::resolve`]/[`super::connect`].
+/// `KUBE_*` fallbacks are applied later, by [`crate::k8s::config::resolve`]/[`crate::k8s::config::connect`].
 pub fn settings_from_value(block: &Value) -> KubeSettings {
     let exec = block.get_attr("exec");
     let string = |name: &str| opt_string(block.get_attr(name));

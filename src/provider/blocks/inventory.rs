@@ -2,15 +2,16 @@
 //! on another cluster than Sveltos (an OCM hub, a GKE Fleet host project, a cluster-api management cluster).
 //!
 //! One schema and one resolution for the bridge resource and both ClusterProfile data sources. The block holds
-//! the provider block's connection attributes ([`config::with_connection_schema`]: same names and precedence, but
-//! no `KUBE_*` environment fallback: [`crate::provider::hub_environment`]). With it, every read of the inventory (ClusterProfiles, labelled credential
+//! the provider block's connection attributes ([`connection::with_connection_schema`]: same names and precedence, but
+//! no `KUBE_*` environment fallback: [`crate::provider::state::hub_environment`]). With it, every read of the inventory (ClusterProfiles, labelled credential
 //! Secrets, the labels of consumer namespaces, Secrets named by `kubeconfig-secretreader` access providers)
 //! goes to that cluster; everything the bridge writes and owns stays on the provider's connection. Without it,
 //! one cluster does both, as before.
 
 use crate::{
-    k8s::config::{self, ConfigError, KubeSettings},
-    provider::{NotReady, ProviderState},
+    k8s::config::{ConfigError, KubeSettings},
+    provider::blocks::connection,
+    provider::state::{NotReady, ProviderState},
     tfplugin::{
         AttributePath, ClientCapabilities, DeferredReason, Diagnostic, Value,
         schema::{Block, NestedBlock},
@@ -22,7 +23,7 @@ pub const BLOCK: &str = "inventory";
 
 /// The `inventory` block (optional, at most one).
 pub fn block() -> NestedBlock {
-    let mut block = config::with_connection_schema(Block::new().markdown_description(
+    let mut block = connection::with_connection_schema(Block::new().markdown_description(
             "The cluster holding the inventory, when it is not the cluster the provider writes to. The same \
              connection attributes as the provider block, without its `KUBE_*` environment fallbacks (those are the \
              management cluster's; a `KUBE_TOKEN` must never reach the hub): what the block says connects. With \
@@ -59,7 +60,7 @@ pub fn unknown(config: &Value) -> Vec<AttributePath> {
     if !block.is_known() {
         return vec![prefix()];
     }
-    config::unknown_attributes(block, &prefix())
+    connection::unknown_attributes(block, &prefix())
 }
 
 /// What a configuration's `inventory` block says.
@@ -83,7 +84,7 @@ pub fn inventory(config: &Value) -> Inventory {
     if !unknown.is_empty() {
         return Inventory::Unknown(unknown);
     }
-    Inventory::Hub(Box::new(config::settings_from_value(block)))
+    Inventory::Hub(Box::new(connection::settings_from_value(block)))
 }
 
 /// A connection problem of the block as a diagnostic, with the attribute path (under `inventory.`) it concerns.
@@ -95,7 +96,7 @@ pub fn connect_error(e: &ConfigError) -> Diagnostic {
         ),
         _ => Diagnostic::error("Invalid inventory configuration", e.to_string()),
     };
-    match config::error_path(e, &prefix()) {
+    match connection::error_path(e, &prefix()) {
         Some(path) => d.with_attribute(path),
         None => d.with_attribute(prefix()),
     }
@@ -155,7 +156,7 @@ mod tests {
     fn the_block_has_the_provider_connection_attributes() {
         let b = block();
         assert_eq!(b.type_name, BLOCK);
-        let provider = crate::provider::config_schema();
+        let provider = crate::provider::blocks::provider_config::config_schema();
         let names = |blk: &Block| -> Vec<String> {
             blk.attributes.iter().map(|a| a.name.clone()).collect()
         };

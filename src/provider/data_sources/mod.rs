@@ -8,7 +8,7 @@ pub mod sveltos_clusters;
 
 use std::sync::Arc;
 
-use crate::{provider::ProviderState, tfplugin::DataSource};
+use crate::{provider::state::ProviderState, tfplugin::DataSource};
 
 /// Every data source of the provider.
 pub fn all(state: &Arc<ProviderState>) -> Vec<Arc<dyn DataSource>> {

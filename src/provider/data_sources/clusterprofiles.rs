@@ -12,9 +12,9 @@ use super::{
 use crate::{
     api::ClusterProfile,
     bridge::{Selection, selection_miss},
-    config_blocks::selection::known_only,
     k8s::io,
-    provider::ProviderState,
+    provider::blocks::selection::known_only,
+    provider::state::ProviderState,
     tfplugin::{
         AttributePath, DataReadRequest, DataReadResponse, DataSource, Diagnostic, Diagnostics,
         Schema, Type, Value, schema::Attribute,
@@ -86,14 +86,14 @@ pub fn schema() -> Schema {
                      the `sveltos_clusterprofile` data source.",
                 ),
         )
-        .block(crate::config_blocks::credentials::block())
-        .block(crate::config_blocks::inventory::block())
+        .block(crate::provider::blocks::credentials::block())
+        .block(crate::provider::blocks::inventory::block())
 }
 
 /// The filters of a configuration, or diagnostics with attribute paths.
 fn selection(config: &Value) -> Result<Selection, Diagnostics> {
     let mut diags = Diagnostics::new();
-    let namespaces = crate::config_blocks::selection::namespaces(config, &mut diags);
+    let namespaces = crate::provider::blocks::selection::namespaces(config, &mut diags);
     let healthy = config.get_attr("require_healthy").as_bool();
     let alias = config.get_attr("healthy_only").as_bool();
     if let (Some(a), Some(b)) = (healthy, alias)
@@ -105,7 +105,7 @@ fn selection(config: &Value) -> Result<Selection, Diagnostics> {
             "require_healthy and its deprecated alias healthy_only disagree; keep only require_healthy.",
         );
     }
-    let label_selector = crate::config_blocks::selection::label_selector(config, &mut diags);
+    let label_selector = crate::provider::blocks::selection::label_selector(config, &mut diags);
     if diags.has_errors() {
         return Err(diags);
     }
@@ -160,7 +160,7 @@ impl DataSource for ClusterProfilesDataSource {
         );
         let mut diags = selection(&known).err().unwrap_or_default();
         diags.extend(
-            crate::config_blocks::credentials::check(config.get_attr("credentials")).into_vec(),
+            crate::provider::blocks::credentials::check(config.get_attr("credentials")).into_vec(),
         );
         diags
     }

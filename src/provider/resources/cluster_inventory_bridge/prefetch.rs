@@ -91,8 +91,8 @@ pub fn reads_sha256(spec: &BridgeSpec) -> String {
 /// `inventory` block): the only connection anything is read ahead through.
 pub fn through_provider(config: &Value) -> bool {
     matches!(
-        crate::config_blocks::inventory::inventory(config),
-        crate::config_blocks::inventory::Inventory::Provider
+        crate::provider::blocks::inventory::inventory(config),
+        crate::provider::blocks::inventory::Inventory::Provider
     )
 }
 

@@ -56,7 +56,7 @@ pub fn io_diag(e: &IoError) -> Diagnostic {
     )
 }
 
-pub use crate::config_blocks::problem_diag;
+pub use crate::provider::blocks::problem_diag;
 
 fn owner_selector(bridge: &str) -> String {
     format!("{}={bridge}", keys::BRIDGE_LABEL)
@@ -140,7 +140,7 @@ pub async fn snapshot(
     owned: Option<World>,
     prefetched: Option<Background<Prefetched>>,
 ) -> Result<Snapshot, Diagnostics> {
-    let providers = crate::config_blocks::credentials::providers(&spec.credentials)
+    let providers = crate::provider::blocks::credentials::providers(&spec.credentials)
         .map_err(Diagnostics::from)?;
     let lists = async {
         futures::try_join!(

@@ -12,7 +12,7 @@ use super::{
 use crate::{
     api::ClusterProfile,
     k8s::io,
-    provider::ProviderState,
+    provider::state::ProviderState,
     tfplugin::{
         AttributePath, DataReadRequest, DataReadResponse, DataSource, Diagnostic, Diagnostics,
         Schema, Value,
@@ -39,18 +39,18 @@ pub fn schema() -> Schema {
              `sveltos_cluster_inventory_bridge` would take its kubeconfig from. Never exposes credential data.",
         )
 ;
-    for a in crate::config_blocks::selection::profile_identity_attributes() {
+    for a in crate::provider::blocks::selection::profile_identity_attributes() {
         s = s.attribute(a);
     }
     for a in profile_attributes(false) {
         s = s.attribute(a);
     }
-    s.block(crate::config_blocks::credentials::block())
-        .block(crate::config_blocks::inventory::block())
+    s.block(crate::provider::blocks::credentials::block())
+        .block(crate::provider::blocks::inventory::block())
 }
 
 fn check_identity(config: &Value) -> Diagnostics {
-    crate::config_blocks::selection::profile_identity(config)
+    crate::provider::blocks::selection::profile_identity(config)
 }
 
 #[async_trait]

@@ -1,9 +1,12 @@
 //! Configuration blocks that several resources and data sources share, each defined once: its schema, the
 //! mapping between its Terraform value and the core's type, and the conversion of the core's problems into
-//! diagnostics with attribute paths.
+//! diagnostics with attribute paths. The provider block ([`provider_config`]) and `inventory` blocks share the
+//! connection attributes of [`connection`].
 
+pub mod connection;
 pub mod credentials;
 pub mod inventory;
+pub mod provider_config;
 pub mod selection;
 
 use crate::{

@@ -34,13 +34,13 @@ use crate::{
         kubeconfig::{Connection, ConnectionError, KubeconfigPolicy, connection},
         plan::invocation_sha256,
     },
-    config_blocks::{credentials as credentials_block, problems_diags},
     k8s::{
         credentials::{read_named_secrets, read_sources},
         exec::{ExecRunError, run as run_exec},
         io::{self, IoError},
     },
-    provider::{NotReady, ProviderState},
+    provider::blocks::{credentials as credentials_block, problems_diags},
+    provider::state::{NotReady, ProviderState},
     tfplugin::{
         AttributePath, ClientCapabilities, CloseEphemeralRequest, DeferredReason, Diagnostic,
         Diagnostics, EphemeralResource, OpenEphemeralRequest, OpenEphemeralResponse,
@@ -100,7 +100,7 @@ pub fn schema() -> Schema {
              OpenTofu >= 1.11.",
         )
 ;
-    for a in crate::config_blocks::selection::profile_identity_attributes() {
+    for a in crate::provider::blocks::selection::profile_identity_attributes() {
         s = s.attribute(a);
     }
     for (name, doc) in RESULT {
@@ -330,7 +330,7 @@ fn failure(namespace: &str, name: &str, e: &CredentialsError) -> Diagnostic {
 }
 
 fn check_config(config: &Value) -> Diagnostics {
-    crate::config_blocks::selection::profile_identity(config)
+    crate::provider::blocks::selection::profile_identity(config)
 }
 
 /// The `sveltos_cluster_credentials` ephemeral resource.
@@ -600,7 +600,7 @@ mod tests {
 
     #[tokio::test]
     async fn validation_checks_identity_and_credentials_block() {
-        let all = crate::provider::new().ephemeral_resources();
+        let all = crate::provider::ephemeral::all(&Arc::new(ProviderState::new()));
         let r = all
             .iter()
             .find(|r| r.type_name() == TYPE_NAME)

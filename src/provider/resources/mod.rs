@@ -4,7 +4,7 @@ pub mod cluster_inventory_bridge;
 
 use std::sync::Arc;
 
-use crate::{provider::ProviderState, tfplugin::Resource};
+use crate::{provider::state::ProviderState, tfplugin::Resource};
 
 /// Every resource of the provider.
 pub fn all(state: &Arc<ProviderState>) -> Vec<Arc<dyn Resource>> {

@@ -23,7 +23,7 @@ use crate::bridge::{
 use crate::k8s::claim as k8s_claim;
 use crate::{
     bridge::desired::ClusterEntry,
-    provider::{NotReady, ProviderState},
+    provider::state::{NotReady, ProviderState},
     tfplugin::{
         ApplyRequest, ApplyResponse, AttributePath, Diagnostic, Diagnostics, ImportRequest,
         ImportResponse, ImportedResource, PlanRequest, PlanResponse, ReadRequest, ReadResponse,
@@ -347,8 +347,8 @@ pub fn schema() -> Schema {
              `credential_source`, `kubeconfig_sha256`, `credential_expires_at`, `labels` and `config_sha256` \
              (hash of the managed SveltosCluster fields). Hashes only, never credentials.",
         ))
-        .block(crate::config_blocks::credentials::block())
-        .block(crate::config_blocks::inventory::block())
+        .block(crate::provider::blocks::credentials::block())
+        .block(crate::provider::blocks::inventory::block())
         .block(copy_labels_block())
         .block(timeouts::block())
         .block(token_renewal_block())
@@ -1202,7 +1202,8 @@ impl ClusterInventoryBridge {
     /// provider's own configuration; a client that cannot defer gets `clusters` known after apply, as for any
     /// other value not known yet.
     fn plan_inputs(&self, req: &PlanRequest) -> PlanInputs {
-        let unknown_inventory = !crate::config_blocks::inventory::unknown(&req.config).is_empty();
+        let unknown_inventory =
+            !crate::provider::blocks::inventory::unknown(&req.config).is_empty();
         if unknown_inventory && req.client.deferral_allowed {
             return PlanInputs::Unknown(Some(
                 crate::tfplugin::DeferredReason::ResourceConfigUnknown,
@@ -1216,7 +1217,7 @@ impl ClusterInventoryBridge {
             Err(d) => return PlanInputs::Failed(d),
         };
         let clients = self.state.client(req.client).and_then(|c| {
-            crate::config_blocks::inventory::client(&self.state, &req.config, req.client)
+            crate::provider::blocks::inventory::client(&self.state, &req.config, req.client)
                 .map(|i| (c, i))
         });
         match clients {
@@ -1257,7 +1258,7 @@ impl ClusterInventoryBridge {
 
     /// The inventory's connection at apply (known by then, or the apply stops).
     fn inventory_for_apply(&self, config: &Value) -> Result<kube::Client, Diagnostics> {
-        match crate::config_blocks::inventory::client(&self.state, config, Default::default()) {
+        match crate::provider::blocks::inventory::client(&self.state, config, Default::default()) {
             Ok(c) => Ok(c),
             Err(NotReady::Fail(d)) => Err(d.into()),
             Err(NotReady::Defer(_)) => Err(Diagnostic::error(

@@ -10,7 +10,7 @@ use crate::tfplugin::{
 };
 
 /// Marker opening a generated schema section.
-pub const BEGIN: &str = "<!-- schema generated from the provider's schema by src/docs.rs (UPDATE_DOCS=1 cargo test --test docs) -->";
+pub const BEGIN: &str = "<!-- schema generated from the provider's schema by src/tfplugin/docs.rs (UPDATE_DOCS=1 cargo test --test docs) -->";
 /// Marker closing a generated schema section.
 pub const END: &str = "<!-- end of generated schema -->";
 

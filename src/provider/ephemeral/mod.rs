@@ -6,7 +6,7 @@ pub mod cluster_credentials;
 
 use std::sync::Arc;
 
-use crate::{provider::ProviderState, tfplugin::EphemeralResource};
+use crate::{provider::state::ProviderState, tfplugin::EphemeralResource};
 
 /// Every ephemeral resource of the provider.
 pub fn all(state: &Arc<ProviderState>) -> Vec<Arc<dyn EphemeralResource>> {
