@@ -1,5 +1,14 @@
 # The credentials of one member cluster, resolved from its ClusterProfile as the bridge would resolve them.
 # Needs Terraform >= 1.10 or OpenTofu >= 1.11. Nothing here reaches the state or a plan file.
+terraform {
+  required_providers {
+    sveltos = {
+      source  = "clusterinventory/sveltos"
+      version = "~> 0.1.0"
+    }
+  }
+}
+
 ephemeral "sveltos_cluster_credentials" "prod_eu" {
   namespace = "fleet"
   name      = "prod-eu-1"
