@@ -33,5 +33,9 @@ data "sveltos_clusterprofiles" "ocm" {
 
   credentials {
     exec_providers_file = "${path.module}/providers.json"
+    # A provider of the file runs only for the namespaces listed here.
+    exec_providers = {
+      "ocm-token" = { namespaces = ["*"] }
+    }
   }
 }

@@ -13,10 +13,20 @@ ephemeral "sveltos_cluster_credentials" "prod_eu" {
   namespace = "fleet"
   name      = "prod-eu-1"
 
-  # The same block, with the same rules, as on sveltos_cluster_inventory_bridge.
+  # The same block, with the same rules, as on sveltos_cluster_inventory_bridge. providers.json, beside this file,
+  # runs `aws eks get-token --output json` and appends the arguments the ClusterProfile gives in its access
+  # provider's extension clusterprofiles.multicluster.x-k8s.io/exec/additional-args, here
+  # ["--cluster-name", "prod-eu-1", "--region", "eu-west-1"] (`aws eks get-token` needs the cluster's name).
   credentials {
     consumer            = "sveltos"
     exec_providers_file = "${path.module}/providers.json"
+    exec_providers = {
+      # Only for ClusterProfiles in namespace fleet whose server is an EKS endpoint.
+      "eks-token" = {
+        namespaces = ["fleet"]
+        servers    = ["*.eks.amazonaws.com"]
+      }
+    }
   }
 }
 
