@@ -167,7 +167,7 @@ fn string_literals(src: &str) -> Vec<String> {
                     match b.get(j + 1) {
                         Some('n') => s.push('\n'),
                         Some('t') => s.push('\t'),
-                        Some('r') | Some('0') => {}
+                        Some('r' | '0') => {}
                         Some('\n') => {
                             // Line continuation: the break and the next line's leading whitespace go.
                             j += 2;
@@ -179,7 +179,9 @@ fn string_literals(src: &str) -> Vec<String> {
                         Some('u') => {
                             let end = (j..b.len()).find(|&k| b[k] == '}').unwrap_or(j + 1);
                             let hex: String = b[j + 3..end].iter().collect();
-                            if let Some(ch) = u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32) {
+                            if let Some(ch) =
+                                u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32)
+                            {
                                 s.push(ch);
                             }
                             j = end + 1;
@@ -243,9 +245,9 @@ fn production_sources() -> Vec<(PathBuf, String)> {
             let mut lines = text.lines().peekable();
             while let Some(line) = lines.next() {
                 if line.trim() == "#[cfg(test)]"
-                    && lines
-                        .peek()
-                        .is_some_and(|n| n.trim_start().starts_with("mod ") && n.trim_end().ends_with('{'))
+                    && lines.peek().is_some_and(|n| {
+                        n.trim_start().starts_with("mod ") && n.trim_end().ends_with('{')
+                    })
                 {
                     break;
                 }
@@ -259,7 +261,10 @@ fn production_sources() -> Vec<(PathBuf, String)> {
 
 /// A fixed piece of a string literal: its text (whitespace squashed) and whether it starts and ends its literal
 /// (a piece that does not is next to a format placeholder there).
-type Pieces = BTreeMap<String, BTreeSet<(bool, bool)>>;
+type Pieces = BTreeMap<String, Flags>;
+
+/// The (starts its literal, ends its literal) combinations a piece's text occurs with.
+type Flags = BTreeSet<(bool, bool)>;
 
 /// The fixed pieces of every string literal of the production sources: each literal split at its format
 /// placeholders, whitespace squashed, empty pieces dropped.
@@ -331,7 +336,7 @@ fn covered(quote: &str, pieces: &Pieces) -> bool {
     let n = q.len();
     let mut reach = vec![[[false; RUNS]; 4]; n + 1];
     reach[0][START][0] = true;
-    let mut by_first: BTreeMap<char, Vec<(Vec<char>, &BTreeSet<(bool, bool)>)>> = BTreeMap::new();
+    let mut by_first: BTreeMap<char, Vec<(Vec<char>, &Flags)>> = BTreeMap::new();
     for (p, flags) in pieces {
         let chars: Vec<char> = p.chars().collect();
         by_first.entry(chars[0]).or_default().push((chars, flags));
@@ -476,7 +481,11 @@ fn quotes_in(path: &Path, md: &str) -> Vec<Quote> {
             continue;
         }
         let first = para[0].0;
-        let text = para.iter().map(|(_, l)| l.trim()).collect::<Vec<_>>().join(" ");
+        let text = para
+            .iter()
+            .map(|(_, l)| l.trim())
+            .collect::<Vec<_>>()
+            .join(" ");
         for (k, span) in text.split('`').enumerate() {
             if k % 2 == 1
                 && let Some(summary) = diagnostic_prefix(span)
@@ -526,7 +535,11 @@ fn the_quote_matcher_accepts_the_codes_shapes_and_nothing_else() {
     let piece = |t: &str, sl: bool, el: bool| (t.to_string(), BTreeSet::from([(sl, el)]));
     let pieces: Pieces = BTreeMap::from([
         piece("ClusterProfile(s):", false, false),
-        piece("an object this bridge does not own has the name it would write", true, true),
+        piece(
+            "an object this bridge does not own has the name it would write",
+            true,
+            true,
+        ),
         piece("(", false, false),
         piece("kept as they are)", false, true),
         piece("already exists and is not owned by bridge", false, true),
@@ -543,9 +556,15 @@ fn the_quote_matcher_accepts_the_codes_shapes_and_nothing_else() {
         &pieces
     ));
     assert!(covered("... Nothing was written.", &pieces));
-    assert!(covered("SveltosCluster a/b already exists and is not owned by bridge \"x\"", &pieces));
+    assert!(covered(
+        "SveltosCluster a/b already exists and is not owned by bridge \"x\"",
+        &pieces
+    ));
     // Three values in a row, two middles of literals touching, a piece cut short, words of no literal: refused.
-    assert!(!covered("SveltosCluster a/b c already exists and is not owned by bridge \"x\"", &pieces));
+    assert!(!covered(
+        "SveltosCluster a/b c already exists and is not owned by bridge \"x\"",
+        &pieces
+    ));
     assert!(!covered("a exists is not b", &pieces));
     assert!(!covered("Two or more kubeconfig", &pieces));
     assert!(!covered("Nothing was", &pieces));
@@ -564,7 +583,11 @@ fn the_quote_matcher_accepts_the_codes_shapes_and_nothing_else() {
     assert_eq!(
         texts,
         [
-            vec!["one".to_string(), "detail one continued".into(), "second".into()],
+            vec![
+                "one".to_string(),
+                "detail one continued".into(),
+                "second".into()
+            ],
             vec!["2 ClusterProfile(s): x".into()],
             vec!["a b".into()],
         ]
@@ -590,12 +613,18 @@ fn every_registered_type_has_its_page_and_is_listed() {
         (
             "resource",
             "resources",
-            p.resources().iter().map(|r| r.type_name().to_string()).collect(),
+            p.resources()
+                .iter()
+                .map(|r| r.type_name().to_string())
+                .collect(),
         ),
         (
             "data source",
             "data-sources",
-            p.data_sources().iter().map(|d| d.type_name().to_string()).collect(),
+            p.data_sources()
+                .iter()
+                .map(|d| d.type_name().to_string())
+                .collect(),
         ),
         (
             "ephemeral resource",
@@ -720,6 +749,9 @@ fn granted() -> BTreeMap<String, Vec<(String, BTreeSet<Right>)>> {
         .collect()
 }
 
+/// A rule as a docs table shows it: resource, API group when given, sorted verbs.
+type ShownRule = (String, Option<String>, Vec<String>);
+
 /// The code spans of a table cell.
 fn spans(cell: &str) -> Vec<&str> {
     cell.split('`').skip(1).step_by(2).collect()
@@ -785,8 +817,7 @@ fn rbac_shown_in_the_docs_is_what_examples_rbac_grants() {
             }
             tables += 1;
             let at = format!("{}:{}", rel(&path), i + 1);
-            let mut shown: BTreeMap<String, Vec<(String, Option<String>, Vec<String>)>> =
-                BTreeMap::new();
+            let mut shown: BTreeMap<String, Vec<ShownRule>> = BTreeMap::new();
             let mut file = String::new();
             i += 2;
             while i < lines.len() && lines[i].trim_start().starts_with('|') {
@@ -818,8 +849,10 @@ fn rbac_shown_in_the_docs_is_what_examples_rbac_grants() {
                     .iter()
                     .flat_map(|(_, r)| r.iter().map(|(res, _, v)| (res.clone(), v.clone())))
                     .collect();
-                let listed: BTreeSet<(String, Vec<String>)> =
-                    rows.iter().map(|(r, _, v)| (r.clone(), v.clone())).collect();
+                let listed: BTreeSet<(String, Vec<String>)> = rows
+                    .iter()
+                    .map(|(r, _, v)| (r.clone(), v.clone()))
+                    .collect();
                 if real != listed {
                     wrong.push(format!(
                         "{at}: {file} is shown as {listed:?}, but grants {real:?}"
@@ -849,7 +882,10 @@ fn rbac_shown_in_the_docs_is_what_examples_rbac_grants() {
 fn parse_version(v: &str) -> Vec<u64> {
     v.trim()
         .split('.')
-        .map(|p| p.parse().unwrap_or_else(|_| panic!("{v:?} is not a version")))
+        .map(|p| {
+            p.parse()
+                .unwrap_or_else(|_| panic!("{v:?} is not a version"))
+        })
         .collect()
 }
 
@@ -906,9 +942,16 @@ fn every_example_pins_the_provider_version() {
     let crate_version = env!("CARGO_PKG_VERSION");
     let mut by_dir: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
     for tf in files(&repo().join("examples"), ".tf") {
-        by_dir.entry(tf.parent().unwrap().to_path_buf()).or_default().push(tf);
+        by_dir
+            .entry(tf.parent().unwrap().to_path_buf())
+            .or_default()
+            .push(tf);
     }
-    assert!(by_dir.len() >= 5, "example directories: {:?}", by_dir.keys());
+    assert!(
+        by_dir.len() >= 5,
+        "example directories: {:?}",
+        by_dir.keys()
+    );
     let mut wrong = Vec::new();
     for (dir, tfs) in by_dir {
         let mut pinned = false;
@@ -949,8 +992,9 @@ fn version_constraints_are_read_as_terraform_reads_them() {
         Some(Some("~> 0.1.0".to_string()))
     );
     assert_eq!(
-        sveltos_constraint("terraform {\n  required_providers {\n    sveltos = { source = \"x/sveltos\" }\n  }\n}\n"),
+        sveltos_constraint(
+            "terraform {\n  required_providers {\n    sveltos = { source = \"x/sveltos\" }\n  }\n}\n"
+        ),
         Some(None)
     );
 }
-
