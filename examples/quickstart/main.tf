@@ -3,7 +3,8 @@
 terraform {
   required_providers {
     sveltos = {
-      source = "clusterinventory/sveltos"
+      source  = "clusterinventory/sveltos"
+      version = "~> 0.1.0"
     }
   }
 }

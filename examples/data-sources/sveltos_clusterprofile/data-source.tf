@@ -1,4 +1,13 @@
 # One ClusterProfile, and whether the bridge could register it.
+terraform {
+  required_providers {
+    sveltos = {
+      source  = "clusterinventory/sveltos"
+      version = "~> 0.1.0"
+    }
+  }
+}
+
 data "sveltos_clusterprofile" "prod_eu" {
   namespace = "fleet"
   name      = "prod-eu-1"

@@ -1,4 +1,13 @@
 # Every healthy production ClusterProfile in two namespaces.
+terraform {
+  required_providers {
+    sveltos = {
+      source  = "clusterinventory/sveltos"
+      version = "~> 0.1.0"
+    }
+  }
+}
+
 data "sveltos_clusterprofiles" "prod" {
   namespaces      = ["fleet", "fleet-eu"]
   label_selector  = "env=prod,tier in (gold,silver)"
@@ -24,5 +33,9 @@ data "sveltos_clusterprofiles" "ocm" {
 
   credentials {
     exec_providers_file = "${path.module}/providers.json"
+    # A provider of the file runs only for the namespaces listed here.
+    exec_providers = {
+      "ocm-token" = { namespaces = ["*"] }
+    }
   }
 }

@@ -1,4 +1,13 @@
 # The SveltosClusters the "fleet" bridge registered, with what Sveltos reports about each.
+terraform {
+  required_providers {
+    sveltos = {
+      source  = "clusterinventory/sveltos"
+      version = "~> 0.1.0"
+    }
+  }
+}
+
 data "sveltos_clusters" "fleet" {
   bridge     = "fleet"
   namespaces = ["fleet-eu", "fleet-us"]

@@ -1,13 +1,32 @@
 # The credentials of one member cluster, resolved from its ClusterProfile as the bridge would resolve them.
 # Needs Terraform >= 1.10 or OpenTofu >= 1.11. Nothing here reaches the state or a plan file.
+terraform {
+  required_providers {
+    sveltos = {
+      source  = "clusterinventory/sveltos"
+      version = "~> 0.1.0"
+    }
+  }
+}
+
 ephemeral "sveltos_cluster_credentials" "prod_eu" {
   namespace = "fleet"
   name      = "prod-eu-1"
 
-  # The same block, with the same rules, as on sveltos_cluster_inventory_bridge.
+  # The same block, with the same rules, as on sveltos_cluster_inventory_bridge. providers.json, beside this file,
+  # runs `aws eks get-token --output json` and appends the arguments the ClusterProfile gives in its access
+  # provider's extension clusterprofiles.multicluster.x-k8s.io/exec/additional-args, here
+  # ["--cluster-name", "prod-eu-1", "--region", "eu-west-1"] (`aws eks get-token` needs the cluster's name).
   credentials {
     consumer            = "sveltos"
     exec_providers_file = "${path.module}/providers.json"
+    exec_providers = {
+      # Only for ClusterProfiles in namespace fleet whose server is an EKS endpoint.
+      "eks-token" = {
+        namespaces = ["fleet"]
+        servers    = ["*.eks.amazonaws.com"]
+      }
+    }
   }
 }
 

@@ -1,4 +1,13 @@
 # Register every healthy production ClusterProfile of the fleet namespaces as a SveltosCluster.
+terraform {
+  required_providers {
+    sveltos = {
+      source  = "clusterinventory/sveltos"
+      version = "~> 0.1.0"
+    }
+  }
+}
+
 resource "sveltos_cluster_inventory_bridge" "fleet" {
   name            = "fleet"
   namespaces      = ["fleet-eu", "fleet-us"]
