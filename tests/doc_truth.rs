@@ -30,7 +30,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use tfsveltos::provider;
+use tfsveltos::provider::registry as provider;
 
 /// The line that exempts the fenced block right after it from the diagnostic check (a diagnostic of the CLI or of
 /// Terraform's `check` blocks, not of the provider).

@@ -172,7 +172,7 @@ mod tests {
     #[test]
     fn a_few_wanted_objects_are_read_one_get_each() {
         let mine = keys("a", 3, "m");
-        let reads = plan(&[mine.clone()], &[mine.clone()]);
+        let reads = plan(std::slice::from_ref(&mine), std::slice::from_ref(&mine));
         assert_eq!(reads, vec![Reads::Get(mine)]);
     }
 
@@ -202,7 +202,7 @@ mod tests {
         let many_b = keys("b", 40, "m");
         let reads = plan(
             &[many_b.clone(), keys("b", SPARE + 1, "x")],
-            &[many_b.clone()],
+            std::slice::from_ref(&many_b),
         );
         assert_eq!(reads, vec![Reads::Get(many_b)]);
     }

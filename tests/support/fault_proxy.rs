@@ -116,7 +116,7 @@ impl FaultProxy {
     /// The `n` largest answers sent: `METHOD uri` and body size, largest first.
     pub fn largest_answers(&self, n: usize) -> Vec<(String, usize)> {
         let mut all = self.shared.answers.lock().unwrap().clone();
-        all.sort_by(|a, b| b.1.cmp(&a.1));
+        all.sort_by_key(|a| std::cmp::Reverse(a.1));
         all.truncate(n);
         all
     }
