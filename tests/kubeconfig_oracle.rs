@@ -17,7 +17,7 @@ use std::process::Command;
 use proptest::prelude::*;
 use serde_json::Value as Json;
 use support::{Cli, TestEnv, bin_dir, inventory::*, unique_name, unique_namespace};
-use tfsveltos::bridge::credentials::{CredentialOptions, material::check_kubeconfig};
+use tfsveltos::bridge::credentials::{CredentialOptions, resolve::check_kubeconfig};
 
 /// What client-go makes of a kubeconfig file: `kubectl config view --raw -o json`, or its error.
 fn client_go_view(dir: &Path, bytes: &[u8]) -> Result<Json, String> {

@@ -1,5 +1,5 @@
 //! The layer map of `docs/design/architecture.md`, checked on the source text. Each layer is one folder of
-//! `src/` (the mapping layer, `src/provider/`, is split into parts: `state`, `blocks`, `resources`,
+//! `src/` (the mapping layer, `src/provider/`, is split into parts: `state`, `diag`, `blocks`, `resources`,
 //! `data_sources`, `ephemeral` and the composition root `registry`), and this test says which of them each file
 //! may name: `crate::x::...` paths, every branch of `use crate::{...}` groups, and `super::`/`self::` paths
 //! resolved against the file's module. Every file and folder of `src/` must belong to a layer, so a new one is
@@ -20,6 +20,7 @@ const MODULES: &[&str] = &["api", "bridge", "k8s", "provider", "tfplugin"];
 const PROVIDER_PARTS: &[&str] = &[
     "blocks",
     "data_sources",
+    "diag",
     "ephemeral",
     "registry",
     "resources",
@@ -45,6 +46,8 @@ fn allowed(unit: &str) -> Option<&'static [&'static str]> {
         "provider" => LOWER,
         // The shared state: clients, built through k8s.
         "provider/state" => &["api", "bridge", "k8s", "tfplugin", "provider"],
+        // The one mapping from the core's problems and the IO layer's errors to diagnostics.
+        "provider/diag" => &["api", "bridge", "k8s", "tfplugin", "provider"],
         // Configuration blocks defined once; they read clients from the state.
         "provider/blocks" => &[
             "api",
@@ -53,8 +56,9 @@ fn allowed(unit: &str) -> Option<&'static [&'static str]> {
             "tfplugin",
             "provider",
             "provider/state",
+            "provider/diag",
         ],
-        // What Terraform sees, on the state and the blocks; never one another.
+        // What Terraform sees, on the state, the diagnostics and the blocks; never one another.
         "provider/resources" | "provider/data_sources" | "provider/ephemeral" => &[
             "api",
             "bridge",
@@ -62,6 +66,7 @@ fn allowed(unit: &str) -> Option<&'static [&'static str]> {
             "tfplugin",
             "provider",
             "provider/state",
+            "provider/diag",
             "provider/blocks",
         ],
         // The composition root and the binary may use everything.
@@ -79,6 +84,7 @@ const ALL_UNITS: &[&str] = &[
     "provider",
     "provider/blocks",
     "provider/data_sources",
+    "provider/diag",
     "provider/ephemeral",
     "provider/registry",
     "provider/resources",
@@ -195,14 +201,13 @@ fn colons_after(s: &str, i: usize) -> Option<usize> {
     s[j..].starts_with("::").then_some(j + 2)
 }
 
-/// Reads the use tree (or path) at `i` below `prefix` into `out`, every path cut to its first two segments;
-/// returns where it ends.
+/// Reads the use tree (or path) at `i` below `prefix` into `out`, every path whole; returns where it ends.
 fn use_tree(s: &str, i: usize, prefix: &[String], out: &mut BTreeSet<Vec<String>>) -> usize {
     let b = s.as_bytes();
     let i = skip_ws(b, i);
     let mut record = |p: &[String]| {
         if !p.is_empty() {
-            out.insert(p.iter().take(2).cloned().collect());
+            out.insert(p.to_vec());
         }
     };
     match b.get(i) {
@@ -269,9 +274,18 @@ fn module_of(rel: &str) -> Vec<String> {
 }
 
 /// The crate paths `code` (a file of module `module`, comments and strings removed) names, each cut to its first
-/// two segments: `crate::a::b::...`, every branch of `crate::{a::{b, c}, d}` groups, and `super::`/`self::` paths
-/// resolved against the module they are written in (inline `mod x { ... }` blocks included).
+/// two segments (see [`full_paths`]).
 fn named_paths(code: &str, module: &[String]) -> BTreeSet<Vec<String>> {
+    full_paths(code, module)
+        .into_iter()
+        .map(|p| p.into_iter().take(2).collect())
+        .collect()
+}
+
+/// The crate paths `code` (a file of module `module`, comments and strings removed) names, whole:
+/// `crate::a::b::...`, every branch of `crate::{a::{b, c}, d}` groups, and `super::`/`self::` paths resolved
+/// against the module they are written in (inline `mod x { ... }` blocks included).
+fn full_paths(code: &str, module: &[String]) -> BTreeSet<Vec<String>> {
     let s = code;
     let b = s.as_bytes();
     let mut out = BTreeSet::new();
@@ -477,7 +491,7 @@ fn the_module_scanner_reads_paths_and_groups_and_skips_comments_and_strings() {
 fn the_path_scanner_reads_nested_groups_and_resolves_super_in_inline_modules() {
     let code = code_only(
         "use crate::provider::{\n    blocks::x,\n    state::{NotReady, ProviderState},\n};\n\
-         use super::crud::{a, b};\nfn f() { crate::k8s::io::list::<K>(c); super::super::state::g(); }\n\
+         use super::claim::{a, b};\nfn f() { crate::k8s::io::list::<K>(c); super::super::state::g(); }\n\
          pub(super) fn h() {}\nmod tests {\n    use super::*;\n    fn t() { super::super::all(); }\n}\n\
          fn after() { super::y(); self::z(); }\n",
     );
@@ -511,7 +525,7 @@ fn the_path_scanner_reads_nested_groups_and_resolves_super_in_inline_modules() {
         .into()
     );
     assert_eq!(
-        unit_of_file("provider/resources/cluster_inventory_bridge/crud.rs"),
+        unit_of_file("provider/resources/cluster_inventory_bridge/apply.rs"),
         "provider/resources"
     );
     assert_eq!(unit_of_file("provider/registry.rs"), "provider/registry");
@@ -629,7 +643,7 @@ fn the_parts_of_the_mapping_layer_import_one_another_without_a_cycle() {
     assert_eq!(find_cycle(&graph), None, "import cycle: {graph:?}");
     // What everything is built on never reaches up to what Terraform sees.
     let mut reached = BTreeMap::new();
-    for base in ["provider/state", "provider/blocks"] {
+    for base in ["provider/state", "provider/diag", "provider/blocks"] {
         let mut seen = BTreeSet::new();
         let mut todo = vec![base.to_string()];
         while let Some(n) = todo.pop() {
@@ -651,6 +665,67 @@ fn the_parts_of_the_mapping_layer_import_one_another_without_a_cycle() {
             assert!(!seen.contains(top), "{base} reaches {top}: {graph:?}");
         }
     }
+}
+
+/// Folders whose files must not import one another in a circle: the bridge resource and its Kubernetes IO.
+const ACYCLIC_FOLDERS: &[&str] = &[
+    "provider/resources/cluster_inventory_bridge/",
+    "k8s/bridge/",
+];
+
+/// The graph of which file of `src/` names which (through `crate::`, `super::` and `self::` paths; a path is the
+/// file of its longest module prefix), for the files under `folders`.
+fn file_graph(folders: &[&str]) -> BTreeMap<String, BTreeSet<String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    visit(&src, &mut files);
+    let rel_of = |f: &PathBuf| {
+        f.strip_prefix(&src)
+            .expect("under src")
+            .to_string_lossy()
+            .replace('\\', "/")
+    };
+    let by_module: BTreeMap<Vec<String>, String> = files
+        .iter()
+        .map(|f| (module_of(&rel_of(f)), rel_of(f)))
+        .collect();
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for file in &files {
+        let rel = rel_of(file);
+        if !folders.iter().any(|f| rel.starts_with(f)) {
+            continue;
+        }
+        let text = std::fs::read_to_string(file).expect("read");
+        for path in full_paths(&code_only(&text), &module_of(&rel)) {
+            let named = (1..=path.len())
+                .rev()
+                .find_map(|n| by_module.get(&path[..n]));
+            if let Some(named) = named.filter(|n| **n != rel) {
+                graph.entry(rel.clone()).or_default().insert(named.clone());
+            }
+        }
+    }
+    graph
+}
+
+#[test]
+fn the_files_of_the_bridge_resource_and_its_io_import_one_another_without_a_cycle() {
+    let graph = file_graph(ACYCLIC_FOLDERS);
+    assert!(
+        graph.contains_key("provider/resources/cluster_inventory_bridge/plan.rs")
+            && graph.contains_key("k8s/bridge/snapshot.rs"),
+        "{graph:?}"
+    );
+    assert!(
+        graph["provider/resources/cluster_inventory_bridge/plan.rs"]
+            .contains("k8s/bridge/snapshot.rs"),
+        "{graph:?}"
+    );
+    assert_eq!(
+        find_cycle(&graph),
+        None,
+        "import cycle between files: {graph:?}"
+    );
 }
 
 /// The cycle check really finds a cycle (a check that cannot fail proves nothing).

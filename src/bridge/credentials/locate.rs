@@ -474,7 +474,7 @@ pub fn locate(
     match secrets.candidates(&key) {
         [] => {}
         [one] => {
-            return match super::material::kubeconfig_in_secret(one, &options.kubeconfig_keys) {
+            return match super::resolve::kubeconfig_in_secret(one, &options.kubeconfig_keys) {
                 Ok((key, _)) => Lookup::Found(CredentialSource::LabelledSecret {
                     namespace: one.metadata.namespace.clone().unwrap_or_default(),
                     name: one.metadata.name.clone().unwrap_or_default(),
@@ -1030,7 +1030,7 @@ mod tests {
             let shown = found.describe();
             assert!(shown.len() < 400 && !shown.contains('\n'), "{shown}");
             assert!(
-                crate::bridge::credentials::material::secrets_to_read([&found]).is_empty(),
+                crate::bridge::credentials::resolve::secrets_to_read([&found]).is_empty(),
                 "{ext}: a request was planned"
             );
         }

@@ -6,20 +6,20 @@
 //! 2. [`locate`]: per profile, the single source its credentials come from ([`locate::locate`]), with the trust
 //!    rules on namespaces (a profile never makes the bridge read a Secret outside the namespaces the operator
 //!    allowed);
-//! 3. [`material`]: whether that source holds usable, inert credentials ([`material::resolve`]).
+//! 3. [`resolve`](mod@resolve): whether that source holds usable, inert credentials ([`resolve()`]).
 //!
 //! Nothing here reads from the cluster: `crate::k8s::credentials` reads the Secrets and namespaces these
 //! functions ask for.
 
 pub mod locate;
-pub mod material;
 pub mod options;
+pub mod resolve;
 
 use std::fmt;
 
 pub use locate::{CredentialSource, Lookup, SecretIndex, access_providers, exec_extension, locate};
-pub use material::{CheckedKubeconfigs, CredentialSecrets, Resolved, resolve};
 pub use options::{CredentialOptions, CredentialsConfig, default_kubeconfig_keys};
+pub use resolve::{CheckedKubeconfigs, CredentialSecrets, Resolved, resolve};
 
 /// Why a profile's credentials cannot be used. Displays name objects (namespace/name, keys, fields), never
 /// credential content.

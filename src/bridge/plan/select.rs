@@ -6,7 +6,7 @@ use super::Inputs;
 use crate::api::ClusterProfile;
 use crate::bridge::{
     Selection, UnhealthyPolicy,
-    credentials::{Lookup, SecretIndex, locate, material::secrets_to_read},
+    credentials::{Lookup, SecretIndex, locate, resolve::secrets_to_read},
     desired::secret_name,
     is_healthy,
     observed::World,

@@ -207,7 +207,7 @@ pub fn to_value(config: Option<&CredentialsConfig>) -> Value {
 
 /// Validates the block's value into options; errors carry attribute paths under `credentials`.
 pub fn options(block: &Value) -> Result<CredentialOptions, Diagnostics> {
-    validate(from_value(block).as_ref()).map_err(|p| super::problems_diags(&p))
+    validate(from_value(block).as_ref()).map_err(|p| crate::provider::diag::problems_diags(&p))
 }
 
 /// Validation at `Validate*Config` time: the block's errors once its value is wholly known (unknown values are

@@ -6,8 +6,8 @@ use crate::{
     api::ClusterProfile,
     bridge::{
         credentials::{
-            CredentialOptions, CredentialSecrets, Lookup, SecretIndex, locate,
-            material::secrets_to_read, resolve,
+            CredentialOptions, CredentialSecrets, Lookup, SecretIndex, locate, resolve,
+            resolve::secrets_to_read,
         },
         exec::ProvidersFile,
     },

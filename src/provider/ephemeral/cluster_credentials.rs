@@ -28,7 +28,7 @@ use crate::{
         credentials::{
             CredentialOptions, CredentialProblem, CredentialSecrets, CredentialSource,
             CredentialsConfig, Lookup, Resolved, SecretIndex, access_providers, locate,
-            material::secrets_to_read, options::validate, resolve,
+            options::validate, resolve, resolve::secrets_to_read,
         },
         exec::{ProvidersFile, static_kubeconfig},
         kubeconfig::{Connection, ConnectionError, KubeconfigPolicy, connection},
@@ -39,8 +39,8 @@ use crate::{
         exec::{ExecRunError, run as run_exec},
         io::{self, IoError},
     },
-    provider::blocks::{credentials as credentials_block, problems_diags},
     provider::state::{NotReady, ProviderState},
+    provider::{blocks::credentials as credentials_block, diag::problems_diags},
     tfplugin::{
         AttributePath, ClientCapabilities, CloseEphemeralRequest, DeferredReason, Diagnostic,
         Diagnostics, EphemeralResource, OpenEphemeralRequest, OpenEphemeralResponse,

@@ -18,7 +18,7 @@ use crate::{
         names,
         selector::{Selector, label_key, label_value},
     },
-    provider::blocks::{credentials as credentials_block, problems_diags},
+    provider::{blocks::credentials as credentials_block, diag::problems_diags},
     tfplugin::{AttributePath, Diagnostic, Diagnostics, Value},
 };
 

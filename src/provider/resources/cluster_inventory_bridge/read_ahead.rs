@@ -1,4 +1,5 @@
-//! What a refresh reads for the plan that follows it.
+//! The read-ahead's policy: what a refresh reads for the plan that follows it, when the inventory is read ahead
+//! and which plan may use what was read (the reading itself is `k8s::bridge::read_ahead`).
 //!
 //! Terraform refreshes (`ReadResource`) and then plans (`PlanResourceChange`) in the same provider process, and in
 //! between it processes the refreshed state: seconds, at thousands of clusters, while the provider waits. So:
@@ -7,11 +8,11 @@
 //!   list the same objects again. Only a plan whose prior private data is exactly what the refresh returned uses
 //!   it (that data's ledger decides what is owned).
 //! * **The inventory** (ClusterProfiles, credential sources) is read in the background from the moment the
-//!   refresh has answered ([`Inventory`]). What is read depends only on the namespaces, the credential label and
+//!   refresh has answered ([`InventoryAhead`]). What is read depends only on the namespaces, the credential label and
 //!   the consumer ([`reads_sha256`]), taken from the refreshed state (the configuration last applied); a plan whose
 //!   configuration differs in any of them, or reads through an `inventory` block, cancels it and reads for itself.
 //!   The kubeconfigs of the credential Secrets read are then checked, as the plan would check them, under the
-//!   kubeconfig policy last applied ([`CheckedKubeconfigs`]): the plan does not parse again a kubeconfig with the
+//!   kubeconfig policy last applied (`CheckedKubeconfigs`): the plan does not parse again a kubeconfig with the
 //!   same bytes when its own policy is the same, and inspects every other one itself.
 //!
 //! The inventory is read ahead only through the provider's own connection, never through an `inventory` block
@@ -22,70 +23,19 @@
 //! Both are used at most once, by the next plan of that bridge in this process; a plan that stops early drops
 //! them (cancelling the inventory read). This relies on Terraform's order of calls: the refresh and the first
 //! plan share a process, and the re-plan before apply runs in another one, without a refresh, so it never sees
-//! what a refresh read. A destroy plan and every apply
-//! cancel what is pending: apply always reads afresh, since what it writes is decided on what it reads. A failed
-//! background read is read again by the plan: it is only ever a head start.
+//! what a refresh read. A destroy plan and every apply cancel what is pending: apply always reads afresh, since
+//! what it writes is decided on what it reads. A failed background read is read again by the plan: it is only
+//! ever a head start.
 //!
 //! Reads are not started any earlier (from `UpgradeResourceState`): Terraform is busy on the CPU then, and
 //! measured at 10,000 clusters on two cores, lists made then took four times as long and held their pages
 //! through the refresh, for a slower plan and a higher peak.
 
-use tokio::task::JoinHandle;
-
-use super::crud::{InventoryReads, read_inventory};
 use crate::{
-    bridge::{BridgeSpec, credentials::CheckedKubeconfigs, observed::World},
+    bridge::{BridgeSpec, observed::World},
+    k8s::bridge::{inventory::reads_sha256, read_ahead::ReadAhead},
     tfplugin::Value,
 };
-
-/// A background read, cancelled when dropped unused.
-pub struct Background<T: Send + 'static>(Option<JoinHandle<Option<T>>>);
-
-impl<T: Send + 'static> Background<T> {
-    /// Starts `read` on the runtime (`None`: it failed).
-    pub fn spawn(read: impl Future<Output = Option<T>> + Send + 'static) -> Self {
-        Self(Some(tokio::spawn(read)))
-    }
-
-    /// Its result, or `None` when it failed or was cancelled (the caller then reads for itself). If the caller
-    /// stops waiting (its request is cancelled), the read is cancelled too.
-    pub async fn join(mut self) -> Option<T> {
-        let result = self.0.as_mut()?.await;
-        self.0 = None;
-        result.ok().flatten()
-    }
-}
-
-impl<T: Send + 'static> Drop for Background<T> {
-    fn drop(&mut self) {
-        if let Some(task) = &self.0 {
-            task.abort();
-        }
-    }
-}
-
-impl<T: Send + 'static> std::fmt::Debug for Background<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.is_some() {
-            "Background(pending)"
-        } else {
-            "Background(taken)"
-        })
-    }
-}
-
-/// A digest of what [`read_inventory`] reads for `spec` through the provider's connection: the namespaces, the
-/// credential label and the consumer (the other credential options only change how the plan uses what was read).
-/// Apply records it in the ledger; a refresh reads ahead only when the state's configuration gives the recorded
-/// digest, and a plan uses that read only when its own configuration gives it too.
-pub fn reads_sha256(spec: &BridgeSpec) -> String {
-    let reads = (
-        &spec.selection.namespaces,
-        &spec.credentials.secret_label,
-        &spec.credentials.consumer,
-    );
-    crate::bridge::sha256_hex(&serde_json::to_vec(&reads).unwrap_or_default())
-}
 
 /// Whether `config` (a configuration or a state) reads the inventory through the provider's own connection (no
 /// `inventory` block): the only connection anything is read ahead through.
@@ -101,42 +51,26 @@ fn serves(reads: &str, spec: &BridgeSpec, config: &Value) -> bool {
     through_provider(config) && reads == reads_sha256(spec)
 }
 
-/// The inventory as read ahead, and what was checked of it.
-pub struct Prefetched {
-    /// What [`read_inventory`] returned.
-    pub reads: InventoryReads,
-    /// The kubeconfigs of its credential Secrets that passed the check under the policy last applied.
-    pub checked: CheckedKubeconfigs,
-}
-
 /// The inventory, read ahead for the plan.
 #[derive(Debug)]
-pub struct Inventory {
+pub struct InventoryAhead {
     /// [`reads_sha256`] of what is read.
     reads: String,
-    read: Background<Prefetched>,
+    read: ReadAhead,
 }
 
-impl Inventory {
+impl InventoryAhead {
     /// Starts reading, through the provider's `client`, the inventory of `spec` (whose digest is `reads`), then
     /// checking the kubeconfigs read.
     pub fn start(client: kube::Client, spec: BridgeSpec, reads: String) -> Self {
-        let read = Background::spawn(async move {
-            let reads = read_inventory(&client, &spec).await.ok()?;
-            // Parsing ten thousand kubeconfigs is CPU work: a blocking thread, not a runtime worker, does it. (A
-            // cancelled read-ahead lets it finish; nothing waits for it.)
-            tokio::task::spawn_blocking(move || {
-                let checked = CheckedKubeconfigs::check(&reads.2.labelled, &spec.credentials);
-                Prefetched { reads, checked }
-            })
-            .await
-            .ok()
-        });
-        Self { reads, read }
+        Self {
+            reads,
+            read: ReadAhead::start(client, spec),
+        }
     }
 
     /// The read, if it is what a plan of `spec` configured by `config` reads (else it is cancelled).
-    pub fn for_plan(self, spec: &BridgeSpec, config: &Value) -> Option<Background<Prefetched>> {
+    pub fn for_plan(self, spec: &BridgeSpec, config: &Value) -> Option<ReadAhead> {
         serves(&self.reads, spec, config).then_some(self.read)
     }
 }
@@ -171,8 +105,8 @@ impl Refreshed {
 pub struct Pending {
     /// What the last refresh found the bridge owns.
     pub refreshed: Option<Refreshed>,
-    /// The inventory, read since that refresh.
-    pub inventory: Option<Inventory>,
+    /// The inventory, read ahead since that refresh.
+    pub inventory: Option<InventoryAhead>,
 }
 
 #[cfg(test)]

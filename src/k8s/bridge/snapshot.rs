@@ -1,0 +1,286 @@
+//! What one plan or apply of a bridge reads: the inventory and what exists, with a constant number of LISTs
+//! (plus a GET per Secret named by a `kubeconfig-secretreader` provider and the collision check of the names the
+//! plan may create).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use futures::{StreamExt, TryStreamExt, stream};
+use k8s_openapi::{api::core::v1::Secret, apimachinery::pkg::apis::meta::v1::ObjectMeta};
+use kube::Client;
+
+use super::{CONCURRENCY, inventory::read_inventory, read_ahead::ReadAhead};
+use crate::{
+    api::{ClusterProfile, SveltosCluster, keys},
+    bridge::{
+        BridgeSpec,
+        credentials::CheckedKubeconfigs,
+        exec::ProvidersFile,
+        observed::World,
+        ownership::{Kind, Ledger},
+        plan::{CreationTargets, Inputs, Phase, Plan, locate_all, plan},
+    },
+    k8s::{
+        bodies, credentials,
+        io::{self, IoError},
+    },
+};
+
+/// Everything read from the cluster for one plan or apply.
+pub struct Snapshot {
+    /// The ClusterProfiles in scope (the namespaces of the selection).
+    pub profiles: Vec<ClusterProfile>,
+    /// The Secrets carrying the credential label (see `CredentialReads::labelled`).
+    pub credential_secrets: Vec<Secret>,
+    /// The labels of the namespaces carrying the consumer label (empty without a consumer).
+    pub namespace_labels: BTreeMap<String, BTreeMap<String, String>>,
+    /// The operator's exec providers file, if configured (scoped by the bridge's `exec_providers`).
+    pub providers: Option<ProvidersFile>,
+    /// What exists: what the bridge owns, impostors, and objects at the names it would create.
+    pub world: World,
+    /// The Secrets named by `kubeconfig-secretreader` providers, by `(namespace, name)` (`None`: not found).
+    pub fetched: BTreeMap<(String, String), Option<Secret>>,
+    /// Kubeconfigs found inert while the inventory was read ahead (none when it was read by the plan).
+    pub checked: Option<CheckedKubeconfigs>,
+    /// ClusterProfiles that exist but do not decode, by key, with why (escaped, bounded).
+    pub undecodable: BTreeMap<String, String>,
+}
+
+fn owner_selector(bridge: &str) -> String {
+    format!("{}={bridge}", keys::BRIDGE_LABEL)
+}
+
+/// What this bridge owns: per kind, a metadata LIST of the objects carrying the bridge's label (cluster-wide),
+/// then the bodies of those the ledger recognises only (`k8s::bodies`); labelled objects it does not recognise
+/// are impostors, known from their metadata.
+pub async fn read_owned(client: &Client, bridge: &str, ledger: &Ledger) -> Result<World, IoError> {
+    let sel = owner_selector(bridge);
+    // Each batch of bodies is reduced to what the bridge keeps of it (identities and hashes) as it is decoded:
+    // the listed objects, Secrets with their kubeconfig bytes, are never all held at once.
+    let (mut clusters, mut secrets) = (World::default(), World::default());
+    futures::try_join!(
+        read_labelled::<SveltosCluster>(
+            client,
+            &sel,
+            bridge,
+            ledger,
+            Kind::SveltosCluster,
+            &mut clusters,
+            |w, page| w.add_owned_clusters(bridge, ledger, page),
+        ),
+        read_labelled::<Secret>(
+            client,
+            &sel,
+            bridge,
+            ledger,
+            Kind::Secret,
+            &mut secrets,
+            |w, page| w.add_owned_secrets(bridge, ledger, page),
+        ),
+    )?;
+    clusters.join(secrets);
+    Ok(clusters)
+}
+
+/// [`read_owned`] for one kind.
+async fn read_labelled<K>(
+    client: &Client,
+    selector: &str,
+    bridge: &str,
+    ledger: &Ledger,
+    kind: Kind,
+    world: &mut World,
+    add: impl Fn(&mut World, &[K]),
+) -> Result<(), IoError>
+where
+    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug,
+    <K as kube::Resource>::DynamicType: Default,
+{
+    let (mut listed, mut wanted) = (Vec::new(), BTreeSet::new());
+    io::list_metadata_each::<K>(client, &[], Some(selector), |metas| {
+        wanted.extend(world.sort_labelled(bridge, ledger, kind, &metas));
+        listed.extend(metas.iter().map(bodies::key_of));
+    })
+    .await?;
+    bodies::read_bodies::<K>(client, Some(selector), &listed, &wanted, |page| {
+        add(world, &page)
+    })
+    .await
+}
+
+/// What a refresh already read for the plan that follows it: a head start, never needed.
+#[derive(Debug, Default)]
+pub struct HeadStart {
+    /// What the bridge owns as the refresh read it with the plan's ledger (see [`read_owned`]).
+    pub owned: Option<World>,
+    /// The inventory read ahead ([`read_inventory`] started earlier for this same inventory and selection).
+    pub inventory: Option<ReadAhead>,
+}
+
+/// Reads the inventory and what exists: four LISTs (profiles, labelled credential Secrets, and the
+/// SveltosClusters and Secrets this bridge owns), one GET per Secret named by a `kubeconfig-secretreader`
+/// provider, and a collision check of the objects the plan would create ([`existing_at`]).
+///
+/// The inventory (ClusterProfiles, credential Secrets, consumer namespaces, secret-reader Secrets) is read
+/// through `inventory`, the cluster of the `inventory` block or the provider's own; what the bridge owns and
+/// might collide with is read through `client`, the cluster it writes to. `providers` is the operator's providers
+/// file, already read. What `ahead` holds is not read again: what the bridge owns, read by a refresh with this
+/// `ledger`, and the inventory read ahead (read again when that read failed: it is only ever a head start).
+pub async fn snapshot(
+    client: &Client,
+    inventory: &Client,
+    spec: &BridgeSpec,
+    ledger: &Ledger,
+    providers: Option<ProvidersFile>,
+    ahead: HeadStart,
+) -> Result<Snapshot, IoError> {
+    let HeadStart {
+        owned,
+        inventory: read_ahead,
+    } = ahead;
+    let (((profiles, undecodable, reads), checked), world) = futures::try_join!(
+        async {
+            if let Some(read) = read_ahead
+                && let Some(done) = read.join().await
+            {
+                return Ok((done.reads, Some(done.checked)));
+            }
+            Ok((read_inventory(inventory, spec).await?, None))
+        },
+        async {
+            match owned {
+                Some(world) => Ok(world),
+                None => read_owned(client, &spec.name, ledger).await,
+            }
+        },
+    )?;
+    let credentials::CredentialReads {
+        labelled: credential_secrets,
+        namespace_labels,
+    } = reads;
+    let mut snap = Snapshot {
+        profiles,
+        credential_secrets,
+        namespace_labels,
+        providers,
+        world,
+        fetched: BTreeMap::new(),
+        checked,
+        undecodable: io::Undecodable::by_key(undecodable),
+    };
+    let located = locate_all(&snap.inputs(spec, jiff::Timestamp::now(), Phase::Plan, None));
+    snap.fetched = credentials::read_named_secrets(inventory, &located.secrets_to_read()).await?;
+    let targets = located.creation_targets(&snap.profiles, &snap.world);
+    let (clusters, secrets) = existing_at(client, &targets).await?;
+    snap.world.add_foreign(ledger, &clusters, &secrets);
+    Ok(snap)
+}
+
+/// Up to this many objects to create are checked one GET each; more, with metadata LISTs of their namespaces.
+const COLLISION_GETS: usize = 64;
+
+/// The metadata of objects that already exist where the plan would create SveltosClusters and Secrets. Nothing is
+/// read when nothing is to be created (a no-change plan); a few targets cost a metadata GET each, many a metadata
+/// LIST per namespace involved (or one cluster-wide LIST when they span many namespaces).
+async fn existing_at(
+    client: &Client,
+    targets: &CreationTargets,
+) -> Result<(Vec<ObjectMeta>, Vec<ObjectMeta>), IoError> {
+    if targets.is_empty() {
+        return Ok(Default::default());
+    }
+    if targets.len() <= COLLISION_GETS {
+        return futures::try_join!(
+            metadata_of::<SveltosCluster>(client, &targets.clusters),
+            metadata_of::<Secret>(client, &targets.secrets),
+        );
+    }
+    let namespaces = targets.namespaces();
+    let namespaces: Vec<String> = if namespaces.len() > COLLISION_NAMESPACES {
+        Vec::new() // all namespaces, one paginated LIST
+    } else {
+        namespaces.into_iter().collect()
+    };
+    let keep = |metas: Vec<ObjectMeta>, wanted: &BTreeSet<(String, String)>| -> Vec<ObjectMeta> {
+        metas
+            .into_iter()
+            .filter(|m| {
+                wanted.contains(&(
+                    m.namespace.clone().unwrap_or_default(),
+                    m.name.clone().unwrap_or_default(),
+                ))
+            })
+            .collect()
+    };
+    let (clusters, secrets) = futures::try_join!(
+        io::list_metadata::<SveltosCluster>(client, &namespaces),
+        io::list_metadata::<Secret>(client, &namespaces),
+    )?;
+    Ok((
+        keep(clusters, &targets.clusters),
+        keep(secrets, &targets.secrets),
+    ))
+}
+
+/// The metadata of those of `objects` (`namespace`, `name`) that exist: one metadata GET each, concurrently.
+async fn metadata_of<K>(
+    client: &Client,
+    objects: &BTreeSet<(String, String)>,
+) -> Result<Vec<ObjectMeta>, IoError>
+where
+    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug,
+    <K as kube::Resource>::DynamicType: Default,
+{
+    let found: Vec<Option<ObjectMeta>> = stream::iter(objects.clone())
+        .map(|(ns, name)| async move { io::get_metadata_opt::<K>(client, &ns, &name).await })
+        .buffer_unordered(CONCURRENCY)
+        .try_collect()
+        .await?;
+    Ok(found.into_iter().flatten().collect())
+}
+
+/// Above this many namespaces, collision checks list cluster-wide instead of namespace by namespace.
+const COLLISION_NAMESPACES: usize = 16;
+
+impl Snapshot {
+    /// The pure core's view of this snapshot.
+    pub fn inputs<'a>(
+        &'a self,
+        spec: &'a BridgeSpec,
+        now: jiff::Timestamp,
+        phase: Phase,
+        planned_mints: Option<&'a BTreeSet<String>>,
+    ) -> Inputs<'a> {
+        Inputs {
+            spec,
+            profiles: &self.profiles,
+            credential_secrets: &self.credential_secrets,
+            checked_kubeconfigs: self.checked.as_ref(),
+            namespace_labels: &self.namespace_labels,
+            providers: self.providers.as_ref(),
+            world: &self.world,
+            now,
+            phase,
+            planned_mints,
+            undecodable: &self.undecodable,
+        }
+    }
+
+    /// Plans against this snapshot.
+    pub fn plan(
+        &self,
+        spec: &BridgeSpec,
+        now: jiff::Timestamp,
+        phase: Phase,
+        planned_mints: Option<&BTreeSet<String>>,
+    ) -> Plan {
+        let inputs = self.inputs(spec, now, phase, planned_mints);
+        let located = locate_all(&inputs);
+        plan(&inputs, &located, &self.fetched)
+    }
+}

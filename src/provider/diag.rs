@@ -1,0 +1,132 @@
+//! The one mapping from what the layers below report to Terraform diagnostics: the core's problems (with their
+//! attribute paths) and the typed errors of the Kubernetes layer (each naming its cluster and object).
+
+use crate::{
+    bridge::problem::{Problem, Severity, Step},
+    k8s::{
+        bridge::{
+            deregister::RemoveError,
+            execute::{MintError, Outcome, WriteError},
+        },
+        io::IoError,
+    },
+    tfplugin::{AttributePath, Diagnostic, Diagnostics},
+};
+
+/// The attribute path of a core problem.
+pub fn problem_path(steps: &[Step]) -> Option<AttributePath> {
+    let mut path: Option<AttributePath> = None;
+    for step in steps {
+        let base = path.unwrap_or_else(AttributePath::root);
+        path = Some(match step {
+            Step::Attr(a) => base.then_attr(*a),
+            Step::Key(k) => base.then_key(k),
+            Step::Index(i) => base.then_index(i64::try_from(*i).unwrap_or(i64::MAX)),
+        });
+    }
+    path
+}
+
+/// A core problem as a diagnostic with its attribute path.
+pub fn problem_diag(p: &Problem) -> Diagnostic {
+    let d = match p.severity {
+        Severity::Error => Diagnostic::error(&p.summary, &p.detail),
+        Severity::Warning => Diagnostic::warning(&p.summary, &p.detail),
+    };
+    match problem_path(&p.path) {
+        Some(path) => d.with_attribute(path),
+        None => d,
+    }
+}
+
+/// Core problems as diagnostics.
+pub fn problems_diags<'p>(problems: impl IntoIterator<Item = &'p Problem>) -> Diagnostics {
+    let mut d = Diagnostics::new();
+    d.extend(problems.into_iter().map(problem_diag));
+    d
+}
+
+/// A Kubernetes error as a diagnostic.
+pub fn io_diag(e: &IoError) -> Diagnostic {
+    Diagnostic::error(
+        format!("Cannot {} {}", e.action, e.object),
+        e.message.clone(),
+    )
+}
+
+/// A Kubernetes error as the diagnostics of a call that stops on it.
+pub fn io_diags(e: IoError) -> Diagnostics {
+    io_diag(&e).into()
+}
+
+/// A cluster whose objects were not written at apply.
+pub fn write_diag(e: &WriteError) -> Diagnostic {
+    match e {
+        WriteError::Io { key, source } => Diagnostic::error(
+            format!("Cannot bridge ClusterProfile {key}"),
+            format!(
+                "{source}. Nothing else was changed for this cluster; run apply again to converge."
+            ),
+        ),
+        WriteError::Mint(m) => mint_diag(m),
+    }
+}
+
+/// A cluster whose credential was not minted at apply.
+fn mint_diag(e: &MintError) -> Diagnostic {
+    match e {
+        MintError::ProfileVanished { key } => Diagnostic::error(
+            format!("ClusterProfile {key} vanished during apply"),
+            "Run plan again.",
+        ),
+        MintError::ProviderVanished { key, provider } => Diagnostic::error(
+            format!("Access provider {provider} of ClusterProfile {key} vanished"),
+            "Run plan again.",
+        ),
+        MintError::Exec { key, source } => Diagnostic::error(
+            format!("Cannot mint credentials for ClusterProfile {key}"),
+            source.to_string(),
+        ),
+        MintError::Kubeconfig { key, source } => Diagnostic::error(
+            format!("Cannot mint credentials for ClusterProfile {key}"),
+            format!(
+                "The access provider's cluster entry cannot be written as a kubeconfig: {source}."
+            ),
+        ),
+    }
+}
+
+/// A bridged cluster that was not (wholly) removed.
+pub fn remove_diag(e: &RemoveError) -> Diagnostic {
+    match e {
+        RemoveError::Io { key, source } => Diagnostic::error(
+            format!("Cannot remove the bridged cluster {key}"),
+            format!("{source}. Run apply again to finish removing it."),
+        ),
+        RemoveError::StillTerminating {
+            key,
+            namespace,
+            name,
+            timeout,
+        } => Diagnostic::error(
+            format!("SveltosCluster {namespace}/{name} is still being deleted"),
+            format!(
+                "ClusterProfile {}: the SveltosCluster was asked to go but still exists after                              deletion_timeout ({}s), most likely because Sveltos' finalizers are still withdrawing                              add-ons. Its kubeconfig Secret was kept so that Sveltos can finish; run apply (or                              destroy) again to resume.",
+                key,
+                timeout.as_secs()
+            ),
+        ),
+    }
+}
+
+/// Removals that failed, one diagnostic each.
+pub fn removals_diags(errors: &[RemoveError]) -> Diagnostics {
+    errors.iter().map(remove_diag).collect()
+}
+
+/// What failed in apply's writes and deletes: the removals, then the writes.
+pub fn outcome_diags(outcome: &Outcome) -> Diagnostics {
+    let mut d = removals_diags(&outcome.removed.errors);
+    d.extend(outcome.write_errors.iter().map(write_diag));
+    d
+}

@@ -1,0 +1,246 @@
+//! The bridge's ownership as the resource sees it: the claim that reserves the bridge name for this state (checked
+//! at plan, taken at apply, released by destroy) and the ledger of the objects it owns, kept in the private state.
+
+use crate::{
+    bridge::{
+        BridgeSpec,
+        ownership::{
+            Claim, DEFAULT_CLAIM_NAMESPACE, KEPT_RUN_KEYS, Kind, Ledger, Run, RunKey, check_claim,
+            claim_name,
+        },
+    },
+    k8s::claim as k8s_claim,
+    provider::diag::io_diags,
+    tfplugin::{AttributePath, Diagnostic, Diagnostics, Value},
+};
+
+use super::model::entries_from_value;
+
+/// The namespace of the claim of the bridge in `state` (a state or a configuration).
+pub(super) fn claim_namespace(state: &Value) -> String {
+    state
+        .get_attr("claim_namespace")
+        .as_str()
+        .unwrap_or(DEFAULT_CLAIM_NAMESPACE)
+        .to_string()
+}
+
+/// Plan-time check that this state may use the bridge's name (see `crate::bridge::ownership::Claim`).
+pub(super) async fn check_claim_of(
+    client: &kube::Client,
+    spec: &BridgeSpec,
+    instance: Option<&str>,
+    existing: bool,
+    refreshed: Option<String>,
+) -> Result<Option<Claim>, Diagnostics> {
+    let name = claim_name(&spec.name);
+    let claim = k8s_claim::read(client, &spec.claim_namespace, &name)
+        .await
+        .map_err(io_diags)?;
+    // A state written before claims existed has no instance id: it takes the claim over. So does a new resource
+    // whose own first apply died (the claim's run never finished and its process is gone or its time is up).
+    let legacy = existing && instance.is_none();
+    let abandoned = !existing
+        && claim
+            .as_ref()
+            .is_some_and(|c| c.abandoned(jiff::Timestamp::now(), k8s_claim::holder_alive));
+    check_claim(
+        &spec.name,
+        &format!("{}/{name}", spec.claim_namespace),
+        instance,
+        legacy,
+        claim.as_ref(),
+        abandoned,
+    )
+    .map_err(|e| {
+        let diagnostic = if instance.is_none() && refreshed.as_deref() == Some(e.other.as_str()) {
+            Diagnostic::error(
+                "Bridge tainted after a failed first apply",
+                format!(
+                    "Bridge {:?} is this state's own (instance {}), marked tainted by Terraform because its first \
+                     apply failed part-way. Replacing it would deregister every cluster it registered and register \
+                     them again, so nothing was planned. Run `terraform untaint` (or `tofu untaint`) with the \
+                     resource's address; the next apply then resumes where the failed one stopped.",
+                    e.bridge, e.other
+                ),
+            )
+        } else {
+            Diagnostic::error(
+                "Bridge name already used by another state",
+                format!(
+                    "{e}. Two states managing one bridge name would delete each other's clusters, so nothing was \
+                     written. If the bridge belongs in another state, use another name here. To move it to this \
+                     state: remove it from the other state (`terraform state rm <address>` there) and run \
+                     `terraform import <address> {}` here. (A first apply of this state that was interrupted needs \
+                     neither: it is taken over once its run is gone, at the latest when its timeout has passed.)",
+                    e.bridge
+                ),
+            )
+        };
+        Diagnostics::from(diagnostic.with_attribute(AttributePath::attr("name")))
+    })?;
+    Ok(claim)
+}
+
+/// What the claim gives an apply: this state's instance id, the key of this run, and every run key the claim
+/// holds (with which objects of earlier runs that died are recognised).
+pub(super) struct ClaimedRun {
+    pub instance: String,
+    pub key: RunKey,
+    pub keys: Vec<RunKey>,
+    claim: Claim,
+}
+
+/// Apply-time claim: checks it again and writes it (with a new instance id for a new bridge, or the id of this
+/// state's own first apply that died; the current configuration record; a new run key; this run) before any
+/// other object.
+pub(super) async fn claim_for_apply(
+    client: &kube::Client,
+    spec: &BridgeSpec,
+    prior: &Value,
+    limit: std::time::Duration,
+) -> Result<ClaimedRun, Diagnostics> {
+    let mine = prior.get_attr("instance_id").as_str().map(String::from);
+    let claim = check_claim_of(client, spec, mine.as_deref(), !prior.is_null(), None).await?;
+    // Checked above: a claim another state holds stops here; one left by a first apply that died is taken over.
+    let instance = mine
+        .or_else(|| claim.as_ref().map(|c| c.instance.clone()))
+        .unwrap_or_else(k8s_claim::new_instance_id);
+    let key = k8s_claim::new_run_key().map_err(|e| {
+        Diagnostics::from(Diagnostic::error(
+            "Cannot make a run key",
+            format!("The random generator failed: {e}"),
+        ))
+    })?;
+    let mut keys = claim.as_ref().map(|c| c.keys.clone()).unwrap_or_default();
+    keys.push(key.clone());
+    let drop = keys.len().saturating_sub(KEPT_RUN_KEYS);
+    keys.drain(..drop);
+    let now = jiff::Timestamp::now();
+    let until = now
+        .checked_add(jiff::SignedDuration::try_from(limit).unwrap_or(jiff::SignedDuration::MAX))
+        .unwrap_or(now);
+    let wanted = Claim {
+        instance: instance.clone(),
+        config: spec.config_record.clone(),
+        keys: keys.clone(),
+        run: Some(Run {
+            holder: k8s_claim::holder(),
+            started: now.to_string(),
+            until: until.to_string(),
+            done: false,
+            first: prior.is_null(),
+        }),
+    };
+    write_claim(client, spec, &wanted).await?;
+    Ok(ClaimedRun {
+        instance,
+        key,
+        keys,
+        claim: wanted,
+    })
+}
+
+async fn write_claim(
+    client: &kube::Client,
+    spec: &BridgeSpec,
+    claim: &Claim,
+) -> Result<(), Diagnostics> {
+    k8s_claim::write(
+        client,
+        &spec.claim_namespace,
+        &claim_name(&spec.name),
+        &spec.name,
+        claim,
+    )
+    .await
+    .map_err(io_diags)
+}
+
+/// Records in the claim that the run finished (the provider is answering Terraform). A failure is a warning:
+/// the run is then taken for dead once its time is up, which only matters to a state without the bridge.
+pub(super) async fn finish_run(
+    client: &kube::Client,
+    spec: &BridgeSpec,
+    mut run: ClaimedRun,
+) -> Option<Diagnostic> {
+    // A CLI that is gone saves no state: the run stays unfinished, so that the next run of the same state, which
+    // will not have this run's answer, recovers its objects.
+    if !crate::tfplugin::binary::host_alive() {
+        return None;
+    }
+    if let Some(r) = run.claim.run.as_mut() {
+        r.done = true;
+    }
+    write_claim(client, spec, &run.claim).await.err().map(|_| {
+        Diagnostic::warning(
+            "The bridge's claim was not updated",
+            "Recording the end of this run in the claim failed; nothing else is affected.",
+        )
+    })
+}
+
+/// The ownership ledger of a bridge: from its private state, or, for states written before UIDs were
+/// recorded, the object names its `clusters` attribute lists.
+pub(super) fn ledger_of(private: &[u8], state: &Value) -> Result<Ledger, Diagnostics> {
+    Ledger::from_private(private, || {
+        entries_from_value(state.get_attr("clusters"))
+            .into_values()
+            .flatten()
+            .flat_map(|e| {
+                let sc = e.sveltos_cluster.map(|id| (Kind::SveltosCluster, id));
+                let secret = e.secret.map(|id| (Kind::Secret, id));
+                sc.into_iter().chain(secret)
+            })
+            .collect()
+    })
+    .map_err(|e| {
+        Diagnostics::from(Diagnostic::error(
+            "Unreadable private state",
+            format!("{e}. Re-import the bridge (terraform import) to rebuild it."),
+        ))
+    })
+}
+
+/// `ledger` with the run keys of the claim of `bridge`, when that claim is `state`'s (its instance id): objects a
+/// run that died wrote are then recognised by their marks. A claim that cannot be read adds no key.
+pub(super) async fn with_claimed_run_keys(
+    client: &kube::Client,
+    state: &Value,
+    bridge: &str,
+    ledger: Ledger,
+) -> Ledger {
+    let claim_ns = claim_namespace(state);
+    match k8s_claim::read(client, &claim_ns, &claim_name(bridge)).await {
+        Ok(Some(c)) if state.get_attr("instance_id").as_str() == Some(c.instance.as_str()) => {
+            ledger.with_run_keys(c.keys)
+        }
+        Ok(_) => ledger,
+        Err(e) => {
+            tracing::debug!(%bridge, error = %e, "the claim could not be read; no run keys");
+            ledger
+        }
+    }
+}
+
+/// Deletes the claim of `bridge` if it is this state's (`prior`).
+pub(super) async fn release_claim(
+    client: &kube::Client,
+    namespace: &str,
+    bridge: &str,
+    prior: &Value,
+) -> Result<(), Diagnostics> {
+    let name = claim_name(bridge);
+    let claim = k8s_claim::read_with_uid(client, namespace, &name)
+        .await
+        .map_err(io_diags)?;
+    let mine = prior.get_attr("instance_id").as_str();
+    if let Some((c, uid)) = claim
+        && (mine.is_none() || mine == Some(c.instance.as_str()))
+    {
+        k8s_claim::delete(client, namespace, &name, uid.as_deref())
+            .await
+            .map_err(io_diags)?;
+    }
+    Ok(())
+}

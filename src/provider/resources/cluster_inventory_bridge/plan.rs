@@ -1,0 +1,211 @@
+//! `PlanResourceChange`: the planned `clusters` are what the inventory asks for now, read and planned by the core
+//! in phase `Plan` (or `Replan` right before apply, see [`super::phase`]), after the bridge's claim is checked.
+
+use std::collections::BTreeMap;
+
+use crate::{
+    bridge::{BridgeSpec, desired::ClusterEntry, ownership::Ledger, plan::Phase},
+    k8s::bridge::snapshot::{HeadStart, Snapshot, snapshot},
+    provider::{
+        blocks::{credentials as credentials_block, inventory as inventory_block},
+        diag::{io_diags, problem_diag},
+        state::{NotReady, ProviderState},
+    },
+    tfplugin::{
+        AttributePath, DeferredReason, Diagnostic, Diagnostics, PlanRequest, PlanResponse, Value,
+    },
+};
+
+use super::{
+    claim::{check_claim_of, ledger_of},
+    model::{BridgeConfig, clusters_value},
+    phase::PhaseMemo,
+    read_ahead::Pending,
+    schema::with_clusters,
+};
+
+/// Why a plan stops without planning `clusters`: its diagnostics, and the attributes whose change forces a
+/// replacement (known once the request was read).
+pub(super) struct PlanFailure {
+    diagnostics: Diagnostics,
+    requires_replace: Vec<AttributePath>,
+}
+
+impl PlanFailure {
+    /// The answer: the proposed state as `req` holds it by now, with the diagnostics.
+    pub(super) fn respond(self, req: &PlanRequest) -> PlanResponse {
+        PlanResponse {
+            diagnostics: self.diagnostics,
+            requires_replace: self.requires_replace,
+            ..PlanResponse::planned(req, req.proposed_new_state.clone())
+        }
+    }
+}
+
+impl From<Diagnostics> for PlanFailure {
+    fn from(diagnostics: Diagnostics) -> Self {
+        Self {
+            diagnostics,
+            requires_replace: Vec::new(),
+        }
+    }
+}
+
+/// What a plan needs before it reads anything.
+enum PlanInputs {
+    /// The bridge's settings, the provider's client (writes, the bridge's own objects) and the inventory's.
+    Ready(Box<BridgeSpec>, kube::Client, kube::Client),
+    /// Something is not known yet: `clusters` is unknown, deferred with this reason when the client allows.
+    Unknown(Option<DeferredReason>),
+}
+
+/// The plan of `req`, or why there is none (answered by [`PlanFailure::respond`]).
+pub(super) async fn plan_bridge(
+    provider: &ProviderState,
+    memo: &PhaseMemo,
+    req: &mut PlanRequest,
+) -> Result<PlanResponse, PlanFailure> {
+    if req.is_destroy() {
+        // Nothing read ahead is needed: the destroy reads what exists when it runs.
+        memo.cancel_pending(&req.prior_state);
+        return Ok(PlanResponse::planned(req, Value::Null));
+    }
+    // What was read ahead for this plan (see `read_ahead`): taken now, so that a plan that stops early drops
+    // it and cancels its reads.
+    let pending = match req.prior_state.get_attr("name").as_str() {
+        Some(name) => memo.take_pending(name),
+        None => Pending::default(),
+    };
+    let ledger = ledger_of(&req.prior_private, &req.prior_state)?;
+    // The plan is computed from what the cluster holds, never from the prior or proposed `clusters` (tens of
+    // megabytes for ten thousand clusters): free them before reading the inventory.
+    req.prior_state.set_attr("clusters", Value::Null);
+    req.proposed_new_state.set_attr("clusters", Value::Null);
+    let mut planned = req.proposed_new_state.clone();
+    let name_value = req.config.get_attr("name").clone();
+    let mut requires_replace = Vec::new();
+    if !req.prior_state.is_null() && req.prior_state.get_attr("name") != &name_value {
+        requires_replace.push(AttributePath::attr("name"));
+    }
+    let failed = |diagnostics| PlanFailure {
+        diagnostics,
+        requires_replace: requires_replace.clone(),
+    };
+    let (spec, client, inventory) = match plan_inputs(provider, req).map_err(failed)? {
+        PlanInputs::Ready(spec, client, inventory) => (*spec, client, inventory),
+        PlanInputs::Unknown(deferred) => {
+            planned.set_attr("id", name_value);
+            planned.set_attr("clusters", Value::unknown());
+            return Ok(PlanResponse {
+                requires_replace,
+                deferred,
+                ..PlanResponse::planned(req, planned)
+            });
+        }
+    };
+    let instance = req.prior_state.get_attr("instance_id").as_str();
+    let instance = instance.map(String::from);
+    let existing = !req.prior_state.is_null();
+    let refreshed = memo.refreshed_instance(&spec.name);
+    let claim = check_claim_of(&client, &spec, instance.as_deref(), existing, refreshed);
+    let claim = claim.await.map_err(failed)?;
+    let ledger = ledger.with_run_keys(claim.map(|c| c.keys).unwrap_or_default());
+    planned.set_attr(
+        "instance_id",
+        instance.map(Value::string).unwrap_or_else(Value::unknown),
+    );
+    let ahead = head_start(pending, &spec, req);
+    let phase = |spec: &BridgeSpec| memo.plan_phase(&spec.name, existing);
+    let (entries, diagnostics) = planned_entries(&client, &inventory, &spec, &ledger, ahead, phase)
+        .await
+        .map_err(failed)?;
+    let planned_state = with_clusters(planned, &spec.name, clusters_value(&entries));
+    Ok(PlanResponse {
+        requires_replace,
+        diagnostics: diagnostics.into(),
+        ..PlanResponse::planned(req, planned_state)
+    })
+}
+
+/// The settings and both connections of a plan: an `inventory` block not known yet defers, like the
+/// provider's own configuration; a client that cannot defer gets `clusters` known after apply, as for any
+/// other value not known yet.
+fn plan_inputs(provider: &ProviderState, req: &PlanRequest) -> Result<PlanInputs, Diagnostics> {
+    let unknown_inventory = !inventory_block::unknown(&req.config).is_empty();
+    if unknown_inventory && req.client.deferral_allowed {
+        return Ok(PlanInputs::Unknown(Some(
+            DeferredReason::ResourceConfigUnknown,
+        )));
+    }
+    if !req.config.is_wholly_known() {
+        return Ok(PlanInputs::Unknown(None));
+    }
+    let spec = BridgeConfig::from_value(&req.config).to_spec()?;
+    let clients = provider
+        .client(req.client)
+        .and_then(|c| inventory_block::client(provider, &req.config, req.client).map(|i| (c, i)));
+    match clients {
+        Ok((client, inventory)) => Ok(PlanInputs::Ready(Box::new(spec), client, inventory)),
+        Err(NotReady::Defer(reason)) => Ok(PlanInputs::Unknown(Some(reason))),
+        Err(NotReady::Fail(d)) => Err(d.into()),
+    }
+}
+
+/// What was read ahead for this plan: the refresh's reading of what the bridge owns, and the inventory when this
+/// plan reads the same one. (Read for the bridge's name in the prior state: a renamed bridge reads for itself.)
+fn head_start(pending: Pending, spec: &BridgeSpec, req: &PlanRequest) -> HeadStart {
+    if req.prior_state.get_attr("name").as_str() != Some(spec.name.as_str()) {
+        return HeadStart::default();
+    }
+    HeadStart {
+        owned: pending
+            .refreshed
+            .and_then(|r| r.for_plan(&req.prior_private)),
+        inventory: pending
+            .inventory
+            .and_then(|i| i.for_plan(spec, &req.config)),
+    }
+}
+
+/// Reads the operator's providers file, then the inventory and what exists (see
+/// [`crate::k8s::bridge::snapshot::snapshot`]).
+pub(super) async fn read_snapshot(
+    client: &kube::Client,
+    inventory: &kube::Client,
+    spec: &BridgeSpec,
+    ledger: &Ledger,
+    ahead: HeadStart,
+) -> Result<Snapshot, Diagnostics> {
+    let providers = credentials_block::providers(&spec.credentials)?;
+    snapshot(client, inventory, spec, ledger, providers, ahead)
+        .await
+        .map_err(io_diags)
+}
+
+/// Reads the inventory and what exists, plans, and returns the planned entries with the plan's diagnostics.
+/// `phase` tells the first plan from the plan made again before apply; it is asked once the reads succeeded.
+async fn planned_entries(
+    client: &kube::Client,
+    inventory: &kube::Client,
+    spec: &BridgeSpec,
+    ledger: &Ledger,
+    ahead: HeadStart,
+    phase: impl FnOnce(&BridgeSpec) -> Phase,
+) -> Result<(BTreeMap<String, ClusterEntry>, Vec<Diagnostic>), Diagnostics> {
+    let started = std::time::Instant::now();
+    let (reused, prefetching) = (ahead.owned.is_some(), ahead.inventory.is_some());
+    let snap = read_snapshot(client, inventory, spec, ledger, ahead).await?;
+    tracing::debug!(
+        bridge = %spec.name,
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        reused_refresh = reused,
+        prefetched = prefetching,
+        "read the inventory and what exists"
+    );
+    let plan = snap.plan(spec, jiff::Timestamp::now(), phase(spec), None);
+    let diagnostics = plan.problems.iter().map(problem_diag).collect();
+    tracing::debug!(bridge = %spec.name, clusters = plan.desired.len() + plan.kept.len(), profiles = snap.profiles.len(), "planned bridge");
+    // The inventory (tens of megabytes at ten thousand clusters) is done with before the planned value is built.
+    drop(snap);
+    Ok((plan.into_entries(), diagnostics))
+}

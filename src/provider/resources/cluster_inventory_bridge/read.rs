@@ -1,0 +1,134 @@
+//! `ReadResource` (the refresh): the state's `clusters` rebuilt from what the bridge owns, read with the ledger
+//! and the run keys of the bridge's claim; what was read is kept for the plan that follows, and the inventory is
+//! read ahead for it (see [`super::read_ahead`]).
+
+use crate::{
+    bridge::{ownership::IMPORTED, sha256_hex},
+    k8s::bridge::{inventory::reads_sha256, snapshot::read_owned},
+    provider::{
+        diag::io_diags,
+        state::{NotReady, ProviderState},
+    },
+    tfplugin::{ClientCapabilities, DeferredReason, Diagnostics, ReadRequest, ReadResponse, Value},
+};
+
+use super::{
+    claim::{ledger_of, with_claimed_run_keys},
+    import::restore_imported,
+    model::{BridgeConfig, clusters_value},
+    phase::PhaseMemo,
+    read_ahead::{InventoryAhead, Pending, Refreshed, through_provider},
+    schema::with_clusters,
+};
+
+/// Why a refresh answers with the current state as it came.
+pub(super) enum Unread {
+    /// The provider's connection is not known yet.
+    Deferred(DeferredReason),
+    /// What exists cannot be read.
+    Failed(Diagnostics),
+}
+
+impl From<Diagnostics> for Unread {
+    fn from(d: Diagnostics) -> Self {
+        Unread::Failed(d)
+    }
+}
+
+impl Unread {
+    /// The answer: the current state kept whole, with `private` as it came.
+    pub(super) fn respond(self, private: Vec<u8>) -> ReadResponse {
+        let (diagnostics, deferred) = match self {
+            Unread::Deferred(reason) => (Diagnostics::new(), Some(reason)),
+            Unread::Failed(d) => (d, None),
+        };
+        ReadResponse {
+            keep_current_state: true,
+            private,
+            diagnostics,
+            deferred,
+            ..Default::default()
+        }
+    }
+}
+
+/// The refresh of `req`, or why the current state is kept (answered by [`Unread::respond`]).
+pub(super) async fn read_bridge(
+    provider: &ProviderState,
+    memo: &PhaseMemo,
+    req: &mut ReadRequest,
+) -> Result<ReadResponse, Unread> {
+    let client = provider.client(req.client).map_err(|e| match e {
+        NotReady::Defer(reason) => Unread::Deferred(reason),
+        NotReady::Fail(d) => Unread::Failed(d.into()),
+    })?;
+    let bridge = req.current_state.get_attr("name").as_str();
+    let bridge = bridge.unwrap_or_default().to_string();
+    let instance = req.current_state.get_attr("instance_id").as_str();
+    memo.refreshed(&bridge, instance.map(String::from));
+    let ledger = ledger_of(&req.private, &req.current_state)?;
+    let ledger = with_claimed_run_keys(&client, &req.current_state, &bridge, ledger).await;
+    let started = std::time::Instant::now();
+    let world = read_owned(&client, &bridge, &ledger).await;
+    tracing::debug!(%bridge, elapsed_ms = started.elapsed().as_millis() as u64, "read what the bridge owns");
+    let world = world.map_err(io_diags)?;
+    // The state is rebuilt from what exists: its old `clusters` was not decoded (a state older than the UID
+    // ledger excepted) and goes before the new one is built. A failure below answers with the state as it came
+    // (`keep_current_state`), which the plugin layer still holds.
+    let mut state = std::mem::take(&mut req.current_state);
+    state.set_attr("clusters", Value::Null);
+    // A freshly imported bridge carries the import marker (the CLI keeps private data through import): it
+    // takes over every object carrying its label, and restores its configuration.
+    let imported = req.private == IMPORTED;
+    let diagnostics = if imported {
+        restore_imported(&client, &mut state, &bridge).await?
+    } else {
+        Diagnostics::new()
+    };
+    let mut private = std::mem::take(&mut req.private);
+    if !ledger.is_empty() || imported || !world.owned.is_empty() {
+        let reads = ledger.reads().map(String::from);
+        private = world.ledger().with_reads(reads).to_private();
+    }
+    let config = BridgeConfig::from_value(&state);
+    let entries = world.entries(|k| config.renews(k));
+    let private_sha256 = sha256_hex(&private);
+    // Only with settings an apply recorded (see `read_ahead`).
+    let inventory = read_ahead(provider, &state, ledger.reads(), req.client);
+    let refreshed = Some(Refreshed {
+        private_sha256,
+        world,
+    });
+    let pending = Pending {
+        refreshed,
+        inventory,
+    };
+    memo.set_pending(&bridge, pending);
+    Ok(ReadResponse {
+        new_state: with_clusters(state, &bridge, clusters_value(&entries)),
+        private,
+        diagnostics,
+        ..Default::default()
+    })
+}
+
+/// Starts reading the inventory a plan of `state` needs (see [`super::read_ahead`]); `None` when the state's
+/// configuration or inventory connection is not usable as it is (the plan then reads for itself).
+fn read_ahead(
+    provider: &ProviderState,
+    state: &Value,
+    recorded: Option<&str>,
+    caps: ClientCapabilities,
+) -> Option<InventoryAhead> {
+    // Only through the provider's own connection, with settings an apply recorded (see `read_ahead`).
+    if !through_provider(state) {
+        return None;
+    }
+    let spec = BridgeConfig::from_value(state).to_spec().ok()?;
+    let reads = reads_sha256(&spec);
+    if recorded != Some(reads.as_str()) {
+        return None;
+    }
+    let client = provider.client(caps).ok()?;
+    Some(InventoryAhead::start(client, spec, reads))
+}

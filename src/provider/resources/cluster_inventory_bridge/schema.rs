@@ -1,0 +1,285 @@
+//! The resource's schema: its attributes and blocks with their descriptions (the registry docs are rendered from
+//! them), the type of one `clusters` entry, and the state values built on it (the null state an import starts
+//! from, a state with its `clusters`).
+
+use crate::tfplugin::{
+    Schema, Type, Value,
+    schema::{Attribute, Block, NestedBlock, Nesting},
+};
+
+use super::timeouts;
+
+/// Resource type name.
+pub const TYPE_NAME: &str = "sveltos_cluster_inventory_bridge";
+
+/// The type of one `clusters` entry.
+pub fn cluster_entry_type() -> Type {
+    Type::object([
+        ("sveltos_cluster", Type::String),
+        ("secret", Type::String),
+        ("credential_source", Type::String),
+        ("kubeconfig_sha256", Type::String),
+        ("credential_expires_at", Type::String),
+        ("labels", Type::map(Type::String)),
+        ("config_sha256", Type::String),
+    ])
+}
+
+/// The attributes of `token_renewal` (the block, and the object in `overrides`).
+fn token_renewal_attributes() -> Vec<Attribute> {
+    let md = |a: Attribute, d: &str| a.markdown_description(d);
+    vec![
+        md(
+            Attribute::string("interval").required(),
+            "`renewTokenRequestInterval`: how often Sveltos renews the token (Go duration, e.g. `1h`).",
+        ),
+        md(
+            Attribute::string("token_duration").optional(),
+            "`tokenDuration`: how long each token is valid (Go duration; default: the interval). Longer than the \
+             interval leaves a buffer for connectivity loss.",
+        ),
+        md(
+            Attribute::string("service_account").optional(),
+            "`saNamespace/saName` of the ServiceAccount on the member cluster to mint tokens for (default: deduced \
+             by Sveltos from the kubeconfig).",
+        ),
+    ]
+}
+
+/// The resource schema.
+pub fn schema() -> Schema {
+    Schema::new(0)
+        .markdown_description(
+            "Registers the ClusterProfiles of a [Cluster Inventory](https://github.com/kubernetes/enhancements/tree/master/keps/sig-multicluster/4322-cluster-inventory) \
+             as Sveltos `SveltosCluster`s: for profile `ns/name` it writes SveltosCluster `ns/name` and Secret \
+             `ns/name-sveltos-kubeconfig` (key `kubeconfig`). One resource manages many clusters; `plan` shows each \
+             added, changed or removed cluster. State holds identities and hashes only, never credentials.",
+        )
+        .attribute(md(Attribute::string("id").computed(), "The bridge name."))
+        .attribute(md(
+            Attribute::string("name").required(),
+            "The bridge's identity, written as the value of the `sveltos.clusterinventory.io/bridge` label on every \
+             object it creates. Changing it replaces the bridge.",
+        ))
+        .attribute(md(
+            Attribute::list("namespaces", Type::String).optional(),
+            "Only ClusterProfiles in these namespaces (default: all).",
+        ))
+        .attribute(md(
+            Attribute::list("names", Type::String).optional(),
+            "Only ClusterProfiles with these names (`name` or `namespace/name`).",
+        ))
+        .attribute(md(
+            Attribute::string("label_selector").optional(),
+            "Only ClusterProfiles matching this label selector (`env=prod,tier in (a,b)`).",
+        ))
+        .attribute(md(
+            Attribute::string("cluster_manager").optional(),
+            "Only ClusterProfiles whose `spec.clusterManager.name` is this.",
+        ))
+        .attribute(md(
+            Attribute::bool("require_healthy").optional(),
+            "Register only ClusterProfiles whose `ControlPlaneHealthy` condition is `True` (default false). What \
+             happens to an already bridged cluster whose profile turns unhealthy is set by `unhealthy`.",
+        ))
+        .attribute(md(
+            Attribute::bool("require_credentials").optional(),
+            "Fail the plan when a selected ClusterProfile that is not bridged yet has no usable credentials, \
+             instead of skipping it with a warning (default false). An already bridged cluster whose credentials \
+             became unusable is always kept as it is.",
+        ))
+        .attribute(md(
+            Attribute::map("extra_labels", Type::String).optional(),
+            "Labels added to every SveltosCluster (on top of the ClusterProfile's labels).",
+        ))
+        .attribute(md(
+            Attribute::map("extra_annotations", Type::String).optional(),
+            "Annotations added to every SveltosCluster.",
+        ))
+        .attribute(md(Attribute::bool("paused").optional(), "`spec.paused` of every SveltosCluster."))
+        .attribute(md(
+            Attribute::number("consecutive_failure_threshold").optional(),
+            "`spec.consecutiveFailureThreshold` of every SveltosCluster.",
+        ))
+        .attribute(md(
+            Attribute::string("claim_namespace").optional(),
+            "Namespace of the bridge's claim, a ConfigMap `sveltos-bridge-<name>` holding this state's instance id and \
+             the bridge's configuration (for `import`). A second Terraform state that uses the same `name` on the same \
+             management cluster fails at plan instead of deleting this bridge's clusters. Default `default`.",
+        ))
+        .attribute(md(
+            Attribute::string("instance_id").computed(),
+            "Random id of this bridge instance, also held by its claim.",
+        ))
+        .attribute(md(
+            Attribute::bool("strict").optional(),
+            "Make every problem confined to one cluster (two candidate Secrets, no usable or a refused \
+             credential, a name collision, ...) an error that stops the plan. Default false: that cluster is kept \
+             exactly as it is (or not registered), every other cluster is planned and applied, and one warning \
+             per cause lists the clusters concerned.",
+        ))
+        .attribute(md(
+            Attribute::string("unhealthy").optional(),
+            "With `require_healthy`: what happens to an already bridged cluster whose ClusterProfile is no longer \
+             healthy. `keep` (default) leaves it registered as it is, `pause` sets `spec.paused = true` on its \
+             SveltosCluster until it is healthy again, `remove` deregisters it. New clusters are registered only \
+             when healthy.",
+        ))
+        .attribute(md(
+            Attribute::number("max_removals").optional(),
+            "A plan that would deregister more clusters than this fails, naming the count and the first clusters; \
+             nothing is written. Destroy is not limited. Every plan that deregisters clusters carries a warning \
+             listing them.",
+        ))
+        .attribute(md(
+            Attribute::string("deletion_timeout").optional(),
+            "How long deregistration waits for a SveltosCluster to be gone (Sveltos' finalizers withdraw add-ons \
+             with its kubeconfig) before it deletes the kubeconfig Secret (Go duration, default `5m`). On timeout \
+             the apply fails naming the cluster, the Secret is kept, and the next apply resumes.",
+        ))
+        .attribute(md(
+            Attribute::bool("adopt").optional(),
+            "Take over existing SveltosClusters and Secrets with the same names that this bridge did not create \
+             (default false: such a cluster is left alone, nothing is written to those objects, and a warning \
+             names them; with `strict = true` it is an error).",
+        ))
+        .attribute(overrides_attribute())
+        .attribute(md(
+            Attribute::map("clusters", cluster_entry_type()).computed(),
+            "The bridged clusters keyed `namespace/name`: `sveltos_cluster` and `secret` (`namespace/name`), \
+             `credential_source`, `kubeconfig_sha256`, `credential_expires_at`, `labels` and `config_sha256` \
+             (hash of the managed SveltosCluster fields). Hashes only, never credentials.",
+        ))
+        .block(crate::provider::blocks::credentials::block())
+        .block(crate::provider::blocks::inventory::block())
+        .block(copy_labels_block())
+        .block(timeouts::block())
+        .block(token_renewal_block())
+        .block(active_window_block())
+}
+
+/// Adds the `markdown_description` to an attribute.
+fn md(a: Attribute, d: &str) -> Attribute {
+    a.markdown_description(d)
+}
+
+/// The `from` and `to` attributes of an active window.
+fn window_attributes() -> [Attribute; 2] {
+    [
+        md(
+            Attribute::string("from").required(),
+            "Cron schedule opening the window.",
+        ),
+        md(
+            Attribute::string("to").required(),
+            "Cron schedule closing the window.",
+        ),
+    ]
+}
+
+/// The `overrides` attribute: per-cluster settings.
+fn overrides_attribute() -> Attribute {
+    md(
+        Attribute::nested(
+            "overrides",
+            Nesting::Map,
+            [
+                md(Attribute::map("extra_labels", Type::String).optional(), "Extra labels for this cluster."),
+                md(
+                    Attribute::map("extra_annotations", Type::String).optional(),
+                    "Extra annotations for this cluster.",
+                ),
+                md(Attribute::bool("paused").optional(), "`spec.paused` for this cluster."),
+                md(Attribute::bool("skip").optional(), "Do not bridge this cluster."),
+                md(
+                    Attribute::nested("token_renewal", Nesting::Single, token_renewal_attributes()).optional(),
+                    "Sveltos-side credential renewal for this cluster (wins over the bridge-wide `token_renewal`).",
+                ),
+                md(
+                    Attribute::nested("active_window", Nesting::Single, window_attributes()).optional(),
+                    "`spec.activeWindow` for this cluster.",
+                ),
+                md(
+                    Attribute::number("consecutive_failure_threshold").optional(),
+                    "`spec.consecutiveFailureThreshold` for this cluster.",
+                ),
+            ],
+        )
+        .optional(),
+        "Per-cluster settings keyed `namespace/name` of the ClusterProfile.",
+    )
+}
+
+/// The `copy_labels` block.
+fn copy_labels_block() -> NestedBlock {
+    NestedBlock::single(
+        "copy_labels",
+        Block::new()
+            .markdown_description(
+                "Which ClusterProfile labels are copied onto SveltosClusters. Default: every label except those \
+                 under `projectsveltos.io/` and `sveltos.clusterinventory.io/` (whoever labels a ClusterProfile \
+                 would otherwise choose which Sveltos profiles, add-ons and Secrets the cluster receives). \
+                 `extra_labels` always win.",
+            )
+            .attribute(md(
+                Attribute::list("include", Type::String).optional(),
+                "Copy only labels whose key matches one of these (a key, or a prefix ending in `*`). Default: all.",
+            ))
+            .attribute(md(
+                Attribute::list("exclude", Type::String).optional(),
+                "Never copy labels whose key matches one of these (a key, or a prefix ending in `*`). Default \
+                 `[\"projectsveltos.io/*\", \"sveltos.clusterinventory.io/*\"]`; setting it replaces the default.",
+            )),
+    )
+}
+
+/// The bridge-wide `token_renewal` block.
+fn token_renewal_block() -> NestedBlock {
+    let mut b = Block::new().markdown_description(
+        "Let Sveltos renew every bridged cluster's credentials (`spec.tokenRequestRenewalOption`): the bridge \
+         registers the cluster with the source kubeconfig, then sveltoscluster-manager mints ServiceAccount \
+         tokens on the member cluster on this interval and rewrites the kubeconfig Secret. What Sveltos \
+         rewrites on renewal (the Secret's data, a new key such as `re-kubeconfig`, `spec.kubeconfigKeyName`, \
+         a shortened interval) never shows as drift and is never reverted; a rotated source credential still \
+         shows in plan and is written (and the SveltosCluster pointed back at it). See the guide \
+         \"Continuous credentials with Sveltos token renewal\".",
+    );
+    for a in token_renewal_attributes() {
+        b = b.attribute(a);
+    }
+    NestedBlock::single("token_renewal", b)
+}
+
+/// The bridge-wide `active_window` block.
+fn active_window_block() -> NestedBlock {
+    let mut b = Block::new().markdown_description("`spec.activeWindow` of every SveltosCluster.");
+    for a in window_attributes() {
+        b = b.attribute(a);
+    }
+    NestedBlock::single("active_window", b)
+}
+
+/// A state value with every attribute null.
+pub fn null_state() -> Value {
+    let s = schema();
+    let mut attrs: Vec<(String, Value)> = s
+        .block
+        .attributes
+        .iter()
+        .map(|a| (a.name.clone(), Value::Null))
+        .collect();
+    attrs.extend(
+        s.block
+            .blocks
+            .iter()
+            .map(|b| (b.type_name.clone(), Value::Null)),
+    );
+    Value::object(attrs)
+}
+
+/// `state` with its `id` and `clusters` set.
+pub fn with_clusters(mut state: Value, name: &str, clusters: Value) -> Value {
+    state.set_attr("id", Value::string(name));
+    state.set_attr("clusters", clusters);
+    state
+}
