@@ -85,9 +85,35 @@ impl Restartable {
         at
     }
 
+    /// The port it serves on (`--secure-port`).
+    fn port(&self) -> u16 {
+        self.argv
+            .iter()
+            .skip_while(|a| a.to_str() != Some("--secure-port"))
+            .nth(1)
+            .and_then(|p| p.to_str()?.parse().ok())
+            .expect("kube-apiserver's command line has --secure-port")
+    }
+
+    /// Waits until the killed server's port is free: a killed process whose main thread is already a zombie may
+    /// still hold its sockets while its other threads exit (a restart at once then fails with "address already in
+    /// use").
+    fn wait_port_free(&self) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while std::net::TcpListener::bind(("127.0.0.1", self.port())).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "port {} still taken 30 s after the kill",
+                self.port()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Starts the API server again with the same command line, in a session of its own (as `scripts/testenv`
     /// does), appending to the same log; recorded in the environment's pids file so that `down` stops it.
     pub fn restart(&mut self) {
+        self.wait_port_free();
         let log = std::fs::OpenOptions::new()
             .append(true)
             .create(true)
@@ -123,11 +149,20 @@ impl Restartable {
             {
                 return started.elapsed();
             }
-            assert!(
-                started.elapsed() < timeout,
-                "kube-apiserver not serving {timeout:?} after its restart; its log: {}",
-                self.log.display()
-            );
+            if started.elapsed() >= timeout {
+                let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+                let tail: Vec<&str> = log.lines().rev().take(30).collect();
+                panic!(
+                    "kube-apiserver (pid {}, {}) not serving {timeout:?} after its restart; the end of its log:\n{}",
+                    self.pid,
+                    if pid_alive(self.pid) {
+                        "running"
+                    } else {
+                        "exited"
+                    },
+                    tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+                );
+            }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
