@@ -27,13 +27,12 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, ListParams};
-use serde_json::Value as Json;
 use support::apiserver::Restartable;
 use support::inventory::{Inv, apply_ok, bridge, flat, report, run, state_clusters};
 use support::{
     Cli, Tf, client_for, fixtures, pid_alive, provider_binary, unique_name, unique_namespace,
 };
-use tfsveltos::api::{SveltosCluster, keys};
+use tfsveltos::api::{ClusterProfile, SveltosCluster, keys};
 use tfsveltos::bridge::ownership::{DEFAULT_CLAIM_NAMESPACE, claim_name};
 
 const APPLY: &[&str] = &["apply", "-input=false", "-no-color", "-auto-approve"];
@@ -332,15 +331,43 @@ fn profile_name(i: usize) -> String {
     format!("c{i:04}")
 }
 
+/// Creates `obj`, retrying what a loaded test machine answers now and then (a 5xx: the API server lost its etcd
+/// connection for a moment); one that exists already (an earlier attempt went through) is fine.
+async fn create<K>(api: &Api<K>, obj: &K)
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + serde::Serialize + std::fmt::Debug,
+{
+    for attempt in 1.. {
+        match api.create(&Default::default(), obj).await {
+            Ok(_) => return,
+            Err(kube::Error::Api(s)) if s.code == 409 => return,
+            Err(e) if attempt < 5 => {
+                println!("creating {:?}: {e}; retrying", obj.meta().name);
+                tokio::time::sleep(Duration::from_millis(200 * attempt)).await;
+            }
+            Err(e) => panic!("creating {:?}: {e}", obj.meta().name),
+        }
+    }
+}
+
 /// Profiles `from..to` in `ns`, each with a kubeconfig Secret next to it.
 async fn inventory(inv: &Inv, ns: &str, from: usize, to: usize) {
     let kc = fixtures::unreachable_kubeconfig("dying");
+    let profiles = Api::<ClusterProfile>::namespaced(inv.client.clone(), ns);
+    let secrets = Api::<Secret>::namespaced(inv.client.clone(), ns);
     futures::stream::iter(from..to)
         .for_each_concurrent(8, |i| {
-            let kc = &kc;
+            let (kc, profiles, secrets) = (&kc, &profiles, &secrets);
             async move {
-                inv.profile_with_secret(ns, &profile_name(i), &[], Json::Null, kc)
-                    .await
+                let name = profile_name(i);
+                create(profiles, &fixtures::cluster_profile(ns, &name, "test", &[])).await;
+                let secret = fixtures::secret(
+                    ns,
+                    &format!("{name}-src"),
+                    &[(keys::CLUSTER_PROFILE_LABEL, name.as_str())],
+                    &[("Config", kc.as_str())],
+                );
+                create(secrets, &secret).await;
             }
         })
         .await;
@@ -526,7 +553,8 @@ async fn an_object_planted_after_a_dead_run_is_never_adopted() {
     let inv = Inv::new().await;
     let ns = unique_namespace(&inv.client, "planted").await;
     let name = unique_name("planted");
-    let n = 60;
+    // Enough profiles that the provider is killed well before it has written them all, even on a loaded machine.
+    let n = 120;
     inventory(&inv, &ns, 0, n / 2).await;
     let tf = inv.tf(&Cli::tofu(), &bridge(&name, &[&ns], ""));
     apply_ok(&tf);
@@ -537,7 +565,7 @@ async fn an_object_planted_after_a_dead_run_is_never_adopted() {
         &inv,
         &name,
         APPLY,
-        |now| now >= before + 5,
+        |now| now >= before + 3,
         Victim::Provider,
         None,
     )
