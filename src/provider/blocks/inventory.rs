@@ -28,17 +28,24 @@ use crate::{
 /// The block's name.
 pub const BLOCK: &str = "inventory";
 
+/// What the block is, for its description.
+const DESCRIPTION: &str = "The cluster holding the inventory, when it is not the cluster the provider writes to. The \
+     same connection attributes as the provider block, without its `KUBE_*` environment fallbacks (those are the \
+     management cluster's; a `KUBE_TOKEN` must never reach the hub): what the block says connects. With it, \
+     ClusterProfiles, labelled credential Secrets, consumer namespaces and Secrets named by \
+     `kubeconfig-secretreader` access providers are read on that cluster, which is never written to; \
+     SveltosClusters and their Secrets are written through the provider's connection, in the ClusterProfile's \
+     namespace (which must exist there). Without it, one cluster holds both.";
+
+/// Where the block's secrets end up (the data sources' version; [`resource_block`] replaces it).
+const STORED_NOTE: &str = " Its arguments are stored in the state like every argument (sensitive ones hidden in \
+     output): prefer `config_path` with a context, or `exec`, over `token` and `client_key`.";
+
 /// The `inventory` block (optional, at most one).
 pub fn block() -> NestedBlock {
-    let mut block = connection::with_connection_schema(Block::new().markdown_description(
-            "The cluster holding the inventory, when it is not the cluster the provider writes to. The same \
-             connection attributes as the provider block, without its `KUBE_*` environment fallbacks (those are the \
-             management cluster's; a `KUBE_TOKEN` must never reach the hub): what the block says connects. With \
-             it, ClusterProfiles, labelled credential Secrets, consumer namespaces and Secrets named by \
-             `kubeconfig-secretreader` access providers are read on that cluster, which is never written to; \
-             SveltosClusters and their Secrets are written through the provider's connection, in the \
-             ClusterProfile's namespace (which must exist there). Without it, one cluster holds both.",
-    ));
+    let mut block = connection::with_connection_schema(
+        Block::new().markdown_description(format!("{DESCRIPTION}{STORED_NOTE}")),
+    );
     // No environment fallback here: the shared descriptions' `Env: ...` notes are the provider block's.
     for a in &mut block.attributes {
         if let Some(at) = a.description.find(" Env: `") {
@@ -66,6 +73,11 @@ pub const ENV_TWINS: (&str, &str) = ("env", "env_wo");
 /// ([`TWINS`], [`ENV_TWINS`]), each placed after its stored twin.
 pub fn resource_block() -> NestedBlock {
     let mut nb = block();
+    nb.block.description = nb.block.description.replace(
+        STORED_NOTE,
+        " Secrets given as `token_wo`, `client_key_wo` and `exec.env_wo` (Terraform and OpenTofu 1.11+) are never \
+         stored in state or plan files; `token`, `client_key` and `exec.env` are stored like every argument.",
+    );
     for (stored, wo) in TWINS {
         let at = nb
             .block
@@ -445,6 +457,9 @@ mod tests {
             !block().block.has_write_only(),
             "data sources cannot declare write-only attributes"
         );
+        assert!(b.block.description.contains("`token_wo`"));
+        assert!(!b.block.description.contains(STORED_NOTE));
+        assert!(block().block.description.ends_with(STORED_NOTE));
     }
 
     #[test]
