@@ -619,7 +619,7 @@ impl Attribute {
     }
 
     /// Write-only: configured (`optional()` or `required()`), handed to plan and apply in the configuration, and
-    /// never stored (Terraform and OpenTofu 1.11+; managed resources only). See [`Attribute::write_only`].
+    /// never stored (Terraform and OpenTofu 1.11+; managed resources only): see the field of the same name.
     pub fn write_only(mut self) -> Self {
         self.write_only = true;
         self

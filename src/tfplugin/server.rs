@@ -61,7 +61,9 @@ impl Cached {
     }
 
     /// Nulls the write-only attributes of a resource state the provider answers with (`what` names it in the
-    /// log): the one place that keeps write-only values out of every state and plan this layer sends.
+    /// log): the one place that keeps write-only values out of every state and plan this layer sends. (A state
+    /// handed back exactly as the client sent it, `keep_prior_state` / `keep_current_state`, is not decoded
+    /// again: it comes from the client's own state, which never holds a write-only value.)
     fn null_write_only(&self, state: &mut Value, what: &str) {
         if !self.write_only {
             return;
