@@ -75,7 +75,10 @@ fn read(path: &Path) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-/// A run with `TF_LOG=trace` into `log` (in the working directory).
+/// Bytes of TRACE log scanned for the canary in this test binary.
+static TRACE_BYTES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// A run with `TF_LOG=trace` into `log` (in the working directory): its stdout and the log.
 fn traced(tf: &Tf, log: &str, args: &[&str]) -> String {
     let out = tf
         .command(args)
@@ -96,6 +99,7 @@ fn traced(tf: &Tf, log: &str, args: &[&str]) -> String {
         tf.cli.name,
         log.len()
     );
+    TRACE_BYTES.fetch_add(log.len(), std::sync::atomic::Ordering::SeqCst);
     format!("{}{log}", String::from_utf8_lossy(&out.stdout))
 }
 
@@ -216,14 +220,16 @@ async fn canary_never_stored(cli: &Cli) {
         &read(&tf.dir().join("terraform.tfstate")),
     );
     eprintln!(
-        "{}: the hub saw the write-only token in {} of {} requests; not in state, plan file, show -json or TRACE logs",
+        "{}: the hub saw the write-only token in {} of {} requests; not in state, plan file, show -json or {} bytes \
+         of TRACE logs",
         cli.version(),
         proxy
             .authorizations()
             .iter()
             .filter(|a| *a == &bearer)
             .count(),
-        proxy.authorizations().len()
+        proxy.authorizations().len(),
+        TRACE_BYTES.swap(0, std::sync::atomic::Ordering::SeqCst)
     );
 }
 
