@@ -348,7 +348,7 @@ pub fn schema() -> Schema {
              (hash of the managed SveltosCluster fields). Hashes only, never credentials.",
         ))
         .block(crate::provider::blocks::credentials::block())
-        .block(crate::provider::blocks::inventory::block())
+        .block(crate::provider::blocks::inventory::resource_block())
         .block(copy_labels_block())
         .block(timeouts::block())
         .block(token_renewal_block())
@@ -669,6 +669,7 @@ impl Resource for ClusterInventoryBridge {
 
     async fn validate(&self, config: &Value) -> Diagnostics {
         let mut timeouts = timeouts::check(config);
+        timeouts.extend(crate::provider::blocks::inventory::check(config));
         timeouts.extend(match BridgeConfig::from_value(config).to_spec() {
             Ok(_) => Vec::new(),
             Err(d) => {
