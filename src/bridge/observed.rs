@@ -275,10 +275,19 @@ pub fn observe_cluster(sc: &SveltosCluster) -> ObservedCluster {
     }
 }
 
+/// Longest annotation value read back into an entry, in characters (a credential source names at most two
+/// object names, a key and a context).
+const ANNOTATION_SHOWN: usize = 1024;
+
 /// Reads a Secret the bridge owns (hashing, never keeping, its kubeconfig).
 pub fn observe_secret(secret: &Secret) -> ObservedSecret {
     let ann = secret.metadata.annotations.as_ref();
-    let get = |k: &str| ann.and_then(|a| a.get(k)).cloned();
+    // Annotations reach the refreshed state: whoever can patch the Secret can write anything there, so they are
+    // escaped and bounded (what the bridge writes is short and printable, so it passes unchanged).
+    let get = |k: &str| {
+        ann.and_then(|a| a.get(k))
+            .map(|v| super::text::shown(v, ANNOTATION_SHOWN))
+    };
     // When Sveltos renews the credential it rewrites the Secret's data: the bridge then compares the source
     // credential it last wrote (its hash annotation), not what Sveltos put there; but only for clusters the
     // configuration renews (`ObservedSecret::sha`).
@@ -495,6 +504,37 @@ pub(crate) mod tests {
         testutil::*,
     };
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::FieldsV1;
+
+    #[test]
+    fn annotations_a_tenant_rewrote_reach_the_entry_escaped_and_bounded() {
+        let mut secret = Secret::default();
+        secret.metadata.namespace = Some("ns".into());
+        secret.metadata.name = Some("c-sveltos-kubeconfig".into());
+        secret.metadata.annotations = Some(BTreeMap::from([
+            (
+                CREDENTIAL_SOURCE_ANNOTATION.to_string(),
+                format!("\u{1b}[2J\u{1b}]0;pwned\u{7}{}", "x".repeat(200_000)),
+            ),
+            (keys::EXPIRES_ANNOTATION.to_string(), "2030\n01".into()),
+        ]));
+        let observed = observe_secret(&secret);
+        let source = observed.credential_source.unwrap();
+        assert!(
+            !source.contains('\u{1b}') && !source.contains('\u{7}'),
+            "{source}"
+        );
+        assert!(source.len() < 2 * ANNOTATION_SHOWN, "{}", source.len());
+        assert_eq!(observed.expires_at.as_deref(), Some("2030\\n01"));
+        // What the bridge writes itself passes unchanged.
+        secret.metadata.annotations = Some(BTreeMap::from([(
+            CREDENTIAL_SOURCE_ANNOTATION.to_string(),
+            "labelled Secret ns/c-kubeconfig#value".to_string(),
+        )]));
+        assert_eq!(
+            observe_secret(&secret).credential_source.as_deref(),
+            Some("labelled Secret ns/c-kubeconfig#value")
+        );
+    }
 
     #[test]
     fn compacting_managed_fields_keeps_what_observation_reads() {

@@ -7,7 +7,10 @@
 //!   objects not wanted number at most [`SPARE`] there: what crosses the wire beyond the wanted bodies is at
 //!   most that many objects;
 //! - otherwise, namespace by namespace: a LIST where the namespace holds more than [`GET_AT_MOST`] wanted objects
-//!   and at most [`SPARE`] unwanted ones, one GET per wanted object elsewhere ([`CONCURRENCY`] at once).
+//!   and at most [`SPARE`] unwanted ones, one read per wanted object elsewhere ([`CONCURRENCY`] at once): for
+//!   labelled objects a LIST narrowed to its name and the label ([`io::get_by_list`]), so that the `list` right
+//!   their metadata LIST needs is all it takes (no `get` on Secrets beyond the namespaces the bridge writes to);
+//!   a GET for objects read by name without a label.
 //!
 //! Each LIST's items are filtered to the wanted ones as they are decoded, so what is held is the wanted bodies,
 //! one LIST answer, and one batch. Between the metadata LIST and the bodies, objects may appear (the body LIST
@@ -23,9 +26,10 @@ use serde::de::DeserializeOwned;
 
 use super::io::{self, IoError};
 
-/// Objects not wanted that one LIST may carry along.
-pub const SPARE: usize = 64;
-/// Up to this many wanted objects in a namespace are read one GET each.
+/// Objects not wanted that one LIST may carry along: at most this many bodies of up to the API server's object
+/// size limit (about 1.5 MiB) that the bridge does not need. Typically zero (a Secret left by a deleted profile).
+pub const SPARE: usize = 8;
+/// Up to this many wanted objects in a namespace are read one by one.
 pub const GET_AT_MOST: usize = 16;
 /// How many GETs run at once.
 const CONCURRENCY: usize = 16;
@@ -46,13 +50,18 @@ pub fn key_of(meta: &ObjectMeta) -> ObjectKey {
 pub enum Reads {
     /// One LIST of these namespaces (empty: all namespaces).
     List(Vec<String>),
-    /// One GET per object.
+    /// One read per object (a LIST narrowed to its name).
     Get(Vec<ObjectKey>),
 }
 
 /// The reads [`read_bodies`] makes for `wanted`, knowing every object `listed` (metadata, from a LIST with the
-/// same label selector).
-pub fn plan_reads(listed: &[ObjectKey], wanted: &BTreeSet<ObjectKey>) -> Vec<Reads> {
+/// same label selector). `labelled`: a label selector narrows the LISTs; without one, a LIST of all namespaces is
+/// never made (it would read every object of the kind).
+pub fn plan_reads(
+    listed: &[ObjectKey],
+    wanted: &BTreeSet<ObjectKey>,
+    labelled: bool,
+) -> Vec<Reads> {
     // (wanted, not wanted) per namespace.
     let mut per_ns: BTreeMap<&str, (Vec<&ObjectKey>, usize)> = BTreeMap::new();
     for key in listed {
@@ -85,7 +94,7 @@ pub fn plan_reads(listed: &[ObjectKey], wanted: &BTreeSet<ObjectKey>) -> Vec<Rea
             if *unwanted <= SPARE {
                 return vec![Reads::List(vec![ns.to_string()])];
             }
-        } else if spare <= SPARE {
+        } else if labelled && spare <= SPARE {
             return vec![Reads::List(Vec::new())];
         }
     }
@@ -117,7 +126,7 @@ where
     K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Debug,
     <K as Resource>::DynamicType: Default,
 {
-    for read in plan_reads(listed, wanted) {
+    for read in plan_reads(listed, wanted, label_selector.is_some()) {
         match read {
             Reads::List(namespaces) => {
                 io::list_each::<K>(client, &namespaces, label_selector, |page| {
@@ -133,7 +142,16 @@ where
             }
             Reads::Get(keys) => {
                 let got: Vec<Option<K>> = stream::iter(keys)
-                    .map(|(ns, name)| async move { io::get_opt::<K>(client, &ns, &name).await })
+                    .map(|(ns, name)| async move {
+                        match label_selector {
+                            // Labelled objects: read under the `list` right their metadata LIST needed.
+                            Some(_) => {
+                                io::get_by_list::<K>(client, &ns, &name, label_selector).await
+                            }
+                            // Objects named by others (secretreader Secrets): a GET, as RBAC grants it.
+                            None => io::get_opt::<K>(client, &ns, &name).await,
+                        }
+                    })
                     .buffer_unordered(CONCURRENCY)
                     .try_collect()
                     .await?;
@@ -160,7 +178,7 @@ mod tests {
     fn plan(listed: &[Vec<ObjectKey>], wanted: &[Vec<ObjectKey>]) -> Vec<Reads> {
         let listed: Vec<ObjectKey> = listed.iter().flatten().cloned().collect();
         let wanted: BTreeSet<ObjectKey> = wanted.iter().flatten().cloned().collect();
-        plan_reads(&listed, &wanted)
+        plan_reads(&listed, &wanted, true)
     }
 
     #[test]
@@ -186,7 +204,7 @@ mod tests {
     #[test]
     fn many_wanted_across_namespaces_with_little_else_are_one_list_of_all() {
         let (a, b) = (keys("a", 50, "m"), keys("b", 50, "m"));
-        let reads = plan(&[a.clone(), b.clone(), keys("c", 10, "x")], &[a, b]);
+        let reads = plan(&[a.clone(), b.clone(), keys("c", SPARE, "x")], &[a, b]);
         assert_eq!(reads, vec![Reads::List(Vec::new())]);
     }
 
@@ -205,6 +223,17 @@ mod tests {
             std::slice::from_ref(&many_b),
         );
         assert_eq!(reads, vec![Reads::Get(many_b)]);
+    }
+
+    #[test]
+    fn without_a_label_selector_all_namespaces_are_never_listed() {
+        let (a, b) = (keys("a", 50, "m"), keys("b", 50, "m"));
+        let listed: Vec<ObjectKey> = a.iter().chain(&b).cloned().collect();
+        let wanted: BTreeSet<ObjectKey> = listed.iter().cloned().collect();
+        assert_eq!(
+            plan_reads(&listed, &wanted, false),
+            vec![Reads::List(vec!["a".into()]), Reads::List(vec!["b".into()])]
+        );
     }
 
     #[test]

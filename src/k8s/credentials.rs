@@ -148,39 +148,40 @@ fn keep_kubeconfig_keys(secret: &mut Secret, keys: &[String]) {
     }
 }
 
-/// Reads the named Secrets (`None`: does not exist): a metadata LIST of each namespace holding more than
-/// [`bodies::GET_AT_MOST`] of them, then their bodies as `crate::k8s::bodies` says (a LIST of the namespace
-/// when it holds little else, one GET each otherwise); concurrent GETs for namespaces with fewer.
+/// Reads the named Secrets (`None`: does not exist), namespace by namespace: one GET each where a namespace holds
+/// at most [`bodies::GET_AT_MOST`] of them; otherwise a metadata LIST of the namespace, then their bodies as
+/// `crate::k8s::bodies` says (one LIST of the namespace when it holds little else, one GET each otherwise).
+/// Never a LIST of all namespaces: these Secrets carry no label to narrow it.
 pub async fn read_named_secrets(
     client: &Client,
     wanted: &BTreeSet<(String, String)>,
 ) -> Result<BTreeMap<(String, String), Option<Secret>>, IoError> {
-    let mut by_ns: BTreeMap<&str, usize> = BTreeMap::new();
-    for (ns, _) in wanted {
-        *by_ns.entry(ns).or_default() += 1;
+    let mut by_ns: BTreeMap<&str, BTreeSet<bodies::ObjectKey>> = BTreeMap::new();
+    for key in wanted {
+        by_ns.entry(&key.0).or_default().insert(key.clone());
     }
-    let mut listed: Vec<bodies::ObjectKey> = Vec::new();
-    for (ns, count) in by_ns {
-        if count > bodies::GET_AT_MOST {
+    let mut out: BTreeMap<(String, String), Option<Secret>> =
+        wanted.iter().map(|k| (k.clone(), None)).collect();
+    for (ns, here) in by_ns {
+        let mut listed: Vec<bodies::ObjectKey> = Vec::new();
+        if here.len() > bodies::GET_AT_MOST {
             io::list_metadata_each::<Secret>(client, &[ns.to_string()], None, |metas| {
                 listed.extend(metas.iter().map(bodies::key_of))
             })
             .await?;
         } else {
-            // Read one GET each: listed as if nothing else were there.
-            listed.extend(wanted.iter().filter(|(n, _)| n == ns).cloned());
+            // One GET each: listed as if nothing else were there.
+            listed.extend(here.iter().cloned());
         }
-    }
-    let mut out: BTreeMap<(String, String), Option<Secret>> =
-        wanted.iter().map(|k| (k.clone(), None)).collect();
-    bodies::read_bodies::<Secret>(client, None, &listed, wanted, |page| {
-        for secret in page {
-            if let Some(slot) = out.get_mut(&bodies::key_of(&secret.metadata)) {
-                *slot = Some(secret);
+        bodies::read_bodies::<Secret>(client, None, &listed, &here, |page| {
+            for secret in page {
+                if let Some(slot) = out.get_mut(&bodies::key_of(&secret.metadata)) {
+                    *slot = Some(secret);
+                }
             }
-        }
-    })
-    .await?;
+        })
+        .await?;
+    }
     Ok(out)
 }
 

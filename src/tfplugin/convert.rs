@@ -50,6 +50,33 @@ pub(crate) fn client_capabilities(c: Option<&pb::ClientCapabilities>) -> ClientC
     .unwrap_or_default()
 }
 
+/// The error diagnostics for write-only attributes set in `config` (paths from [`Block::write_only_set`]) when
+/// the client cannot handle write-only attributes: such a client (Terraform before 1.11, OpenTofu before 1.11) does
+/// not know the attribute is write-only and would store its value in state and plan files.
+pub(crate) fn write_only_refused(
+    paths: &[AttributePath],
+    client: ClientCapabilities,
+    diags: &mut Diagnostics,
+) {
+    if client.write_only_attributes_allowed {
+        return;
+    }
+    for path in paths {
+        diags.push(
+            Diagnostic::error(
+                "Write-only attribute not supported by this Terraform version",
+                format!(
+                    "{path} is write-only: its value is handed to the provider and never stored in state or plan \
+                     files. This Terraform / OpenTofu version does not support write-only attributes (Terraform \
+                     1.11 and OpenTofu 1.11 are the first that do) and would store the value, so the provider \
+                     refuses it. Upgrade the CLI, or use an argument that is not write-only."
+                ),
+            )
+            .with_attribute(path.clone()),
+        );
+    }
+}
+
 /// Converts a provider's deferral into the protocol, honouring the client's capabilities: when deferral is not
 /// allowed, an error diagnostic is added instead and nothing is deferred.
 pub(crate) fn deferred(
@@ -135,7 +162,7 @@ fn attribute(a: &Attribute) -> pb::schema::Attribute {
         sensitive: a.sensitive,
         description_kind: string_kind(a.description_kind),
         deprecated: a.deprecated,
-        write_only: false,
+        write_only: a.write_only,
         deprecation_message: a.deprecation_message.clone(),
     }
 }
@@ -282,6 +309,33 @@ mod tests {
         assert_eq!(v.get_attr("s"), &Value::Set(vec![]));
         assert_eq!(v.get_attr("g"), &Value::object([("x", Value::Null)]));
         assert!(v.get_attr("o").is_null());
+    }
+
+    #[test]
+    fn write_only_values_are_refused_without_the_capability() {
+        let paths = [AttributePath::attr("conn").then_attr("token_wo")];
+        let mut d = Diagnostics::new();
+        let allowed = ClientCapabilities {
+            write_only_attributes_allowed: true,
+            ..Default::default()
+        };
+        write_only_refused(&paths, allowed, &mut d);
+        assert!(d.is_empty());
+        write_only_refused(&paths, ClientCapabilities::default(), &mut d);
+        assert!(d.has_errors());
+        let diag = d.iter().next().unwrap();
+        assert_eq!(
+            diag.attribute.as_ref().map(ToString::to_string).as_deref(),
+            Some("conn.token_wo")
+        );
+        assert!(
+            diag.detail.contains("conn.token_wo is write-only"),
+            "{}",
+            diag.detail
+        );
+        let wire = attribute(&Attribute::string("token_wo").optional().write_only());
+        assert!(wire.write_only && wire.optional);
+        assert!(!attribute(&Attribute::string("token").optional()).write_only);
     }
 
     #[test]

@@ -71,7 +71,12 @@ fn describe(a: &Attribute) -> String {
 }
 
 fn attribute_line(a: &Attribute, parent: &str, pending: &mut Vec<Pending>) -> String {
-    let sensitive = if a.sensitive { ", Sensitive" } else { "" };
+    let sensitive = match (a.sensitive, a.write_only) {
+        (true, true) => ", Sensitive, Write-only",
+        (true, false) => ", Sensitive",
+        (false, true) => ", Write-only",
+        (false, false) => "",
+    };
     let (kind, link) = match &a.kind {
         AttributeType::Type(t) => {
             let link = object_of(t).map(|o| {

@@ -32,6 +32,10 @@
 //!   diagnostic, never a crash;
 //! * respects client capabilities: a `deferred` answer is only sent when the client allows deferral, otherwise it
 //!   becomes an error diagnostic.
+//! * keeps write-only attributes ([`Attribute::write_only()`], managed resources only) out of state and plan: it sets
+//!   them to null in every state a resource answers with (planned, new, refreshed, imported, upgraded), whatever
+//!   the resource returned, and refuses a value for one from a client without the write-only capability, which
+//!   would store it.
 //!
 //! Null means "absent" everywhere: a plan with a null `proposed_new_state` is a destroy (passed to
 //! [`Resource::plan`], which may just return it), an apply with a null `planned_state` is a delete.

@@ -13,6 +13,7 @@
 //! assert!(schema.block.attribute_named("token").is_some_and(|a| a.sensitive));
 //! ```
 
+use super::path::{AttributePath, PathStep};
 use super::value::{Refinements, Type, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -102,6 +103,10 @@ pub struct Attribute {
     pub computed: bool,
     /// Hidden in plan output.
     pub sensitive: bool,
+    /// Write-only (protocol 6.11; managed resources only): given in configuration, never stored in state or plan.
+    /// The plugin layer nulls it in every state it answers with ([`Block::null_write_only`]) and refuses a value
+    /// for it from a client that does not support write-only attributes.
+    pub write_only: bool,
     /// Deprecated.
     pub deprecated: bool,
     /// Deprecation message.
@@ -214,6 +219,11 @@ impl Schema {
     pub fn mark_computed_unknown(&self, proposed: &Value) -> Value {
         self.block.mark_computed_unknown(proposed)
     }
+
+    /// Whether any attribute, however deeply nested, is write-only.
+    pub fn has_write_only(&self) -> bool {
+        self.block.has_write_only()
+    }
 }
 
 impl Block {
@@ -259,6 +269,52 @@ impl Block {
             attributes,
             optional: BTreeSet::new(),
         }
+    }
+
+    /// Whether any attribute of this block, its nested attributes or its nested blocks is write-only.
+    pub fn has_write_only(&self) -> bool {
+        self.attributes.iter().any(Attribute::has_write_only)
+            || self.blocks.iter().any(|b| b.block.has_write_only())
+    }
+
+    /// Sets every write-only attribute in `value` (a value of this block) to null, in place, and returns the
+    /// paths of those that were not null. The plugin layer calls it on every state a resource answers with
+    /// (planned, new, refreshed, imported, upgraded), so that no write-only value reaches state or plan whatever
+    /// the resource does; only the parts of `value` under attributes and blocks that hold write-only attributes
+    /// are visited.
+    pub fn null_write_only(&self, value: &mut Value) -> Vec<AttributePath> {
+        let mut nulled = Vec::new();
+        walk_block(
+            self,
+            value,
+            &mut AttributePath::root(),
+            &mut |path, v: &mut Value| {
+                if !v.is_null() {
+                    nulled.push(path.clone());
+                    *v = Value::Null;
+                }
+            },
+        );
+        nulled
+    }
+
+    /// The paths of the write-only attributes that are set (not null; unknown counts as set) in `value`, a value of
+    /// this block such as a configuration. Paths stop at a set, whose elements have no key.
+    pub fn write_only_set(&self, value: &Value) -> Vec<AttributePath> {
+        if !self.has_write_only() {
+            return Vec::new();
+        }
+        let mut copy = value.clone();
+        self.null_write_only(&mut copy)
+    }
+
+    /// Problems with the write-only attributes of this block as a schema (`where` names the schema in the
+    /// messages): a write-only attribute must be `optional` or `required` and must not be `computed`; when
+    /// `allowed` is false (anything but a managed resource), none may be write-only at all.
+    pub fn write_only_problems(&self, allowed: bool, what: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        check_block(self, &mut AttributePath::root(), allowed, what, &mut out);
+        out
     }
 
     /// See [`Schema::mark_computed_unknown`].
@@ -311,6 +367,130 @@ impl Block {
     }
 }
 
+/// What a write-only walk does with one write-only attribute's value.
+type OnWriteOnly<'f> = dyn FnMut(&AttributePath, &mut Value) + 'f;
+
+/// Calls `f` on each element of `value`: `value` itself when `one`, else each element of a list (path step: its
+/// index), set (no step: set elements have no key) or map (step: its key); null and unknown collections have none.
+fn each_element(
+    one: bool,
+    value: &mut Value,
+    path: &mut AttributePath,
+    f: &mut dyn FnMut(&mut Value, &mut AttributePath),
+) {
+    if one {
+        return f(value, path);
+    }
+    match value {
+        Value::List(items) => {
+            for (i, item) in items.iter_mut().enumerate() {
+                path.push(PathStep::KeyInt(i64::try_from(i).unwrap_or(i64::MAX)));
+                f(item, path);
+                path.pop();
+            }
+        }
+        Value::Set(items) => items.iter_mut().for_each(|item| f(item, path)),
+        Value::Map(items) => {
+            for (k, item) in items.iter_mut() {
+                path.push(PathStep::KeyString(k.clone()));
+                f(item, path);
+                path.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Calls `f` with the path and value of every write-only attribute present in `value`, an object of `attrs`.
+fn walk_attributes(
+    attrs: &[Attribute],
+    value: &mut Value,
+    path: &mut AttributePath,
+    f: &mut OnWriteOnly<'_>,
+) {
+    let Value::Object(map) = value else {
+        return;
+    };
+    for a in attrs.iter().filter(|a| a.has_write_only()) {
+        let Some(v) = map.get_mut(&a.name) else {
+            continue;
+        };
+        path.push(PathStep::Attribute(a.name.clone()));
+        if a.write_only {
+            f(path, v);
+        } else if let AttributeType::Nested(n) = &a.kind {
+            each_element(n.nesting == Nesting::Single, v, path, &mut |item, path| {
+                walk_attributes(&n.attributes, item, path, f)
+            });
+        }
+        path.pop();
+    }
+}
+
+/// [`walk_attributes`] for a block: its attributes, then its nested blocks that hold write-only attributes.
+fn walk_block(block: &Block, value: &mut Value, path: &mut AttributePath, f: &mut OnWriteOnly<'_>) {
+    walk_attributes(&block.attributes, value, path, f);
+    let Value::Object(map) = value else {
+        return;
+    };
+    for b in block.blocks.iter().filter(|b| b.block.has_write_only()) {
+        let Some(v) = map.get_mut(&b.type_name) else {
+            continue;
+        };
+        let one = matches!(b.nesting, BlockNesting::Single | BlockNesting::Group);
+        path.push(PathStep::Attribute(b.type_name.clone()));
+        each_element(one, v, path, &mut |item, path| {
+            walk_block(&b.block, item, path, f)
+        });
+        path.pop();
+    }
+}
+
+/// See [`Block::write_only_problems`].
+fn check_attributes(
+    attrs: &[Attribute],
+    path: &mut AttributePath,
+    allowed: bool,
+    what: &str,
+    out: &mut Vec<String>,
+) {
+    for a in attrs {
+        path.push(PathStep::Attribute(a.name.clone()));
+        if a.write_only && !allowed {
+            out.push(format!(
+                "{what}: attribute {path} is write-only, which only managed resources may declare"
+            ));
+        } else if a.write_only && a.computed {
+            out.push(format!(
+                "{what}: attribute {path} is write-only and computed; a write-only attribute is never set by the provider"
+            ));
+        } else if a.write_only && !a.optional && !a.required {
+            out.push(format!(
+                "{what}: attribute {path} is write-only but neither optional nor required"
+            ));
+        }
+        if let AttributeType::Nested(n) = &a.kind {
+            check_attributes(&n.attributes, path, allowed, what, out);
+        }
+        path.pop();
+    }
+}
+
+fn check_block(
+    block: &Block,
+    path: &mut AttributePath,
+    allowed: bool,
+    what: &str,
+    out: &mut Vec<String>,
+) {
+    check_attributes(&block.attributes, path, allowed, what, out);
+    for b in &block.blocks {
+        path.push(PathStep::Attribute(b.type_name.clone()));
+        check_block(&b.block, path, allowed, what, out);
+        path.pop();
+    }
+}
+
 fn mark_nested(attrs: &[Attribute], nesting: Nesting, current: &Value) -> Value {
     let block = Block {
         attributes: attrs.to_vec(),
@@ -356,6 +536,7 @@ impl Attribute {
             optional: false,
             computed: false,
             sensitive: false,
+            write_only: false,
             deprecated: false,
             deprecation_message: String::new(),
         }
@@ -435,6 +616,19 @@ impl Attribute {
     pub fn sensitive(mut self) -> Self {
         self.sensitive = true;
         self
+    }
+
+    /// Write-only: configured (`optional()` or `required()`), handed to plan and apply in the configuration, and
+    /// never stored (Terraform and OpenTofu 1.11+; managed resources only): see the field of the same name.
+    pub fn write_only(mut self) -> Self {
+        self.write_only = true;
+        self
+    }
+
+    /// Whether this attribute is write-only or holds nested attributes that are.
+    pub fn has_write_only(&self) -> bool {
+        self.write_only
+            || matches!(&self.kind, AttributeType::Nested(n) if n.attributes.iter().any(Attribute::has_write_only))
     }
 
     description_setters!("attribute");
@@ -568,6 +762,186 @@ mod tests {
         assert_eq!(
             planned.get_attr("b").get_index(0).get_attr("n").as_i64(),
             Some(1)
+        );
+    }
+
+    /// A schema with write-only attributes at the top, in a nested single block, in a list block, in a map of
+    /// nested attributes and in a set block.
+    fn write_only_schema() -> Schema {
+        let inner = || {
+            Block::new()
+                .attribute(Attribute::string("secret_wo").optional().write_only())
+                .attribute(Attribute::string("plain").optional())
+        };
+        Schema::new(0)
+            .attribute(
+                Attribute::string("password_wo")
+                    .optional()
+                    .sensitive()
+                    .write_only(),
+            )
+            .attribute(Attribute::string("name").required())
+            .attribute(Attribute::map("big", Type::String).computed())
+            .attribute(
+                Attribute::nested(
+                    "endpoints",
+                    Nesting::Map,
+                    [
+                        Attribute::string("url").optional(),
+                        Attribute::string("key_wo").optional().write_only(),
+                    ],
+                )
+                .optional(),
+            )
+            .block(NestedBlock::single(
+                "conn",
+                inner().block(NestedBlock::single(
+                    "exec",
+                    Block::new().attribute(
+                        Attribute::map("env_wo", Type::String)
+                            .optional()
+                            .write_only(),
+                    ),
+                )),
+            ))
+            .block(NestedBlock::list("rule", inner()))
+            .block(NestedBlock::set("tag", inner()))
+            .block(NestedBlock::list(
+                "other",
+                Block::new().attribute(Attribute::string("x").optional()),
+            ))
+    }
+
+    fn write_only_value() -> Value {
+        let inner = |s: &str| {
+            Value::object([
+                ("secret_wo", Value::string(s)),
+                ("plain", Value::string("p")),
+            ])
+        };
+        Value::object([
+            ("password_wo", Value::string("canary-1")),
+            ("name", Value::string("n")),
+            ("big", Value::string_map([("a", "1")])),
+            (
+                "endpoints",
+                Value::map([(
+                    "e1",
+                    Value::object([("url", Value::string("u")), ("key_wo", Value::unknown())]),
+                )]),
+            ),
+            (
+                "conn",
+                Value::object([
+                    ("secret_wo", Value::string("canary-2")),
+                    ("plain", Value::string("p")),
+                    (
+                        "exec",
+                        Value::object([("env_wo", Value::string_map([("K", "canary-3")]))]),
+                    ),
+                ]),
+            ),
+            (
+                "rule",
+                Value::list([
+                    inner("canary-4"),
+                    Value::object([("secret_wo", Value::Null)]),
+                ]),
+            ),
+            ("tag", Value::set([inner("canary-5")])),
+            (
+                "other",
+                Value::list([Value::object([("x", Value::string("kept"))])]),
+            ),
+        ])
+    }
+
+    #[test]
+    fn write_only_values_are_nulled_wherever_they_are_nested() {
+        let s = write_only_schema();
+        assert!(s.has_write_only());
+        assert!(
+            !Schema::new(0)
+                .attribute(Attribute::string("a").optional())
+                .has_write_only()
+        );
+        let mut v = write_only_value();
+        let set: Vec<String> = s
+            .block
+            .write_only_set(&v)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        let mut nulled: Vec<String> = s
+            .block
+            .null_write_only(&mut v)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        nulled.sort();
+        assert_eq!(
+            nulled,
+            [
+                r#"conn.exec.env_wo"#,
+                r#"conn.secret_wo"#,
+                r#"endpoints["e1"].key_wo"#,
+                r#"password_wo"#,
+                r#"rule[0].secret_wo"#,
+                r#"tag.secret_wo"#,
+            ]
+        );
+        let mut sorted = set.clone();
+        sorted.sort();
+        assert_eq!(
+            sorted, nulled,
+            "write_only_set finds what null_write_only nulls"
+        );
+        assert!(
+            !format!("{:?}", v.reveal()).contains("canary"),
+            "a write-only value is left: {:?}",
+            v.reveal()
+        );
+        // Everything else is as it was.
+        let mut expected = write_only_value();
+        expected.set_attr("password_wo", Value::Null);
+        assert_eq!(v.get_attr("name"), expected.get_attr("name"));
+        assert_eq!(v.get_attr("big"), expected.get_attr("big"));
+        assert_eq!(v.get_attr("other"), expected.get_attr("other"));
+        assert_eq!(v.get_attr("conn").get_attr("plain"), &Value::string("p"));
+        assert_eq!(
+            v.get_attr("endpoints").get_attr("e1").get_attr("url"),
+            &Value::string("u")
+        );
+        // Nulling again finds nothing; a value with nothing set is left alone.
+        assert!(s.block.null_write_only(&mut v).is_empty());
+        let mut null = Value::Null;
+        assert!(s.block.null_write_only(&mut null).is_empty());
+        let mut unknown_block = Value::object([("conn", Value::unknown())]);
+        assert!(s.block.null_write_only(&mut unknown_block).is_empty());
+    }
+
+    #[test]
+    fn write_only_schema_problems() {
+        let s = write_only_schema();
+        assert!(s.block.write_only_problems(true, "resource r").is_empty());
+        let refused = s.block.write_only_problems(false, "data source d");
+        assert_eq!(refused.len(), 6, "{refused:?}");
+        assert!(
+            refused[0].starts_with("data source d: attribute password_wo is write-only"),
+            "{refused:?}"
+        );
+        let bad = Block::new()
+            .attribute(Attribute::string("a").optional().computed().write_only())
+            .attribute(Attribute::string("b").computed().write_only())
+            .block(NestedBlock::single(
+                "n",
+                Block::new().attribute(Attribute::string("c").write_only()),
+            ));
+        let problems = bad.write_only_problems(true, "resource r");
+        assert_eq!(problems.len(), 3, "{problems:?}");
+        assert!(
+            problems[2].contains("n.c is write-only but neither optional nor required"),
+            "{problems:?}"
         );
     }
 }

@@ -19,6 +19,7 @@
 //!   configuration (shared with `benches/`).
 #![allow(dead_code)]
 
+pub mod apiserver;
 pub mod fault_proxy;
 pub mod fixtures;
 pub mod inventory;

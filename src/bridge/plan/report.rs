@@ -107,7 +107,11 @@ pub(super) fn report(inputs: &Inputs<'_>, plan: &mut Plan) {
         .map(|(cause, issues)| cause_problem(spec, cause, issues))
         .collect();
     problems.extend(impostors_problem(inputs));
-    problems.extend(removals_problem(spec, &plan.removals));
+    problems.extend(removals_problem(
+        spec,
+        &plan.removals,
+        inputs.world.owned.len(),
+    ));
     plan.problems.extend(problems);
 }
 
@@ -189,32 +193,65 @@ fn impostors_problem(inputs: &Inputs<'_>) -> Option<Problem> {
     })
 }
 
-/// The warning for the clusters this plan deregisters, or the error when they are more than `max_removals`.
-fn removals_problem(spec: &BridgeSpec, removals: &[String]) -> Option<Problem> {
+/// Without `max_removals`, a plan may deregister at most this many clusters...
+pub const DEFAULT_MAX_REMOVALS_MIN: usize = 10;
+/// ...or this percentage of the clusters bridged before it, whichever is more.
+pub const DEFAULT_MAX_REMOVALS_PERCENT: usize = 25;
+
+/// How many clusters one plan may deregister: `max_removals` when set; otherwise the default guard, the larger of
+/// [`DEFAULT_MAX_REMOVALS_MIN`] and [`DEFAULT_MAX_REMOVALS_PERCENT`] % of the `bridged` clusters (rounded down).
+/// The default stops what deregisters a fleet by mistake (a selector typo, a namespace list edited, an inventory
+/// that answers with nothing) while letting routine decommissions through.
+pub fn removal_limit(max_removals: Option<usize>, bridged: usize) -> usize {
+    max_removals.unwrap_or_else(|| {
+        DEFAULT_MAX_REMOVALS_MIN.max(bridged * DEFAULT_MAX_REMOVALS_PERCENT / 100)
+    })
+}
+
+/// The warning for the clusters this plan deregisters, or the error when they are more than the limit
+/// ([`removal_limit`]; `bridged`: how many clusters the bridge had before this plan).
+fn removals_problem(spec: &BridgeSpec, removals: &[String], bridged: usize) -> Option<Problem> {
     if removals.is_empty() {
         return None;
     }
     let n = removals.len();
     let names = name_list(removals.iter().map(String::as_str));
-    Some(match spec.max_removals {
-        Some(max) if n > max => Problem::error(
-            vec![Step::Attr("max_removals")],
-            format!("This plan would deregister {n} clusters, more than max_removals = {max}"),
-            format!(
-                "Deregistering a cluster makes Sveltos withdraw its add-ons. Clusters: {names}. Nothing was \
-                 written. If this is intended, raise max_removals; otherwise check label_selector, \
-                 namespaces and names."
-            ),
-        ),
-        _ => Problem::warning(
+    let limit = removal_limit(spec.max_removals, bridged);
+    if n <= limit {
+        return Some(Problem::warning(
             vec![],
             format!("This plan deregisters {n} cluster(s)"),
             format!(
-                "{names}. Sveltos withdraws their add-ons once their SveltosClusters are gone. Set \
-                 max_removals to cap how many one plan may deregister."
+                "{names}. Sveltos withdraws their add-ons once their SveltosClusters are gone. max_removals \
+                 caps how many one plan may deregister (now {limit})."
+            ),
+        ));
+    }
+    let (summary, hint) = match spec.max_removals {
+        Some(max) => (
+            format!("This plan would deregister {n} clusters, more than max_removals = {max}"),
+            "If this is intended, raise max_removals".to_string(),
+        ),
+        None => (
+            format!(
+                "This plan would deregister {n} of {bridged} clusters, more than the default limit of {limit}"
+            ),
+            format!(
+                "Without max_removals a plan may deregister at most {DEFAULT_MAX_REMOVALS_MIN} clusters or \
+                 {DEFAULT_MAX_REMOVALS_PERCENT} % of those bridged, whichever is more. If this is intended, set \
+                 max_removals to at least {n} for this apply"
             ),
         ),
-    })
+    };
+    Some(Problem::error(
+        vec![Step::Attr("max_removals")],
+        summary,
+        format!(
+            "Deregistering a cluster makes Sveltos withdraw its add-ons. Clusters: {names}. Nothing was \
+             written. {hint}; otherwise check label_selector, namespaces and names (and that the inventory \
+             lists its ClusterProfiles)."
+        ),
+    ))
 }
 
 #[cfg(test)]
@@ -249,5 +286,34 @@ mod tests {
         );
         f.spec.max_removals = Some(2);
         assert!(!f.run().has_errors());
+    }
+
+    #[test]
+    fn without_max_removals_a_plan_deregisters_at_most_ten_or_a_quarter() {
+        assert_eq!(removal_limit(None, 0), 10);
+        assert_eq!(removal_limit(None, 40), 10);
+        assert_eq!(removal_limit(None, 100), 25);
+        assert_eq!(removal_limit(None, 10_000), 2_500);
+        assert_eq!(removal_limit(Some(0), 10_000), 0);
+        assert_eq!(removal_limit(Some(5_000), 10), 5_000);
+        let spec = BridgeSpec::default();
+        let keys = |n: usize| (0..n).map(|i| format!("ns/c{i}")).collect::<Vec<_>>();
+        // An inventory that answers with nothing: all 100 would go.
+        let e = removals_problem(&spec, &keys(100), 100).unwrap();
+        assert_eq!(e.severity, Severity::Error);
+        assert!(
+            e.summary.contains("100 of 100") && e.detail.contains("at least 100"),
+            "{e:?}"
+        );
+        assert_eq!(e.path, vec![Step::Attr("max_removals")]);
+        // A routine decommission passes with a warning naming the limit.
+        let w = removals_problem(&spec, &keys(25), 100).unwrap();
+        assert_eq!(w.severity, Severity::Warning);
+        assert!(w.detail.contains("(now 25)"), "{w:?}");
+        // Small fleets: up to ten.
+        assert_eq!(
+            removals_problem(&spec, &keys(10), 12).unwrap().severity,
+            Severity::Warning
+        );
     }
 }

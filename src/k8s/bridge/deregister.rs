@@ -130,18 +130,17 @@ async fn delete_one(
             .map_err(err)?;
         // Only a SveltosCluster the delete left terminating is waited for: one the API server removed at once is
         // gone already (no read needed).
-        if deleted == io::Deleted::Terminating {
-            if !wait_gone(client, ns, name, uid, timeout)
+        let gone_in_time = deleted != io::Deleted::Terminating
+            || wait_gone(client, ns, name, uid, timeout)
                 .await
-                .map_err(err)?
-            {
-                return Err(RemoveError::StillTerminating {
-                    key: d.key.clone(),
-                    namespace: ns.clone(),
-                    name: name.clone(),
-                    timeout,
-                });
-            }
+                .map_err(err)?;
+        if !gone_in_time {
+            return Err(RemoveError::StillTerminating {
+                key: d.key.clone(),
+                namespace: ns.clone(),
+                name: name.clone(),
+                timeout,
+            });
         }
         gone.push((Kind::SveltosCluster, format!("{ns}/{name}")));
     }

@@ -7,31 +7,45 @@
 //! Secrets, the labels of consumer namespaces, Secrets named by `kubeconfig-secretreader` access providers)
 //! goes to that cluster; everything the bridge writes and owns stays on the provider's connection. Without it,
 //! one cluster does both, as before.
+//!
+//! The resource's block ([`resource_block`]) also has write-only twins of its secrets (`token_wo`,
+//! `client_key_wo`, `exec.env_wo`): given in configuration (an ephemeral value may feed them), handed to every
+//! plan and apply, never stored in state or plan files (Terraform and OpenTofu 1.11+). Each excludes its stored
+//! twin ([`check`]). The data sources' block ([`block`]) has none: the protocol allows write-only attributes on
+//! managed resources only. There is no `*_wo_version`: the hub credential is read with at every plan and apply
+//! and nothing derived from it is stored, so a rotated value is used by the next run without a change to plan.
 
 use crate::{
     k8s::config::{ConfigError, KubeSettings},
     provider::blocks::connection,
     provider::state::{NotReady, ProviderState},
     tfplugin::{
-        AttributePath, ClientCapabilities, DeferredReason, Diagnostic, Value,
-        schema::{Block, NestedBlock},
+        AttributePath, ClientCapabilities, DeferredReason, Diagnostic, Diagnostics, Type, Value,
+        schema::{Attribute, Block, NestedBlock},
     },
 };
 
 /// The block's name.
 pub const BLOCK: &str = "inventory";
 
+/// What the block is, for its description.
+const DESCRIPTION: &str = "The cluster holding the inventory, when it is not the cluster the provider writes to. The \
+     same connection attributes as the provider block, without its `KUBE_*` environment fallbacks (those are the \
+     management cluster's; a `KUBE_TOKEN` must never reach the hub): what the block says connects. With it, \
+     ClusterProfiles, labelled credential Secrets, consumer namespaces and Secrets named by \
+     `kubeconfig-secretreader` access providers are read on that cluster, which is never written to; \
+     SveltosClusters and their Secrets are written through the provider's connection, in the ClusterProfile's \
+     namespace (which must exist there). Without it, one cluster holds both.";
+
+/// Where the block's secrets end up (the data sources' version; [`resource_block`] replaces it).
+const STORED_NOTE: &str = " Its arguments are stored in the state like every argument (sensitive ones hidden in \
+     output): prefer `config_path` with a context, or `exec`, over `token` and `client_key`.";
+
 /// The `inventory` block (optional, at most one).
 pub fn block() -> NestedBlock {
-    let mut block = connection::with_connection_schema(Block::new().markdown_description(
-            "The cluster holding the inventory, when it is not the cluster the provider writes to. The same \
-             connection attributes as the provider block, without its `KUBE_*` environment fallbacks (those are the \
-             management cluster's; a `KUBE_TOKEN` must never reach the hub): what the block says connects. With \
-             it, ClusterProfiles, labelled credential Secrets, consumer namespaces and Secrets named by \
-             `kubeconfig-secretreader` access providers are read on that cluster, which is never written to; \
-             SveltosClusters and their Secrets are written through the provider's connection, in the \
-             ClusterProfile's namespace (which must exist there). Without it, one cluster holds both.",
-    ));
+    let mut block = connection::with_connection_schema(
+        Block::new().markdown_description(format!("{DESCRIPTION}{STORED_NOTE}")),
+    );
     // No environment fallback here: the shared descriptions' `Env: ...` notes are the provider block's.
     for a in &mut block.attributes {
         if let Some(at) = a.description.find(" Env: `") {
@@ -47,6 +61,121 @@ pub fn block() -> NestedBlock {
             .markdown_description("Exec credential plugin for the inventory's cluster.");
     }
     NestedBlock::single(BLOCK, block)
+}
+
+/// The write-only twins of the block's stored secret attributes: (stored, write-only).
+pub const TWINS: [(&str, &str); 2] = [("token", "token_wo"), ("client_key", "client_key_wo")];
+
+/// The exec block's environment and its write-only twin.
+pub const ENV_TWINS: (&str, &str) = ("env", "env_wo");
+
+/// The `inventory` block of the bridge resource: [`block`] plus the write-only twins of its secrets
+/// ([`TWINS`], [`ENV_TWINS`]), each placed after its stored twin.
+pub fn resource_block() -> NestedBlock {
+    let mut nb = block();
+    nb.block.description = nb.block.description.replace(
+        STORED_NOTE,
+        " Secrets given as `token_wo`, `client_key_wo` and `exec.env_wo` (Terraform and OpenTofu 1.11+) are never \
+         stored in state or plan files; `token`, `client_key` and `exec.env` are stored like every argument.",
+    );
+    for (stored, wo) in TWINS {
+        let at = nb
+            .block
+            .attributes
+            .iter()
+            .position(|a| a.name == stored)
+            .map_or(nb.block.attributes.len(), |i| i + 1);
+        nb.block.attributes.insert(
+            at,
+            Attribute::string(wo)
+                .optional()
+                .sensitive()
+                .write_only()
+                .markdown_description(format!(
+                    "Write-only `{stored}` (Terraform and OpenTofu 1.11+): used to connect at every plan and apply, \
+                     never stored in state or plan files, and may be an ephemeral value. Conflicts with `{stored}`. \
+                     Older CLIs refuse a configuration that sets it."
+                )),
+        );
+    }
+    for exec in nb.block.blocks.iter_mut().filter(|b| b.type_name == "exec") {
+        let (stored, wo) = ENV_TWINS;
+        exec.block.attributes.push(
+            Attribute::map(wo, Type::String)
+                .optional()
+                .sensitive()
+                .write_only()
+                .markdown_description(format!(
+                    "Write-only environment variables for the plugin (Terraform and OpenTofu 1.11+), added to \
+                     `{stored}`: never stored in state or plan files, and may hold ephemeral values. A variable may be \
+                     in `{stored}` or here, not both. Older CLIs refuse a configuration that sets it."
+                )),
+        );
+    }
+    nb
+}
+
+/// Errors for a stored secret and its write-only twin both set in `config`'s block (each at the write-only
+/// attribute's path). Values not known yet are not checked (plan checks them again, known).
+pub fn check(config: &Value) -> Diagnostics {
+    let mut diags = Diagnostics::new();
+    let block = config.get_attr(BLOCK);
+    let set = |v: &Value| v.is_known() && !v.is_null();
+    for (stored, wo) in TWINS {
+        if set(block.get_attr(stored)) && set(block.get_attr(wo)) {
+            diags.push(
+                Diagnostic::error(
+                    "Conflicting inventory credentials",
+                    format!(
+                        "{BLOCK}.{stored} and {BLOCK}.{wo} are both set; set one of them ({wo} keeps the value out \
+                         of state and plan files)."
+                    ),
+                )
+                .with_attribute(prefix().then_attr(wo)),
+            );
+        }
+    }
+    let exec = block.get_attr("exec");
+    let (stored, wo) = ENV_TWINS;
+    if let (Some(env), Some(env_wo)) = (exec.get_attr(stored).as_map(), exec.get_attr(wo).as_map())
+    {
+        for key in env_wo.keys().filter(|k| env.contains_key(*k)) {
+            diags.push(
+                Diagnostic::error(
+                    "Conflicting inventory credentials",
+                    format!(
+                        "The variable {key:?} is in both {BLOCK}.exec.{stored} and {BLOCK}.exec.{wo}; keep it in \
+                         one of them."
+                    ),
+                )
+                .with_attribute(prefix().then_attr("exec").then_attr(wo).then_key(key)),
+            );
+        }
+    }
+    diags
+}
+
+/// The block's value with its write-only twins folded into their stored attributes (`token_wo` into `token`,
+/// `exec.env_wo` into `exec.env`), as [`connection::settings_from_value`] reads it. The result lives only in
+/// memory, for one connection.
+fn effective(block: &Value) -> Value {
+    let mut out = block.clone();
+    for (stored, wo) in TWINS {
+        let v = block.get_attr(wo);
+        if !v.is_null() {
+            out.set_attr(stored, v.clone());
+        }
+    }
+    let (stored, wo) = ENV_TWINS;
+    if let (Some(exec), Some(extra)) = (
+        out.get_attr_mut("exec"),
+        block.get_attr("exec").get_attr(wo).as_map(),
+    ) {
+        let mut env = exec.get_attr(stored).as_map().cloned().unwrap_or_default();
+        env.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
+        exec.set_attr(stored, Value::Map(env));
+    }
+    out
 }
 
 /// The path of the block.
@@ -84,11 +213,12 @@ pub fn inventory(config: &Value) -> Inventory {
     if !unknown.is_empty() {
         return Inventory::Unknown(unknown);
     }
-    Inventory::Hub(Box::new(connection::settings_from_value(block)))
+    Inventory::Hub(Box::new(connection::settings_from_value(&effective(block))))
 }
 
-/// A connection problem of the block as a diagnostic, with the attribute path (under `inventory.`) it concerns.
-pub fn connect_error(e: &ConfigError) -> Diagnostic {
+/// A connection problem of the block as a diagnostic, with the attribute path (under `inventory.`) it concerns:
+/// a write-only twin's path when `config` sets it rather than the stored attribute.
+pub fn connect_error(e: &ConfigError, config: &Value) -> Diagnostic {
     let d = match e {
         ConfigError::Client(_) => Diagnostic::error(
             "Cannot create the Kubernetes client for the inventory",
@@ -96,10 +226,14 @@ pub fn connect_error(e: &ConfigError) -> Diagnostic {
         ),
         _ => Diagnostic::error("Invalid inventory configuration", e.to_string()),
     };
-    match connection::error_path(e, &prefix()) {
-        Some(path) => d.with_attribute(path),
-        None => d.with_attribute(prefix()),
-    }
+    let block = config.get_attr(BLOCK);
+    let path = connection::error_path(e, &prefix()).map(|p| {
+        TWINS
+            .iter()
+            .find(|(stored, wo)| p == prefix().then_attr(*stored) && !block.get_attr(wo).is_null())
+            .map_or(p, |(_, wo)| prefix().then_attr(*wo))
+    });
+    d.with_attribute(path.unwrap_or_else(prefix))
 }
 
 /// The client that reads the inventory of `config`: the provider's without an `inventory` block, else one for
@@ -130,9 +264,12 @@ pub fn client(
                 .with_attribute(paths.into_iter().next().unwrap_or_else(prefix)),
             ))
         }
+        Inventory::Hub(_) if check(config).has_errors() => {
+            Err(NotReady::Fail(check(config).into_vec().remove(0)))
+        }
         Inventory::Hub(settings) => state
             .client_for(&settings)
-            .map_err(|e| NotReady::Fail(connect_error(&e))),
+            .map_err(|e| NotReady::Fail(connect_error(&e, config))),
     }
 }
 
@@ -294,5 +431,132 @@ mod tests {
             Default::default(),
         ));
         assert_eq!(d.summary, "Provider not configured");
+    }
+
+    #[test]
+    fn the_resource_block_has_write_only_twins_and_the_data_source_block_none() {
+        let b = resource_block();
+        let names: Vec<&str> = b.block.attributes.iter().map(|a| a.name.as_str()).collect();
+        for (stored, wo) in TWINS {
+            let at = names.iter().position(|n| *n == stored).unwrap();
+            assert_eq!(names.get(at + 1), Some(&wo), "{names:?}");
+            let a = b.block.attribute_named(wo).unwrap();
+            assert!(
+                a.write_only && a.sensitive && a.optional && !a.computed,
+                "{wo}"
+            );
+        }
+        let exec = b.block.block_named("exec").unwrap();
+        assert!(
+            exec.block
+                .attribute_named("env_wo")
+                .is_some_and(|a| a.write_only && a.sensitive)
+        );
+        assert!(b.block.write_only_problems(true, "resource").is_empty());
+        assert!(
+            !block().block.has_write_only(),
+            "data sources cannot declare write-only attributes"
+        );
+        assert!(b.block.description.contains("`token_wo`"));
+        assert!(!b.block.description.contains(STORED_NOTE));
+        assert!(block().block.description.ends_with(STORED_NOTE));
+    }
+
+    #[test]
+    fn write_only_twins_connect_and_conflict_with_their_stored_twins() {
+        let hub = with_block(Value::object([
+            ("host", Value::string("https://hub.example:6443")),
+            ("token_wo", Value::string("from-ephemeral")),
+            ("client_key_wo", Value::string("key")),
+            (
+                "exec",
+                Value::object([
+                    (
+                        "api_version",
+                        Value::string("client.authentication.k8s.io/v1"),
+                    ),
+                    ("command", Value::string("get-token")),
+                    ("env", Value::string_map([("REGION", "eu")])),
+                    ("env_wo", Value::string_map([("SECRET", "s")])),
+                ]),
+            ),
+        ]));
+        assert!(check(&hub).is_empty());
+        match inventory(&hub) {
+            Inventory::Hub(s) => {
+                assert_eq!(s.token.as_deref(), Some("from-ephemeral"));
+                assert_eq!(s.client_key.as_deref(), Some("key"));
+                let env = s.exec.expect("exec").env;
+                assert_eq!(env.len(), 2);
+                assert_eq!(env["SECRET"], "s");
+            }
+            other => panic!("{other:?}"),
+        }
+        // Both twins set: an error at the write-only one's path, for each pair.
+        let both = with_block(Value::object([
+            ("token", Value::string("a")),
+            ("token_wo", Value::string("b")),
+            ("client_key", Value::string("a")),
+            ("client_key_wo", Value::string("b")),
+            (
+                "exec",
+                Value::object([
+                    ("env", Value::string_map([("K", "1"), ("L", "1")])),
+                    ("env_wo", Value::string_map([("K", "2")])),
+                ]),
+            ),
+        ]));
+        let paths: Vec<String> = check(&both)
+            .iter()
+            .map(|d| d.attribute.as_ref().unwrap().to_string())
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                "inventory.token_wo",
+                "inventory.client_key_wo",
+                r#"inventory.exec.env_wo["K"]"#
+            ]
+        );
+        assert!(
+            check(&both)
+                .iter()
+                .all(|d| !d.detail.contains("\"2\"") && !d.detail.contains("\"b\"")),
+            "no value is quoted"
+        );
+        // A value not known yet is checked later; the connection then fails at the write-only path.
+        let unknown = with_block(Value::object([
+            ("token", Value::unknown()),
+            ("token_wo", Value::string("b")),
+        ]));
+        assert!(check(&unknown).is_empty());
+        assert_eq!(
+            inventory(&unknown),
+            Inventory::Unknown(vec![AttributePath::attr("inventory").then_attr("token")])
+        );
+        let state = ProviderState::new();
+        let both_hub = with_block(Value::object([
+            ("host", Value::string("https://hub.example:6443")),
+            ("token", Value::string("a")),
+            ("token_wo", Value::string("b")),
+        ]));
+        let d = failure(client(&state, &both_hub, ClientCapabilities::default()));
+        assert_eq!(
+            d.attribute.map(|p| p.to_string()).as_deref(),
+            Some("inventory.token_wo")
+        );
+        assert_eq!(state.inventory_clients(), 0);
+    }
+
+    #[test]
+    fn connection_errors_name_the_write_only_twin_that_was_set() {
+        let err = ConfigError::InvalidToken {
+            reason: "has a newline".into(),
+        };
+        let wo = with_block(Value::object([("token_wo", Value::string("x"))]));
+        let stored = with_block(Value::object([("token", Value::string("x"))]));
+        let path = |c: &Value| connect_error(&err, c).attribute.map(|p| p.to_string());
+        assert_eq!(path(&wo).as_deref(), Some("inventory.token_wo"));
+        assert_eq!(path(&stored).as_deref(), Some("inventory.token"));
     }
 }

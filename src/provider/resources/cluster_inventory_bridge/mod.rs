@@ -61,6 +61,7 @@ impl Resource for ClusterInventoryBridge {
 
     async fn validate(&self, config: &Value) -> Diagnostics {
         let mut timeouts = timeouts::check(config);
+        timeouts.extend(crate::provider::blocks::inventory::check(config));
         timeouts.extend(match BridgeConfig::from_value(config).to_spec() {
             Ok(_) => Vec::new(),
             Err(d) => {

@@ -151,7 +151,7 @@ pub fn schema() -> Schema {
              (hash of the managed SveltosCluster fields). Hashes only, never credentials.",
         ))
         .block(crate::provider::blocks::credentials::block())
-        .block(crate::provider::blocks::inventory::block())
+        .block(crate::provider::blocks::inventory::resource_block())
         .block(copy_labels_block())
         .block(timeouts::block())
         .block(token_renewal_block())
