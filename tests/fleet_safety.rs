@@ -550,7 +550,7 @@ async fn a_plan_lists_owned_objects_once() {
 
 /// Issue 15: the inventory reads a refresh starts for the plan after it are made with the configuration last
 /// applied; a plan whose namespaces or `credentials` options changed since reads for itself, so it sees the
-/// new namespace's profile and the Secrets the new label selects, never the prefetched ones.
+/// new namespace's profile and the Secrets the new label selects, never the ones read ahead.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_changed_configuration_plans_from_its_own_reads() {
     let inv = Inv::new().await;

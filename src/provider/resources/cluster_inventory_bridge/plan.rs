@@ -193,13 +193,13 @@ async fn planned_entries(
     phase: impl FnOnce(&BridgeSpec) -> Phase,
 ) -> Result<(BTreeMap<String, ClusterEntry>, Vec<Diagnostic>), Diagnostics> {
     let started = std::time::Instant::now();
-    let (reused, prefetching) = (ahead.owned.is_some(), ahead.inventory.is_some());
+    let (reused, read_ahead) = (ahead.owned.is_some(), ahead.inventory.is_some());
     let snap = read_snapshot(client, inventory, spec, ledger, ahead).await?;
     tracing::debug!(
         bridge = %spec.name,
         elapsed_ms = started.elapsed().as_millis() as u64,
         reused_refresh = reused,
-        prefetched = prefetching,
+        read_ahead,
         "read the inventory and what exists"
     );
     let plan = snap.plan(spec, jiff::Timestamp::now(), phase(spec), None);

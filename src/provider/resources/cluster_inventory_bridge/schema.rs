@@ -48,101 +48,22 @@ fn token_renewal_attributes() -> Vec<Attribute> {
 
 /// The resource schema.
 pub fn schema() -> Schema {
-    Schema::new(0)
+    let attributes = [
+        identity_and_selection_attributes(),
+        sveltos_cluster_attributes(),
+        safety_attributes(),
+    ];
+    let mut schema = Schema::new(0)
         .markdown_description(
             "Registers the ClusterProfiles of a [Cluster Inventory](https://github.com/kubernetes/enhancements/tree/master/keps/sig-multicluster/4322-cluster-inventory) \
              as Sveltos `SveltosCluster`s: for profile `ns/name` it writes SveltosCluster `ns/name` and Secret \
              `ns/name-sveltos-kubeconfig` (key `kubeconfig`). One resource manages many clusters; `plan` shows each \
              added, changed or removed cluster. State holds identities and hashes only, never credentials.",
-        )
-        .attribute(md(Attribute::string("id").computed(), "The bridge name."))
-        .attribute(md(
-            Attribute::string("name").required(),
-            "The bridge's identity, written as the value of the `sveltos.clusterinventory.io/bridge` label on every \
-             object it creates. Changing it replaces the bridge.",
-        ))
-        .attribute(md(
-            Attribute::list("namespaces", Type::String).optional(),
-            "Only ClusterProfiles in these namespaces (default: all).",
-        ))
-        .attribute(md(
-            Attribute::list("names", Type::String).optional(),
-            "Only ClusterProfiles with these names (`name` or `namespace/name`).",
-        ))
-        .attribute(md(
-            Attribute::string("label_selector").optional(),
-            "Only ClusterProfiles matching this label selector (`env=prod,tier in (a,b)`).",
-        ))
-        .attribute(md(
-            Attribute::string("cluster_manager").optional(),
-            "Only ClusterProfiles whose `spec.clusterManager.name` is this.",
-        ))
-        .attribute(md(
-            Attribute::bool("require_healthy").optional(),
-            "Register only ClusterProfiles whose `ControlPlaneHealthy` condition is `True` (default false). What \
-             happens to an already bridged cluster whose profile turns unhealthy is set by `unhealthy`.",
-        ))
-        .attribute(md(
-            Attribute::bool("require_credentials").optional(),
-            "Fail the plan when a selected ClusterProfile that is not bridged yet has no usable credentials, \
-             instead of skipping it with a warning (default false). An already bridged cluster whose credentials \
-             became unusable is always kept as it is.",
-        ))
-        .attribute(md(
-            Attribute::map("extra_labels", Type::String).optional(),
-            "Labels added to every SveltosCluster (on top of the ClusterProfile's labels).",
-        ))
-        .attribute(md(
-            Attribute::map("extra_annotations", Type::String).optional(),
-            "Annotations added to every SveltosCluster.",
-        ))
-        .attribute(md(Attribute::bool("paused").optional(), "`spec.paused` of every SveltosCluster."))
-        .attribute(md(
-            Attribute::number("consecutive_failure_threshold").optional(),
-            "`spec.consecutiveFailureThreshold` of every SveltosCluster.",
-        ))
-        .attribute(md(
-            Attribute::string("claim_namespace").optional(),
-            "Namespace of the bridge's claim, a ConfigMap `sveltos-bridge-<name>` holding this state's instance id and \
-             the bridge's configuration (for `import`). A second Terraform state that uses the same `name` on the same \
-             management cluster fails at plan instead of deleting this bridge's clusters. Default `default`.",
-        ))
-        .attribute(md(
-            Attribute::string("instance_id").computed(),
-            "Random id of this bridge instance, also held by its claim.",
-        ))
-        .attribute(md(
-            Attribute::bool("strict").optional(),
-            "Make every problem confined to one cluster (two candidate Secrets, no usable or a refused \
-             credential, a name collision, ...) an error that stops the plan. Default false: that cluster is kept \
-             exactly as it is (or not registered), every other cluster is planned and applied, and one warning \
-             per cause lists the clusters concerned.",
-        ))
-        .attribute(md(
-            Attribute::string("unhealthy").optional(),
-            "With `require_healthy`: what happens to an already bridged cluster whose ClusterProfile is no longer \
-             healthy. `keep` (default) leaves it registered as it is, `pause` sets `spec.paused = true` on its \
-             SveltosCluster until it is healthy again, `remove` deregisters it. New clusters are registered only \
-             when healthy.",
-        ))
-        .attribute(md(
-            Attribute::number("max_removals").optional(),
-            "A plan that would deregister more clusters than this fails, naming the count and the first clusters; \
-             nothing is written. Destroy is not limited. Every plan that deregisters clusters carries a warning \
-             listing them.",
-        ))
-        .attribute(md(
-            Attribute::string("deletion_timeout").optional(),
-            "How long deregistration waits for a SveltosCluster to be gone (Sveltos' finalizers withdraw add-ons \
-             with its kubeconfig) before it deletes the kubeconfig Secret (Go duration, default `5m`). On timeout \
-             the apply fails naming the cluster, the Secret is kept, and the next apply resumes.",
-        ))
-        .attribute(md(
-            Attribute::bool("adopt").optional(),
-            "Take over existing SveltosClusters and Secrets with the same names that this bridge did not create \
-             (default false: such a cluster is left alone, nothing is written to those objects, and a warning \
-             names them; with `strict = true` it is an error).",
-        ))
+        );
+    for a in attributes.into_iter().flatten() {
+        schema = schema.attribute(a);
+    }
+    schema
         .attribute(overrides_attribute())
         .attribute(md(
             Attribute::map("clusters", cluster_entry_type()).computed(),
@@ -156,6 +77,115 @@ pub fn schema() -> Schema {
         .block(timeouts::block())
         .block(token_renewal_block())
         .block(active_window_block())
+}
+
+/// The bridge's identity and which ClusterProfiles it selects.
+fn identity_and_selection_attributes() -> Vec<Attribute> {
+    vec![
+        md(Attribute::string("id").computed(), "The bridge name."),
+        md(
+            Attribute::string("name").required(),
+            "The bridge's identity, written as the value of the `sveltos.clusterinventory.io/bridge` label on every \
+             object it creates. Changing it replaces the bridge.",
+        ),
+        md(
+            Attribute::list("namespaces", Type::String).optional(),
+            "Only ClusterProfiles in these namespaces (default: all).",
+        ),
+        md(
+            Attribute::list("names", Type::String).optional(),
+            "Only ClusterProfiles with these names (`name` or `namespace/name`).",
+        ),
+        md(
+            Attribute::string("label_selector").optional(),
+            "Only ClusterProfiles matching this label selector (`env=prod,tier in (a,b)`).",
+        ),
+        md(
+            Attribute::string("cluster_manager").optional(),
+            "Only ClusterProfiles whose `spec.clusterManager.name` is this.",
+        ),
+        md(
+            Attribute::bool("require_healthy").optional(),
+            "Register only ClusterProfiles whose `ControlPlaneHealthy` condition is `True` (default false). What \
+             happens to an already bridged cluster whose profile turns unhealthy is set by `unhealthy`.",
+        ),
+        md(
+            Attribute::bool("require_credentials").optional(),
+            "Fail the plan when a selected ClusterProfile that is not bridged yet has no usable credentials, \
+             instead of skipping it with a warning (default false). An already bridged cluster whose credentials \
+             became unusable is always kept as it is.",
+        ),
+    ]
+}
+
+/// What every SveltosCluster gets.
+fn sveltos_cluster_attributes() -> Vec<Attribute> {
+    vec![
+        md(
+            Attribute::map("extra_labels", Type::String).optional(),
+            "Labels added to every SveltosCluster (on top of the ClusterProfile's labels).",
+        ),
+        md(
+            Attribute::map("extra_annotations", Type::String).optional(),
+            "Annotations added to every SveltosCluster.",
+        ),
+        md(
+            Attribute::bool("paused").optional(),
+            "`spec.paused` of every SveltosCluster.",
+        ),
+        md(
+            Attribute::number("consecutive_failure_threshold").optional(),
+            "`spec.consecutiveFailureThreshold` of every SveltosCluster.",
+        ),
+    ]
+}
+
+/// The claim, and how the bridge treats problems, unhealthy profiles, removals and existing objects.
+fn safety_attributes() -> Vec<Attribute> {
+    vec![
+        md(
+            Attribute::string("claim_namespace").optional(),
+            "Namespace of the bridge's claim, a ConfigMap `sveltos-bridge-<name>` holding this state's instance id and \
+             the bridge's configuration (for `import`). A second Terraform state that uses the same `name` on the same \
+             management cluster fails at plan instead of deleting this bridge's clusters. Default `default`.",
+        ),
+        md(
+            Attribute::string("instance_id").computed(),
+            "Random id of this bridge instance, also held by its claim.",
+        ),
+        md(
+            Attribute::bool("strict").optional(),
+            "Make every problem confined to one cluster (two candidate Secrets, no usable or a refused \
+             credential, a name collision, ...) an error that stops the plan. Default false: that cluster is kept \
+             exactly as it is (or not registered), every other cluster is planned and applied, and one warning \
+             per cause lists the clusters concerned.",
+        ),
+        md(
+            Attribute::string("unhealthy").optional(),
+            "With `require_healthy`: what happens to an already bridged cluster whose ClusterProfile is no longer \
+             healthy. `keep` (default) leaves it registered as it is, `pause` sets `spec.paused = true` on its \
+             SveltosCluster until it is healthy again, `remove` deregisters it. New clusters are registered only \
+             when healthy.",
+        ),
+        md(
+            Attribute::number("max_removals").optional(),
+            "A plan that would deregister more clusters than this fails, naming the count and the first clusters; \
+             nothing is written. Destroy is not limited. Every plan that deregisters clusters carries a warning \
+             listing them.",
+        ),
+        md(
+            Attribute::string("deletion_timeout").optional(),
+            "How long deregistration waits for a SveltosCluster to be gone (Sveltos' finalizers withdraw add-ons \
+             with its kubeconfig) before it deletes the kubeconfig Secret (Go duration, default `5m`). On timeout \
+             the apply fails naming the cluster, the Secret is kept, and the next apply resumes.",
+        ),
+        md(
+            Attribute::bool("adopt").optional(),
+            "Take over existing SveltosClusters and Secrets with the same names that this bridge did not create \
+             (default false: such a cluster is left alone, nothing is written to those objects, and a warning \
+             names them; with `strict = true` it is an error).",
+        ),
+    ]
 }
 
 /// Adds the `markdown_description` to an attribute.
