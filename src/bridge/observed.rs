@@ -519,7 +519,10 @@ pub(crate) mod tests {
         ]));
         let observed = observe_secret(&secret);
         let source = observed.credential_source.unwrap();
-        assert!(!source.contains('\u{1b}') && !source.contains('\u{7}'), "{source}");
+        assert!(
+            !source.contains('\u{1b}') && !source.contains('\u{7}'),
+            "{source}"
+        );
         assert!(source.len() < 2 * ANNOTATION_SHOWN, "{}", source.len());
         assert_eq!(observed.expires_at.as_deref(), Some("2030\\n01"));
         // What the bridge writes itself passes unchanged.
