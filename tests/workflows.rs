@@ -9,10 +9,7 @@
 //! The checks themselves are in `support/workflow_lint.rs` (also run on the recipes' workflows by `recipes.rs`).
 //! Beside them, the other house-rules tool with behaviour of its own: `scripts/deps-policy` rejects yanked crates.
 
-use std::collections::BTreeSet;
 use std::path::PathBuf;
-
-use serde_json::Value;
 
 /// Secrets the repository defines (names are case-insensitive on GitHub; written upper case here).
 const SECRETS: &[&str] = &[
