@@ -6,12 +6,10 @@
 //! event text such as a branch name or a pull request title can become shell code); permissions are set,
 //! read-only at the top; checkouts do not leave the token in `.git/config`. Also: `ci.yml` runs `.ci/run`,
 //! and `release.yml` builds a signed release on `v*` tags and uploads every file the registry needs.
+//! The checks themselves are in `support/workflow_lint.rs` (also run on the recipes' workflows by `recipes.rs`).
 //! Beside them, the other house-rules tool with behaviour of its own: `scripts/deps-policy` rejects yanked crates.
 
-use std::collections::BTreeSet;
 use std::path::PathBuf;
-
-use serde_json::Value;
 
 /// Secrets the repository defines (names are case-insensitive on GitHub; written upper case here).
 const SECRETS: &[&str] = &[
@@ -23,37 +21,18 @@ const SECRETS: &[&str] = &[
 ];
 /// Repository variables (`vars.*`).
 const VARIABLES: &[&str] = &["REFERENCE_REPOSITORY"];
-/// Expression contexts GitHub defines.
-const CONTEXTS: &[&str] = &[
-    "github", "env", "vars", "job", "jobs", "steps", "runner", "secrets", "strategy", "matrix",
-    "needs", "inputs",
-];
-/// Expression functions GitHub defines, and literals.
-const FUNCTIONS: &[&str] = &[
-    "contains",
-    "startsWith",
-    "endsWith",
-    "format",
-    "join",
-    "toJSON",
-    "fromJSON",
-    "hashFiles",
-    "success",
-    "always",
-    "cancelled",
-    "failure",
-    "true",
-    "false",
-    "null",
-];
+const KNOWN: Known<'static> = Known {
+    secrets: SECRETS,
+    variables: VARIABLES,
+};
+
+#[path = "support/workflow_lint.rs"]
+mod workflow_lint;
+
+use workflow_lint::{Known, lint, parse_yaml};
 
 fn workflows_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".github/workflows")
-}
-
-/// The one place the YAML parser is named.
-fn parse_yaml(text: &str) -> Result<Value, String> {
-    serde_saphyr::from_str::<Value>(text).map_err(|e| e.to_string())
 }
 
 /// Every workflow file: (file name, text).
@@ -72,314 +51,6 @@ fn workflows() -> Vec<(String, String)> {
     out
 }
 
-/// The `${{ ... }}` expressions in `s`, or an error for an unterminated one.
-fn expressions(s: &str) -> Result<Vec<&str>, String> {
-    let mut out = Vec::new();
-    let mut rest = s;
-    while let Some(start) = rest.find("${{") {
-        let after = &rest[start + 3..];
-        let end = after
-            .find("}}")
-            .ok_or_else(|| format!("unterminated expression in {s:?}"))?;
-        out.push(after[..end].trim());
-        rest = &after[end + 2..];
-    }
-    Ok(out)
-}
-
-/// The dotted names an expression reads (`secrets.X`, `github.event.pull_request.title`, `success`),
-/// string literals left out.
-fn names_in(expr: &str) -> Vec<Vec<String>> {
-    let mut out = Vec::new();
-    let chars: Vec<char> = expr.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        if c == '\'' {
-            // a string literal; '' is an escaped quote
-            i += 1;
-            while i < chars.len() {
-                if chars[i] == '\'' {
-                    if chars.get(i + 1) == Some(&'\'') {
-                        i += 2;
-                        continue;
-                    }
-                    break;
-                }
-                i += 1;
-            }
-            i += 1;
-        } else if c.is_ascii_alphabetic() || c == '_' {
-            let start = i;
-            while i < chars.len()
-                && (chars[i].is_ascii_alphanumeric() || matches!(chars[i], '_' | '-' | '.' | '*'))
-            {
-                i += 1;
-            }
-            let word: String = chars[start..i].iter().collect();
-            out.push(word.split('.').map(str::to_string).collect());
-        } else if c.is_ascii_digit() {
-            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '.') {
-                i += 1;
-            }
-        } else {
-            i += 1;
-        }
-    }
-    out
-}
-
-/// Keys of a mapping, upper-cased when `upper`.
-fn keys(v: &Value, upper: bool) -> BTreeSet<String> {
-    v.as_object()
-        .map(|m| {
-            m.keys()
-                .map(|k| if upper { k.to_uppercase() } else { k.clone() })
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// What an expression at some place of a workflow may refer to.
-#[derive(Clone, Default)]
-struct Scope {
-    env: BTreeSet<String>,
-    inputs: BTreeSet<String>,
-    steps: BTreeSet<String>,
-    needs: BTreeSet<String>,
-    matrix: BTreeSet<String>,
-}
-
-fn check_expression(expr: &str, scope: &Scope, at: &str, problems: &mut Vec<String>) {
-    for name in names_in(expr) {
-        let root = name[0].as_str();
-        let second = name.get(1).map(String::as_str);
-        if name.len() == 1 {
-            if !FUNCTIONS.contains(&root) && !CONTEXTS.contains(&root) {
-                problems.push(format!("{at}: unknown name `{root}` in `{expr}`"));
-            }
-            continue;
-        }
-        let known = |set: &BTreeSet<String>, key: &str| set.contains(key);
-        match (root, second) {
-            (r, _) if !CONTEXTS.contains(&r) => {
-                problems.push(format!("{at}: unknown context `{r}` in `{expr}`"));
-            }
-            ("secrets", Some(s)) if !SECRETS.contains(&s.to_uppercase().as_str()) => {
-                problems.push(format!("{at}: undefined secret `{s}`"));
-            }
-            ("vars", Some(v)) if !VARIABLES.contains(&v) => {
-                problems.push(format!("{at}: undefined variable `{v}`"));
-            }
-            ("inputs", Some(i)) if !known(&scope.inputs, i) => {
-                problems.push(format!("{at}: undefined input `{i}`"));
-            }
-            ("env", Some(e)) if !known(&scope.env, &e.to_uppercase()) => {
-                problems.push(format!("{at}: undefined env `{e}`"));
-            }
-            ("steps", Some(s)) if !known(&scope.steps, s) => {
-                problems.push(format!("{at}: no earlier step with id `{s}`"));
-            }
-            ("needs", Some(n)) if !known(&scope.needs, n) => {
-                problems.push(format!("{at}: `{n}` is not in this job's needs"));
-            }
-            ("matrix", Some(m)) if !known(&scope.matrix, m) => {
-                problems.push(format!("{at}: no matrix key `{m}`"));
-            }
-            _ => {}
-        }
-    }
-}
-
-/// Checks an `if:` condition: an expression whether or not it is written inside `${{ }}`.
-fn check_condition(v: &Value, scope: &Scope, at: &str, problems: &mut Vec<String>) {
-    match v.as_str() {
-        Some(s) if !s.contains("${{") => check_expression(s, scope, at, problems),
-        _ => check_value(v, scope, at, problems),
-    }
-}
-
-/// Checks every expression in `v` (keys and values, recursively).
-fn check_value(v: &Value, scope: &Scope, at: &str, problems: &mut Vec<String>) {
-    match v {
-        Value::String(s) => match expressions(s) {
-            Ok(exprs) => {
-                for e in exprs {
-                    check_expression(e, scope, at, problems);
-                }
-            }
-            Err(e) => problems.push(format!("{at}: {e}")),
-        },
-        Value::Array(items) => {
-            for item in items {
-                check_value(item, scope, at, problems);
-            }
-        }
-        Value::Object(map) => {
-            for (k, item) in map {
-                check_value(&Value::String(k.clone()), scope, at, problems);
-                check_value(item, scope, &format!("{at}.{k}"), problems);
-            }
-        }
-        _ => {}
-    }
-}
-
-/// Whether `uses` names an action pinned to a full commit hash (or a local action).
-fn pinned(uses: &str) -> bool {
-    if uses.starts_with("./") {
-        return true;
-    }
-    if let Some(image) = uses.strip_prefix("docker://") {
-        return image.contains("@sha256:");
-    }
-    uses.rsplit_once('@').is_some_and(|(action, rev)| {
-        action.contains('/') && rev.len() == 40 && rev.chars().all(|c| c.is_ascii_hexdigit())
-    })
-}
-
-fn has_write(permissions: &Value) -> bool {
-    match permissions {
-        Value::String(s) => s == "write-all",
-        Value::Object(m) => m.values().any(|v| v == "write"),
-        _ => false,
-    }
-}
-
-/// Every problem found in one workflow file.
-fn lint(file: &str, text: &str) -> Vec<String> {
-    let mut problems = Vec::new();
-    let wf = match parse_yaml(text) {
-        Ok(v) => v,
-        Err(e) => return vec![format!("{file}: not valid YAML: {e}")],
-    };
-    if !wf.is_object() {
-        return vec![format!("{file}: not a mapping")];
-    }
-    if wf.get("name").and_then(Value::as_str).is_none() {
-        problems.push(format!("{file}: no `name`"));
-    }
-    let on = &wf["on"];
-    if on.is_null() {
-        problems.push(format!("{file}: no `on` trigger"));
-    }
-    match wf.get("permissions") {
-        None => problems.push(format!(
-            "{file}: no top-level `permissions` (the default token can write)"
-        )),
-        Some(p) if has_write(p) => problems.push(format!(
-            "{file}: top-level `permissions` grant write; grant it to the job that needs it"
-        )),
-        Some(_) => {}
-    }
-    let mut inputs = keys(&on["workflow_dispatch"]["inputs"], false);
-    inputs.extend(keys(&on["workflow_call"]["inputs"], false));
-    let top = Scope {
-        env: keys(&wf["env"], true),
-        inputs,
-        ..Scope::default()
-    };
-    for key in ["name", "run-name", "concurrency", "env", "on"] {
-        if let Some(v) = wf.get(key) {
-            check_value(v, &top, &format!("{file}: {key}"), &mut problems);
-        }
-    }
-    let Some(jobs) = wf["jobs"].as_object().filter(|j| !j.is_empty()) else {
-        problems.push(format!("{file}: no jobs"));
-        return problems;
-    };
-    for (id, job) in jobs {
-        let at = format!("{file}: job `{id}`");
-        if job.get("runs-on").is_none() && job.get("uses").is_none() {
-            problems.push(format!("{at}: no `runs-on`"));
-        }
-        let needs: BTreeSet<String> = match &job["needs"] {
-            Value::String(s) => [s.clone()].into(),
-            Value::Array(a) => a
-                .iter()
-                .filter_map(|n| n.as_str().map(String::from))
-                .collect(),
-            _ => BTreeSet::new(),
-        };
-        for n in needs.iter().filter(|n| !jobs.contains_key(*n)) {
-            problems.push(format!("{at}: needs unknown job `{n}`"));
-        }
-        let mut scope = top.clone();
-        scope.env.extend(keys(&job["env"], true));
-        scope.needs = needs;
-        scope.matrix = keys(&job["strategy"]["matrix"], false);
-        for key in [
-            "name",
-            "if",
-            "env",
-            "runs-on",
-            "timeout-minutes",
-            "strategy",
-            "permissions",
-        ] {
-            if let Some(v) = job.get(key) {
-                let at = format!("{at}.{key}");
-                if key == "if" {
-                    check_condition(v, &scope, &at, &mut problems);
-                } else {
-                    check_value(v, &scope, &at, &mut problems);
-                }
-            }
-        }
-        let Some(steps) = job["steps"].as_array().filter(|s| !s.is_empty()) else {
-            problems.push(format!("{at}: no steps"));
-            continue;
-        };
-        for (n, step) in steps.iter().enumerate() {
-            let at = format!("{at} step {}", n + 1);
-            let uses = step.get("uses").and_then(Value::as_str);
-            let run = step.get("run").map(|r| match r {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            });
-            match (uses, &run) {
-                (Some(_), Some(_)) => problems.push(format!("{at}: both `uses` and `run`")),
-                (None, None) => problems.push(format!("{at}: neither `uses` nor `run`")),
-                (None, Some(_)) if step.get("with").is_some() => {
-                    problems.push(format!("{at}: `with` on a `run` step"));
-                }
-                _ => {}
-            }
-            if let Some(u) = uses {
-                if !pinned(u) {
-                    problems.push(format!("{at}: `{u}` is not pinned to a full commit hash"));
-                }
-                if u.starts_with("actions/checkout@")
-                    && step["with"]["persist-credentials"] != Value::Bool(false)
-                {
-                    problems.push(format!(
-                        "{at}: checkout without `persist-credentials: false` leaves the token in .git/config"
-                    ));
-                }
-            }
-            if run.as_ref().is_some_and(|r| r.contains("${{")) {
-                problems.push(format!(
-                    "{at}: an expression in `run:` becomes shell code; pass it through `env:`"
-                ));
-            }
-            let mut step_scope = scope.clone();
-            step_scope.env.extend(keys(&step["env"], true));
-            for (key, v) in step.as_object().into_iter().flatten() {
-                let at = format!("{at}.{key}");
-                match key.as_str() {
-                    "run" => {}
-                    "if" => check_condition(v, &step_scope, &at, &mut problems),
-                    _ => check_value(v, &step_scope, &at, &mut problems),
-                }
-            }
-            if let Some(id) = step.get("id").and_then(Value::as_str) {
-                scope.steps.insert(id.to_string());
-            }
-        }
-    }
-    problems
-}
-
 #[test]
 fn workflows_have_no_actionlint_style_mistakes() {
     let all = workflows();
@@ -388,7 +59,7 @@ fn workflows_have_no_actionlint_style_mistakes() {
         names.contains(&"ci.yml") && names.contains(&"release.yml"),
         "{names:?}"
     );
-    let problems: Vec<String> = all.iter().flat_map(|(f, t)| lint(f, t)).collect();
+    let problems: Vec<String> = all.iter().flat_map(|(f, t)| lint(f, t, &KNOWN)).collect();
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
@@ -533,7 +204,7 @@ fn lint_reports_each_kind_of_mistake() {
         } else {
             format!("{base}{body}")
         };
-        let problems = lint("case.yml", &text);
+        let problems = lint("case.yml", &text, &KNOWN);
         assert!(
             problems.iter().any(|p| p.contains(expect)),
             "{what}: expected {expect:?} in {problems:?}"
@@ -543,7 +214,7 @@ fn lint_reports_each_kind_of_mistake() {
     let clean = format!(
         "{base}      - id: first\n        env:\n          TOKEN: ${{{{ secrets.GPG_PASSPHRASE }}}}\n        run: echo \"$TOKEN\"\n      - if: ${{{{ steps.first.outcome == 'success' && !contains(github.ref, 'refs/heads/x.y') }}}}\n        run: true\n"
     );
-    assert_eq!(lint("clean.yml", &clean), Vec::<String>::new());
+    assert_eq!(lint("clean.yml", &clean, &KNOWN), Vec::<String>::new());
 }
 
 /// The locked version of `name` in Cargo.lock.

@@ -117,7 +117,33 @@ pub struct Plan {
     pub renew_keys: BTreeSet<String>,
 }
 
+/// A cluster the plan leaves out or keeps as it is, as the `skipped` attribute shows it: its cause (the same
+/// words as the grouped diagnostic's summary; no object content) and whether its bridged objects are kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// Why, as [`Cause`] describes it.
+    pub cause: String,
+    /// Its existing SveltosCluster and Secret are kept as they are (`false`: it is not registered).
+    pub kept: bool,
+}
+
 impl Plan {
+    /// The planned `skipped` attribute: every cluster with an issue, by key.
+    pub fn skipped(&self) -> BTreeMap<String, Skipped> {
+        self.issues
+            .iter()
+            .map(|i| {
+                (
+                    i.key.clone(),
+                    Skipped {
+                        cause: i.cause.describe().to_string(),
+                        kept: i.kept,
+                    },
+                )
+            })
+            .collect()
+    }
+
     /// The planned `clusters` attribute.
     pub fn entries(&self) -> BTreeMap<String, ClusterEntry> {
         self.entry_refs()
@@ -527,5 +553,35 @@ mod tests {
                 .iter()
                 .any(|x| x.severity == Severity::Error && x.path[1] == Step::Key("bad".into()))
         );
+    }
+
+    #[test]
+    fn skipped_lists_every_cluster_with_an_issue_with_its_cause_and_whether_it_is_kept() {
+        let mut f = fixture::Fixture::new();
+        assert!(f.run().skipped().is_empty());
+        // Bridged, then b/c1 loses its Secret: kept as it is.
+        f.world = fixture::world_after(&f.run(), "main");
+        f.secrets.truncate(1);
+        // And a new profile without any Secret: not registered.
+        f.profiles
+            .push(crate::bridge::testutil::profile("c", "new", &[]));
+        let skipped = f.run().skipped();
+        assert_eq!(
+            skipped.keys().collect::<Vec<_>>(),
+            ["b/c1", "c/new"],
+            "{skipped:?}"
+        );
+        assert!(skipped["b/c1"].kept && !skipped["c/new"].kept);
+        assert_eq!(
+            skipped["c/new"].cause,
+            f.run()
+                .issues
+                .iter()
+                .find(|i| i.key == "c/new")
+                .unwrap()
+                .cause
+                .describe()
+        );
+        assert!(!skipped["c/new"].cause.is_empty());
     }
 }

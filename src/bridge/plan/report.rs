@@ -41,7 +41,8 @@ pub enum Cause {
 }
 
 impl Cause {
-    fn describe(self) -> &'static str {
+    /// The cause in words (the grouped diagnostic's summary and the `skipped` attribute).
+    pub fn describe(self) -> &'static str {
         match self {
             Self::Credentials(c) => c,
             Self::Collision => "an object this bridge does not own has the name it would write",
