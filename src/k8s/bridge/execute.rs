@@ -9,7 +9,7 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::Client;
 
 use super::{
-    CONCURRENCY,
+    CONCURRENCY, Namespaced,
     deregister::{Removed, deregister},
     snapshot::Snapshot,
 };
@@ -206,21 +206,13 @@ fn marked<K: kube::Resource>(mut obj: K, kind: Kind, run_key: &RunKey) -> K {
 }
 
 /// Applies one object (taking it over first when it is adopted) and returns what the ledger records of it.
-async fn write_object<K>(
+async fn write_object<K: Namespaced + serde::Serialize>(
     client: &Client,
     key: &str,
     obj: &K,
     kind: Kind,
     adopt: bool,
-) -> Result<(Kind, String, String), WriteError>
-where
-    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>
-        + Clone
-        + serde::Serialize
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug,
-    <K as kube::Resource>::DynamicType: Default,
-{
+) -> Result<(Kind, String, String), WriteError> {
     let failed = |source| WriteError::Io {
         key: key.to_string(),
         source,

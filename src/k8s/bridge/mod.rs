@@ -12,3 +12,20 @@ pub mod snapshot;
 
 /// How many clusters are written, deleted or checked at once.
 pub const CONCURRENCY: usize = 16;
+
+/// A namespaced object the bridge reads and writes through [`crate::k8s::io`] (SveltosClusters, Secrets).
+pub trait Namespaced:
+    kube::Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType: Default>
+    + Clone
+    + serde::de::DeserializeOwned
+    + std::fmt::Debug
+{
+}
+
+impl<K> Namespaced for K where
+    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType: Default>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug
+{
+}

@@ -8,7 +8,7 @@ use futures::{StreamExt, TryStreamExt, stream};
 use k8s_openapi::{api::core::v1::Secret, apimachinery::pkg::apis::meta::v1::ObjectMeta};
 use kube::Client;
 
-use super::{CONCURRENCY, inventory::read_inventory, read_ahead::ReadAhead};
+use super::{CONCURRENCY, Namespaced, inventory::read_inventory, read_ahead::ReadAhead};
 use crate::{
     api::{ClusterProfile, SveltosCluster, keys},
     bridge::{
@@ -82,7 +82,7 @@ pub async fn read_owned(client: &Client, bridge: &str, ledger: &Ledger) -> Resul
 }
 
 /// [`read_owned`] for one kind.
-async fn read_labelled<K>(
+async fn read_labelled<K: Namespaced>(
     client: &Client,
     selector: &str,
     bridge: &str,
@@ -90,14 +90,7 @@ async fn read_labelled<K>(
     kind: Kind,
     world: &mut World,
     add: impl Fn(&mut World, &[K]),
-) -> Result<(), IoError>
-where
-    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>
-        + Clone
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug,
-    <K as kube::Resource>::DynamicType: Default,
-{
+) -> Result<(), IoError> {
     let (mut listed, mut wanted) = (Vec::new(), BTreeSet::new());
     io::list_metadata_each::<K>(client, &[], Some(selector), |metas| {
         wanted.extend(world.sort_labelled(bridge, ledger, kind, &metas));
@@ -225,17 +218,10 @@ async fn existing_at(
 }
 
 /// The metadata of those of `objects` (`namespace`, `name`) that exist: one metadata GET each, concurrently.
-async fn metadata_of<K>(
+async fn metadata_of<K: Namespaced>(
     client: &Client,
     objects: &BTreeSet<(String, String)>,
-) -> Result<Vec<ObjectMeta>, IoError>
-where
-    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>
-        + Clone
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug,
-    <K as kube::Resource>::DynamicType: Default,
-{
+) -> Result<Vec<ObjectMeta>, IoError> {
     let found: Vec<Option<ObjectMeta>> = stream::iter(objects.clone())
         .map(|(ns, name)| async move { io::get_metadata_opt::<K>(client, &ns, &name).await })
         .buffer_unordered(CONCURRENCY)
