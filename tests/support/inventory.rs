@@ -444,7 +444,9 @@ pub fn secret_events_in_all() -> Vec<Json> {
         .collect()
 }
 
-/// How many LIST requests of Secrets selected the objects of bridge `bridge` by its ownership label.
+/// How many times the Secrets of bridge `bridge` were listed by its ownership label: LIST requests with that
+/// selector and no field selector (a reading lists them once as metadata, then reads the bodies it needs, with
+/// LISTs narrowed to a name by `fieldSelector`, which belong to that same reading and are not counted).
 pub fn owned_lists(bridge: &str) -> usize {
     let selector = format!(
         "labelSelector={}={bridge}",
@@ -460,7 +462,9 @@ pub fn owned_lists(bridge: &str) -> usize {
                 .replace("%2f", "/")
                 .replace("%3D", "=")
                 .replace("%3d", "=");
-            uri.split(['?', '&']).any(|p| p == selector)
+            let params: Vec<&str> = uri.split(['?', '&']).collect();
+            params.contains(&selector.as_str())
+                && !params.iter().any(|p| p.starts_with("fieldSelector="))
         })
         .count()
 }
