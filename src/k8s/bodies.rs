@@ -3,11 +3,11 @@
 //! a namespace can label it). They are first listed as metadata ([`io::list_metadata_each`]), the caller decides
 //! which it needs, and [`read_bodies`] reads only those bodies:
 //!
-//! - one LIST (of the namespace, or of all namespaces when the wanted objects span several) when the listed
-//!   objects not wanted number at most [`SPARE`] there: what crosses the wire beyond the wanted bodies is at
-//!   most that many objects;
+//! - one LIST of all namespaces when the wanted objects span several and the listed objects not wanted number
+//!   at most [`SPARE`] in all;
 //! - otherwise, namespace by namespace: a LIST where the namespace holds more than [`GET_AT_MOST`] wanted objects
-//!   and at most [`SPARE`] unwanted ones, one read per wanted object elsewhere ([`CONCURRENCY`] at once): for
+//!   and at most [`SPARE`] unwanted ones plus one per [`SPARE_PER_WANTED`] wanted ones (so what crosses the wire
+//!   beyond the wanted bodies is bounded by them), one read per wanted object elsewhere ([`CONCURRENCY`] at once): for
 //!   labelled objects a LIST narrowed to its name and the label ([`io::get_by_list`]), so that the `list` right
 //!   their metadata LIST needs is all it takes (no `get` on Secrets beyond the namespaces the bridge writes to);
 //!   a GET for objects read by name without a label.
@@ -26,9 +26,19 @@ use serde::de::DeserializeOwned;
 
 use super::io::{self, IoError};
 
-/// Objects not wanted that one LIST may carry along: at most this many bodies of up to the API server's object
-/// size limit (about 1.5 MiB) that the bridge does not need. Typically zero (a Secret left by a deleted profile).
+/// Objects not wanted that a LIST of all namespaces may carry along: at most this many bodies of up to the API
+/// server's object size limit (about 1.5 MiB) that the bridge does not need.
 pub const SPARE: usize = 8;
+/// A LIST of one namespace may carry along [`SPARE`] unwanted objects plus one per this many wanted ones there
+/// (Secrets left by deleted profiles, say): whoever fills a namespace with unwanted objects can make the
+/// provider read at most a quarter more than the wanted objects of that same namespace, which they could make as
+/// large.
+pub const SPARE_PER_WANTED: usize = 4;
+
+/// Unwanted objects a LIST of a namespace holding `wanted` wanted objects may carry along.
+fn spare_in(wanted: usize) -> usize {
+    SPARE + wanted / SPARE_PER_WANTED
+}
 /// Up to this many wanted objects in a namespace are read one by one.
 pub const GET_AT_MOST: usize = 16;
 /// How many GETs run at once.
@@ -88,20 +98,13 @@ pub fn plan_reads(
         }
         all.values().sum()
     };
-    if wanted_count > GET_AT_MOST {
-        if per_ns.len() == 1 {
-            let (ns, (_, unwanted)) = per_ns.iter().next().expect("one namespace");
-            if *unwanted <= SPARE {
-                return vec![Reads::List(vec![ns.to_string()])];
-            }
-        } else if labelled && spare <= SPARE {
-            return vec![Reads::List(Vec::new())];
-        }
+    if wanted_count > GET_AT_MOST && per_ns.len() > 1 && labelled && spare <= SPARE {
+        return vec![Reads::List(Vec::new())];
     }
     let mut reads = Vec::new();
     let mut gets = Vec::new();
     for (ns, (keys, unwanted)) in per_ns {
-        if keys.len() > GET_AT_MOST && unwanted <= SPARE {
+        if keys.len() > GET_AT_MOST && unwanted <= spare_in(keys.len()) {
             reads.push(Reads::List(vec![ns.to_string()]));
         } else {
             gets.extend(keys.into_iter().cloned());
@@ -197,7 +200,7 @@ mod tests {
     #[test]
     fn many_wanted_objects_in_one_namespace_are_one_list_of_it() {
         let mine = keys("a", 100, "m");
-        let reads = plan(&[mine.clone(), keys("a", SPARE, "x")], &[mine]);
+        let reads = plan(&[mine.clone(), keys("a", SPARE + 25, "x")], &[mine]);
         assert_eq!(reads, vec![Reads::List(vec!["a".into()])]);
     }
 
@@ -219,10 +222,18 @@ mod tests {
         // Even with many wanted objects in the flooded namespace.
         let many_b = keys("b", 40, "m");
         let reads = plan(
-            &[many_b.clone(), keys("b", SPARE + 1, "x")],
+            &[many_b.clone(), keys("b", SPARE + 10 + 1, "x")],
             std::slice::from_ref(&many_b),
         );
         assert_eq!(reads, vec![Reads::Get(many_b)]);
+    }
+
+    #[test]
+    fn a_few_stale_objects_next_to_many_wanted_ones_still_allow_a_list() {
+        // 1,000 profiles, 20 Secrets left by deleted ones: one LIST, not 1,000 reads.
+        let mine = keys("a", 1000, "m");
+        let reads = plan(&[mine.clone(), keys("a", 20, "x")], &[mine]);
+        assert_eq!(reads, vec![Reads::List(vec!["a".into()])]);
     }
 
     #[test]
