@@ -636,3 +636,68 @@ async fn a_strict_bridge_with_a_broken_profile_is_destroyed_without_refresh() {
         );
     }
 }
+
+/// Problems as data: a cluster left out is in the bridge's `skipped` attribute (cause, kept), so a `check` block
+/// reports it and a `postcondition` fails the run (the CI pattern of docs/guides/running-in-ci.md); a newly
+/// skipped cluster makes `plan -detailed-exitcode` return 2, and the next plan after recording it is empty.
+#[tokio::test(flavor = "multi_thread")]
+async fn skipped_clusters_are_data_a_check_and_a_pipeline_can_fail_on() {
+    let inv = Inv::new().await;
+    let ns = unique_namespace(&inv.client, "skipped").await;
+    let kc = fixtures::unreachable_kubeconfig("t");
+    for p in ["ok-1", "ok-2"] {
+        inv.profile_with_secret(&ns, p, &[], Json::Null, &kc).await;
+    }
+    inv.profile(&ns, "no-creds", &[], Json::Null).await;
+    let bridge_name = ns.clone();
+    let check = format!(
+        "check \"every_cluster_bridged\" {{\n  assert {{\n    condition     = \
+         length(sveltos_cluster_inventory_bridge.x.skipped) == 0\n    error_message = \"Left out: \
+         ${{join(\", \", keys(sveltos_cluster_inventory_bridge.x.skipped))}}\"\n  }}\n}}\n\
+         output \"skipped\" {{\n  value = sveltos_cluster_inventory_bridge.x.skipped\n}}\n"
+    );
+    let cli = Cli::tofu();
+    let tf = inv.tf(
+        &cli,
+        &format!("{}{check}", bridge(&bridge_name, &[&ns], "")),
+    );
+    let out = apply_ok(&tf);
+    assert!(
+        out.contains(&format!("Left out: {ns}/no-creds")),
+        "the check names the skipped cluster:\n{out}"
+    );
+    let skipped = tf.json(&["output", "-json", "skipped"]);
+    let entry = &skipped[format!("{ns}/no-creds")];
+    assert_eq!(entry["kept"], Json::Bool(false), "{skipped}");
+    assert!(
+        entry["cause"].as_str().is_some_and(|c| !c.is_empty()),
+        "{skipped}"
+    );
+    assert_eq!(skipped.as_object().map(|o| o.len()), Some(1), "{skipped}");
+    assert_eq!(tf.plan(), 0, "a recorded skip is no change");
+
+    // A bridged cluster loses its credentials: a change in plan (exit code 2), kept as it is.
+    inv.delete_secret(&ns, "ok-2-src").await;
+    assert_eq!(tf.plan(), 2, "a newly skipped cluster is a change");
+    apply_ok(&tf);
+    let skipped = tf.json(&["output", "-json", "skipped"]);
+    assert_eq!(
+        skipped[format!("{ns}/ok-2")]["kept"],
+        Json::Bool(true),
+        "{skipped}"
+    );
+    assert_eq!(tf.plan(), 0);
+
+    // A postcondition turns it into a failed run for a pipeline.
+    inv.rewrite(
+        &tf,
+        &bridge(
+            &bridge_name,
+            &[&ns],
+            "  lifecycle {\n    postcondition {\n      condition     = length(self.skipped) == 0\n      \
+             error_message = \"clusters left out\"\n    }\n  }",
+        ),
+    );
+    let (ok, out) = run(&tf, APPLY);
+    assert!(!ok && out.contains("clusters left out"), "{out}");
+}

@@ -4,7 +4,12 @@
 use std::collections::BTreeMap;
 
 use crate::{
-    bridge::{BridgeSpec, desired::ClusterEntry, ownership::Ledger, plan::Phase},
+    bridge::{
+        BridgeSpec,
+        desired::ClusterEntry,
+        ownership::Ledger,
+        plan::{Phase, Skipped},
+    },
     k8s::bridge::snapshot::{HeadStart, Snapshot, snapshot},
     provider::{
         blocks::{credentials as credentials_block, inventory as inventory_block},
@@ -21,7 +26,7 @@ use super::{
     model::{BridgeConfig, clusters_value},
     phase::PhaseMemo,
     read_ahead::Pending,
-    schema::with_clusters,
+    schema::{skipped_value, with_clusters},
 };
 
 /// Why a plan stops without planning `clusters`: its diagnostics, and the attributes whose change forces a
@@ -96,9 +101,15 @@ pub(super) async fn plan_bridge(
         PlanInputs::Unknown(deferred) => {
             planned.set_attr("id", name_value);
             planned.set_attr("clusters", Value::unknown());
+            planned.set_attr("skipped", Value::unknown());
+            let mut diagnostics = Diagnostics::default();
+            if deferred.is_none() {
+                diagnostics.push(review_missing(&req.config));
+            }
             return Ok(PlanResponse {
                 requires_replace,
                 deferred,
+                diagnostics,
                 ..PlanResponse::planned(req, planned)
             });
         }
@@ -116,9 +127,11 @@ pub(super) async fn plan_bridge(
     );
     let ahead = head_start(pending, &spec, req);
     let phase = |spec: &BridgeSpec| memo.plan_phase(&spec.name, existing);
-    let (entries, diagnostics) = planned_entries(&client, &inventory, &spec, &ledger, ahead, phase)
-        .await
-        .map_err(failed)?;
+    let (entries, skipped, diagnostics) =
+        planned_entries(&client, &inventory, &spec, &ledger, ahead, phase)
+            .await
+            .map_err(failed)?;
+    planned.set_attr("skipped", skipped_value(&skipped));
     let planned_state = with_clusters(planned, &spec.name, clusters_value(&entries));
     Ok(PlanResponse {
         requires_replace,
@@ -149,6 +162,34 @@ fn plan_inputs(provider: &ProviderState, req: &PlanRequest) -> Result<PlanInputs
         Err(NotReady::Defer(reason)) => Ok(PlanInputs::Unknown(Some(reason))),
         Err(NotReady::Fail(d)) => Err(d.into()),
     }
+}
+
+/// The warning of a plan made while part of the configuration is unknown: which arguments, and that the
+/// per-cluster review (which clusters are registered, changed or deregistered) is then missing from this plan.
+fn review_missing(config: &Value) -> Diagnostic {
+    let unknown: Vec<String> = match config {
+        Value::Object(attrs) => attrs
+            .iter()
+            .filter(|(_, v)| !v.is_wholly_known())
+            .map(|(k, _)| k.clone())
+            .collect(),
+        _ => Vec::new(),
+    };
+    Diagnostic::warning(
+        format!(
+            "No per-cluster plan: {} known only at apply",
+            if unknown.is_empty() {
+                "part of the configuration is".to_string()
+            } else {
+                format!("{} is", unknown.join(", "))
+            }
+        ),
+        "The bridge plans every cluster from its whole configuration, so while an argument is unknown this plan \
+         cannot say which clusters it will register, change or deregister: clusters and skipped are known after \
+         apply. At apply, the clusters are planned again with the known values, with the same checks and limits \
+         (max_removals, strict). To review them here, make the argument known at plan (apply what it depends on \
+         first, for example with -target).",
+    )
 }
 
 /// What was read ahead for this plan: the refresh's reading of what the bridge owns, and the inventory when this
@@ -191,7 +232,7 @@ async fn planned_entries(
     ledger: &Ledger,
     ahead: HeadStart,
     phase: impl FnOnce(&BridgeSpec) -> Phase,
-) -> Result<(BTreeMap<String, ClusterEntry>, Vec<Diagnostic>), Diagnostics> {
+) -> Result<PlannedEntries, Diagnostics> {
     let started = std::time::Instant::now();
     let (reused, read_ahead) = (ahead.owned.is_some(), ahead.inventory.is_some());
     let snap = read_snapshot(client, inventory, spec, ledger, ahead).await?;
@@ -207,5 +248,13 @@ async fn planned_entries(
     tracing::debug!(bridge = %spec.name, clusters = plan.desired.len() + plan.kept.len(), profiles = snap.profiles.len(), "planned bridge");
     // The inventory (tens of megabytes at ten thousand clusters) is done with before the planned value is built.
     drop(snap);
-    Ok((plan.into_entries(), diagnostics))
+    let skipped = plan.skipped();
+    Ok((plan.into_entries(), skipped, diagnostics))
 }
+
+/// The planned `clusters` entries, the `skipped` clusters and the plan's diagnostics.
+type PlannedEntries = (
+    BTreeMap<String, ClusterEntry>,
+    BTreeMap<String, Skipped>,
+    Vec<Diagnostic>,
+);

@@ -8,9 +8,29 @@ use crate::tfplugin::{
 };
 
 use super::timeouts;
+use crate::bridge::plan::Skipped;
+use std::collections::BTreeMap;
 
 /// Resource type name.
 pub const TYPE_NAME: &str = "sveltos_cluster_inventory_bridge";
+
+/// The type of one value of `skipped`.
+pub fn skipped_type() -> Type {
+    Type::object([("cause", Type::String), ("kept", Type::Bool)])
+}
+
+/// The `skipped` attribute's value.
+pub fn skipped_value(skipped: &BTreeMap<String, Skipped>) -> Value {
+    Value::map(skipped.iter().map(|(k, s)| {
+        (
+            k.clone(),
+            Value::object([
+                ("cause", Value::string(&s.cause)),
+                ("kept", Value::bool(s.kept)),
+            ]),
+        )
+    }))
+}
 
 /// The type of one `clusters` entry.
 pub fn cluster_entry_type() -> Type {
@@ -70,6 +90,15 @@ pub fn schema() -> Schema {
             "The bridged clusters keyed `namespace/name`: `sveltos_cluster` and `secret` (`namespace/name`), \
              `credential_source`, `kubeconfig_sha256`, `credential_expires_at`, `labels` and `config_sha256` \
              (hash of the managed SveltosCluster fields). Hashes only, never credentials.",
+        ))
+        .attribute(md(
+            Attribute::map("skipped", skipped_type()).computed(),
+            "The clusters this bridge leaves out or keeps as they are because of a problem confined to them, keyed \
+             `namespace/name`: `cause` (the cause in words, as the plan's warning summary says it; never credential \
+             content) and `kept` (`true`: its SveltosCluster and Secret stay as they are; `false`: it is not \
+             registered). Empty when every selected ClusterProfile is bridged. A newly skipped cluster is a change \
+             in the plan, so `plan -detailed-exitcode` returns 2; fail a pipeline on it with a `check` block or a \
+             `postcondition` (`length(self.skipped) == 0`), or make every such problem an error with `strict = true`.",
         ))
         .block(crate::provider::blocks::credentials::block())
         .block(crate::provider::blocks::inventory::resource_block())
@@ -311,5 +340,9 @@ pub fn null_state() -> Value {
 pub fn with_clusters(mut state: Value, name: &str, clusters: Value) -> Value {
     state.set_attr("id", Value::string(name));
     state.set_attr("clusters", clusters);
+    // A state that never recorded `skipped` (written before it existed, imported, or read back) records none.
+    if state.get_attr("skipped").is_null() {
+        state.set_attr("skipped", Value::map(Vec::<(String, Value)>::new()));
+    }
     state
 }
