@@ -4,7 +4,7 @@
 pub mod diag;
 #[path = "../../src/tfplugin/path.rs"]
 pub mod path;
-#[path = "../../src/tfplugin/schema.rs"]
+#[path = "../../src/tfplugin/schema/mod.rs"]
 pub mod schema;
 #[path = "../../src/tfplugin/value/mod.rs"]
 pub mod value;

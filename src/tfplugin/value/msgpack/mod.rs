@@ -12,8 +12,9 @@
 //! the error and its causes) at [`decode`]'s boundary. Limits: nesting `MAX_DEPTH`, refinement payloads
 //! `MAX_REFINEMENT_LEN` bytes; a claimed length never allocates more than the input could hold.
 //!
-//! [`decode`] lives in `decode.rs`, [`encode`] in `encode.rs`; this file holds the entry points, the limits both
-//! share, and the type inference `dynamic` values need.
+//! [`decode`] lives in `decode/` (the type-directed reader in `mod.rs`; `error.rs`, `number.rs` and
+//! `refinement.rs` beside it), [`encode`] in `encode.rs`; this file holds the entry points, the limits both share,
+//! and the type inference `dynamic` values need.
 
 mod decode;
 mod encode;

@@ -1,14 +1,23 @@
 //! msgpack to [`Value`], directed by the [`Type`]: every failure is a [`DecodeError`] located by attribute path.
 
+mod error;
+mod number;
+mod refinement;
+
+use error::Fault;
+pub(crate) use error::{DecodeError, DecodeFailure};
+pub(super) use number::normalize_float;
+pub(crate) use number::parse_decimal;
+
 use std::collections::BTreeMap;
 
 use rmp::Marker;
 use rmp::decode::Bytes;
 use rmp::decode::bytes::BytesReadError;
 
-use super::{EXT_UNKNOWN_REFINED, MAX_DEPTH, MAX_REFINEMENT_LEN};
-use crate::tfplugin::path::{AttributePath, PathStep};
-use crate::tfplugin::value::{Number, Refinements, Type, TypeJsonError, Value, ValueError};
+use super::{EXT_UNKNOWN_REFINED, MAX_DEPTH};
+use crate::tfplugin::path::PathStep;
+use crate::tfplugin::value::{Refinements, Type, Value, ValueError};
 
 /// `rmp`'s error for a value read from [`Bytes`].
 type ValueReadError = rmp::decode::ValueReadError<BytesReadError>;
@@ -18,98 +27,6 @@ type NumValueReadError = rmp::decode::NumValueReadError<BytesReadError>;
 /// Decodes msgpack `bytes` as a value of type `ty`.
 pub fn decode(bytes: &[u8], ty: &Type) -> Result<Value, ValueError> {
     decode_detailed(bytes, ty).map_err(ValueError::from)
-}
-
-/// Why msgpack input does not decode as a value of its type. Messages never include the input's contents (values
-/// may be secret), only its shape.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum DecodeError {
-    /// The input ends inside a value (a marker, a length, or data shorter than it claims).
-    #[error("unexpected end of msgpack data")]
-    Truncated,
-    /// The next item is of another msgpack kind than the type needs (the text says what was expected).
-    #[error("expected {0}")]
-    Expected(&'static str),
-    /// Marker byte `0xc1`, which msgpack never uses.
-    #[error("invalid msgpack marker")]
-    InvalidMarker,
-    /// Text that is not UTF-8.
-    #[error("{what} is not valid UTF-8")]
-    Utf8 {
-        /// Which text (a string, a map key, ...).
-        what: &'static str,
-        /// Where the bytes stop being UTF-8.
-        #[source]
-        source: std::str::Utf8Error,
-    },
-    /// A number written as a string that is not decimal number syntax.
-    #[error("string is not a valid number")]
-    InvalidNumber,
-    /// A float that is NaN (Terraform numbers are never NaN).
-    #[error("NaN is not a valid number")]
-    NaN,
-    /// A `dynamic` value that is not a two-element `[type, value]` array.
-    #[error("dynamic value must be a [type, value] array")]
-    DynamicShape,
-    /// The type JSON of a `dynamic` value is not a type.
-    #[error("invalid type in a dynamic value")]
-    DynamicType(#[source] TypeJsonError),
-    /// A tuple whose length differs from its type's.
-    #[error("tuple has {found} elements but its type has {expected}")]
-    TupleLength {
-        /// Elements in the input.
-        found: usize,
-        /// Elements in the type.
-        expected: usize,
-    },
-    /// An object attribute the schema does not have.
-    #[error("unsupported attribute (not in the schema)")]
-    UnsupportedAttribute,
-    /// Deeper nesting than [`MAX_DEPTH`].
-    #[error("value nested too deeply")]
-    TooDeep,
-    /// Bytes left over after the value.
-    #[error("trailing bytes after value")]
-    TrailingBytes,
-    /// A refinement payload larger than [`MAX_REFINEMENT_LEN`].
-    #[error("oversize unknown value refinement")]
-    OversizeRefinement,
-    /// A refinement that cannot apply to the value's type.
-    #[error("{refinement} refinement for a non-{needs} type")]
-    RefinementForType {
-        /// The refinement (`string prefix`, `number bound`, `length`).
-        refinement: &'static str,
-        /// The kind of type it applies to.
-        needs: &'static str,
-    },
-    /// A refinement whose key or value has the wrong shape (the text says which).
-    #[error("{0}")]
-    MalformedRefinement(&'static str),
-}
-
-/// A [`DecodeError`] and the attribute path where it happened.
-#[derive(Debug, thiserror::Error)]
-#[error("{error} (at {path})")]
-pub(crate) struct DecodeFailure {
-    /// Where the problem is.
-    pub(crate) path: AttributePath,
-    /// What is wrong.
-    #[source]
-    pub(crate) error: DecodeError,
-}
-
-impl From<DecodeFailure> for ValueError {
-    /// Keeps the path; the message is the error and its causes, joined by `": "`.
-    fn from(f: DecodeFailure) -> Self {
-        let mut message = f.error.to_string();
-        let mut cause = std::error::Error::source(&f.error);
-        while let Some(c) = cause {
-            message.push_str(": ");
-            message.push_str(&c.to_string());
-            cause = c.source();
-        }
-        ValueError::new(&f.path, message)
-    }
 }
 
 /// Decodes `bytes` as a value of type `ty`, keeping the kind of failure (see [`decode`]).
@@ -152,31 +69,6 @@ struct Decoder<'a> {
     depth: usize,
     /// Top-level attributes to skip (see [`decode_skipping`]).
     unread: &'a [&'a str],
-}
-
-/// A [`DecodeError`] on its way up, with the path steps from the failing value outwards.
-struct Fault {
-    error: DecodeError,
-    steps: Vec<PathStep>,
-}
-
-impl Fault {
-    /// This fault seen from the collection that holds the failing value at `step`.
-    #[cold]
-    fn within(mut self, step: PathStep) -> Self {
-        self.steps.push(step);
-        self
-    }
-
-    /// The fault with its path from the root.
-    fn located(self) -> DecodeFailure {
-        let mut steps = self.steps;
-        steps.reverse();
-        DecodeFailure {
-            path: AttributePath::from(steps),
-            error: self.error,
-        }
-    }
 }
 
 impl<'a> Decoder<'a> {
@@ -413,116 +305,6 @@ impl<'a> Decoder<'a> {
         std::str::from_utf8(b).map_err(|source| self.fail(DecodeError::Utf8 { what, source }))
     }
 
-    fn number(&mut self) -> Result<Number, Fault> {
-        let expected = || DecodeError::Expected("a number");
-        match self.peek()? {
-            Marker::U64 => {
-                let u = rmp::decode::read_u64(&mut self.rd)
-                    .map_err(|e| self.read_err(e, expected()))?;
-                Ok(i64::try_from(u)
-                    .map(Number::Int)
-                    .unwrap_or_else(|_| Number::Big(u.to_string())))
-            }
-            Marker::F32 => {
-                let x = rmp::decode::read_f32(&mut self.rd)
-                    .map_err(|e| self.read_err(e, expected()))?;
-                self.float(f64::from(x))
-            }
-            Marker::F64 => {
-                let x = rmp::decode::read_f64(&mut self.rd)
-                    .map_err(|e| self.read_err(e, expected()))?;
-                self.float(x)
-            }
-            Marker::FixStr(_) | Marker::Str8 | Marker::Str16 | Marker::Str32 => {
-                let s = self.text("number string")?;
-                parse_decimal(s).ok_or_else(|| self.fail(DecodeError::InvalidNumber))
-            }
-            _ => rmp::decode::read_int::<i64, _>(&mut self.rd)
-                .map(Number::Int)
-                .map_err(|e| self.int_err(e)),
-        }
-    }
-
-    fn float(&self, x: f64) -> Result<Number, Fault> {
-        if x.is_nan() {
-            return Err(self.fail(DecodeError::NaN));
-        }
-        Ok(normalize_float(x))
-    }
-
-    /// Reads a refinement map (as cty does: keys that cannot apply to `ty` are errors, unknown keys are skipped).
-    fn refinements(&self, payload: &'a [u8], ty: &Type) -> Result<Refinements, Fault> {
-        if payload.len() > MAX_REFINEMENT_LEN {
-            return Err(self.fail(DecodeError::OversizeRefinement));
-        }
-        let mut d = Decoder {
-            rd: Bytes::new(payload),
-            depth: self.depth,
-            unread: &[],
-        };
-        let malformed = DecodeError::MalformedRefinement;
-        let for_type = |refinement, needs| DecodeError::RefinementForType { refinement, needs };
-        let mut r = Refinements::default();
-        let n = d.map_len()?;
-        for _ in 0..n {
-            let key = d
-                .number()?
-                .as_i64()
-                .ok_or_else(|| d.fail(malformed("refinement key must be an integer")))?;
-            match key {
-                1 => {
-                    let is_null = rmp::decode::read_bool(&mut d.rd)
-                        .map_err(|e| d.read_err(e, malformed("null refinement must be a bool")))?;
-                    if !is_null {
-                        r.not_null = true;
-                    }
-                }
-                2 => {
-                    if *ty != Type::String {
-                        return Err(d.fail(for_type("string prefix", "string")));
-                    }
-                    let prefix = d.text("string prefix refinement")?;
-                    r.string_prefix = Some(prefix.to_owned()).filter(|p| !p.is_empty());
-                }
-                3 | 4 => {
-                    if *ty != Type::Number {
-                        return Err(d.fail(for_type("number bound", "number")));
-                    }
-                    let shape = "number bound refinement must be a [number, bool] array";
-                    if d.array_len()? != 2 {
-                        return Err(d.fail(malformed(shape)));
-                    }
-                    let bound = d.number()?;
-                    let inclusive = rmp::decode::read_bool(&mut d.rd)
-                        .map_err(|e| d.read_err(e, malformed(shape)))?;
-                    if key == 3 {
-                        r.number_lower = Some((bound, inclusive));
-                    } else {
-                        r.number_upper = Some((bound, inclusive));
-                    }
-                }
-                5 | 6 => {
-                    if !matches!(ty, Type::List(_) | Type::Set(_) | Type::Map(_)) {
-                        return Err(d.fail(for_type("length", "collection")));
-                    }
-                    let bound = d.number()?.as_i64().and_then(|i| u64::try_from(i).ok());
-                    let bound = bound.ok_or_else(|| {
-                        d.fail(malformed(
-                            "length bound refinement must be a non-negative integer",
-                        ))
-                    })?;
-                    if key == 5 {
-                        r.length_lower = Some(bound).filter(|&b| b > 0);
-                    } else {
-                        r.length_upper = Some(bound);
-                    }
-                }
-                _ => d.skip()?,
-            }
-        }
-        Ok(r)
-    }
-
     /// Skips one msgpack item of any kind (bounded by the same nesting limit as values).
     fn skip(&mut self) -> Result<(), Fault> {
         self.enter()?;
@@ -575,64 +357,10 @@ impl<'a> Decoder<'a> {
     }
 }
 
-/// Integral floats that fit in `i64` become `Int`, as cty stores them exactly.
-pub(super) fn normalize_float(x: f64) -> Number {
-    if x.fract() == 0.0 && (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&x) {
-        Number::Int(x as i64)
-    } else {
-        Number::Float(x)
-    }
-}
-
-/// Parses decimal text (as cty writes numbers that fit neither `i64` nor `f64` exactly).
-pub(crate) fn parse_decimal(s: &str) -> Option<Number> {
-    if !is_decimal_syntax(s) {
-        return None;
-    }
-    if let Ok(i) = s.parse::<i64>() {
-        return Some(Number::Int(i));
-    }
-    Some(Number::Big(s.to_owned()))
-}
-
-/// `-?digits(.digits)?([eE][+-]?digits)?`
-fn is_decimal_syntax(s: &str) -> bool {
-    let b = s.as_bytes();
-    let mut i = 0;
-    if b.first() == Some(&b'-') {
-        i += 1;
-    }
-    let digits = |i: &mut usize| {
-        let start = *i;
-        while *i < b.len() && b[*i].is_ascii_digit() {
-            *i += 1;
-        }
-        *i > start
-    };
-    if !digits(&mut i) {
-        return false;
-    }
-    if i < b.len() && b[i] == b'.' {
-        i += 1;
-        if !digits(&mut i) {
-            return false;
-        }
-    }
-    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
-        i += 1;
-        if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
-            i += 1;
-        }
-        if !digits(&mut i) {
-            return false;
-        }
-    }
-    i == b.len()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tfplugin::path::AttributePath;
 
     /// Decodes `bytes` as `ty`, expecting a failure: its path and error.
     fn failure(bytes: &[u8], ty: &Type) -> (String, DecodeError) {
