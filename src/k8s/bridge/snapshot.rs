@@ -49,24 +49,20 @@ fn owner_selector(bridge: &str) -> String {
     format!("{}={bridge}", keys::BRIDGE_LABEL)
 }
 
-/// What this bridge owns: per kind, a metadata LIST of the objects carrying the bridge's label (cluster-wide),
-/// then the bodies of those the ledger recognises only (`k8s::bodies`); labelled objects it does not recognise
-/// are impostors, known from their metadata.
+/// What this bridge owns. Secrets (which anyone who can create a Secret in a namespace can label): a metadata
+/// LIST of those carrying the bridge's label (cluster-wide), then the bodies of those the ledger recognises only
+/// (`k8s::bodies`); labelled Secrets it does not recognise are impostors, known from their metadata.
+/// SveltosClusters: one LIST by the label (creating SveltosClusters is a right of Sveltos' administrators, not of
+/// the inventory's tenants, so the metadata step would only cost time), impostors sorted out as it is decoded.
 pub async fn read_owned(client: &Client, bridge: &str, ledger: &Ledger) -> Result<World, IoError> {
     let sel = owner_selector(bridge);
     // Each batch of bodies is reduced to what the bridge keeps of it (identities and hashes) as it is decoded:
     // the listed objects, Secrets with their kubeconfig bytes, are never all held at once.
     let (mut clusters, mut secrets) = (World::default(), World::default());
     futures::try_join!(
-        read_labelled::<SveltosCluster>(
-            client,
-            &sel,
-            bridge,
-            ledger,
-            Kind::SveltosCluster,
-            &mut clusters,
-            |w, page| w.add_owned_clusters(bridge, ledger, page),
-        ),
+        io::list_each::<SveltosCluster>(client, &[], Some(&sel), |page| {
+            clusters.add_owned_clusters(bridge, ledger, &page)
+        }),
         read_labelled::<Secret>(
             client,
             &sel,

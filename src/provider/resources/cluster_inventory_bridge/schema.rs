@@ -199,8 +199,10 @@ fn safety_attributes() -> Vec<Attribute> {
         md(
             Attribute::number("max_removals").optional(),
             "A plan that would deregister more clusters than this fails, naming the count and the first clusters; \
-             nothing is written. Destroy is not limited. Every plan that deregisters clusters carries a warning \
-             listing them.",
+             nothing is written. Unset, the limit is 10 clusters or 25 % of the clusters bridged, whichever is \
+             more (set it for an apply that should deregister more). Destroy, a new `name` and `-replace` are not \
+             limited (use `lifecycle { prevent_destroy = true }`). Every plan that deregisters clusters carries a \
+             warning listing them.",
         ),
         md(
             Attribute::string("deletion_timeout").optional(),
