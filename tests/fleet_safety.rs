@@ -650,12 +650,10 @@ async fn skipped_clusters_are_data_a_check_and_a_pipeline_can_fail_on() {
     }
     inv.profile(&ns, "no-creds", &[], Json::Null).await;
     let bridge_name = ns.clone();
-    let check = format!(
-        "check \"every_cluster_bridged\" {{\n  assert {{\n    condition     = \
+    let check = "check \"every_cluster_bridged\" {\n  assert {\n    condition     = \
          length(sveltos_cluster_inventory_bridge.x.skipped) == 0\n    error_message = \"Left out: \
-         ${{join(\", \", keys(sveltos_cluster_inventory_bridge.x.skipped))}}\"\n  }}\n}}\n\
-         output \"skipped\" {{\n  value = sveltos_cluster_inventory_bridge.x.skipped\n}}\n"
-    );
+         ${join(\", \", keys(sveltos_cluster_inventory_bridge.x.skipped))}\"\n  }\n}\n\
+         output \"skipped\" {\n  value = sveltos_cluster_inventory_bridge.x.skipped\n}\n";
     let cli = Cli::tofu();
     let tf = inv.tf(
         &cli,
