@@ -111,7 +111,10 @@ pub fn remove_diag(e: &RemoveError) -> Diagnostic {
         } => Diagnostic::error(
             format!("SveltosCluster {namespace}/{name} is still being deleted"),
             format!(
-                "ClusterProfile {}: the SveltosCluster was asked to go but still exists after                              deletion_timeout ({}s), most likely because Sveltos' finalizers are still withdrawing                              add-ons. Its kubeconfig Secret was kept so that Sveltos can finish; run apply (or                              destroy) again to resume.",
+                "ClusterProfile {}: the SveltosCluster was asked to go but still exists after \
+                 deletion_timeout ({}s), most likely because Sveltos' finalizers are still withdrawing \
+                 add-ons. Its kubeconfig Secret was kept so that Sveltos can finish; run apply (or \
+                 destroy) again to resume.",
                 key,
                 timeout.as_secs()
             ),
@@ -129,4 +132,22 @@ pub fn outcome_diags(outcome: &Outcome) -> Diagnostics {
     let mut d = removals_diags(&outcome.removed.errors);
     d.extend(outcome.write_errors.iter().map(write_diag));
     d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cluster_still_being_deleted_is_named_in_one_readable_sentence() {
+        let d = remove_diag(&RemoveError::StillTerminating {
+            key: "ns/c1".into(),
+            namespace: "ns".into(),
+            name: "c1".into(),
+            timeout: std::time::Duration::from_secs(300),
+        });
+        assert_eq!(d.summary, "SveltosCluster ns/c1 is still being deleted");
+        assert!(d.detail.contains("deletion_timeout (300s)"), "{}", d.detail);
+        assert!(!d.detail.contains("  "), "runs of spaces: {:?}", d.detail);
+    }
 }
