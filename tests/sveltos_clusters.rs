@@ -1,6 +1,7 @@
 //! The `sveltos_clusters` data source against a real control plane, driven by the real CLIs: the status a test
 //! sets through the status subresource is reported, selection by bridge, namespaces and label selector, `owned`
-//! for a SveltosCluster labelled for another bridge, the recorded credential expiry, the `check {}` example
+//! by the bridge's own rule (a copied label, a copied mark or a recreated object is not ownership; the claim in
+//! `claim_namespace` is read), the recorded credential expiry, the `check {}` example
 //! failing (a warning) on a not-ready cluster and passing otherwise, configuration known only at apply, and the
 //! error diagnostics (invalid filters, an unreachable cluster).
 
@@ -327,12 +328,9 @@ output "id" {{
         assert_eq!(ids(&anonymous), vec![format!("{other}/plain")], "{name}");
         assert_eq!(anonymous[0]["owned"], Json::Null);
 
-        // The other bridge owns the cluster carrying its label (and nothing of ours).
-        assert_eq!(
-            get("other_bridge"),
-            json!([format!("{ns}/foreign")]),
-            "{name}"
-        );
+        // A label is not ownership: no bridge named `another-bridge` ever applied (it has no claim), so it owns
+        // nothing, not even the cluster carrying its label (nor anything of ours).
+        assert_eq!(get("other_bridge"), json!([]), "{name}");
 
         assert_eq!(tf.plan(), 0, "{name}: reading again changes nothing");
     }
@@ -347,6 +345,112 @@ fn combined(out: &std::process::Output) -> String {
 }
 
 const ASSERTION_FAILED: &str = "Check block assertion failed";
+
+/// The attack: a tenant who can create SveltosClusters in the inventory's namespaces copies the bridge's label (and
+/// the run mark of a bridged cluster) onto a cluster of its own, and deletes and recreates a bridged cluster with
+/// the same labels and annotations. `sveltos_clusters` (and so a `check` built on it) reports neither as the
+/// bridge's; the bridge's claim is read from its `claim_namespace`.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_copied_label_or_mark_is_not_ownership() {
+    let env = TestEnv::get();
+    let client = env.client().await;
+    let ns = unique_namespace(&client, "scl-forge").await;
+    let claims = unique_namespace(&client, "scl-forge-claims").await;
+    let bridge = ns.clone();
+    for c in ["c1", "c2", "c3"] {
+        profile(&client, &ns, c, &[]).await;
+    }
+    let tf = Tf::new(&Cli::tofu());
+    tf.write_main(&format!(
+        "{}\nresource \"sveltos_cluster_inventory_bridge\" \"b\" {{\n  name            = \"{bridge}\"\n  \
+         namespaces      = [\"{ns}\"]\n  claim_namespace = \"{claims}\"\n}}\n",
+        header(env)
+    ));
+    tf.apply();
+
+    let api = Api::<SveltosCluster>::namespaced(client.clone(), &ns);
+    let c1 = api.get("c1").await.expect("bridged c1");
+    // A cluster of the tenant's, with c1's labels and annotations (its run mark included).
+    let mut forged = SveltosCluster::new("forged", c1.spec.clone());
+    forged.metadata.labels = c1.metadata.labels.clone();
+    forged.metadata.annotations = c1.metadata.annotations.clone();
+    api.create(&PostParams::default(), &forged)
+        .await
+        .expect("creating the forged cluster");
+    // c2 deleted and recreated at its name with everything it carried.
+    let c2 = api.get("c2").await.expect("bridged c2");
+    api.delete("c2", &Default::default())
+        .await
+        .expect("deleting c2");
+    let mut again = SveltosCluster::new("c2", c2.spec.clone());
+    again.metadata.labels = c2.metadata.labels.clone();
+    again.metadata.annotations = c2.metadata.annotations.clone();
+    for _ in 0..50 {
+        match api.create(&PostParams::default(), &again).await {
+            Ok(_) => break,
+            // The delete may not be finished yet.
+            Err(_) => tokio::time::sleep(std::time::Duration::from_millis(100)).await,
+        }
+    }
+    let recreated = api.get("c2").await.expect("recreated c2");
+    assert_ne!(recreated.metadata.uid, c2.metadata.uid, "another object");
+
+    let reader = Tf::new(&Cli::tofu());
+    reader.write_main(&format!(
+        r#"{header}
+data "sveltos_clusters" "owned" {{
+  bridge          = "{bridge}"
+  claim_namespace = "{claims}"
+}}
+
+data "sveltos_clusters" "all" {{
+  bridge          = "{bridge}"
+  claim_namespace = "{claims}"
+  owned_only      = false
+  namespaces      = ["{ns}"]
+}}
+
+data "sveltos_clusters" "wrong_claim_namespace" {{
+  bridge     = "{bridge}"
+  namespaces = ["{ns}"]
+}}
+
+output "owned" {{
+  value = [for c in data.sveltos_clusters.owned.clusters : c.id]
+}}
+
+output "all" {{
+  value = {{ for c in data.sveltos_clusters.all.clusters : c.id => c.owned }}
+}}
+
+output "wrong_claim_namespace" {{
+  value = [for c in data.sveltos_clusters.wrong_claim_namespace.clusters : c.id]
+}}
+"#,
+        header = header(env)
+    ));
+    reader.apply();
+    let out = reader.outputs_json();
+    assert_eq!(
+        out["owned"]["value"],
+        json!([format!("{ns}/c1"), format!("{ns}/c3")]),
+        "only what the bridge created and still exists as it created it"
+    );
+    assert_eq!(
+        out["all"]["value"],
+        json!({
+            format!("{ns}/c1"): true,
+            format!("{ns}/c2"): false,
+            format!("{ns}/c3"): true,
+            format!("{ns}/forged"): false,
+        })
+    );
+    assert_eq!(
+        out["wrong_claim_namespace"]["value"],
+        json!([]),
+        "no claim of that bridge in `default`: it owns nothing there"
+    );
+}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn check_example_warns_on_a_not_ready_cluster_and_passes_otherwise() {

@@ -7,6 +7,7 @@ pub mod desired;
 pub mod duration;
 pub mod exec;
 pub mod kubeconfig;
+pub mod ledger_copy;
 pub mod names;
 pub mod observed;
 pub mod ownership;

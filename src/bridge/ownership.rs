@@ -168,6 +168,14 @@ impl Ledger {
         }
     }
 
+    /// The recorded objects of `kind`: `(namespace/name, UID)`.
+    pub fn recorded_of(&self, kind: Kind) -> impl Iterator<Item = (&str, &str)> {
+        let prefix = format!("{} ", kind.prefix());
+        self.objects
+            .iter()
+            .filter_map(move |(slot, uid)| Some((slot.strip_prefix(&prefix)?, uid.as_str())))
+    }
+
     /// Number of recorded objects.
     pub fn len(&self) -> usize {
         self.objects.len()
@@ -265,6 +273,9 @@ pub struct Claim {
     pub keys: Vec<RunKey>,
     /// The last apply run.
     pub run: Option<Run>,
+    /// The SveltosClusters the bridge recorded at the end of its last apply, encoded
+    /// ([`super::ledger_copy::LedgerCopy`]), for readers without the state.
+    pub ledger_copy: Option<String>,
 }
 
 /// How many run keys a claim keeps: the current run's and those of the runs before it, so that objects of a run
@@ -279,6 +290,7 @@ impl Claim {
             config,
             keys: Vec::new(),
             run: None,
+            ledger_copy: None,
         }
     }
 

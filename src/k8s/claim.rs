@@ -16,6 +16,7 @@ const INSTANCE_KEY: &str = "instance";
 const CONFIG_KEY: &str = "config";
 const KEYS_KEY: &str = "runKeys";
 const RUN_KEY: &str = "run";
+const LEDGER_COPY_KEY: &str = "ownedClusters";
 
 /// Reads the claim (`None`: the name is free). A ConfigMap at that name that does not look like a claim
 /// counts as a claim by an unknown instance, so it is never overwritten silently.
@@ -46,6 +47,7 @@ pub async fn read_with_uid(
             config: data.get(CONFIG_KEY).cloned(),
             keys,
             run: data.get(RUN_KEY).and_then(|r| serde_json::from_str(r).ok()),
+            ledger_copy: data.get(LEDGER_COPY_KEY).cloned(),
         };
         (claim, cm.metadata.uid)
     }))
@@ -72,6 +74,9 @@ pub async fn write(
             RUN_KEY.to_string(),
             serde_json::to_string(run).unwrap_or_default(),
         );
+    }
+    if let Some(copy) = &claim.ledger_copy {
+        data.insert(LEDGER_COPY_KEY.to_string(), copy.clone());
     }
     let cm = ConfigMap {
         metadata: ObjectMeta {

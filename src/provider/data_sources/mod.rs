@@ -3,6 +3,7 @@
 pub mod clusterprofile;
 pub mod clusterprofiles;
 mod lookup;
+pub mod ownership;
 pub mod profile_value;
 pub mod sveltos_clusters;
 

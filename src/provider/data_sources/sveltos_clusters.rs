@@ -10,7 +10,10 @@ use std::{collections::BTreeMap, sync::Arc};
 use async_trait::async_trait;
 use k8s_openapi::{api::core::v1::Secret, apimachinery::pkg::apis::meta::v1::ObjectMeta};
 
-use super::profile_value::{failed, unknown_config};
+use super::{
+    ownership::{BridgeOwnership, labelled_for},
+    profile_value::{failed, unknown_config},
+};
 use crate::{
     api::{SveltosCluster, keys},
     bridge::{
@@ -27,22 +30,8 @@ use crate::{
     },
 };
 
-/// Whether bridge `bridge` owns the object whose metadata is `meta`.
-///
-/// This is the one place the data source decides ownership, for SveltosClusters and for the bridge's kubeconfig
-/// Secrets alike. Today it is the rule the bridge itself applies (`bridge::observed`): the object carries the
-/// label `sveltos.clusterinventory.io/bridge=<bridge>`. When the bridge moves to an ownership check that a label
-/// cannot forge, this function must call that check; [`owner_prefilter`] must then still select a superset of
-/// the Secrets it accepts.
-pub fn owned_by(meta: &ObjectMeta, bridge: &str) -> bool {
-    meta.labels
-        .as_ref()
-        .and_then(|l| l.get(keys::BRIDGE_LABEL))
-        .is_some_and(|v| v == bridge)
-}
-
-/// The server-side label selector that narrows the Secret LIST to candidates for [`owned_by`] (a superset of
-/// what it accepts; [`owned_by`] still decides).
+/// The server-side label selector that narrows the Secret LIST to the bridge's kubeconfig Secrets
+/// ([`labelled_for`] still decides).
 fn owner_prefilter(bridge: &str) -> String {
     format!("{}={bridge}", keys::BRIDGE_LABEL)
 }
@@ -105,7 +94,12 @@ fn cluster_attributes() -> Vec<Attribute> {
         ),
         c(
             Attribute::bool("owned"),
-            "Whether the bridge named in `bridge` owns this SveltosCluster (null when `bridge` is not set).",
+            "Whether the bridge named in `bridge` owns this SveltosCluster, by the bridge's own rule: the cluster \
+             carries the bridge's label and is the object the bridge created (its UID, as recorded in the bridge's \
+             claim at the end of its last apply, or the mark of a run of the bridge that died before recording \
+             it). A label copied onto another SveltosCluster is not ownership. Null when `bridge` is not set, and \
+             when the bridge's claim holds no record (last applied by an earlier version of the provider: apply it \
+             once; a warning says so).",
         ),
     ]
 }
@@ -141,6 +135,15 @@ pub fn schema() -> Schema {
                     "The `name` of a `sveltos_cluster_inventory_bridge`. Only the SveltosClusters it owns are \
                      listed (unless `owned_only = false`), and `owned` and `credential_expires_at` are reported \
                      for it.",
+                ),
+        )
+        .attribute(
+            Attribute::string("claim_namespace")
+                .optional()
+                .markdown_description(
+                    "With `bridge`: the `claim_namespace` of that bridge, where its claim (ConfigMap \
+                     `sveltos-bridge-<name>`) records what it owns (default `default`). Reading it needs `get` on \
+                     ConfigMaps there.",
                 ),
         )
         .attribute(
@@ -181,6 +184,10 @@ pub fn schema() -> Schema {
 struct Query {
     /// The bridge whose ownership is reported.
     bridge: Option<String>,
+    /// Namespace of `bridge`'s claim.
+    claim_namespace: String,
+    /// Whether `claim_namespace` was set (it is then part of the id).
+    claim_namespace_set: bool,
     /// Only clusters `bridge` owns.
     owned_only: bool,
     /// Namespaces to list (empty: all), sorted and deduplicated.
@@ -191,8 +198,13 @@ struct Query {
 
 impl Query {
     fn id(&self) -> String {
+        let claim = if self.claim_namespace_set {
+            format!("claim_namespace={};", self.claim_namespace)
+        } else {
+            String::new()
+        };
         format!(
-            "bridge={};owned_only={};namespaces={};label_selector={}",
+            "bridge={};{claim}owned_only={};namespaces={};label_selector={}",
             self.bridge.as_deref().unwrap_or_default(),
             self.owned_only,
             if self.namespaces.is_empty() {
@@ -232,12 +244,26 @@ fn query(config: &Value) -> Result<Query, Diagnostics> {
             "owned_only = true lists the SveltosClusters a bridge owns: set bridge to that bridge's name.",
         );
     }
+    let claim_namespace = config.get_attr("claim_namespace").as_str();
+    if let Some(ns) = claim_namespace
+        && crate::bridge::names::dns1123_label(ns).is_err()
+    {
+        diags.attribute_error(
+            AttributePath::attr("claim_namespace"),
+            "Invalid claim namespace",
+            format!("claim_namespace {ns:?} is not a namespace name (a DNS-1123 label)."),
+        );
+    }
     let namespaces = crate::provider::blocks::selection::namespaces(config, &mut diags);
     let label_selector = crate::provider::blocks::selection::label_selector(config, &mut diags);
     if diags.has_errors() {
         return Err(diags);
     }
     Ok(Query {
+        claim_namespace: claim_namespace
+            .unwrap_or(crate::bridge::ownership::DEFAULT_CLAIM_NAMESPACE)
+            .to_string(),
+        claim_namespace_set: claim_namespace.is_some(),
         owned_only: bridge.is_some() && owned_only.unwrap_or(true),
         bridge,
         namespaces,
@@ -256,13 +282,18 @@ fn recorded_expiry(meta: &ObjectMeta) -> Option<String> {
 }
 
 /// The selected clusters as `clusters` elements, ordered by namespace and name. `secrets` holds the metadata of
-/// candidate kubeconfig Secrets of `q.bridge` (empty without a bridge).
-fn cluster_values(q: &Query, clusters: &[SveltosCluster], secrets: &[ObjectMeta]) -> Vec<Value> {
+/// candidate kubeconfig Secrets of `q.bridge` (empty without a bridge), `ownership` what its claim tells.
+fn cluster_values(
+    q: &Query,
+    clusters: &[SveltosCluster],
+    secrets: &[ObjectMeta],
+    ownership: &BridgeOwnership,
+) -> Vec<Value> {
     let bridge = q.bridge.as_deref();
     let expiries: BTreeMap<(&str, &str), Option<String>> = match bridge {
         Some(b) => secrets
             .iter()
-            .filter(|m| owned_by(m, b))
+            .filter(|m| labelled_for(m, b))
             .map(|m| {
                 (
                     (
@@ -278,7 +309,7 @@ fn cluster_values(q: &Query, clusters: &[SveltosCluster], secrets: &[ObjectMeta]
     let mut selected: Vec<(String, String, &SveltosCluster, Option<bool>)> = clusters
         .iter()
         .filter_map(|sc| {
-            let owned = bridge.map(|b| owned_by(&sc.metadata, b));
+            let owned = bridge.and_then(|b| ownership.owns(&sc.metadata, b));
             if q.owned_only && owned != Some(true) {
                 return None;
             }
@@ -332,20 +363,73 @@ fn cluster_values(q: &Query, clusters: &[SveltosCluster], secrets: &[ObjectMeta]
         .collect()
 }
 
-/// Lists the SveltosClusters of `q`'s namespaces and, with a bridge, the metadata of its candidate kubeconfig
-/// Secrets there: a number of LISTs that does not depend on the number of clusters.
-async fn read_objects(
-    client: &kube::Client,
-    q: &Query,
-) -> Result<(Vec<SveltosCluster>, Vec<ObjectMeta>), IoError> {
-    let clusters: Vec<SveltosCluster> = io::list(client, &q.namespaces, None).await?;
-    let secrets = match &q.bridge {
-        Some(b) if !clusters.is_empty() => {
-            io::list_metadata_matching::<Secret>(client, &q.namespaces, &owner_prefilter(b)).await?
-        }
-        _ => Vec::new(),
+/// What one read found: the SveltosClusters of `q`'s namespaces and, with a bridge, the metadata of its candidate
+/// kubeconfig Secrets there and what its claim tells.
+struct Found {
+    clusters: Vec<SveltosCluster>,
+    secrets: Vec<ObjectMeta>,
+    ownership: BridgeOwnership,
+}
+
+/// Reads what `q` needs: a number of requests that does not depend on the number of clusters.
+async fn read_objects(client: &kube::Client, q: &Query) -> Result<Found, Diagnostic> {
+    let read_failed = |e: IoError| {
+        Diagnostic::error(
+            "Cannot read SveltosClusters",
+            format!(
+                "{e}. Check that the management cluster is reachable with the provider's configuration and that \
+                 the SveltosCluster CRD is installed."
+            ),
+        )
     };
-    Ok((clusters, secrets))
+    let clusters: Vec<SveltosCluster> = io::list(client, &q.namespaces, None)
+        .await
+        .map_err(read_failed)?;
+    let (secrets, ownership) = match &q.bridge {
+        Some(b) if !clusters.is_empty() => {
+            let secrets =
+                io::list_metadata_matching::<Secret>(client, &q.namespaces, &owner_prefilter(b))
+                    .await
+                    .map_err(read_failed)?;
+            let ownership = BridgeOwnership::read(client, &q.claim_namespace, b)
+                .await
+                .map_err(|e| {
+                    Diagnostic::error(
+                        "Cannot read the bridge's claim",
+                        format!(
+                            "{e}. Which SveltosClusters bridge {b:?} owns is recorded in its claim, ConfigMap \
+                             {}/{}: the provider's identity needs `get` on ConfigMaps there (set \
+                             `claim_namespace` if the bridge sets it).",
+                            q.claim_namespace,
+                            crate::bridge::ownership::claim_name(b)
+                        ),
+                    )
+                    .with_attribute(AttributePath::attr("claim_namespace"))
+                })?;
+            (secrets, ownership)
+        }
+        _ => (Vec::new(), BridgeOwnership::NoClaim),
+    };
+    Ok(Found {
+        clusters,
+        secrets,
+        ownership,
+    })
+}
+
+/// The warning of a bridge whose ownership cannot be told.
+fn unknown_ownership(q: &Query) -> Diagnostic {
+    Diagnostic::warning(
+        "Ownership unknown",
+        format!(
+            "The claim of bridge {:?} ({}/{}) records no copy of what the bridge owns: it was last applied by an \
+             earlier version of the provider (or manages more clusters than the copy can hold). `owned` is null \
+             and `owned_only = true` lists nothing until the bridge is applied once with this version.",
+            q.bridge.as_deref().unwrap_or_default(),
+            q.claim_namespace,
+            crate::bridge::ownership::claim_name(q.bridge.as_deref().unwrap_or_default()),
+        ),
+    )
 }
 
 #[async_trait]
@@ -361,7 +445,13 @@ impl DataSource for SveltosClustersDataSource {
     async fn validate(&self, config: &Value) -> Diagnostics {
         let known = known_only(
             config,
-            &["bridge", "owned_only", "namespaces", "label_selector"],
+            &[
+                "bridge",
+                "claim_namespace",
+                "owned_only",
+                "namespaces",
+                "label_selector",
+            ],
         );
         query(&known).err().unwrap_or_default()
     }
@@ -380,34 +470,27 @@ impl DataSource for SveltosClustersDataSource {
             Ok(c) => c,
             Err(why) => return super::profile_value::not_ready(&schema, config, why),
         };
-        let (clusters, secrets) = match read_objects(&client, &q).await {
+        let found = match read_objects(&client, &q).await {
             Ok(v) => v,
-            Err(e) => {
-                return failed(
-                    config,
-                    Diagnostic::error(
-                        "Cannot read SveltosClusters",
-                        format!(
-                            "{e}. Check that the management cluster is reachable with the provider's \
-                             configuration and that the SveltosCluster CRD is installed."
-                        ),
-                    )
-                    .into(),
-                );
-            }
+            Err(d) => return failed(config, d.into()),
         };
-        let list = cluster_values(&q, &clusters, &secrets);
+        let list = cluster_values(&q, &found.clusters, &found.secrets, &found.ownership);
         tracing::debug!(
-            listed = clusters.len(),
-            secrets = secrets.len(),
+            listed = found.clusters.len(),
+            secrets = found.secrets.len(),
             selected = list.len(),
             "read SveltosClusters"
         );
+        let mut diagnostics = Diagnostics::new();
+        if found.ownership == BridgeOwnership::Unknown {
+            diagnostics.push(unknown_ownership(&q));
+        }
         let mut state = config.clone();
         state.set_attr("id", Value::string(q.id()));
         state.set_attr("clusters", Value::List(list));
         DataReadResponse {
             state,
+            diagnostics,
             ..DataReadResponse::default()
         }
     }
@@ -435,6 +518,7 @@ mod tests {
     fn cluster(ns: &str, name: &str, labels: &[(&str, &str)]) -> SveltosCluster {
         let mut sc = SveltosCluster::new(name, SveltosClusterSpec::default());
         sc.metadata = meta(ns, name, labels);
+        sc.metadata.uid = Some(format!("uid-{ns}/{name}"));
         sc
     }
 
@@ -449,18 +533,19 @@ mod tests {
         query(&config).unwrap()
     }
 
-    #[test]
-    fn ownership_is_the_label_of_that_bridge() {
-        assert!(owned_by(
-            &meta("a", "x", &[(keys::BRIDGE_LABEL, "b1")]),
-            "b1"
-        ));
-        assert!(!owned_by(
-            &meta("a", "x", &[(keys::BRIDGE_LABEL, "b2")]),
-            "b1"
-        ));
-        assert!(!owned_by(&meta("a", "x", &[]), "b1"));
-        assert!(!owned_by(&ObjectMeta::default(), "b1"));
+    /// The ownership a claim records for `ids` (`namespace/name`, each with UID `uid-<namespace/name>`).
+    fn recorded(ids: &[&str]) -> BridgeOwnership {
+        let mut ledger = crate::bridge::ownership::Ledger::default();
+        for id in ids {
+            ledger.record(
+                crate::bridge::ownership::Kind::SveltosCluster,
+                id,
+                &format!("uid-{id}"),
+            );
+        }
+        let mut claim = crate::bridge::ownership::Claim::new("i".into(), None);
+        claim.ledger_copy = crate::bridge::ledger_copy::LedgerCopy::of(&ledger).encode();
+        BridgeOwnership::from_claim(Some(claim))
     }
 
     #[test]
@@ -534,7 +619,10 @@ mod tests {
         });
         let fresh = cluster("n0", "fresh", &[(keys::BRIDGE_LABEL, "fleet")]);
         let foreign = cluster("n1", "foreign", &[(keys::BRIDGE_LABEL, "other")]);
-        let clusters = [ready, down, fresh, foreign];
+        // Carries the bridge's label, but the bridge never created it.
+        let impostor = cluster("n1", "impostor", &[(keys::BRIDGE_LABEL, "fleet")]);
+        let clusters = [ready, down, fresh, foreign, impostor];
+        let fleet = recorded(&["n1/ready", "n1/down", "n0/fresh"]);
         let secrets = [
             secret("n1", "ready", "fleet", Some("2030-01-02T03:04:05Z")),
             secret("n1", "down", "fleet", Some("not a time")),
@@ -546,6 +634,7 @@ mod tests {
             &q(Value::object([("bridge", Value::string("fleet"))])),
             &clusters,
             &secrets,
+            &fleet,
         );
         let ids: Vec<&str> = owned
             .iter()
@@ -591,7 +680,30 @@ mod tests {
             ])),
             &clusters,
             &secrets,
+            &fleet,
         );
+        let impostor = all
+            .iter()
+            .find(|v| v.get_attr("id").as_str() == Some("n1/impostor"))
+            .expect("listed with owned_only = false");
+        assert_eq!(impostor.get_attr("owned").as_bool(), Some(false));
+        let unknown = cluster_values(
+            &q(Value::object([
+                ("bridge", Value::string("fleet")),
+                ("owned_only", Value::bool(false)),
+            ])),
+            &clusters,
+            &secrets,
+            &BridgeOwnership::Unknown,
+        );
+        let owned_of = |id: &str| {
+            unknown
+                .iter()
+                .find(|v| v.get_attr("id").as_str() == Some(id))
+                .map(|v| v.get_attr("owned").clone())
+        };
+        assert_eq!(owned_of("n1/ready"), Some(Value::Null), "cannot tell");
+        assert_eq!(owned_of("n1/foreign"), Some(Value::bool(false)));
         let foreign = all
             .iter()
             .find(|v| v.get_attr("id").as_str() == Some("n1/foreign"))
@@ -606,6 +718,7 @@ mod tests {
             )])),
             &clusters,
             &[],
+            &BridgeOwnership::NoClaim,
         );
         assert_eq!(anonymous.len(), 1);
         assert!(anonymous[0].get_attr("owned").is_null());
@@ -621,6 +734,7 @@ mod tests {
             &q(Value::object([("bridge", Value::string("b"))])),
             &[cluster("n", "c", &[(keys::BRIDGE_LABEL, "b")])],
             &[],
+            &recorded(&["n/c"]),
         );
         let got: Vec<&String> = v[0].as_map().unwrap().keys().collect();
         let want: Vec<&String> = attributes.keys().collect();

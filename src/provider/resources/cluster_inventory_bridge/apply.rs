@@ -78,7 +78,8 @@ pub(super) async fn apply_bridge(
         run_key: &run.key,
     };
     let mut result = apply_claimed(provider, req, &claimed, limit, ledger, planned).await;
-    if let Some(w) = finish_run(&client, &spec, run).await {
+    let private = result.as_ref().ok().map(|r| r.private.clone());
+    if let Some(w) = finish_run(&client, &spec, run, private.as_deref()).await {
         match &mut result {
             Ok(resp) => resp.diagnostics.push(w),
             Err(d) => d.push(w),

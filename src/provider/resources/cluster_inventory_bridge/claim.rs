@@ -4,6 +4,7 @@
 use crate::{
     bridge::{
         BridgeSpec,
+        ledger_copy::LedgerCopy,
         ownership::{
             Claim, DEFAULT_CLAIM_NAMESPACE, KEPT_RUN_KEYS, Kind, Ledger, Run, RunKey, check_claim,
             claim_name,
@@ -124,6 +125,8 @@ pub(super) async fn claim_for_apply(
         instance: instance.clone(),
         config: spec.config_record.clone(),
         keys: keys.clone(),
+        // The copy of the last finished apply, until this one finishes (see `finish_run`).
+        ledger_copy: claim.as_ref().and_then(|c| c.ledger_copy.clone()),
         run: Some(Run {
             holder: k8s_claim::holder(),
             started: now.to_string(),
@@ -157,12 +160,15 @@ async fn write_claim(
     .map_err(io_diags)
 }
 
-/// Records in the claim that the run finished (the provider is answering Terraform). A failure is a warning:
-/// the run is then taken for dead once its time is up, which only matters to a state without the bridge.
+/// Records in the claim that the run finished (the provider is answering Terraform), with the copy of the ledger
+/// it answers with (`private`, the new private state; `None` when the apply wrote nothing: the copy is kept). A
+/// failure is a warning: the run is then taken for dead once its time is up, which only matters to a state without
+/// the bridge, and the copy is the last apply's.
 pub(super) async fn finish_run(
     client: &kube::Client,
     spec: &BridgeSpec,
     mut run: ClaimedRun,
+    private: Option<&[u8]>,
 ) -> Option<Diagnostic> {
     // A CLI that is gone saves no state: the run stays unfinished, so that the next run of the same state, which
     // will not have this run's answer, recovers its objects.
@@ -171,6 +177,10 @@ pub(super) async fn finish_run(
     }
     if let Some(r) = run.claim.run.as_mut() {
         r.done = true;
+    }
+    if let Some(ledger) = private.and_then(|p| Ledger::from_private(p, Vec::new).ok()) {
+        // Too large a copy (some 30,000 clusters) is not kept: readers then say they cannot tell.
+        run.claim.ledger_copy = LedgerCopy::of(&ledger).encode();
     }
     write_claim(client, spec, &run.claim).await.err().map(|_| {
         Diagnostic::warning(
