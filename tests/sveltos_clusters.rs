@@ -379,21 +379,26 @@ async fn a_copied_label_or_mark_is_not_ownership() {
         .expect("creating the forged cluster");
     // c2 deleted and recreated at its name with everything it carried.
     let c2 = api.get("c2").await.expect("bridged c2");
-    api.delete("c2", &Default::default())
-        .await
-        .expect("deleting c2");
-    let mut again = SveltosCluster::new("c2", c2.spec.clone());
-    again.metadata.labels = c2.metadata.labels.clone();
-    again.metadata.annotations = c2.metadata.annotations.clone();
-    for _ in 0..50 {
-        match api.create(&PostParams::default(), &again).await {
-            Ok(_) => break,
-            // The delete may not be finished yet.
-            Err(_) => tokio::time::sleep(std::time::Duration::from_millis(100)).await,
-        }
-    }
+    recreate(&api, &c2).await;
     let recreated = api.get("c2").await.expect("recreated c2");
     assert_ne!(recreated.metadata.uid, c2.metadata.uid, "another object");
+
+    let instance =
+        tf.state_resources()["sveltos_cluster_inventory_bridge.b"]["values"]["instance_id"]
+            .as_str()
+            .expect("the bridge's instance id")
+            .to_string();
+    // Pinned to another instance, or to a namespace holding no claim: an error, not an empty list.
+    let pinned = Tf::new(&Cli::tofu());
+    for (claim_ns, id) in [(claims.as_str(), "0123"), ("default", instance.as_str())] {
+        pinned.write_main(&format!(
+            "{}\ndata \"sveltos_clusters\" \"p\" {{\n  bridge = \"{bridge}\"\n  claim_namespace = \"{claim_ns}\"\n  \
+             instance_id = \"{id}\"\n}}\n",
+            header(env)
+        ));
+        let err = pinned.run_err(&["plan", "-input=false", "-no-color"]);
+        assert!(err.contains("Not this bridge's claim"), "{err}");
+    }
 
     let reader = Tf::new(&Cli::tofu());
     reader.write_main(&format!(
@@ -401,6 +406,7 @@ async fn a_copied_label_or_mark_is_not_ownership() {
 data "sveltos_clusters" "owned" {{
   bridge          = "{bridge}"
   claim_namespace = "{claims}"
+  instance_id     = "{instance}"
 }}
 
 data "sveltos_clusters" "all" {{
@@ -429,7 +435,11 @@ output "wrong_claim_namespace" {{
 "#,
         header = header(env)
     ));
-    reader.apply();
+    let applied = reader.apply();
+    assert!(
+        applied.contains("No claim for this bridge"),
+        "the wrong namespace is warned about:\n{applied}"
+    );
     let out = reader.outputs_json();
     assert_eq!(
         out["owned"]["value"],
@@ -450,6 +460,75 @@ output "wrong_claim_namespace" {{
         json!([]),
         "no claim of that bridge in `default`: it owns nothing there"
     );
+
+    // The bridge itself never takes the recreated c2 for its own, however many refreshes follow (its ledger
+    // keeps a tombstone at the name), and a cluster it deregistered and a tenant recreated with the copied mark
+    // is neither deleted nor reported as owned.
+    let c3 = api.get("c3").await.expect("bridged c3");
+    Api::<ClusterProfile>::namespaced(client.clone(), &ns)
+        .delete("c3", &Default::default())
+        .await
+        .expect("deleting profile c3");
+    tf.apply();
+    recreate(&api, &c3).await;
+    let tenants = |name: &str| {
+        let api = api.clone();
+        let name = name.to_string();
+        async move {
+            let sc = api.get(&name).await.expect("the tenant's cluster");
+            (sc.metadata.uid, sc.metadata.resource_version)
+        }
+    };
+    let before = (tenants("c2").await, tenants("c3").await);
+    for _ in 0..2 {
+        tf.apply();
+    }
+    assert_eq!(
+        (tenants("c2").await, tenants("c3").await),
+        before,
+        "the tenant's objects are untouched"
+    );
+    let clusters =
+        tf.state_resources()["sveltos_cluster_inventory_bridge.b"]["values"]["clusters"].clone();
+    for c in ["c2", "c3"] {
+        // (c2's Secret is still the bridge's; its SveltosCluster is not.)
+        assert!(
+            clusters
+                .get(format!("{ns}/{c}"))
+                .is_none_or(|e| e["sveltos_cluster"].is_null()),
+            "{c}'s SveltosCluster is not the bridge's: {clusters}"
+        );
+    }
+    assert!(clusters.get(format!("{ns}/c1")).is_some(), "{clusters}");
+    reader.apply();
+    let out = reader.outputs_json();
+    assert_eq!(
+        out["all"]["value"],
+        json!({
+            format!("{ns}/c1"): true,
+            format!("{ns}/c2"): false,
+            format!("{ns}/c3"): false,
+            format!("{ns}/forged"): false,
+        })
+    );
+}
+
+/// Recreates `sc` (deleted by the bridge, or to be deleted here) at its name with its labels and annotations,
+/// as a tenant who copied them would.
+async fn recreate(api: &Api<SveltosCluster>, sc: &SveltosCluster) {
+    let name = sc.metadata.name.clone().expect("a name");
+    let _ = api.delete(&name, &Default::default()).await;
+    let mut again = SveltosCluster::new(&name, sc.spec.clone());
+    again.metadata.labels = sc.metadata.labels.clone();
+    again.metadata.annotations = sc.metadata.annotations.clone();
+    for _ in 0..50 {
+        match api.create(&PostParams::default(), &again).await {
+            Ok(_) => return,
+            // The delete may not be finished yet.
+            Err(_) => tokio::time::sleep(std::time::Duration::from_millis(100)).await,
+        }
+    }
+    panic!("recreating {name}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

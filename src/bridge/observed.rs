@@ -465,23 +465,24 @@ impl World {
         }
     }
 
-    /// The ledger of what this world owns: every owned object's UID (a legacy or imported ledger becomes a
-    /// UID ledger here).
-    pub fn ledger(&self) -> Ledger {
-        let mut l = Ledger::default();
+    /// The ledger of what this world owns, following `basis` (the ledger it was read with): every owned object's
+    /// UID (a legacy or imported ledger becomes a UID ledger here), and a tombstone at each name `basis`
+    /// recorded that is not owned any more ([`Ledger::successor`]).
+    pub fn ledger(&self, basis: &Ledger) -> Ledger {
+        let mut owned = Vec::new();
         for o in self.owned.values() {
             if let Some(sc) = &o.sveltos_cluster
                 && let Some(uid) = &sc.uid
             {
-                l.record(Kind::SveltosCluster, &sc.id, uid);
+                owned.push((Kind::SveltosCluster, sc.id.clone(), uid.clone()));
             }
             if let Some(s) = &o.secret
                 && let Some(uid) = &s.uid
             {
-                l.record(Kind::Secret, &s.id, uid);
+                owned.push((Kind::Secret, s.id.clone(), uid.clone()));
             }
         }
-        l
+        basis.successor(owned)
     }
 
     /// State entries for everything this bridge owns; `renewal` tells for a cluster key whether the
@@ -765,7 +766,7 @@ pub(crate) mod tests {
             w.impostors.iter().collect::<Vec<_>>(),
             ["SveltosCluster ns/c3"]
         );
-        assert_eq!(w.ledger(), ledger);
+        assert_eq!(w.ledger(&ledger), ledger);
         // At a name the bridge would create: foreign, whoever's label it carries.
         let mut unlabelled = d.sveltos_cluster.clone().unwrap();
         unlabelled.metadata.name = Some("c2".into());

@@ -4,6 +4,13 @@
 //! private state, which only Terraform holds: an object is this bridge's when it carries the label **and** its
 //! UID is recorded. An object that only carries the label is an impostor: never updated, never deleted, reported.
 //!
+//! A run that dies between writing an object and returning its UID to Terraform leaves objects the next run
+//! recognises by their run mark ([`RunKey`]). A mark proves who wrote *a* name, not which object is there now: a
+//! tenant who deletes the bridge's object and recreates it with the mark copied must not be recognised. So the
+//! ledger also remembers, for each recorded name and for each name it recorded and no longer owns (a
+//! tombstone: deleted by the bridge, found gone or replaced), the newest run key at that time ([`Since`]):
+//! there, only the marks of later runs count.
+//!
 //! States written before UIDs were recorded (v0.1) carry no ledger; for them the object names listed in the
 //! state's own `clusters` attribute (which only Terraform writes) are trusted once, and the next apply records
 //! their UIDs.
@@ -45,6 +52,17 @@ pub struct Ledger {
     /// `"<Kind> namespace/name"` to UID.
     #[serde(default)]
     objects: BTreeMap<String, String>,
+    /// `"<Kind> namespace/name"` of a recorded object to the fingerprint of the newest run key when it was
+    /// recorded: a mark at that name counts only from a later run. A recorded name without one (a ledger
+    /// written before fingerprints were kept) accepts no mark.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    since: BTreeMap<String, String>,
+    /// Names this ledger recorded and no longer owns (the bridge deleted the object, or found it gone or
+    /// replaced), to the fingerprint of the newest run key at the time: a mark there counts only from a later run,
+    /// so a recreated object carrying a copied mark is not taken for the bridge's own. Dropped once that key has
+    /// left the claim (every kept key is then later).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    tombstones: BTreeMap<String, String>,
     /// Legacy states only: `"<Kind> namespace/name"` trusted by name (not serialized).
     #[serde(skip)]
     trusted_names: BTreeSet<String>,
@@ -120,18 +138,31 @@ impl Ledger {
         self.owns_marked(kind, id, uid, None)
     }
 
-    /// [`Ledger::owns`], or, for an object at a name this ledger has never recorded, carrying `mark` (its
-    /// [`MARK_ANNOTATION`]) made with one of the claim's run keys: an object a run of this state created and
-    /// that run died before the state recorded its UID.
+    /// [`Ledger::owns`], or, for an object carrying `mark` (its [`MARK_ANNOTATION`]) made with one of the claim's
+    /// run keys, an object a run of this state created and that run died before the state recorded its UID. At a
+    /// name this ledger recorded or holds a tombstone for, only the marks of runs later than [`Since`] count.
     pub fn owns_marked(&self, kind: Kind, id: &str, uid: Option<&str>, mark: Option<&str>) -> bool {
         let key = slot(kind, id);
         if self.take_over_labelled || self.trusted_names.contains(&key) {
             return true;
         }
-        match self.objects.get(&key) {
-            Some(recorded) => uid.is_some_and(|u| u == recorded),
-            None => mark.is_some_and(|m| self.run_keys.iter().any(|k| k.mark(kind, id) == m)),
-        }
+        let since = match self.objects.get(&key) {
+            Some(recorded) if uid.is_some_and(|u| u == recorded) => return true,
+            Some(_) => self
+                .since
+                .get(&key)
+                .map_or(Since::Never, |fp| Since::After(fp)),
+            None => self
+                .tombstones
+                .get(&key)
+                .map_or(Since::Any, |fp| Since::After(fp)),
+        };
+        mark.is_some_and(|m| {
+            since
+                .keys(&self.run_keys)
+                .iter()
+                .any(|k| k.mark(kind, id) == m)
+        })
     }
 
     /// Whether an object at `id` with `uid` is one this bridge recorded (whatever its labels say now).
@@ -139,10 +170,15 @@ impl Ledger {
         uid.is_some_and(|u| self.objects.get(&slot(kind, id)).is_some_and(|r| r == u))
     }
 
-    /// Records an object the bridge created, adopted or imported.
+    /// Records an object the bridge created, adopted or imported (a mark at its name now counts only from a
+    /// later run).
     pub fn record(&mut self, kind: Kind, id: &str, uid: &str) {
         let key = slot(kind, id);
         self.trusted_names.remove(&key);
+        self.tombstones.remove(&key);
+        if let Some(newest) = self.newest_key() {
+            self.since.insert(key.clone(), newest);
+        }
         self.objects.insert(key, uid.to_string());
     }
 
@@ -152,11 +188,69 @@ impl Ledger {
         self.trusted_names.insert(slot(kind, id));
     }
 
-    /// Forgets a deleted object.
+    /// Forgets a deleted object, leaving a tombstone at its name.
     pub fn forget(&mut self, kind: Kind, id: &str) {
         let key = slot(kind, id);
         self.trusted_names.remove(&key);
-        self.objects.remove(&key);
+        if self.objects.remove(&key).is_some() {
+            self.bury(key);
+        }
+    }
+
+    /// The ledger that follows this one once `owned` (kind, `namespace/name`, UID) is all the bridge owns: the
+    /// same run keys, those objects recorded, a tombstone at every name recorded here and not owned any more
+    /// (gone, or replaced by someone else's object), and the tombstones still in force.
+    pub fn successor(&self, owned: impl IntoIterator<Item = (Kind, String, String)>) -> Ledger {
+        let mut next = Ledger {
+            run_keys: self.run_keys.clone(),
+            tombstones: self.tombstones.clone(),
+            since: self.since.clone(),
+            ..Ledger::default()
+        };
+        for (kind, id, uid) in owned {
+            next.record(kind, &id, &uid);
+        }
+        for key in self.objects.keys() {
+            if !next.objects.contains_key(key) {
+                next.bury(key.clone());
+            }
+        }
+        let kept: BTreeSet<&String> = next.objects.keys().collect();
+        next.since.retain(|k, _| kept.contains(k));
+        next.prune();
+        next
+    }
+
+    /// A tombstone at `key`, with the run key of its record (or the newest one).
+    fn bury(&mut self, key: String) {
+        let since = self.since.remove(&key).or_else(|| self.newest_key());
+        // Without any run key known, no mark can be checked now, and every later key is later anyway.
+        if let Some(fp) = since {
+            self.tombstones.insert(key, fp);
+        }
+    }
+
+    /// Drops the tombstones whose run key has left the claim: every kept key is later.
+    fn prune(&mut self) {
+        if self.run_keys.is_empty() {
+            return;
+        }
+        let kept: BTreeSet<String> = self.run_keys.iter().map(RunKey::fingerprint).collect();
+        self.tombstones.retain(|_, fp| kept.contains(fp));
+    }
+
+    fn newest_key(&self) -> Option<String> {
+        self.run_keys.last().map(RunKey::fingerprint)
+    }
+
+    /// The tombstones of `kind`: `(namespace/name, fingerprint)`.
+    pub fn tombstones_of(&self, kind: Kind) -> impl Iterator<Item = (&str, &str)> {
+        of_kind(&self.tombstones, kind)
+    }
+
+    /// The fingerprint of the run key recorded with object `id` of `kind`.
+    pub fn since_of(&self, kind: Kind, id: &str) -> Option<&str> {
+        self.since.get(&slot(kind, id)).map(String::as_str)
     }
 
     /// A ledger that owns every labelled object (tests of the layers above ownership).
@@ -170,10 +264,7 @@ impl Ledger {
 
     /// The recorded objects of `kind`: `(namespace/name, UID)`.
     pub fn recorded_of(&self, kind: Kind) -> impl Iterator<Item = (&str, &str)> {
-        let prefix = format!("{} ", kind.prefix());
-        self.objects
-            .iter()
-            .filter_map(move |(slot, uid)| Some((slot.strip_prefix(&prefix)?, uid.as_str())))
+        of_kind(&self.objects, kind)
     }
 
     /// Number of recorded objects.
@@ -184,6 +275,39 @@ impl Ledger {
     /// Whether nothing is recorded.
     pub fn is_empty(&self) -> bool {
         self.objects.is_empty()
+    }
+}
+
+fn of_kind(map: &BTreeMap<String, String>, kind: Kind) -> impl Iterator<Item = (&str, &str)> {
+    let prefix = format!("{} ", kind.prefix());
+    map.iter()
+        .filter_map(move |(slot, v)| Some((slot.strip_prefix(&prefix)?, v.as_str())))
+}
+
+/// Which run keys' marks count at a name: [`Since::Any`] at a name never recorded, [`Since::After`] (the
+/// fingerprint of the newest run key when the name was recorded or buried) at a recorded name whose object has
+/// another UID or at a tombstone, [`Since::Never`] at a name recorded before fingerprints were kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Since<'a> {
+    /// Every kept key.
+    Any,
+    /// The keys kept after the one with this fingerprint (all of them once it has left the claim).
+    After(&'a str),
+    /// None.
+    Never,
+}
+
+impl Since<'_> {
+    /// The keys of `keys` (oldest first, as in the claim) whose marks count.
+    pub fn keys(self, keys: &[RunKey]) -> &[RunKey] {
+        match self {
+            Self::Any => keys,
+            Self::Never => &[],
+            Self::After(fp) => match keys.iter().position(|k| k.fingerprint() == fp) {
+                Some(i) => &keys[i + 1..],
+                None => keys,
+            },
+        }
     }
 }
 
@@ -219,6 +343,17 @@ impl RunKey {
     /// A key made from 32 bytes of randomness.
     pub fn new(random: [u8; 32]) -> Self {
         Self(random)
+    }
+
+    /// The key's public name (the first 4 bytes of its SHA-256, in hex), kept in ledgers to order runs.
+    pub fn fingerprint(&self) -> String {
+        use sha2::{Digest, Sha256};
+        hex::encode(&Sha256::digest(self.0)[..4])
+    }
+
+    /// A keyed digest of `message` (HMAC-SHA256), for readers that hold the key.
+    pub fn digest(&self, message: &[u8]) -> [u8; 32] {
+        hmac_sha256(&self.0, message)
     }
 
     /// The mark of object `id` of `kind` written by this run.
@@ -473,6 +608,53 @@ mod tests {
         recorded.record(Kind::SveltosCluster, "a/c1", "u-old");
         assert!(!recorded.owns_marked(Kind::SveltosCluster, "a/c1", Some("u-new"), Some(&m)));
         assert!(!format!("{k1:?}").contains("01"));
+    }
+
+    #[test]
+    fn a_copied_mark_at_a_name_the_bridge_lost_is_refused_at_every_later_refresh() {
+        let keys: Vec<RunKey> = (1..=4).map(|i| RunKey::new([i; 32])).collect();
+        let sc = Kind::SveltosCluster;
+        let mark = |k: &RunKey| k.mark(sc, "a/c1");
+        // Run 1 created c1 and recorded it.
+        let mut ledger = Ledger::default().with_run_keys(keys[..1].to_vec());
+        ledger.record(sc, "a/c1", "u1");
+        // A tenant deleted it and recreated it with run 1's mark: refused at this refresh, and at the next ones,
+        // which keep a tombstone at the name (without it the name would look never recorded).
+        let mut l = ledger.with_run_keys(keys[..2].to_vec());
+        for _ in 0..3 {
+            assert!(!l.owns_marked(sc, "a/c1", Some("u2"), Some(&mark(&keys[0]))));
+            l = l.successor([]);
+        }
+        // The bridge's own later run (key 2) recreating c1 and dying before recording it is recognised.
+        assert!(l.owns_marked(sc, "a/c1", Some("u3"), Some(&mark(&keys[1]))));
+        // Deregistered by the bridge: the same.
+        let mut d = Ledger::default().with_run_keys(keys[..2].to_vec());
+        d.record(sc, "a/c1", "u1");
+        d.forget(sc, "a/c1");
+        assert!(!d.owns_marked(sc, "a/c1", Some("u2"), Some(&mark(&keys[1]))));
+        let back = Ledger::from_private(&d.to_private(), Vec::new)
+            .unwrap()
+            .with_run_keys(keys[..3].to_vec());
+        assert!(!back.owns_marked(sc, "a/c1", Some("u2"), Some(&mark(&keys[1]))));
+        assert!(back.owns_marked(sc, "a/c1", Some("u2"), Some(&mark(&keys[2]))));
+        // Once the key the tombstone was made under has left the claim, the tombstone goes: no mark it refused
+        // can be checked any more.
+        let rotated = back.with_run_keys(keys[2..].to_vec()).successor([]);
+        assert_eq!(rotated.tombstones_of(sc).count(), 0);
+        // A recorded name: a copied mark of the run that recorded it is refused, a later run's is not.
+        let mut r = Ledger::default().with_run_keys(keys[..1].to_vec());
+        r.record(sc, "a/c1", "u1");
+        let r = r.with_run_keys(keys[..2].to_vec());
+        assert!(!r.owns_marked(sc, "a/c1", Some("u2"), Some(&mark(&keys[0]))));
+        assert!(r.owns_marked(sc, "a/c1", Some("u2"), Some(&mark(&keys[1]))));
+        // Re-recorded by a later run (its key the newest): that run's mark is refused from then on.
+        let mut again = r.successor([(sc, "a/c1".to_string(), "u1".to_string())]);
+        assert!(!again.owns_marked(sc, "a/c1", Some("u2"), Some(&mark(&keys[1]))));
+        again.record(sc, "a/c1", "u1");
+        assert_eq!(
+            again.since_of(sc, "a/c1"),
+            Some(keys[1].fingerprint().as_str())
+        );
     }
 
     #[test]

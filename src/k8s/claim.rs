@@ -18,6 +18,10 @@ const KEYS_KEY: &str = "runKeys";
 const RUN_KEY: &str = "run";
 const LEDGER_COPY_KEY: &str = "ownedClusters";
 
+/// What a claim's data may hold in all: a ConfigMap's keys and values are limited to 1 MiB; a little is left
+/// for the API server's own accounting.
+const MAX_CLAIM_BYTES: usize = 1024 * 1024 - 4096;
+
 /// Reads the claim (`None`: the name is free). A ConfigMap at that name that does not look like a claim
 /// counts as a claim by an unknown instance, so it is never overwritten silently.
 pub async fn read(client: &Client, namespace: &str, name: &str) -> Result<Option<Claim>, IoError> {
@@ -76,7 +80,16 @@ pub async fn write(
         );
     }
     if let Some(copy) = &claim.ledger_copy {
-        data.insert(LEDGER_COPY_KEY.to_string(), copy.clone());
+        let others: usize = data.iter().map(|(k, v)| k.len() + v.len()).sum();
+        if others + LEDGER_COPY_KEY.len() + copy.len() <= MAX_CLAIM_BYTES {
+            data.insert(LEDGER_COPY_KEY.to_string(), copy.clone());
+        } else {
+            // Readers then say they cannot tell (server-side apply removes an earlier copy).
+            tracing::warn!(
+                bytes = copy.len(),
+                "the copy of the ledger does not fit in the claim; it is left out"
+            );
+        }
     }
     let cm = ConfigMap {
         metadata: ObjectMeta {

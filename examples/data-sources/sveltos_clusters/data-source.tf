@@ -11,6 +11,9 @@ terraform {
 data "sveltos_clusters" "fleet" {
   bridge     = "fleet"
   namespaces = ["fleet-eu", "fleet-us"]
+  # With the bridge in the same configuration, pin its claim (a wrong namespace is then an error):
+  #   claim_namespace = sveltos_cluster_inventory_bridge.fleet.claim_namespace
+  #   instance_id     = sveltos_cluster_inventory_bridge.fleet.instance_id
 }
 
 output "not_reached" {
@@ -32,5 +35,6 @@ data "sveltos_clusters" "prod" {
 }
 
 output "not_bridged" {
-  value = [for c in data.sveltos_clusters.prod.clusters : c.id if !c.owned]
+  # `owned` is null when the claim cannot tell (see the warning): `== false` leaves those out.
+  value = [for c in data.sveltos_clusters.prod.clusters : c.id if c.owned == false]
 }

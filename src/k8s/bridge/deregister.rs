@@ -199,7 +199,7 @@ pub async fn delete_all(
     if removed.errors.is_empty() {
         return Ok(());
     }
-    let mut left = world.ledger();
+    let mut left = world.ledger(ledger);
     removed.forget_in(&mut left);
     Err(DestroyError::Remove {
         errors: removed.errors,

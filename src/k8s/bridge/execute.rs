@@ -124,9 +124,9 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// The ledger after this outcome, starting from what the world owned.
-    pub fn ledger(&self, world: &World) -> Ledger {
-        let mut l = world.ledger();
+    /// The ledger after this outcome, starting from what the world owned (read with `basis`).
+    pub fn ledger(&self, world: &World, basis: &Ledger) -> Ledger {
+        let mut l = world.ledger(basis);
         for (kind, id, uid) in &self.written {
             l.record(*kind, id, uid);
         }

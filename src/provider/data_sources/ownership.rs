@@ -35,20 +35,21 @@ pub enum BridgeOwnership {
         /// The run keys.
         keys: Vec<RunKey>,
     },
-    /// The claim holds no readable copy: its bridge was last applied by an earlier version of the provider, or manages more
-    /// clusters than a copy can hold.
+    /// The claim holds no readable copy: its bridge was last applied by an earlier version of the provider, its
+    /// last applies died before they finished, or it manages more clusters than the claim can hold.
     Unknown,
 }
 
 impl BridgeOwnership {
-    /// Reads the claim of `bridge` in `namespace`.
+    /// Reads the claim of `bridge` in `namespace`: what it tells, and the instance id it holds (`None`: no claim).
     pub async fn read(
         client: &kube::Client,
         namespace: &str,
         bridge: &str,
-    ) -> Result<Self, IoError> {
+    ) -> Result<(Self, Option<String>), IoError> {
         let claim = k8s_claim::read(client, namespace, &claim_name(bridge)).await?;
-        Ok(Self::from_claim(claim))
+        let instance = claim.as_ref().map(|c| c.instance.clone());
+        Ok((Self::from_claim(claim), instance))
     }
 
     /// What `claim` tells.
@@ -84,7 +85,7 @@ impl BridgeOwnership {
                     .as_ref()
                     .and_then(|a| a.get(MARK_ANNOTATION))
                     .map(String::as_str);
-                Some(copy.owns(&id, meta.uid.as_deref(), mark, keys))
+                copy.owns(&id, meta.uid.as_deref(), mark, keys)
             }
         }
     }
@@ -112,13 +113,13 @@ mod tests {
 
     #[test]
     fn the_claim_decides_and_the_label_is_only_necessary() {
-        let mut ledger = Ledger::default();
-        ledger.record(Kind::SveltosCluster, "ns/c1", "u1");
         let key = RunKey::new([3; 32]);
+        let mut ledger = Ledger::default().with_run_keys(vec![key.clone()]);
+        ledger.record(Kind::SveltosCluster, "ns/c1", "u1");
         let mark = key.mark(Kind::SveltosCluster, "ns/died");
         let mut claim = Claim::new("i".into(), None);
-        claim.keys = vec![key];
-        claim.ledger_copy = LedgerCopy::of(&ledger).encode();
+        claim.keys = vec![key.clone()];
+        claim.ledger_copy = Some(LedgerCopy::of(&ledger, &key).encode());
         let known = BridgeOwnership::from_claim(Some(claim.clone()));
         assert_eq!(
             known.owns(&meta("c1", Some("b"), "u1", None), "b"),

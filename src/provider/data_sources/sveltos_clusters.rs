@@ -147,6 +147,15 @@ pub fn schema() -> Schema {
                 ),
         )
         .attribute(
+            Attribute::string("instance_id")
+                .optional()
+                .markdown_description(
+                    "With `bridge`: that bridge's `instance_id` (e.g. `sveltos_cluster_inventory_bridge.fleet.instance_id`). \
+                     The claim must then be that instance's: a claim another state wrote, or none at all (a wrong \
+                     `claim_namespace`), is an error instead of a list in which nothing is owned.",
+                ),
+        )
+        .attribute(
             Attribute::bool("owned_only")
                 .optional()
                 .markdown_description(
@@ -188,6 +197,8 @@ struct Query {
     claim_namespace: String,
     /// Whether `claim_namespace` was set (it is then part of the id).
     claim_namespace_set: bool,
+    /// The instance id the claim must hold.
+    instance_id: Option<String>,
     /// Only clusters `bridge` owns.
     owned_only: bool,
     /// Namespaces to list (empty: all), sorted and deduplicated.
@@ -198,11 +209,14 @@ struct Query {
 
 impl Query {
     fn id(&self) -> String {
-        let claim = if self.claim_namespace_set {
+        let mut claim = if self.claim_namespace_set {
             format!("claim_namespace={};", self.claim_namespace)
         } else {
             String::new()
         };
+        if let Some(i) = &self.instance_id {
+            claim.push_str(&format!("instance_id={i};"));
+        }
         format!(
             "bridge={};{claim}owned_only={};namespaces={};label_selector={}",
             self.bridge.as_deref().unwrap_or_default(),
@@ -254,6 +268,14 @@ fn query(config: &Value) -> Result<Query, Diagnostics> {
             format!("claim_namespace {ns:?} is not a namespace name (a DNS-1123 label)."),
         );
     }
+    let instance_id = config.get_attr("instance_id").as_str().map(str::to_string);
+    if instance_id.is_some() && bridge.is_none() {
+        diags.attribute_error(
+            AttributePath::attr("instance_id"),
+            "instance_id needs bridge",
+            "instance_id pins the claim of a bridge: set bridge to that bridge's name.",
+        );
+    }
     let namespaces = crate::provider::blocks::selection::namespaces(config, &mut diags);
     let label_selector = crate::provider::blocks::selection::label_selector(config, &mut diags);
     if diags.has_errors() {
@@ -264,6 +286,7 @@ fn query(config: &Value) -> Result<Query, Diagnostics> {
             .unwrap_or(crate::bridge::ownership::DEFAULT_CLAIM_NAMESPACE)
             .to_string(),
         claim_namespace_set: claim_namespace.is_some(),
+        instance_id,
         owned_only: bridge.is_some() && owned_only.unwrap_or(true),
         bridge,
         namespaces,
@@ -391,7 +414,7 @@ async fn read_objects(client: &kube::Client, q: &Query) -> Result<Found, Diagnos
                 io::list_metadata_matching::<Secret>(client, &q.namespaces, &owner_prefilter(b))
                     .await
                     .map_err(read_failed)?;
-            let ownership = BridgeOwnership::read(client, &q.claim_namespace, b)
+            let (ownership, instance) = BridgeOwnership::read(client, &q.claim_namespace, b)
                 .await
                 .map_err(|e| {
                     Diagnostic::error(
@@ -406,6 +429,7 @@ async fn read_objects(client: &kube::Client, q: &Query) -> Result<Found, Diagnos
                     )
                     .with_attribute(AttributePath::attr("claim_namespace"))
                 })?;
+            check_instance(q, b, instance.as_deref())?;
             (secrets, ownership)
         }
         _ => (Vec::new(), BridgeOwnership::NoClaim),
@@ -417,19 +441,64 @@ async fn read_objects(client: &kube::Client, q: &Query) -> Result<Found, Diagnos
     })
 }
 
+/// An error when `instance_id` pins the claim and the claim of bridge `bridge` holds another instance (or there
+/// is none: `found` is `None`).
+fn check_instance(q: &Query, bridge: &str, found: Option<&str>) -> Result<(), Diagnostic> {
+    let Some(pinned) = &q.instance_id else {
+        return Ok(());
+    };
+    if found == Some(pinned.as_str()) {
+        return Ok(());
+    }
+    let claim = format!(
+        "{}/{}",
+        q.claim_namespace,
+        crate::bridge::ownership::claim_name(bridge)
+    );
+    let what = match found {
+        Some(other) => format!("holds instance {other:?}"),
+        None => "does not exist".to_string(),
+    };
+    Err(Diagnostic::error(
+        "Not this bridge's claim",
+        format!(
+            "instance_id is {pinned:?}, but the claim of bridge {bridge:?}, ConfigMap {claim}, {what}: set \
+             claim_namespace to the bridge's own, and instance_id from the bridge's state."
+        ),
+    )
+    .with_attribute(AttributePath::attr("instance_id")))
+}
+
 /// The warning of a bridge whose ownership cannot be told.
 fn unknown_ownership(q: &Query) -> Diagnostic {
     Diagnostic::warning(
         "Ownership unknown",
         format!(
-            "The claim of bridge {:?} ({}/{}) records no copy of what the bridge owns: it was last applied by an \
-             earlier version of the provider (or manages more clusters than the copy can hold). `owned` is null \
-             and `owned_only = true` lists nothing until the bridge is applied once with this version.",
+            "The claim of bridge {:?} ({}/{}) holds no copy of what the bridge owns that can be read: the bridge \
+             was last applied by an earlier version of the provider, its last applies died before they \
+             finished, or the copy does not fit in the claim (some 20,000 clusters). `owned` is null and \
+             `owned_only = true` lists nothing until an apply of the bridge finishes with this version.",
             q.bridge.as_deref().unwrap_or_default(),
             q.claim_namespace,
             crate::bridge::ownership::claim_name(q.bridge.as_deref().unwrap_or_default()),
         ),
     )
+}
+
+/// The warning of SveltosClusters carrying the label of a bridge that has no claim in `claim_namespace`.
+fn no_claim(q: &Query, labelled: usize) -> Diagnostic {
+    let bridge = q.bridge.as_deref().unwrap_or_default();
+    Diagnostic::warning(
+        "No claim for this bridge",
+        format!(
+            "{labelled} SveltosCluster(s) carry the label of bridge {bridge:?}, but there is no claim \
+             {}/{}: none of them is reported as owned. If the bridge sets claim_namespace, set the same here \
+             (and instance_id, to make this an error).",
+            q.claim_namespace,
+            crate::bridge::ownership::claim_name(bridge),
+        ),
+    )
+    .with_attribute(AttributePath::attr("claim_namespace"))
 }
 
 #[async_trait]
@@ -448,6 +517,7 @@ impl DataSource for SveltosClustersDataSource {
             &[
                 "bridge",
                 "claim_namespace",
+                "instance_id",
                 "owned_only",
                 "namespaces",
                 "label_selector",
@@ -482,8 +552,19 @@ impl DataSource for SveltosClustersDataSource {
             "read SveltosClusters"
         );
         let mut diagnostics = Diagnostics::new();
-        if found.ownership == BridgeOwnership::Unknown {
-            diagnostics.push(unknown_ownership(&q));
+        match (&found.ownership, q.bridge.as_deref()) {
+            (BridgeOwnership::Unknown, _) => diagnostics.push(unknown_ownership(&q)),
+            (BridgeOwnership::NoClaim, Some(b)) => {
+                let labelled = found
+                    .clusters
+                    .iter()
+                    .filter(|sc| labelled_for(&sc.metadata, b))
+                    .count();
+                if labelled > 0 {
+                    diagnostics.push(no_claim(&q, labelled));
+                }
+            }
+            _ => {}
         }
         let mut state = config.clone();
         state.set_attr("id", Value::string(q.id()));
@@ -535,6 +616,7 @@ mod tests {
 
     /// The ownership a claim records for `ids` (`namespace/name`, each with UID `uid-<namespace/name>`).
     fn recorded(ids: &[&str]) -> BridgeOwnership {
+        let key = crate::bridge::ownership::RunKey::new([4; 32]);
         let mut ledger = crate::bridge::ownership::Ledger::default();
         for id in ids {
             ledger.record(
@@ -544,7 +626,9 @@ mod tests {
             );
         }
         let mut claim = crate::bridge::ownership::Claim::new("i".into(), None);
-        claim.ledger_copy = crate::bridge::ledger_copy::LedgerCopy::of(&ledger).encode();
+        claim.ledger_copy =
+            Some(crate::bridge::ledger_copy::LedgerCopy::of(&ledger, &key).encode());
+        claim.keys = vec![key];
         BridgeOwnership::from_claim(Some(claim))
     }
 

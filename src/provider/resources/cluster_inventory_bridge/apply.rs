@@ -125,12 +125,12 @@ async fn apply_claimed(
             ),
         ));
         // Objects written before the timeout carry the label at the names this apply meant to write.
-        let trusted = trusting_targets(snap.world.ledger(), plan.desired.values());
+        let trusted = trusting_targets(snap.world.ledger(&ledger), plan.desired.values());
         drop((plan, snap));
         let read_back = read_back(client, base, &spec.name, &trusted, diagnostics);
         return Ok(read_back.await);
     };
-    let ledger = outcome.ledger(&snap.world);
+    let ledger = outcome.ledger(&snap.world, &ledger);
     // The inventory is done with before the new state is built.
     drop(snap);
     let executed = Executed {
@@ -298,7 +298,7 @@ async fn read_back(
     ApplyResponse {
         new_state,
         keep_prior_state: false,
-        private: world.ledger().to_private(),
+        private: world.ledger(ledger).to_private(),
         diagnostics,
     }
 }

@@ -179,8 +179,9 @@ pub(super) async fn finish_run(
         r.done = true;
     }
     if let Some(ledger) = private.and_then(|p| Ledger::from_private(p, Vec::new).ok()) {
-        // Too large a copy (some 30,000 clusters) is not kept: readers then say they cannot tell.
-        run.claim.ledger_copy = LedgerCopy::of(&ledger).encode();
+        // A copy the claim cannot hold (some 20,000 clusters) is left out when written: readers then say they
+        // cannot tell.
+        run.claim.ledger_copy = Some(LedgerCopy::of(&ledger, &run.key).encode());
     }
     write_claim(client, spec, &run.claim).await.err().map(|_| {
         Diagnostic::warning(

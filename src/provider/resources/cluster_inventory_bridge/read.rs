@@ -88,7 +88,7 @@ pub(super) async fn read_bridge(
     let mut private = std::mem::take(&mut req.private);
     if !ledger.is_empty() || imported || !world.owned.is_empty() {
         let reads = ledger.reads().map(String::from);
-        private = world.ledger().with_reads(reads).to_private();
+        private = world.ledger(&ledger).with_reads(reads).to_private();
     }
     let config = BridgeConfig::from_value(&state);
     let entries = world.entries(|k| config.renews(k));
