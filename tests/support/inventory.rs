@@ -40,7 +40,7 @@ pub async fn create_profile(
 }
 
 /// Merges `status` into ClusterProfile `ns/name`'s status.
-pub async fn patch_profile_status(client: &kube::Client, ns: &str, name: &str, status: Json) {
+async fn patch_profile_status(client: &kube::Client, ns: &str, name: &str, status: Json) {
     Api::<ClusterProfile>::namespaced(client.clone(), ns)
         .patch_status(
             name,
@@ -89,7 +89,7 @@ impl Inv {
     }
 
     /// Merges `status` into the ClusterProfile's status.
-    pub async fn profile_status(&self, ns: &str, name: &str, status: Json) {
+    async fn profile_status(&self, ns: &str, name: &str, status: Json) {
         patch_profile_status(&self.client, ns, name, status).await;
     }
 
@@ -418,7 +418,7 @@ pub fn entry(diagnostic: &str, key: &str) -> String {
 // ---------------------------------------------------------------------------------------------
 
 /// The main API server's audit log (`TESTENV_AUDIT_LOG`, or `<TESTENV_DIR>/main/audit.log`).
-pub fn audit_log() -> PathBuf {
+fn audit_log() -> PathBuf {
     std::env::var_os("TESTENV_AUDIT_LOG")
         .filter(|p| !p.is_empty())
         .map(PathBuf::from)
@@ -426,7 +426,7 @@ pub fn audit_log() -> PathBuf {
 }
 
 /// The audit events on Secrets in namespace `ns` (metadata only: verb, objectRef, user agent).
-pub fn secret_events_in(ns: &str) -> Vec<Json> {
+fn secret_events_in(ns: &str) -> Vec<Json> {
     secret_events_in_all()
         .into_iter()
         .filter(|e| e["objectRef"]["namespace"] == ns)
