@@ -10,7 +10,6 @@
 
 support::test_binary!();
 
-
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::ConfigMap;

@@ -372,8 +372,8 @@ async fn a_short_restart_mid_apply_is_ridden_out_or_named_and_the_next_apply_con
 
 /// A cut longer than the retry bound, with `strict = true` (per-cluster failures are errors): the apply fails
 /// naming objects within a bounded time once the server is back, its state is what exists, and the next apply
-/// converges. (Without `strict` the same failures are warnings naming the same objects; see tests/dying_runs.rs
-/// and tests/exec_scope.rs for that default.)
+/// converges. (Without `strict` the same failures are warnings naming the same objects; see tests/e2e/dying_runs.rs
+/// and tests/e2e/exec_scope.rs for that default.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_outage_mid_apply_fails_naming_objects_and_the_next_apply_converges() {
     let inv = Inv::new().await;

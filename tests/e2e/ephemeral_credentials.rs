@@ -15,7 +15,6 @@ use serde_json::json;
 use support::{Cli, TestEnv, Tf, fixtures, inventory, unique_name, unique_namespace};
 use tfsveltos::api::{ClusterProfile, keys};
 
-
 /// What the member cluster holds for one test.
 struct Member {
     /// Held while the test runs: it writes to the member cluster (see `support::hub`).

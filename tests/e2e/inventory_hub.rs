@@ -23,7 +23,6 @@ const INVENTORY_RESOURCES: [&str; 4] = [
     "sveltosclusters",
 ];
 
-
 /// Write requests a server has served so far, per `(verb, resource)`, from its `apiserver_request_total`.
 fn write_counts(env: &TestEnv, kubeconfig: &Path) -> BTreeMap<(String, String), f64> {
     let text = env.kubectl_at(kubeconfig, &["get", "--raw", "/metrics"]);

@@ -5,7 +5,7 @@
 //!   names it (the benchmark's peer binary, `target/bench/peer-bin`, built here the way `scripts/bench` builds it
 //!   when it is absent);
 //! * the CI files are valid YAML with their schedule trigger and their one-run-at-a-time setting; the GitHub
-//!   workflows pass the checks `tests/workflows.rs` applies to `.github/workflows`; every script is valid shell;
+//!   workflows pass the checks `tests/plugin/workflows.rs` applies to `.github/workflows`; every script is valid shell;
 //!   every `tofu`/`terraform` subcommand and flag they run exists in both CLIs' help;
 //! * the fleet's states differ where they must (name, claim namespace, selection, shard), and each state's RBAC
 //!   binds only its own namespaces with the rules of `examples/rbac`;
@@ -20,13 +20,13 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use serde_json::{Value as Json, json};
+use support::workflow_lint::{Known, lint, parse_yaml};
 use support::{
     Cli, Install, Tf, cli_config, fixtures,
     inventory::{Inv, text},
     unique_name, unique_namespace,
 };
 use tfsveltos::api::keys;
-use support::workflow_lint::{Known, lint, parse_yaml};
 
 fn recipes() -> PathBuf {
     support::repo_root().join("examples/recipes")

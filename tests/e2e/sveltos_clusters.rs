@@ -600,7 +600,7 @@ async fn invalid_filters_and_an_unreachable_cluster_are_diagnostics() {
 }
 
 /// The docs page documents every attribute and embeds both examples verbatim; the plain example validates with
-/// every CLI (tests/docs.rs) and the `check` example with every CLI that has `check` blocks.
+/// every CLI (tests/plugin/docs.rs) and the `check` example with every CLI that has `check` blocks.
 #[test]
 fn docs_page_follows_the_schema_and_embeds_the_examples() {
     use tfsveltos::{provider::data_sources::sveltos_clusters, tfplugin::Type};

@@ -17,7 +17,6 @@ use support::{
 };
 use tfsveltos::api::{SveltosCluster, keys};
 
-
 /// The places a secret must never be found in after a run, with what each holds.
 fn assert_absent(canary: &str, what: &str, text: &str) {
     assert!(

@@ -23,14 +23,14 @@ fn committed_crds_match_the_rust_types() {
         }
         let committed = std::fs::read_to_string(&path).unwrap_or_else(|e| {
             panic!(
-                "{}: {e}; run `UPDATE_CRDS=1 cargo test --test crds`",
+                "{}: {e}; run `UPDATE_CRDS=1 cargo test --test plugin crds::`",
                 path.display()
             )
         });
         assert_eq!(
             committed,
             yaml,
-            "{} is stale; run `UPDATE_CRDS=1 cargo test --test crds` and commit it",
+            "{} is stale; run `UPDATE_CRDS=1 cargo test --test plugin crds::` and commit it",
             path.display()
         );
     }

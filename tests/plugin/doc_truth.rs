@@ -525,7 +525,7 @@ fn quoted_diagnostics_are_made_of_the_codes_own_text() {
     assert!(
         wrong.is_empty(),
         "diagnostics quoted in the docs that the code does not produce (quote the code's message; see the \
-         convention at the top of tests/doc_truth.rs):\n{}",
+         convention at the top of tests/plugin/doc_truth.rs):\n{}",
         wrong.join("\n")
     );
 }

@@ -1,5 +1,5 @@
 //! Docs and examples follow the provider's schema: every resource and data source has a registry docs page whose
-//! "Schema" section is the one generated from its schema (`UPDATE_DOCS=1 cargo test --test docs` rewrites them)
+//! "Schema" section is the one generated from its schema (`UPDATE_DOCS=1 cargo test --test plugin docs::` rewrites them)
 //! and embeds its example verbatim, and every example under `examples/` passes `validate` with the real CLIs.
 //! This is the one docs check: other test files test behaviour.
 
@@ -91,7 +91,7 @@ fn docs_schema_sections_are_generated_from_the_schema() {
     }
     assert!(
         stale.is_empty(),
-        "docs disagree with the schema (run `UPDATE_DOCS=1 cargo test --test docs` and review): {stale:?}"
+        "docs disagree with the schema (run `UPDATE_DOCS=1 cargo test --test plugin docs::` and review): {stale:?}"
     );
 }
 
@@ -149,7 +149,7 @@ fn example_dirs() -> Vec<PathBuf> {
     }
     walk(&repo().join("examples"), &mut out);
     // The recipes need more than the provider (the kubectl provider, CLI versions with `removed` blocks):
-    // tests/recipes.rs validates them with every CLI.
+    // tests/e2e/recipes.rs validates them with every CLI.
     out.retain(|d| !d.starts_with(repo().join("examples/recipes")));
     out.sort();
     out

@@ -558,7 +558,7 @@ fn every_module_names_only_the_layers_it_may_use() {
     }
     assert!(
         unclassified.is_empty(),
-        "src/ modules missing from the layer map (tests/layers.rs, docs/design/architecture.md): {unclassified:?}"
+        "src/ modules missing from the layer map (tests/plugin/layers.rs, docs/design/architecture.md): {unclassified:?}"
     );
     assert!(
         offenders.is_empty(),

@@ -18,7 +18,12 @@ fn entries(dir: &str) -> BTreeSet<String> {
     let path = tests_dir().join(dir);
     std::fs::read_dir(&path)
         .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
-        .map(|e| e.expect("a directory entry").file_name().to_string_lossy().into_owned())
+        .map(|e| {
+            e.expect("a directory entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
         .collect()
 }
 
@@ -37,7 +42,11 @@ fn declared(binary: &str) -> BTreeSet<String> {
 fn modules() -> BTreeSet<String> {
     let mut all: BTreeSet<String> = ALONE.iter().map(|f| f.to_string()).collect();
     for binary in BINARIES {
-        all.extend(declared(binary).into_iter().map(|m| format!("{binary}/{m}.rs")));
+        all.extend(
+            declared(binary)
+                .into_iter()
+                .map(|m| format!("{binary}/{m}.rs")),
+        );
     }
     all
 }
@@ -62,7 +71,10 @@ fn every_file_of_a_binary_is_a_module_it_declares() {
             .into_iter()
             .filter(|f| f != "main.rs" && !f.ends_with(".proptest-regressions"))
             .collect();
-        let modules: BTreeSet<String> = declared(binary).into_iter().map(|m| format!("{m}.rs")).collect();
+        let modules: BTreeSet<String> = declared(binary)
+            .into_iter()
+            .map(|m| format!("{m}.rs"))
+            .collect();
         assert_eq!(
             files, modules,
             "tests/{binary}: the files and the modules main.rs declares differ"

@@ -3,13 +3,13 @@
 //! of clients without the host's certificate, protocol negotiation, `--debug`, and prompt exit on
 //! `GRPCController.Shutdown`.
 
-use support::plugin::*;
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
+use support::plugin::*;
 use tfsveltos::tfplugin::{MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE};
 
 const BIN: &str = env!("CARGO_BIN_EXE_terraform-provider-sveltos");

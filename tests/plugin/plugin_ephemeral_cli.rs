@@ -1,12 +1,12 @@
-//! Ephemeral resources with the real CLIs: the toy provider of `plugin_common` (which declares the ephemeral
+//! Ephemeral resources with the real CLIs: the toy provider of `support::plugin` (which declares the ephemeral
 //! resource `toy_token`) is served in-process in debug mode and attached through `TF_REATTACH_PROVIDERS`.
 //! * `tofu` (and `terraform` >= 1.10 from PATH) open and close `toy_token` and pass its result to an aliased
 //!   provider's configuration; the token reaches neither the state nor the saved plan (`show -json`).
 //! * Terraform 1.0.3, which knows nothing of ephemeral resources, still loads the schema and applies a managed
 //!   resource of the same provider.
 
-use support::plugin::*;
 use std::sync::Arc;
+use support::plugin::*;
 use support::{Cli, Tf};
 use tfsveltos::tfplugin::{self, ListenConfig};
 

@@ -2,9 +2,9 @@
 //! TLS, with a Terraform-like (ECDSA P-521, CA:true) client certificate and the server certificate pinned from the
 //! handshake line.
 
-use support::plugin::*;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
+use support::plugin::*;
 use tfsveltos::tfplugin::{self, ListenConfig, RunningServer, Value};
 
 use pb::plugin::Empty;

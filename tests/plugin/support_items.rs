@@ -17,7 +17,9 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut dirs = vec![dir.to_path_buf()];
     while let Some(d) = dirs.pop() {
-        for entry in std::fs::read_dir(&d).unwrap_or_else(|e| panic!("reading {}: {e}", d.display())) {
+        for entry in
+            std::fs::read_dir(&d).unwrap_or_else(|e| panic!("reading {}: {e}", d.display()))
+        {
             let path = entry.expect("a directory entry").path();
             if path.is_dir() {
                 dirs.push(path);
@@ -76,7 +78,9 @@ fn items(file: &str, text: &str) -> Vec<Item> {
         let at = format!("tests/support/{file}:{}", i + 1);
         let trimmed = line.trim_start();
         if let Some(rest) = trimmed.strip_prefix("pub ") {
-            let rest = rest.trim_start_matches("async ").trim_start_matches("unsafe ");
+            let rest = rest
+                .trim_start_matches("async ")
+                .trim_start_matches("unsafe ");
             if let Some(path) = rest.strip_prefix("use ") {
                 // `a::b::C;` or `a::{b, C};`: the last segment, or each name in the braces
                 let path = path.trim_end_matches(';');
@@ -163,7 +167,11 @@ fn every_pub_item_of_support_is_used_by_a_test() {
     let mut macros = String::new();
     for path in rust_files(&support_dir) {
         let text = read(&path);
-        let file = path.strip_prefix(&support_dir).unwrap().display().to_string();
+        let file = path
+            .strip_prefix(&support_dir)
+            .unwrap()
+            .display()
+            .to_string();
         all.extend(items(&file, &text));
         macros += &macro_bodies(&text);
     }
@@ -228,7 +236,10 @@ fn the_item_scan_finds_items_re_exports_macros_and_signatures() {
             ("macro", "mac".to_string()),
         ]
     );
-    let go = items("x.rs", text).into_iter().find(|i| i.name == "go").unwrap();
+    let go = items("x.rs", text)
+        .into_iter()
+        .find(|i| i.name == "go")
+        .unwrap();
     assert!(names(&go.signature, "Guard"), "{}", go.signature);
     assert!(names(&macro_bodies(text), "inner"));
     assert!(names("a.go(1)", "go") && !names("a.goes(1)", "go") && !names("ago", "go"));

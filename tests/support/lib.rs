@@ -28,14 +28,23 @@
 //! Every `pub` item is used by some test (`tests/plugin/support_items.rs` checks it): the compiler does not warn
 //! about an unused `pub` item of a library.
 
+/// An API server a test may kill and restart.
 pub mod apiserver;
+/// A fault-injecting proxy in front of the API server.
 pub mod fault_proxy;
+/// Test data (pure values).
 pub mod fixtures;
+/// The member cluster as an inventory hub.
 pub mod hub;
+/// A test's inventory on the control plane.
 pub mod inventory;
+/// The API server's request counters.
 pub mod metrics;
+/// What a test needs from the machine.
 pub mod needs;
+/// The toy provider and mutual-TLS client of the plugin-layer tests.
 pub mod plugin;
+/// An actionlint-style checker of GitHub workflows.
 pub mod workflow_lint;
 
 pub use fixtures::PROVIDER_SOURCE;
@@ -46,7 +55,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, ObjectMeta, PostParams};
@@ -504,6 +513,7 @@ pub fn pids_with_cmdline_containing(needle: &str) -> Vec<u32> {
 pub struct Cli {
     /// `tofu`, `terraform-1.0.3` or `terraform`.
     pub name: String,
+    /// Its executable.
     pub path: PathBuf,
 }
 
@@ -551,6 +561,7 @@ impl Cli {
         all
     }
 
+    /// Whether this is OpenTofu.
     pub fn is_tofu(&self) -> bool {
         self.name == "tofu"
     }
@@ -659,6 +670,7 @@ fn go_arch() -> &'static str {
 
 /// A working directory driven by one CLI.
 pub struct Tf {
+    /// The CLI it runs.
     pub cli: Cli,
     dir: tempfile::TempDir,
     env: Vec<(String, String)>,
@@ -689,6 +701,7 @@ impl Tf {
         }
     }
 
+    /// The working directory.
     pub fn dir(&self) -> &Path {
         self.dir.path()
     }

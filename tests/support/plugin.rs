@@ -30,11 +30,15 @@ pub use tfsveltos::tfplugin::pb;
 
 /// A client certificate like the one Terraform generates: ECDSA P-521, self-signed, CA:true.
 pub struct ClientCert {
+    /// The certificate, PEM (as `PLUGIN_CLIENT_CERT` carries it).
     pub pem: String,
+    /// The certificate, DER.
     pub der: CertificateDer<'static>,
+    /// Its private key.
     pub key: PrivateKeyDer<'static>,
 }
 
+/// A fresh [`ClientCert`].
 pub fn terraform_like_client_cert() -> ClientCert {
     use rcgen::{
         BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
@@ -69,7 +73,9 @@ pub fn terraform_like_client_cert() -> ClientCert {
 /// Where a plugin listens, as its handshake line or reattach entry says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Addr {
+    /// A TCP address (`tcp|127.0.0.1:port`).
     Tcp(SocketAddr),
+    /// A Unix socket (`unix|/path`).
     Unix(PathBuf),
 }
 
@@ -120,10 +126,13 @@ impl<T: AsyncRead + AsyncWrite + Send + Unpin + 'static> IoStream for T {}
 /// A parsed go-plugin handshake line.
 #[derive(Debug)]
 pub struct Handshake {
+    /// Where the plugin listens.
     pub addr: Addr,
+    /// The server certificate, when the line carries one (AutoMTLS).
     pub cert: Option<CertificateDer<'static>>,
 }
 
+/// Parses a go-plugin handshake line (`core|app|network|addr|protocol|cert`), panicking on a malformed one.
 pub fn parse_handshake(line: &str) -> Handshake {
     let parts: Vec<&str> = line.trim_end_matches('\n').split('|').collect();
     assert_eq!(parts.len(), 6, "handshake line {line:?}");
@@ -256,8 +265,11 @@ pub async fn plain_channel(addr: &Addr) -> Result<Channel, tonic::transport::Err
 /// Records what the provider saw, for assertions.
 #[derive(Default)]
 pub struct Seen {
+    /// The last `ConfigureProvider` request.
     pub configured: Mutex<Option<ConfigureRequest>>,
+    /// How many plans.
     pub plans: AtomicUsize,
+    /// How many `StopProvider` calls.
     pub stops: AtomicUsize,
     /// `open <name>`, `renew <private>`, `close <private>` for the toy ephemeral resource, in call order.
     pub ephemeral: Mutex<Vec<String>>,
@@ -277,9 +289,10 @@ impl Seen {
 }
 
 struct ToyProvider {
-    pub seen: Arc<Seen>,
+    seen: Arc<Seen>,
 }
 
+/// The toy provider (resource `toy_thing`, data source `toy_echo`, ephemeral resource `toy_token`) and what it sees.
 pub fn toy_provider() -> (Arc<dyn Provider>, Arc<Seen>) {
     let seen = Arc::new(Seen::default());
     (Arc::new(ToyProvider { seen: seen.clone() }), seen)
@@ -342,6 +355,7 @@ struct Thing {
     seen: Arc<Seen>,
 }
 
+/// The schema of `toy_thing`.
 pub fn thing_schema() -> Schema {
     Schema::new(2)
         .markdown_description("A **thing**.")
@@ -531,6 +545,7 @@ impl Resource for Thing {
 
 struct Echo;
 
+/// The schema of `toy_echo`.
 pub fn echo_schema() -> Schema {
     Schema::new(0)
         .attribute(Attribute::string("input").required())
@@ -577,6 +592,7 @@ struct Token {
 /// How far ahead of now the toy token asks to be renewed.
 pub const TOKEN_RENEW_IN: std::time::Duration = std::time::Duration::from_secs(3600);
 
+/// The schema of `toy_token`.
 pub fn token_schema() -> Schema {
     Schema::new(0)
         .attribute(Attribute::string("name").required())

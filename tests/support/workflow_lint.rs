@@ -12,7 +12,9 @@ use serde_json::Value;
 
 /// The secrets and repository variables a workflow may name (secrets upper case: GitHub ignores their case).
 pub struct Known<'a> {
+    /// Secret names, upper case.
     pub secrets: &'a [&'a str],
+    /// Repository variable names.
     pub variables: &'a [&'a str],
 }
 
