@@ -363,13 +363,13 @@ fn missing_requirements_fail_under_ci_and_are_recorded_otherwise() {
     let log = run_dir.path().join("skipped");
     let child = |ci: &str| {
         Command::new(std::env::current_exe().expect("test binary"))
-            .args(["--ignored", "--exact", "finds_something_missing"])
+            .args(["--ignored", "--exact", "testenv::finds_something_missing"])
             .env("TESTENV_TMPDIR", run_dir.path())
             .env("CI", ci)
             .output()
             .expect("running the test binary")
     };
-    let skipped = "skipped: testenv::finds_something_missing: the-missing-thing";
+    let skipped = "skipped: e2e::testenv::finds_something_missing: the-missing-thing";
 
     let out = child("false");
     assert!(out.status.success(), "{}", support::describe_output(&out));
@@ -392,7 +392,7 @@ fn missing_requirements_fail_under_ci_and_are_recorded_otherwise() {
     let text = std::fs::read_to_string(&log).expect("skip log");
     assert!(
         text.contains(
-            "missing: testenv::finds_something_missing: the-missing-thing (required when CI=true)"
+            "missing: e2e::testenv::finds_something_missing: the-missing-thing (required when CI=true)"
         ),
         "{text}"
     );

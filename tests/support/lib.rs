@@ -70,8 +70,9 @@ pub const PROVIDER_HOSTS: [&str; 2] = ["registry.terraform.io", "registry.opento
 /// Cargo tells a test binary where the provider binary is (`CARGO_BIN_EXE_terraform-provider-sveltos`), its own
 /// name and its scratch directory (`CARGO_TARGET_TMPDIR`) only while compiling the test binary itself, not this
 /// library. The library finds the same from where the running test binary is ([`provider_binary`],
-/// [`test_binary_name`], [`target_tmpdir`]: cargo's layout of a target directory); this macro adds a test,
-/// `support_paths_are_cargos`, that checks the three against cargo's own values, in every test binary.
+/// [`test_binary_name`], [`target_tmpdir`]: cargo's layout of a target directory; [`repo_root`] from its own
+/// place in the repository); this macro adds a test, `support_paths_are_cargos`, that checks them against cargo's
+/// own values, in every test binary.
 #[macro_export]
 macro_rules! test_binary {
     () => {
