@@ -23,9 +23,8 @@ use tfsveltos::provider::resources::cluster_inventory_bridge::{
 use tfsveltos::tfplugin::Type;
 use tfsveltos::tfplugin::value::msgpack::{decode, encode};
 
-/// The test data of the integration tests (pure values).
-#[path = "../tests/support/fixtures.rs"]
-mod fixtures;
+// The test data of the integration tests (pure values).
+use support::fixtures;
 
 /// Counts the bytes currently allocated and the most ever allocated at once.
 struct Counting;

@@ -15,9 +15,8 @@ use tfsveltos::bridge::observed::World;
 use tfsveltos::bridge::ownership::{IMPORTED, Ledger};
 use tfsveltos::bridge::plan::{Inputs, Phase, locate_all, plan};
 
-/// The fixtures the integration tests use (pure values; the rest of `tests/support` needs a test binary).
-#[path = "../tests/support/fixtures.rs"]
-mod fixtures;
+// The test data of the integration tests (pure values).
+use support::fixtures;
 
 const N: usize = 10_000;
 

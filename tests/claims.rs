@@ -2,8 +2,13 @@
 //! shared control plane: two states using one bridge name, moving a bridge between states with `import`,
 //! writes counted by the API server's own metrics when one argument changes, and every string attribute
 //! driven with huge, empty and malformed values.
+//!
+//! A test binary of its own: its tests count the SveltosCluster writes the main API server serves
+//! (`support::metrics`), and those counters are global to the API server. In a binary with other tests that write
+//! SveltosClusters (all of `tests/e2e`) they would count those writes too; test binaries run one after another,
+//! and within this one every test that writes SveltosClusters holds `SC_WRITERS`.
 
-mod support;
+support::test_binary!();
 
 use std::collections::BTreeMap;
 

@@ -1,6 +1,6 @@
 //! The composition root of the mapping layer: the `sveltos` provider as one [`tfplugin::Provider`], listing its
 //! resources, data sources and ephemeral resources over one shared [`ProviderState`]. Only the binary (and tests
-//! outside `src/`) build it; nothing in the crate imports this module (`tests/layers.rs` checks it).
+//! outside `src/`) build it; nothing in the crate imports this module (`tests/plugin/layers.rs` checks it).
 
 use std::sync::Arc;
 

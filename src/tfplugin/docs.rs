@@ -1,5 +1,5 @@
 //! Renders the "Schema" section of a registry docs page (tfplugindocs layout) from a [`Schema`], so the docs
-//! under `docs/` are generated from the provider's own schema. `tests/docs.rs` fails when a committed page
+//! under `docs/` are generated from the provider's own schema. `tests/plugin/docs.rs` fails when a committed page
 //! disagrees and rewrites the sections with `UPDATE_DOCS=1`.
 
 use std::fmt::Write;
@@ -10,7 +10,7 @@ use crate::tfplugin::{
 };
 
 /// Marker opening a generated schema section.
-pub const BEGIN: &str = "<!-- schema generated from the provider's schema by src/tfplugin/docs.rs (UPDATE_DOCS=1 cargo test --test docs) -->";
+pub const BEGIN: &str = "<!-- schema generated from the provider's schema by src/tfplugin/docs.rs (UPDATE_DOCS=1 cargo test --test plugin docs::) -->";
 /// Marker closing a generated schema section.
 pub const END: &str = "<!-- end of generated schema -->";
 

@@ -2,7 +2,7 @@
 //! again with the same command line: same etcd (so every object is still there), same port, same serving
 //! certificate (kept in its `--cert-dir`), so clients reconnect to it as to a restarted control plane. Only for an
 //! environment the test started itself ([`Restartable`]): the shared one serves every other test of the binary.
-//! (`tests/apiserver_restart.rs` simulates the same through a proxy, which can also hold a cut for a set time.)
+//! (`tests/e2e/apiserver_restart.rs` simulates the same through a proxy, which can also hold a cut for a set time.)
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
@@ -17,6 +17,7 @@ use super::{OwnedEnv, TestEnv, pid_alive};
 
 /// A test environment (main cluster only) whose kube-apiserver a test may kill and restart.
 pub struct Restartable {
+    /// The environment (stopped when this is dropped).
     pub env: OwnedEnv,
     /// The running kube-apiserver: the one `scripts/testenv up` started (pid only), or one started here.
     pid: u32,

@@ -57,8 +57,6 @@ struct Shared {
     writes: AtomicUsize,
     /// Requests dropped in flight by [`Mode::Down`] since the proxy started.
     dropped: AtomicUsize,
-    /// Connections accepted and then closed by [`Mode::Reset`] since the proxy started.
-    reset: AtomicUsize,
     /// Switch to [`Mode::Down`] once this many writes have arrived.
     cut_after: Mutex<Option<usize>>,
     /// When the proxy last went [`Mode::Down`].
@@ -93,7 +91,6 @@ impl FaultProxy {
             requests: AtomicUsize::new(0),
             writes: AtomicUsize::new(0),
             dropped: AtomicUsize::new(0),
-            reset: AtomicUsize::new(0),
             cut_after: Mutex::new(None),
             cut_at: Mutex::new(None),
             authorizations: Mutex::new(Vec::new()),
@@ -159,11 +156,6 @@ impl FaultProxy {
     /// Requests dropped in flight by [`Mode::Down`] since the proxy started.
     pub fn dropped(&self) -> usize {
         self.shared.dropped.load(Ordering::SeqCst)
-    }
-
-    /// Connections closed unanswered by [`Mode::Reset`] since the proxy started.
-    pub fn reset_connections(&self) -> usize {
-        self.shared.reset.load(Ordering::SeqCst)
     }
 
     /// Goes [`Mode::Down`] by itself when the `writes`-th write (counted since the proxy started) arrives;
@@ -279,10 +271,7 @@ async fn serve(shared: Arc<Shared>, mut stream: TcpStream) {
             shared.dropped.fetch_add(1, Ordering::SeqCst);
             return reset(stream);
         }
-        Mode::Reset => {
-            shared.reset.fetch_add(1, Ordering::SeqCst);
-            return;
-        }
+        Mode::Reset => return,
         Mode::Unavailable => (
             503,
             br#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"injected by the test proxy","reason":"ServiceUnavailable","code":503}"#.to_vec(),

@@ -1,8 +1,6 @@
-//! Test data shared by the integration tests (as `support::fixtures`) and the benchmarks (which include this
-//! file with `#[path = "../tests/support/fixtures.rs"]`): kubeconfig text, ClusterProfile and Secret values,
-//! and the head of a configuration using the provider. Pure values only: nothing here talks to a cluster, so
-//! it builds wherever the library does.
-#![allow(dead_code)]
+//! Test data shared by the integration tests and the benchmarks (both as `support::fixtures`): kubeconfig text,
+//! ClusterProfile and Secret values, and the head of a configuration using the provider. Pure values only:
+//! nothing here talks to a cluster.
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -40,7 +40,7 @@ pub async fn create_profile(
 }
 
 /// Merges `status` into ClusterProfile `ns/name`'s status.
-pub async fn patch_profile_status(client: &kube::Client, ns: &str, name: &str, status: Json) {
+async fn patch_profile_status(client: &kube::Client, ns: &str, name: &str, status: Json) {
     Api::<ClusterProfile>::namespaced(client.clone(), ns)
         .patch_status(
             name,
@@ -70,11 +70,14 @@ pub async fn create_secret(
 
 /// A client of the shared control plane and the admin kubeconfig the configurations use.
 pub struct Inv {
+    /// A client of the main control plane.
     pub client: kube::Client,
+    /// Its admin kubeconfig, for the provider blocks of the configurations.
     pub kubeconfig: PathBuf,
 }
 
 impl Inv {
+    /// The shared control plane ([`TestEnv::get`]).
     pub async fn new() -> Self {
         let env = TestEnv::get();
         Inv {
@@ -89,7 +92,7 @@ impl Inv {
     }
 
     /// Merges `status` into the ClusterProfile's status.
-    pub async fn profile_status(&self, ns: &str, name: &str, status: Json) {
+    async fn profile_status(&self, ns: &str, name: &str, status: Json) {
         patch_profile_status(&self.client, ns, name, status).await;
     }
 
@@ -117,6 +120,7 @@ impl Inv {
         .await;
     }
 
+    /// Deletes ClusterProfile `ns/name`.
     pub async fn delete_profile(&self, ns: &str, name: &str) {
         Api::<ClusterProfile>::namespaced(self.client.clone(), ns)
             .delete(name, &DeleteParams::default())
@@ -124,6 +128,7 @@ impl Inv {
             .unwrap_or_else(|e| panic!("deleting ClusterProfile {ns}/{name}: {e}"));
     }
 
+    /// Deletes Secret `ns/name`.
     pub async fn delete_secret(&self, ns: &str, name: &str) {
         Api::<Secret>::namespaced(self.client.clone(), ns)
             .delete(name, &DeleteParams::default())
@@ -181,6 +186,7 @@ impl Inv {
             .unwrap_or_else(|e| panic!("creating SveltosCluster {ns}/{name}: {e}"));
     }
 
+    /// SveltosCluster `ns/name`, if it exists.
     pub async fn sc(&self, ns: &str, name: &str) -> Option<SveltosCluster> {
         Api::<SveltosCluster>::namespaced(self.client.clone(), ns)
             .get_opt(name)
@@ -188,6 +194,7 @@ impl Inv {
             .unwrap_or_else(|e| panic!("reading SveltosCluster {ns}/{name}: {e}"))
     }
 
+    /// Secret `ns/name`, if it exists.
     pub async fn get_secret(&self, ns: &str, name: &str) -> Option<Secret> {
         Api::<Secret>::namespaced(self.client.clone(), ns)
             .get_opt(name)
@@ -418,7 +425,7 @@ pub fn entry(diagnostic: &str, key: &str) -> String {
 // ---------------------------------------------------------------------------------------------
 
 /// The main API server's audit log (`TESTENV_AUDIT_LOG`, or `<TESTENV_DIR>/main/audit.log`).
-pub fn audit_log() -> PathBuf {
+fn audit_log() -> PathBuf {
     std::env::var_os("TESTENV_AUDIT_LOG")
         .filter(|p| !p.is_empty())
         .map(PathBuf::from)
@@ -426,7 +433,7 @@ pub fn audit_log() -> PathBuf {
 }
 
 /// The audit events on Secrets in namespace `ns` (metadata only: verb, objectRef, user agent).
-pub fn secret_events_in(ns: &str) -> Vec<Json> {
+fn secret_events_in(ns: &str) -> Vec<Json> {
     secret_events_in_all()
         .into_iter()
         .filter(|e| e["objectRef"]["namespace"] == ns)
@@ -493,7 +500,9 @@ pub fn secret_reads_in(ns: &str) -> Vec<String> {
 /// (the `server` it was given through `KUBERNETES_EXEC_INFO`, and `LD_PRELOAD` if set) and answers an
 /// ExecCredential with `token-<pid>` expiring `expires_in_secs` from now.
 pub struct Plugin {
+    /// The providers file (`credentials.exec_providers_file`) naming the script.
     pub providers_file: PathBuf,
+    /// One line per run of the script.
     pub runs_log: PathBuf,
 }
 
@@ -556,9 +565,13 @@ pub fn exec_status(provider: &str, server: &str, extensions: Json) -> Json {
 /// process it started.
 #[derive(Debug)]
 pub struct Measured {
+    /// What the command printed, and how it exited.
     pub output: Output,
+    /// Its wall time.
     pub wall: Duration,
+    /// The largest peak RSS of its provider processes, in KiB.
     pub provider_peak_rss_kib: u64,
+    /// How many provider processes it started.
     pub provider_processes: usize,
 }
 

@@ -11,15 +11,15 @@ use std::path::PathBuf;
 
 /// The file skips are appended to: `$TESTENV_TMPDIR/skipped` during `scripts/test` (one file per run),
 /// else `target/tmp/skipped` (appended to by every plain `cargo test`).
-pub fn skip_log() -> PathBuf {
+fn skip_log() -> PathBuf {
     match std::env::var_os("TESTENV_TMPDIR").filter(|d| !d.is_empty()) {
         Some(dir) => PathBuf::from(dir).join("skipped"),
-        None => PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("skipped"),
+        None => super::target_tmpdir().join("skipped"),
     }
 }
 
 /// Whether missing requirements are failures (`CI=true`, as `.ci/run` sets).
-pub fn required_everywhere() -> bool {
+fn required_everywhere() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true")
 }
 
@@ -48,12 +48,13 @@ pub fn missing(what: &str) {
     record(&format!("skipped: {test}: {what}\n"));
 }
 
-/// `<test binary>::<test>`, from the name libtest gives the thread running the test.
+/// `<test binary>::<test>` (`e2e::bridge::lifecycle_tofu`), from the name libtest gives the thread running the
+/// test.
 fn current_test() -> String {
-    let krate = env!("CARGO_CRATE_NAME");
+    let krate = super::test_binary_name();
     match std::thread::current().name() {
         Some(name) if name != "main" => format!("{krate}::{name}"),
-        _ => krate.to_string(),
+        _ => krate,
     }
 }
 

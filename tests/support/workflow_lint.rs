@@ -2,10 +2,9 @@
 //! `runs-on` and steps, and every step either `uses` an action pinned to a full commit hash or `run`s a script;
 //! `${{ }}` expressions name only known contexts, and only secrets, variables, inputs, env entries, steps and needs
 //! that exist; no expression is pasted into a `run:` script; permissions are set, read-only at the top; checkouts do
-//! not leave the token in `.git/config`. Used by `tests/workflows.rs` (the repository's workflows) and
-//! `tests/recipes.rs` (the workflows of `examples/recipes`), each with the secrets and variables its repository
-//! defines. Included with `#[path = "support/workflow_lint.rs"] mod workflow_lint;`.
-#![allow(dead_code)]
+//! not leave the token in `.git/config`. Used by `tests/plugin/workflows.rs` (the repository's workflows) and
+//! `tests/e2e/recipes.rs` (the workflows of `examples/recipes`), each with the secrets and variables its repository
+//! defines.
 
 use std::collections::BTreeSet;
 
@@ -13,7 +12,9 @@ use serde_json::Value;
 
 /// The secrets and repository variables a workflow may name (secrets upper case: GitHub ignores their case).
 pub struct Known<'a> {
+    /// Secret names, upper case.
     pub secrets: &'a [&'a str],
+    /// Repository variable names.
     pub variables: &'a [&'a str],
 }
 

@@ -1,0 +1,699 @@
+//! Issue 13 end to end: one bad profile, a health blip or a typo never deregisters the fleet. Each test runs the
+//! real `tofu` (and Terraform 1.0.3 where cheap) against the shared control plane and checks, object by object,
+//! what was written, kept and deleted.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value as Json, json};
+use support::inventory::{
+    Inv, Plugin, alias_bomb, apply_ok, bridge, diagnostics, entry, exec_status, flat,
+    health_status, labels_of, one_diagnostic, owned_lists, plan_clusters, run, state_clusters,
+};
+use support::{Cli, fixtures, unique_namespace};
+use tfsveltos::api::keys;
+
+const APPLY: &[&str] = &["apply", "-input=false", "-no-color", "-auto-approve"];
+const PLAN: &[&str] = &["plan", "-input=false", "-no-color"];
+
+/// `a` (two candidate Secrets, bridged before the second appeared), `b` (name taken by a foreign
+/// SveltosCluster), `c` (no credentials) and 20 good profiles: with `strict = true` the plan fails and nothing
+/// is written; without, one apply registers the 20, leaves `a`'s objects untouched, writes nothing for `b` and
+/// `c`, and prints one diagnostic per cause.
+#[tokio::test(flavor = "multi_thread")]
+async fn one_bad_profile_never_blocks_the_fleet() {
+    let inv = Inv::new().await;
+    let ns = unique_namespace(&inv.client, "fleet").await;
+    let kc = fixtures::unreachable_kubeconfig("t");
+    inv.profile_with_secret(&ns, "a", &[], Json::Null, &kc)
+        .await;
+    let cli = Cli::tofu();
+    let tf = inv.tf(&cli, &bridge(&ns, &[&ns], ""));
+    apply_ok(&tf);
+    let a_versions = async || {
+        (
+            inv.sc_version(&ns, "a").await,
+            inv.secret_version(&ns, "a-sveltos-kubeconfig").await,
+        )
+    };
+    let a_before = a_versions().await;
+    assert!(a_before.0.is_some() && a_before.1.is_some());
+
+    inv.secret(
+        &ns,
+        "a-second",
+        &[(keys::CLUSTER_PROFILE_LABEL, "a")],
+        &[("Config", &fixtures::unreachable_kubeconfig("other"))],
+    )
+    .await;
+    inv.profile_with_secret(&ns, "b", &[], Json::Null, &kc)
+        .await;
+    inv.foreign_sveltos_cluster(&ns, "b", &[("owner", "someone")])
+        .await;
+    let b_before = inv.sc_version(&ns, "b").await;
+    inv.profile(&ns, "c", &[], Json::Null).await;
+    let good: Vec<String> = (0..20).map(|i| format!("h{i:02}")).collect();
+    for name in &good {
+        inv.profile_with_secret(&ns, name, &[], Json::Null, &kc)
+            .await;
+    }
+
+    // strict: the plan fails and nothing is written.
+    inv.rewrite(&tf, &bridge(&ns, &[&ns], "  strict = true"));
+    let (ok, out) = run(&tf, APPLY);
+    assert!(!ok, "strict apply succeeded:\n{out}");
+    assert!(
+        out.contains("two or more candidate") && out.contains(&format!("{ns}/a-second")),
+        "{out}"
+    );
+    for name in &good {
+        assert!(inv.sc(&ns, name).await.is_none(), "strict wrote {name}");
+    }
+    assert_eq!(a_versions().await, a_before);
+
+    // Default: per-cluster isolation.
+    inv.rewrite(&tf, &bridge(&ns, &[&ns], ""));
+    let out = apply_ok(&tf);
+    for name in &good {
+        assert_eq!(
+            inv.bridged_kubeconfig(&ns, name).await,
+            Some(fixtures::written(&kc)),
+            "{name}"
+        );
+        assert!(inv.sc(&ns, name).await.is_some(), "{name}");
+    }
+    assert_eq!(a_versions().await, a_before, "a's objects were rewritten");
+    assert_eq!(
+        inv.sc_version(&ns, "b").await,
+        b_before,
+        "the foreign SveltosCluster b was written"
+    );
+    assert!(inv.get_secret(&ns, "b-sveltos-kubeconfig").await.is_none());
+    assert!(inv.sc(&ns, "c").await.is_none());
+    assert!(inv.get_secret(&ns, "c-sveltos-kubeconfig").await.is_none());
+    let ambiguous = one_diagnostic(&out, "Warning", "two or more candidate kubeconfig Secrets");
+    let a_entry = entry(ambiguous, &format!("{ns}/a"));
+    assert!(
+        a_entry.contains("kept as it is")
+            && a_entry.contains(&format!("{ns}/a-src"))
+            && a_entry.contains(&format!("{ns}/a-second")),
+        "both Secrets named:\n{ambiguous}"
+    );
+    let collision = one_diagnostic(&out, "Warning", "has the name it would write");
+    assert!(
+        entry(collision, &format!("{ns}/b")).contains(&format!("SveltosCluster {ns}/b")),
+        "{collision}"
+    );
+    let missing = one_diagnostic(&out, "Warning", "no usable credentials");
+    assert!(
+        entry(missing, &format!("{ns}/c")).contains("not registered"),
+        "{missing}"
+    );
+    let state = state_clusters(&tf);
+    assert_eq!(state.len(), 21, "a kept plus the 20: {:?}", state.keys());
+    assert!(state.contains_key(&format!("{ns}/a")));
+    tf.destroy();
+}
+
+/// `require_healthy` with a bridged profile turning unhealthy, under each `unhealthy` policy.
+async fn health_flip(policy: &str) {
+    let inv = Inv::new().await;
+    let ns = unique_namespace(&inv.client, &format!("health-{policy}")).await;
+    let kc = fixtures::unreachable_kubeconfig("t");
+    inv.profile_with_secret(&ns, "p", &[], health_status(true), &kc)
+        .await;
+    inv.profile_with_secret(&ns, "steady", &[], health_status(true), &kc)
+        .await;
+    let cli = Cli::tofu();
+    let body = format!("  require_healthy = true\n  unhealthy = \"{policy}\"");
+    let tf = inv.tf(&cli, &bridge(&ns, &[&ns], &body));
+    apply_ok(&tf);
+    assert!(inv.sc(&ns, "p").await.is_some());
+    let before = (
+        inv.sc_version(&ns, "p").await,
+        inv.secret_version(&ns, "p-sveltos-kubeconfig").await,
+    );
+    inv.set_healthy(&ns, "p", false).await;
+    // A new profile that is not healthy is not registered, whatever the policy.
+    inv.profile_with_secret(&ns, "newcomer", &[], health_status(false), &kc)
+        .await;
+    let out = apply_ok(&tf);
+    assert!(inv.sc(&ns, "newcomer").await.is_none());
+    assert!(inv.sc(&ns, "steady").await.is_some());
+    match policy {
+        "keep" => {
+            let now = (
+                inv.sc_version(&ns, "p").await,
+                inv.secret_version(&ns, "p-sveltos-kubeconfig").await,
+            );
+            assert_eq!(now, before, "kept exactly as it was");
+            let w = one_diagnostic(&out, "Warning", "is not healthy");
+            assert!(entry(w, &format!("{ns}/p")).contains("kept"), "{w}");
+        }
+        "pause" => {
+            let sc = inv.sc(&ns, "p").await.expect("still registered");
+            assert_eq!(sc.spec.paused, Some(true), "paused while unhealthy");
+            assert!(inv.bridged_kubeconfig(&ns, "p").await.is_some());
+            let w = one_diagnostic(&out, "Warning", "is not healthy");
+            assert!(entry(w, &format!("{ns}/p")).contains("paused"), "{w}");
+            inv.set_healthy(&ns, "p", true).await;
+            apply_ok(&tf);
+            let sc = inv.sc(&ns, "p").await.unwrap();
+            assert_ne!(sc.spec.paused, Some(true), "unpaused once healthy again");
+        }
+        "remove" => {
+            assert!(inv.sc(&ns, "p").await.is_none(), "deregistered");
+            assert!(inv.get_secret(&ns, "p-sveltos-kubeconfig").await.is_none());
+            let w = one_diagnostic(&out, "Warning", "deregisters 1 cluster");
+            assert!(w.contains(&format!("{ns}/p")), "{w}");
+        }
+        other => panic!("unknown policy {other}"),
+    }
+    tf.destroy();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unhealthy_keep_leaves_the_cluster_registered() {
+    health_flip("keep").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unhealthy_pause_pauses_until_healthy_again() {
+    health_flip("pause").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unhealthy_remove_deregisters() {
+    health_flip("remove").await;
+}
+
+/// A selector change that drops 3 of 6 clusters: `max_removals = 2` fails the plan naming 3 and the attribute,
+/// and nothing is deleted; `max_removals = 3` removes them with a warning listing them.
+#[tokio::test(flavor = "multi_thread")]
+async fn max_removals_guards_against_a_typo() {
+    let inv = Inv::new().await;
+    let ns = unique_namespace(&inv.client, "guard").await;
+    let kc = fixtures::unreachable_kubeconfig("t");
+    let (a, b) = (["a1", "a2", "a3"], ["b1", "b2", "b3"]);
+    for n in a {
+        inv.profile_with_secret(&ns, n, &[("grp", "a")], Json::Null, &kc)
+            .await;
+    }
+    for n in b {
+        inv.profile_with_secret(&ns, n, &[("grp", "b")], Json::Null, &kc)
+            .await;
+    }
+    let cli = Cli::tofu();
+    let body = |selector: &str, max: u32| {
+        bridge(
+            &ns,
+            &[&ns],
+            &format!("  label_selector = \"{selector}\"\n  max_removals = {max}"),
+        )
+    };
+    let tf = inv.tf(&cli, &body("grp in (a,b)", 2));
+    apply_ok(&tf);
+    for n in a.iter().chain(&b) {
+        assert!(inv.sc(&ns, n).await.is_some(), "{n}");
+    }
+    inv.rewrite(&tf, &body("grp=a", 2));
+    let (ok, out) = run(&tf, PLAN);
+    assert!(!ok, "plan succeeded:\n{out}");
+    let e = one_diagnostic(&out, "Error", "max_removals");
+    assert!(flat(e).contains("deregister 3 clusters"), "{e}");
+    for n in b {
+        assert!(e.contains(&format!("{ns}/{n}")), "{n} not named: {e}");
+    }
+    let (ok, out) = run(&tf, APPLY);
+    assert!(!ok, "apply succeeded:\n{out}");
+    for n in a.iter().chain(&b) {
+        assert!(inv.sc(&ns, n).await.is_some(), "{n} deleted");
+        assert!(
+            inv.get_secret(&ns, &format!("{n}-sveltos-kubeconfig"))
+                .await
+                .is_some(),
+            "{n}'s Secret deleted"
+        );
+    }
+    inv.rewrite(&tf, &body("grp=a", 3));
+    let out = apply_ok(&tf);
+    let w = one_diagnostic(&out, "Warning", "deregisters 3 cluster");
+    for n in b {
+        assert!(w.contains(&format!("{ns}/{n}")), "{n} not listed: {w}");
+        assert!(inv.sc(&ns, n).await.is_none(), "{n}");
+        assert!(
+            inv.get_secret(&ns, &format!("{n}-sveltos-kubeconfig"))
+                .await
+                .is_none()
+        );
+    }
+    for n in a {
+        assert!(inv.sc(&ns, n).await.is_some(), "{n}");
+    }
+    tf.destroy();
+}
+
+/// Deregistration in Sveltos' order: with a finalizer on the SveltosCluster that the test removes after 5 s,
+/// the Secret outlives the SveltosCluster (both polled); with a finalizer that stays and
+/// `deletion_timeout = "5s"`, apply fails naming the cluster and keeps the Secret, and the next apply finishes
+/// once the finalizer is gone.
+#[tokio::test(flavor = "multi_thread")]
+async fn secret_is_deleted_only_after_the_sveltos_cluster_is_gone() {
+    let inv = Inv::new().await;
+    let ns = unique_namespace(&inv.client, "fin").await;
+    let kc = fixtures::unreachable_kubeconfig("t");
+    for n in ["p", "q"] {
+        inv.profile_with_secret(&ns, n, &[], Json::Null, &kc).await;
+    }
+    let cli = Cli::tofu();
+    let tf = inv.tf(&cli, &bridge(&ns, &[&ns], "  deletion_timeout = \"2m\""));
+    apply_ok(&tf);
+    let hold = json!({"finalizers": ["e2e.test/hold"]});
+    inv.patch_sc_metadata(&ns, "p", hold.clone()).await;
+    inv.delete_profile(&ns, "p").await;
+    let mut child = tf
+        .command(APPLY)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let (mut released, mut samples, mut sc_gone_at) = (false, 0u32, None);
+    loop {
+        let sc = inv.sc(&ns, "p").await;
+        let secret = inv.get_secret(&ns, "p-sveltos-kubeconfig").await;
+        samples += 1;
+        if sc.is_some() {
+            assert!(
+                secret.is_some(),
+                "the Secret was deleted while the SveltosCluster still existed ({:?} in)",
+                start.elapsed()
+            );
+        } else if sc_gone_at.is_none() {
+            sc_gone_at = Some(start.elapsed());
+        }
+        if !released && start.elapsed() >= Duration::from_secs(5) {
+            assert!(
+                sc.as_ref()
+                    .is_some_and(|s| s.metadata.deletion_timestamp.is_some()),
+                "after 5 s the SveltosCluster is terminating, held by the finalizer"
+            );
+            assert!(secret.is_some(), "the Secret is kept while it terminates");
+            inv.patch_sc_metadata(&ns, "p", json!({"finalizers": null}))
+                .await;
+            released = true;
+        }
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "apply did not finish"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", support::inventory::text(&out));
+    assert!(released, "apply finished before the finalizer was removed");
+    assert!(
+        sc_gone_at.is_some_and(|t| t >= Duration::from_secs(5)),
+        "{sc_gone_at:?}"
+    );
+    assert!(inv.sc(&ns, "p").await.is_none());
+    assert!(inv.get_secret(&ns, "p-sveltos-kubeconfig").await.is_none());
+    support::inventory::report(&format!(
+        "finalizer: {samples} samples, SveltosCluster gone after {sc_gone_at:?}, the Secret only after it"
+    ));
+
+    // A finalizer that stays: deletion_timeout bounds the wait.
+    inv.rewrite(&tf, &bridge(&ns, &[&ns], "  deletion_timeout = \"5s\""));
+    inv.patch_sc_metadata(&ns, "q", hold).await;
+    inv.delete_profile(&ns, "q").await;
+    let start = Instant::now();
+    let (ok, out) = run(&tf, APPLY);
+    let took = start.elapsed();
+    assert!(!ok, "apply succeeded although the finalizer stays:\n{out}");
+    assert!(
+        out.contains(&format!("{ns}/q")),
+        "the cluster is named:\n{out}"
+    );
+    assert!(
+        took >= Duration::from_secs(5) && took < Duration::from_secs(90),
+        "{took:?}"
+    );
+    assert!(
+        inv.get_secret(&ns, "q-sveltos-kubeconfig").await.is_some(),
+        "the Secret was deleted before the SveltosCluster was gone"
+    );
+    inv.patch_sc_metadata(&ns, "q", json!({"finalizers": null}))
+        .await;
+    apply_ok(&tf);
+    assert!(inv.sc(&ns, "q").await.is_none());
+    assert!(inv.get_secret(&ns, "q-sveltos-kubeconfig").await.is_none());
+    assert!(state_clusters(&tf).is_empty());
+}
+
+/// A saved plan made while an exec credential was fresh applies cleanly after the credential entered
+/// `refresh_before` (still unexpired), without minting a new one.
+async fn saved_plan_survives_credential_aging(cli: Cli) {
+    let inv = Inv::new().await;
+    let ns = unique_namespace(&inv.client, "aging").await;
+    let scratch = tempfile::tempdir().unwrap();
+    // Expires 10 min 20 s after minting; refresh_before 10 min: 20 s in, the credential needs renewing.
+    let plugin = Plugin::write(scratch.path(), 620, &[("tok", None)]);
+    inv.profile(
+        &ns,
+        "p",
+        &[],
+        exec_status("tok", "https://127.0.0.1:6443", json!([])),
+    )
+    .await;
+    let body = |team: &str| {
+        bridge(
+            &ns,
+            &[&ns],
+            &format!(
+                "  extra_labels = {{ team = \"{team}\" }}\n  credentials {{\n    exec_providers_file = \"{}\"\n    refresh_before = \"10m\"\n    \
+                 exec_providers = {{ tok = {{ namespaces = [\"{ns}\"] }} }}\n  }}",
+                plugin.providers_file.display()
+            ),
+        )
+    };
+    let tf = inv.tf(&cli, &body("one"));
+    apply_ok(&tf);
+    let minted = inv.bridged_kubeconfig(&ns, "p").await.unwrap();
+    let expires = state_clusters(&tf)[&format!("{ns}/p")]["credential_expires_at"]
+        .as_str()
+        .unwrap()
+        .parse::<jiff::Timestamp>()
+        .unwrap();
+    inv.rewrite(&tf, &body("two"));
+    let (ok, out) = run(&tf, &["plan", "-input=false", "-no-color", "-out=tfplan"]);
+    assert!(ok, "{out}");
+    let window = expires - jiff::SignedDuration::from_secs(600);
+    let now = jiff::Timestamp::now();
+    assert!(
+        now < window,
+        "{}: the plan was made after the credential entered refresh_before ({now} >= {window}); the machine is too slow for this test",
+        cli.name
+    );
+    let wait = Duration::from_millis(
+        u64::try_from(window.as_millisecond() - now.as_millisecond()).unwrap_or(0) + 2000,
+    );
+    tokio::time::sleep(wait).await;
+    assert!(jiff::Timestamp::now() < expires);
+    let (ok, out) = run(&tf, &["apply", "-input=false", "-no-color", "tfplan"]);
+    assert!(ok, "{}: the saved plan did not apply:\n{out}", cli.name);
+    assert_eq!(
+        labels_of(&inv.sc(&ns, "p").await.unwrap())["team"],
+        "two",
+        "planned change applied"
+    );
+    // The first plan renews credentials that expire within twice refresh_before, so the saved plan showed the
+    // renewal ("known after apply"), and apply did as planned.
+    assert_ne!(
+        inv.bridged_kubeconfig(&ns, "p").await.unwrap(),
+        minted,
+        "renewed as the saved plan showed"
+    );
+    assert_eq!(plugin.runs().len(), 2, "{:?}", plugin.runs());
+    // A fresh plan shows the renewal again (the new credential also expires within twice refresh_before).
+    assert_eq!(tf.plan(), 2);
+    tf.destroy();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn saved_plan_survives_credential_aging_tofu() {
+    saved_plan_survives_credential_aging(Cli::tofu()).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn saved_plan_survives_credential_aging_terraform_1_0_3() {
+    saved_plan_survives_credential_aging(Cli::terraform_1_0_3()).await;
+}
+
+/// Destroy does not depend on the inventory: with an ambiguous profile, an alias-bomb Secret and an impostor
+/// present, `destroy` removes exactly what the bridge owns.
+#[tokio::test(flavor = "multi_thread")]
+async fn destroy_with_a_hostile_inventory_removes_exactly_what_the_bridge_owns() {
+    let inv = Inv::new().await;
+    let ns = unique_namespace(&inv.client, "hostile").await;
+    let kc = fixtures::unreachable_kubeconfig("t");
+    for n in ["c1", "c2"] {
+        inv.profile_with_secret(&ns, n, &[], Json::Null, &kc).await;
+    }
+    let cli = Cli::tofu();
+    let tf = inv.tf(&cli, &bridge(&ns, &[&ns], ""));
+    apply_ok(&tf);
+    // The inventory turns hostile.
+    inv.secret(
+        &ns,
+        "c1-second",
+        &[(keys::CLUSTER_PROFILE_LABEL, "c1")],
+        &[("Config", &kc)],
+    )
+    .await;
+    let bomb = alias_bomb();
+    inv.secret(
+        &ns,
+        "c2-src",
+        &[(keys::CLUSTER_PROFILE_LABEL, "c2")],
+        &[("Config", &bomb)],
+    )
+    .await;
+    inv.foreign_sveltos_cluster(&ns, "impostor", &[(keys::BRIDGE_LABEL, ns.as_str())])
+        .await;
+    let impostor = inv.sc_version(&ns, "impostor").await;
+    let (ok, out) = run(
+        &tf,
+        &["destroy", "-input=false", "-no-color", "-auto-approve"],
+    );
+    assert!(ok, "destroy failed:\n{out}");
+    for n in ["c1", "c2"] {
+        assert!(inv.sc(&ns, n).await.is_none(), "{n}");
+        assert!(
+            inv.get_secret(&ns, &format!("{n}-sveltos-kubeconfig"))
+                .await
+                .is_none(),
+            "{n}"
+        );
+    }
+    assert_eq!(inv.sc_version(&ns, "impostor").await, impostor);
+    for s in ["c1-src", "c1-second", "c2-src"] {
+        assert!(inv.get_secret(&ns, s).await.is_some(), "source {s} deleted");
+    }
+    assert!(diagnostics(&out, "Error", "").is_empty(), "{out}");
+}
+
+/// Issue 15: a plan lists what the bridge owns once, in its refresh, and plans from that reading (as Terraform
+/// plans from the refreshed state); a plan without refresh lists it itself; and drift between two plans is
+/// still seen, since every refresh reads afresh.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plan_lists_owned_objects_once() {
+    let inv = Inv::new().await;
+    let ns = unique_namespace(&inv.client, "onelist").await;
+    let kc = fixtures::unreachable_kubeconfig("t");
+    for p in ["p1", "p2"] {
+        inv.profile_with_secret(&ns, p, &[], Json::Null, &kc).await;
+    }
+    let cli = Cli::tofu();
+    let tf = inv.tf(&cli, &bridge(&ns, &[&ns], ""));
+    apply_ok(&tf);
+    let lists = || owned_lists(&ns);
+    let code = |args: &[&str]| tf.run(args).status.code();
+    let plan = [PLAN, &["-detailed-exitcode"]].concat();
+
+    let before = lists();
+    assert_eq!(code(&plan), Some(0), "no change after apply");
+    assert_eq!(
+        lists() - before,
+        1,
+        "the refresh lists the owned Secrets, the plan reuses that reading"
+    );
+
+    let before = lists();
+    let no_refresh = [plan.as_slice(), &["-refresh=false"]].concat();
+    assert_eq!(code(&no_refresh), Some(0));
+    assert_eq!(
+        lists() - before,
+        1,
+        "without a refresh, the plan lists the owned Secrets itself"
+    );
+
+    // Someone deletes a bridged Secret: the next plan's refresh sees it and the plan puts it back.
+    let secrets =
+        kube::Api::<k8s_openapi::api::core::v1::Secret>::namespaced(inv.client.clone(), &ns);
+    secrets
+        .delete("p1-sveltos-kubeconfig", &Default::default())
+        .await
+        .expect("deleting the bridged Secret");
+    let before = lists();
+    let out = tf.run(&plan);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "the deleted Secret shows as a change"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(&format!("{ns}/p1")),
+        "the change names p1"
+    );
+    assert_eq!(lists() - before, 1);
+    apply_ok(&tf);
+    assert!(
+        inv.get_secret(&ns, "p1-sveltos-kubeconfig").await.is_some(),
+        "apply restores it"
+    );
+    assert_eq!(code(&plan), Some(0));
+}
+
+/// Issue 15: the inventory reads a refresh starts for the plan after it are made with the configuration last
+/// applied; a plan whose namespaces or `credentials` options changed since reads for itself, so it sees the
+/// new namespace's profile and the Secrets the new label selects, never the ones read ahead.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_changed_configuration_plans_from_its_own_reads() {
+    let inv = Inv::new().await;
+    let one = unique_namespace(&inv.client, "pre-a").await;
+    let two = unique_namespace(&inv.client, "pre-b").await;
+    let kc = fixtures::unreachable_kubeconfig("t");
+    inv.profile_with_secret(&one, "p1", &[], Json::Null, &kc)
+        .await;
+    let cli = Cli::tofu();
+    let tf = inv.tf(&cli, &bridge(&one, &[&one], ""));
+    apply_ok(&tf);
+    inv.profile_with_secret(&two, "p2", &[], Json::Null, &kc)
+        .await;
+
+    inv.rewrite(&tf, &bridge(&one, &[&one, &two], ""));
+    let (_, clusters) = plan_clusters(&tf);
+    let keys: Vec<&String> = clusters.keys().collect();
+    assert_eq!(
+        keys,
+        [&format!("{one}/p1"), &format!("{two}/p2")],
+        "the added namespace is read"
+    );
+
+    // A credential label only p1's new Secret carries: the plan resolves p1 from it, and p2 has none.
+    let other = fixtures::unreachable_kubeconfig("other");
+    inv.secret(
+        &one,
+        "p1-relabelled",
+        &[("relabelled-creds", "p1")],
+        &[("Config", &other)],
+    )
+    .await;
+    inv.rewrite(
+        &tf,
+        &bridge(
+            &one,
+            &[&one, &two],
+            "  credentials {\n    secret_label = \"relabelled-creds\"\n  }",
+        ),
+    );
+    let (out, clusters) = plan_clusters(&tf);
+    assert!(
+        clusters[&format!("{one}/p1")]["credential_source"]
+            .as_str()
+            .is_some_and(|s| s.contains("p1-relabelled")),
+        "p1 uses the Secret the new label selects: {clusters:?}\n{out}"
+    );
+}
+
+/// `tofu destroy` refreshes and plans the whole configuration before its destroy plan, so with `strict = true` a
+/// broken profile (here a credential Secret deleted) stops `destroy` with the same error as `plan`, naming the
+/// cluster; `destroy -refresh=false` skips that plan and removes everything the bridge owns.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_strict_bridge_with_a_broken_profile_is_destroyed_without_refresh() {
+    let inv = Inv::new().await;
+    let ns = unique_namespace(&inv.client, "strict-destroy").await;
+    let kc = fixtures::unreachable_kubeconfig("t");
+    for n in ["s1", "s2", "s3"] {
+        inv.profile_with_secret(&ns, n, &[], Json::Null, &kc).await;
+    }
+    let tf = inv.tf(&Cli::tofu(), &bridge(&ns, &[&ns], "  strict = true"));
+    apply_ok(&tf);
+    inv.delete_secret(&ns, "s2-src").await;
+    let destroy = ["destroy", "-input=false", "-no-color", "-auto-approve"];
+    let (ok, out) = run(&tf, &destroy);
+    assert!(!ok, "destroy succeeded:\n{out}");
+    assert!(flat(&out).contains(&format!("{ns}/s2")), "{out}");
+    for n in ["s1", "s2", "s3"] {
+        assert!(
+            inv.sc(&ns, n).await.is_some(),
+            "{n} deleted by a failed destroy"
+        );
+    }
+    let (ok, out) = run(&tf, &[&destroy[..], &["-refresh=false"]].concat());
+    assert!(ok, "destroy -refresh=false failed:\n{out}");
+    for n in ["s1", "s2", "s3"] {
+        assert!(inv.sc(&ns, n).await.is_none(), "{n} left");
+        assert!(
+            inv.get_secret(&ns, &format!("{n}-sveltos-kubeconfig"))
+                .await
+                .is_none(),
+            "{n}'s Secret left"
+        );
+    }
+}
+
+/// Problems as data: a cluster left out is in the bridge's `skipped` attribute (cause, kept), so a `check` block
+/// reports it and a `postcondition` fails the run (the CI pattern of docs/guides/running-in-ci.md); a newly
+/// skipped cluster makes `plan -detailed-exitcode` return 2, and the next plan after recording it is empty.
+#[tokio::test(flavor = "multi_thread")]
+async fn skipped_clusters_are_data_a_check_and_a_pipeline_can_fail_on() {
+    let inv = Inv::new().await;
+    let ns = unique_namespace(&inv.client, "skipped").await;
+    let kc = fixtures::unreachable_kubeconfig("t");
+    for p in ["ok-1", "ok-2"] {
+        inv.profile_with_secret(&ns, p, &[], Json::Null, &kc).await;
+    }
+    inv.profile(&ns, "no-creds", &[], Json::Null).await;
+    let bridge_name = ns.clone();
+    let check = "check \"every_cluster_bridged\" {\n  assert {\n    condition     = \
+         length(sveltos_cluster_inventory_bridge.x.skipped) == 0\n    error_message = \"Left out: \
+         ${join(\", \", keys(sveltos_cluster_inventory_bridge.x.skipped))}\"\n  }\n}\n\
+         output \"skipped\" {\n  value = sveltos_cluster_inventory_bridge.x.skipped\n}\n";
+    let cli = Cli::tofu();
+    let tf = inv.tf(
+        &cli,
+        &format!("{}{check}", bridge(&bridge_name, &[&ns], "")),
+    );
+    let out = apply_ok(&tf);
+    assert!(
+        out.contains(&format!("Left out: {ns}/no-creds")),
+        "the check names the skipped cluster:\n{out}"
+    );
+    let skipped = tf.json(&["output", "-json", "skipped"]);
+    let entry = &skipped[format!("{ns}/no-creds")];
+    assert_eq!(entry["kept"], Json::Bool(false), "{skipped}");
+    assert!(
+        entry["cause"].as_str().is_some_and(|c| !c.is_empty()),
+        "{skipped}"
+    );
+    assert_eq!(skipped.as_object().map(|o| o.len()), Some(1), "{skipped}");
+    assert_eq!(tf.plan(), 0, "a recorded skip is no change");
+
+    // A bridged cluster loses its credentials: a change in plan (exit code 2), kept as it is.
+    inv.delete_secret(&ns, "ok-2-src").await;
+    assert_eq!(tf.plan(), 2, "a newly skipped cluster is a change");
+    apply_ok(&tf);
+    let skipped = tf.json(&["output", "-json", "skipped"]);
+    assert_eq!(
+        skipped[format!("{ns}/ok-2")]["kept"],
+        Json::Bool(true),
+        "{skipped}"
+    );
+    assert_eq!(tf.plan(), 0);
+
+    // A postcondition turns it into a failed run for a pipeline.
+    inv.rewrite(
+        &tf,
+        &bridge(
+            &bridge_name,
+            &[&ns],
+            "  lifecycle {\n    postcondition {\n      condition     = length(self.skipped) == 0\n      \
+             error_message = \"clusters left out\"\n    }\n  }",
+        ),
+    );
+    let (ok, out) = run(&tf, APPLY);
+    assert!(!ok && out.contains("clusters left out"), "{out}");
+}
