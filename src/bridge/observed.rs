@@ -71,14 +71,14 @@ pub struct ObservedCluster {
 
 /// Both objects of one bridged profile, as found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Observed {
+pub struct BridgedObjects {
     /// The SveltosCluster, if it exists.
     pub sveltos_cluster: Option<ObservedCluster>,
     /// The Secret, if it exists.
     pub secret: Option<ObservedSecret>,
 }
 
-impl Observed {
+impl BridgedObjects {
     /// The state entry describing what exists; `renewal`: the configuration asks Sveltos to renew this cluster's
     /// credentials (see [`ObservedSecret::sha`]).
     pub fn entry(&self, renewal: bool) -> ClusterEntry {
@@ -101,9 +101,9 @@ impl Observed {
 
 /// Everything relevant that exists, for one bridge.
 #[derive(Debug, Clone, Default)]
-pub struct World {
+pub struct Observed {
     /// Objects owned by this bridge, by profile key `namespace/name`.
-    pub owned: BTreeMap<String, Observed>,
+    pub owned: BTreeMap<String, BridgedObjects>,
     /// SveltosClusters (`namespace/name`) that exist and are not owned by this bridge, with their owner bridge.
     pub foreign_clusters: BTreeMap<String, Option<String>>,
     /// Secrets (`namespace/name`) that exist and are not owned by this bridge, with their owner bridge.
@@ -321,26 +321,26 @@ fn profile_key(meta: &ObjectMeta, strip: &str) -> String {
     )
 }
 
-impl World {
+impl Observed {
     /// Builds the view for bridge `bridge` from the SveltosClusters and Secrets carrying its ownership label
     /// (Secrets with data): those the `ledger` says it owns are owned, the others are impostors; objects labelled
     /// for another bridge are skipped. Objects at names the bridge would create but does not own are added with
-    /// [`World::add_foreign`].
+    /// [`Observed::add_foreign`].
     pub fn build(
         bridge: &str,
         ledger: &Ledger,
         clusters: &[SveltosCluster],
         owned_secrets: &[Secret],
     ) -> Self {
-        let mut w = World::default();
+        let mut w = Observed::default();
         w.add_owned_clusters(bridge, ledger, clusters);
         w.add_owned_secrets(bridge, ledger, owned_secrets);
         w
     }
 
     /// Sorts objects listed with this bridge's label (metadata only): those that are the bridge's
-    /// ([`Ledger::owns_marked`]) are returned, their bodies to be read and added with [`World::add_owned_clusters`]
-    /// or [`World::add_owned_secrets`]; the others are impostors, known from their metadata alone (their bodies,
+    /// ([`Ledger::owns_marked`]) are returned, their bodies to be read and added with [`Observed::add_owned_clusters`]
+    /// or [`Observed::add_owned_secrets`]; the others are impostors, known from their metadata alone (their bodies,
     /// whatever their number and size, are never read).
     pub fn sort_labelled(
         &mut self,
@@ -364,7 +364,7 @@ impl World {
         owned
     }
 
-    /// [`World::build`] one batch (a LIST page) of labelled SveltosClusters at a time.
+    /// [`Observed::build`] one batch (a LIST page) of labelled SveltosClusters at a time.
     pub fn add_owned_clusters(
         &mut self,
         bridge: &str,
@@ -401,7 +401,7 @@ impl World {
         }
     }
 
-    /// [`World::build`] one batch (a LIST page) of labelled Secrets at a time.
+    /// [`Observed::build`] one batch (a LIST page) of labelled Secrets at a time.
     pub fn add_owned_secrets(&mut self, bridge: &str, ledger: &Ledger, owned_secrets: &[Secret]) {
         let w = self;
         for s in owned_secrets
@@ -426,7 +426,7 @@ impl World {
     }
 
     /// Joins what two partial views found: `other`'s Secrets (and impostors) into this one's SveltosClusters.
-    pub fn join(&mut self, other: World) {
+    pub fn join(&mut self, other: Observed) {
         for (key, o) in other.owned {
             let mine = self.owned.entry(key).or_default();
             if o.sveltos_cluster.is_some() {
@@ -465,7 +465,7 @@ impl World {
         }
     }
 
-    /// The ledger of what this world owns: every owned object's UID (a legacy or imported ledger becomes a
+    /// The ledger of what is observed to be owned: every owned object's UID (a legacy or imported ledger becomes a
     /// UID ledger here).
     pub fn ledger(&self) -> Ledger {
         let mut l = Ledger::default();
@@ -680,7 +680,7 @@ pub(crate) mod tests {
             .unwrap()
             .insert("other".into(), "x".into());
         sc.status = Some(Default::default());
-        let w = World::build(
+        let w = Observed::build(
             "main",
             &crate::bridge::ownership::Ledger::trusting(),
             &[sc],
@@ -713,7 +713,7 @@ pub(crate) mod tests {
             .get_mut("kubeconfig")
             .unwrap()
             .0 = b"other".to_vec();
-        let w = World::build(
+        let w = Observed::build(
             "main",
             &crate::bridge::ownership::Ledger::trusting(),
             &[sc],
@@ -731,7 +731,7 @@ pub(crate) mod tests {
         let mut sc = applied(d.sveltos_cluster.clone().unwrap());
         sc.spec.paused = Some(true);
         sc.spec.consecutive_failure_threshold = Some(7);
-        let w = World::build(
+        let w = Observed::build(
             "main",
             &crate::bridge::ownership::Ledger::trusting(),
             &[sc],
@@ -759,7 +759,7 @@ pub(crate) mod tests {
         let mut ledger = Ledger::default();
         ledger.record(Kind::SveltosCluster, "ns/c1", "uid-ours");
         // Attack: an object carrying this bridge's label that the bridge never created is an impostor.
-        let w = World::build("main", &ledger, &[ours, forged.clone(), other.clone()], &[]);
+        let w = Observed::build("main", &ledger, &[ours, forged.clone(), other.clone()], &[]);
         assert_eq!(w.owned.keys().collect::<Vec<_>>(), ["ns/c1"]);
         assert_eq!(
             w.impostors.iter().collect::<Vec<_>>(),
@@ -770,7 +770,7 @@ pub(crate) mod tests {
         let mut unlabelled = d.sveltos_cluster.clone().unwrap();
         unlabelled.metadata.name = Some("c2".into());
         unlabelled.metadata.labels = None;
-        let mut w = World::default();
+        let mut w = Observed::default();
         w.add_foreign(
             &ledger,
             &[other.metadata, unlabelled.metadata, forged.metadata],
@@ -784,7 +784,7 @@ pub(crate) mod tests {
     #[test]
     fn half_written_cluster_reads_as_partial_entry() {
         let (_, d) = bridged();
-        let w = World::build(
+        let w = Observed::build(
             "main",
             &crate::bridge::ownership::Ledger::trusting(),
             &[],
