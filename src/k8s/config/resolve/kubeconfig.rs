@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use kube::config::{AuthInfo, Cluster, Kubeconfig, KubeconfigError};
+use kube::config::{AuthInfo, Cluster, Context, Kubeconfig, KubeconfigError};
 
 use super::super::errors::{ConfigError, PathSource};
 use super::*;
@@ -107,6 +107,45 @@ pub(crate) fn select_in_kubeconfig(
     s: &KubeSettings,
     has_host: bool,
 ) -> Result<Selected, ConfigError> {
+    let (context_name, context) = select_context(&kubeconfig, &files, s)?;
+    let cluster_name = s.config_context_cluster.clone().or_else(|| {
+        context
+            .as_ref()
+            .map(|c| c.cluster.clone())
+            .filter(|c| !c.is_empty())
+    });
+    if cluster_name.is_none() && context_name.is_none() && !has_host {
+        return Err(ConfigError::NoCurrentContext { origin, files });
+    }
+    let cluster = select_cluster(&kubeconfig, cluster_name.as_deref(), &files, s, has_host)?;
+    let user_name = s.config_context_auth_info.clone().or_else(|| {
+        context
+            .as_ref()
+            .and_then(|c| c.user.clone())
+            .filter(|u| !u.is_empty())
+    });
+    let user = select_user(&kubeconfig, user_name.as_deref(), &files, s)?;
+
+    let described = match (&context_name, &cluster_name) {
+        (Some(ctx), _) => format!("kubeconfig {} (context {ctx:?})", files.join(", ")),
+        (None, Some(cluster)) => format!("kubeconfig {} (cluster {cluster:?})", files.join(", ")),
+        (None, None) => format!("kubeconfig {}", files.join(", ")),
+    };
+    Ok(Selected {
+        cluster,
+        user,
+        namespace: context.and_then(|c| c.namespace),
+        origin: described,
+    })
+}
+
+/// The context to use, `config_context` or the current context, with its name; `(None, None)` when there is
+/// neither.
+fn select_context(
+    kubeconfig: &Kubeconfig,
+    files: &[String],
+    s: &KubeSettings,
+) -> Result<(Option<String>, Option<Context>), ConfigError> {
     let context_name = s
         .config_context
         .clone()
@@ -123,72 +162,59 @@ pub(crate) fn select_in_kubeconfig(
                     context: name.clone(),
                     explicit: s.config_context.is_some(),
                     available: kubeconfig.contexts.iter().map(|c| c.name.clone()).collect(),
-                    files: files.clone(),
+                    files: files.to_vec(),
                 })?,
         ),
     };
+    Ok((context_name, context))
+}
 
-    let cluster_name = s.config_context_cluster.clone().or_else(|| {
-        context
-            .as_ref()
-            .map(|c| c.cluster.clone())
-            .filter(|c| !c.is_empty())
-    });
-    let cluster = match &cluster_name {
-        None if context_name.is_none() && !has_host => {
-            return Err(ConfigError::NoCurrentContext { origin, files });
-        }
-        None => Cluster::default(),
-        Some(name) => match kubeconfig.clusters.iter().find(|c| &c.name == name) {
-            Some(found) => found.cluster.clone().unwrap_or_default(),
-            // client-go tolerates a dangling reference if `host` supplies the server.
-            None if s.config_context_cluster.is_none() && has_host => Cluster::default(),
-            None => {
-                return Err(ConfigError::ClusterNotFound {
-                    cluster: name.clone(),
-                    explicit: s.config_context_cluster.is_some(),
-                    available: kubeconfig.clusters.iter().map(|c| c.name.clone()).collect(),
-                    files,
-                });
-            }
-        },
+/// The cluster named `name` (by `config_context_cluster` or the context); none named: an empty one.
+fn select_cluster(
+    kubeconfig: &Kubeconfig,
+    name: Option<&str>,
+    files: &[String],
+    s: &KubeSettings,
+    has_host: bool,
+) -> Result<Cluster, ConfigError> {
+    let Some(name) = name else {
+        return Ok(Cluster::default());
     };
+    match kubeconfig.clusters.iter().find(|c| c.name == name) {
+        Some(found) => Ok(found.cluster.clone().unwrap_or_default()),
+        // client-go tolerates a dangling reference if `host` supplies the server.
+        None if s.config_context_cluster.is_none() && has_host => Ok(Cluster::default()),
+        None => Err(ConfigError::ClusterNotFound {
+            cluster: name.to_string(),
+            explicit: s.config_context_cluster.is_some(),
+            available: kubeconfig.clusters.iter().map(|c| c.name.clone()).collect(),
+            files: files.to_vec(),
+        }),
+    }
+}
 
-    let user_name = s.config_context_auth_info.clone().or_else(|| {
-        context
-            .as_ref()
-            .and_then(|c| c.user.clone())
-            .filter(|u| !u.is_empty())
-    });
-    let user = match &user_name {
-        None => AuthInfo::default(),
-        Some(name) => match kubeconfig.auth_infos.iter().find(|u| &u.name == name) {
-            Some(found) => found.auth_info.clone().unwrap_or_default(),
-            // Like client-go and kube, a dangling user of a context means "no credentials".
-            None if s.config_context_auth_info.is_none() => AuthInfo::default(),
-            None => {
-                return Err(ConfigError::AuthInfoNotFound {
-                    user: name.clone(),
-                    available: kubeconfig
-                        .auth_infos
-                        .iter()
-                        .map(|u| u.name.clone())
-                        .collect(),
-                    files,
-                });
-            }
-        },
+/// The user named `name` (by `config_context_auth_info` or the context); none named: no credentials.
+fn select_user(
+    kubeconfig: &Kubeconfig,
+    name: Option<&str>,
+    files: &[String],
+    s: &KubeSettings,
+) -> Result<AuthInfo, ConfigError> {
+    let Some(name) = name else {
+        return Ok(AuthInfo::default());
     };
-
-    let described = match (&context_name, &cluster_name) {
-        (Some(ctx), _) => format!("kubeconfig {} (context {ctx:?})", files.join(", ")),
-        (None, Some(cluster)) => format!("kubeconfig {} (cluster {cluster:?})", files.join(", ")),
-        (None, None) => format!("kubeconfig {}", files.join(", ")),
-    };
-    Ok(Selected {
-        cluster,
-        user,
-        namespace: context.and_then(|c| c.namespace),
-        origin: described,
-    })
+    match kubeconfig.auth_infos.iter().find(|u| u.name == name) {
+        Some(found) => Ok(found.auth_info.clone().unwrap_or_default()),
+        // Like client-go and kube, a dangling user of a context means "no credentials".
+        None if s.config_context_auth_info.is_none() => Ok(AuthInfo::default()),
+        None => Err(ConfigError::AuthInfoNotFound {
+            user: name.to_string(),
+            available: kubeconfig
+                .auth_infos
+                .iter()
+                .map(|u| u.name.clone())
+                .collect(),
+            files: files.to_vec(),
+        }),
+    }
 }
