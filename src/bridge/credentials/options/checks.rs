@@ -2,7 +2,7 @@
 
 use std::{collections::BTreeSet, time::Duration};
 
-use super::{CredentialsConfig, default_kubeconfig_keys};
+use super::{validated::default_kubeconfig_keys, written::CredentialsConfig};
 use crate::bridge::{
     duration::parse_duration,
     exec::ServerAllowList,

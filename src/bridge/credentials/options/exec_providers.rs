@@ -2,7 +2,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{CredentialsConfig, ExecProviderConfig, checks::server_pattern};
+use super::{
+    checks::server_pattern,
+    written::{CredentialsConfig, ExecProviderConfig},
+};
 use crate::bridge::{
     exec::{ExecScope, NamespaceScope, ServerAllowList, forbidden_profile_env},
     names::dns1123_label,

@@ -1,3 +1,5 @@
+use std::{collections::BTreeSet, time::Duration};
+
 use super::{
     checks::{indexed, path},
     *,

@@ -5,7 +5,10 @@ use std::path::Path;
 use kube::config::{AuthInfo, Cluster};
 
 use super::super::errors::ConfigError;
-use super::*;
+use super::selected::Selected;
+
+pub(crate) const ENV_SERVICE_HOST: &str = "KUBERNETES_SERVICE_HOST";
+pub(crate) const ENV_SERVICE_PORT: &str = "KUBERNETES_SERVICE_PORT";
 
 /// client-go's `inClusterClientConfig`: possible when both service variables
 /// are set and the service-account token file exists.

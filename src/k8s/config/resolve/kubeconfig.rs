@@ -5,7 +5,8 @@ use std::path::Path;
 use kube::config::{AuthInfo, Cluster, Context, Kubeconfig, KubeconfigError};
 
 use super::super::errors::{ConfigError, PathSource};
-use super::*;
+use super::super::settings::KubeSettings;
+use super::selected::Selected;
 
 /// Expands a leading `~` like go-homedir's `Expand` (`~user` is an error).
 pub(crate) fn expand_home(

@@ -4,8 +4,7 @@
 use std::path::Path;
 
 use kube::config::{
-    AuthInfo, Cluster, Config, Context, Kubeconfig, KubeconfigError, NamedAuthInfo, NamedCluster,
-    NamedContext,
+    Config, Context, Kubeconfig, KubeconfigError, NamedAuthInfo, NamedCluster, NamedContext,
 };
 
 use super::errors::{ConfigError, PathSource};
@@ -14,15 +13,14 @@ use super::settings::*;
 mod in_cluster;
 mod kubeconfig;
 mod overrides;
+mod selected;
 mod values;
 
 pub(crate) use in_cluster::*;
 pub(crate) use kubeconfig::*;
 pub(crate) use overrides::*;
-pub(crate) use values::*;
+pub(crate) use selected::Selected;
 
-pub(crate) const ENV_SERVICE_HOST: &str = "KUBERNETES_SERVICE_HOST";
-pub(crate) const ENV_SERVICE_PORT: &str = "KUBERNETES_SERVICE_PORT";
 pub(crate) const IN_CLUSTER_DIR: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
 
 /// Name of the single cluster/user/context of the kubeconfig handed to kube.
@@ -38,16 +36,6 @@ pub fn resolve(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Config, ConfigError> {
     resolve_with(settings, env, Path::new(IN_CLUSTER_DIR))
-}
-
-/// The selected cluster and user, before the explicit attributes are applied.
-#[derive(Default)]
-pub(crate) struct Selected {
-    cluster: Cluster,
-    user: AuthInfo,
-    namespace: Option<String>,
-    /// Human description of where `cluster`/`user` came from, for errors.
-    origin: String,
 }
 
 /// [`resolve`] with the service-account directory given (tests use their own).

@@ -7,7 +7,10 @@ use kube::config::ExecConfig;
 use super::super::errors::ConfigError;
 use super::super::pem::{check_certificates, check_private_key};
 use super::super::settings::*;
-use super::*;
+use super::{
+    selected::Selected,
+    values::{check_proxy_url, check_token, exec_config, normalize_host},
+};
 
 /// The explicit (attribute or `KUBE_*`) settings, validated, ready to be
 /// applied on top of the kubeconfig / in-cluster base.

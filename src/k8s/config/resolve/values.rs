@@ -6,7 +6,6 @@ use kube::config::{ExecConfig, ExecInteractiveMode};
 
 use super::super::errors::ConfigError;
 use super::super::settings::*;
-use super::*;
 
 pub(crate) fn exec_config(exec: &ExecSettings) -> Result<ExecConfig, ConfigError> {
     let api_version = exec.api_version.trim();
