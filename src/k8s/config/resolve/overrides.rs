@@ -45,7 +45,7 @@ impl Overrides {
         }
         let token = s.token.as_deref().map(check_token).transpose()?;
         let proxy_url = s.proxy_url.as_deref().map(check_proxy_url).transpose()?;
-        // client-go's DefaultServerURL: https when TLS material is given.
+        // client-go's DefaultServerURL: https when TLS certificates or keys are given.
         let default_tls =
             (ca_pem.is_some() || client_cert_pem.is_some()) && s.insecure != Some(true);
         let host = s
