@@ -14,7 +14,7 @@ use k8s_openapi::api::core::v1::Secret;
 use serde::de::DeserializeOwned;
 use tfsveltos::api::{SveltosCluster, keys};
 use tfsveltos::bridge::BridgeSpec;
-use tfsveltos::bridge::observed::{World, compact_managed_fields};
+use tfsveltos::bridge::observed::{Observed, compact_managed_fields};
 use tfsveltos::bridge::ownership::{IMPORTED, Ledger};
 use tfsveltos::bridge::plan::{Inputs, Phase, locate_all, plan};
 use tfsveltos::provider::resources::cluster_inventory_bridge::{
@@ -143,15 +143,15 @@ fn memory_of_a_no_change_plan_at_10000() {
     let namespace_labels = BTreeMap::new();
     let fetched = BTreeMap::new();
     let now = jiff::Timestamp::now();
-    let empty = World::default();
-    let inputs = |world, phase| Inputs {
+    let empty = Observed::default();
+    let inputs = |observed, phase| Inputs {
         spec: &spec,
         profiles: &profiles,
         credential_secrets: &secrets,
         checked_kubeconfigs: None,
         namespace_labels: &namespace_labels,
         providers: None,
-        world,
+        observed,
         now,
         phase,
         planned_mints: None,
@@ -189,19 +189,19 @@ fn memory_of_a_no_change_plan_at_10000() {
             (c, s)
         });
     let ledger = Ledger::from_private(IMPORTED, Vec::new).expect("ledger");
-    let world = stage("World (what the bridge owns)", || {
-        World::build(&spec.name, &ledger, &clusters, &owned)
+    let observed = stage("Observed (what the bridge owns)", || {
+        Observed::build(&spec.name, &ledger, &clusters, &owned)
     });
     stage("  (the listed owned objects, dropped)", || {
         drop((clusters, owned))
     });
-    drop(world);
-    // What `read_owned` does: each LIST page is reduced to the World as it arrives.
-    let world = stage(
-        "World built page by page (peak: one page of each kind)",
+    drop(observed);
+    // What `read_owned` does: each LIST page is reduced to the `Observed` as it arrives.
+    let observed = stage(
+        "Observed built page by page (peak: one page of each kind)",
         || {
             let desired: Vec<_> = first.desired.values().collect();
-            let (mut clusters, mut secrets) = (World::default(), World::default());
+            let (mut clusters, mut secrets) = (Observed::default(), Observed::default());
             for (p, chunk) in desired.chunks(500).enumerate() {
                 let page: Vec<SveltosCluster> = chunk
                     .iter()
@@ -232,7 +232,7 @@ fn memory_of_a_no_change_plan_at_10000() {
     );
     drop(first);
     let p = stage("Plan (no change): desired objects, entries", || {
-        let i = inputs(&world, Phase::Plan);
+        let i = inputs(&observed, Phase::Plan);
         plan(&i, &locate_all(&i), &fetched)
     });
     let entries = stage("planned entries (BTreeMap<String, ClusterEntry>)", || {

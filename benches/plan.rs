@@ -11,7 +11,7 @@ use criterion::{Criterion, criterion_main};
 use k8s_openapi::api::core::v1::Secret;
 use tfsveltos::api::{ClusterProfile, keys};
 use tfsveltos::bridge::BridgeSpec;
-use tfsveltos::bridge::observed::World;
+use tfsveltos::bridge::observed::Observed;
 use tfsveltos::bridge::ownership::{IMPORTED, Ledger};
 use tfsveltos::bridge::plan::{Inputs, Phase, locate_all, plan};
 
@@ -58,15 +58,15 @@ fn bench(c: &mut Criterion) {
     let namespace_labels = BTreeMap::new();
     let fetched = BTreeMap::new();
     let now = jiff::Timestamp::now();
-    let empty = World::default();
-    let inputs = |world, phase| Inputs {
+    let empty = Observed::default();
+    let inputs = |observed, phase| Inputs {
         spec: &spec,
         profiles: &profiles,
         credential_secrets: &secrets,
         checked_kubeconfigs: None,
         namespace_labels: &namespace_labels,
         providers: None,
-        world,
+        observed,
         now,
         phase,
         planned_mints: None,
@@ -91,7 +91,7 @@ fn bench(c: &mut Criterion) {
         .collect();
     // Read back as a bridge that took over what it wrote (the objects here have no UIDs).
     let ledger = Ledger::from_private(IMPORTED, Vec::new).expect("ledger");
-    let steady = World::build(&spec.name, &ledger, &clusters, &owned);
+    let steady = Observed::build(&spec.name, &ledger, &clusters, &owned);
 
     let mut g = c.benchmark_group("plan_10000");
     g.sample_size(10);

@@ -221,20 +221,15 @@ pub fn desired(
             config_sha256,
         } => {
             let sha = sha256_hex(bytes);
-            let mut ann = BTreeMap::from([
-                (keys::SOURCE_ANNOTATION.to_string(), key.clone()),
-                (keys::KUBECONFIG_SHA_ANNOTATION.to_string(), sha.clone()),
-                (CREDENTIAL_SOURCE_ANNOTATION.to_string(), source.to_string()),
-            ]);
-            if let Some(e) = expires_at {
-                ann.insert(keys::EXPIRES_ANNOTATION.into(), e.clone());
+            let ann = SecretAnnotations {
+                key: &key,
+                kubeconfig_sha256: &sha,
+                source,
+                expires_at: expires_at.as_deref(),
+                config_sha256: config_sha256.as_deref(),
+                renewal_record: renewal_record.as_deref(),
             }
-            if let Some(c) = config_sha256 {
-                ann.insert(CREDENTIAL_CONFIG_ANNOTATION.into(), c.clone());
-            }
-            if let Some(r) = &renewal_record {
-                ann.insert(TOKEN_RENEWAL_ANNOTATION.into(), r.clone());
-            }
+            .build();
             let secret = kubeconfig_secret(spec, &ns, &name, ann, bytes);
             (Some(secret), Some(sha), expires_at.clone(), false)
         }
@@ -263,6 +258,44 @@ pub fn desired(
         key,
         secret,
         sveltos_cluster: Some(sc),
+    }
+}
+
+/// What the bridge records on a Secret it writes: the profile, the kubeconfig's hash, the credential source, and
+/// when known the expiry, the exec settings' hash and the token renewal record.
+struct SecretAnnotations<'a> {
+    key: &'a str,
+    kubeconfig_sha256: &'a str,
+    source: &'a CredentialSource,
+    expires_at: Option<&'a str>,
+    config_sha256: Option<&'a str>,
+    renewal_record: Option<&'a str>,
+}
+
+impl SecretAnnotations<'_> {
+    /// The annotations, by key.
+    fn build(self) -> BTreeMap<String, String> {
+        let mut ann = BTreeMap::from([
+            (keys::SOURCE_ANNOTATION.to_string(), self.key.to_string()),
+            (
+                keys::KUBECONFIG_SHA_ANNOTATION.to_string(),
+                self.kubeconfig_sha256.to_string(),
+            ),
+            (
+                CREDENTIAL_SOURCE_ANNOTATION.to_string(),
+                self.source.to_string(),
+            ),
+        ]);
+        if let Some(e) = self.expires_at {
+            ann.insert(keys::EXPIRES_ANNOTATION.into(), e.to_string());
+        }
+        if let Some(c) = self.config_sha256 {
+            ann.insert(CREDENTIAL_CONFIG_ANNOTATION.into(), c.to_string());
+        }
+        if let Some(r) = self.renewal_record {
+            ann.insert(TOKEN_RENEWAL_ANNOTATION.into(), r.to_string());
+        }
+        ann
     }
 }
 

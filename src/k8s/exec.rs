@@ -128,31 +128,18 @@ pub async fn run_with_timeout(
 ) -> Result<ExecCredentialStatus, ExecRunError> {
     let provider = || inv.provider.clone();
     let command = || inv.command.clone();
-    let mut cmd = Command::new(&inv.command);
-    cmd.args(&inv.args)
-        .envs(
-            inv.env
-                .iter()
-                .filter(|(k, _)| !(inv.if_unset.contains(k) && std::env::var_os(k).is_some()))
-                .map(|(k, v)| (k.as_str(), v.as_str())),
-        )
-        .env("KUBERNETES_EXEC_INFO", &inv.exec_info)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    #[cfg(unix)]
-    cmd.process_group(0);
-    let mut child = cmd.spawn().map_err(|source| ExecRunError::Spawn {
-        provider: provider(),
-        command: command(),
-        hint: inv
-            .install_hint
-            .as_deref()
-            .map(|h| format!(" ({h})"))
-            .unwrap_or_default(),
-        source,
-    })?;
+    let mut child = plugin_command(inv)
+        .spawn()
+        .map_err(|source| ExecRunError::Spawn {
+            provider: provider(),
+            command: command(),
+            hint: inv
+                .install_hint
+                .as_deref()
+                .map(|h| format!(" ({h})"))
+                .unwrap_or_default(),
+            source,
+        })?;
     // If this future is dropped (a cancelled plan or apply), the guard kills the plugin's whole process group:
     // `kill_on_drop` alone would reach the plugin, not what it started.
     let mut group = GroupGuard(child.id().and_then(|p| i32::try_from(p).ok()));
@@ -181,19 +168,7 @@ pub async fn run_with_timeout(
         Ok(Err(e)) => {
             group.0 = None;
             kill_group(&mut child).await;
-            return Err(match e {
-                ReadError::TooLarge(stream) => ExecRunError::OutputTooLarge {
-                    provider: provider(),
-                    command: command(),
-                    stream,
-                    limit: OUTPUT_CAP,
-                },
-                ReadError::Io(source) => ExecRunError::Io {
-                    provider: provider(),
-                    command: command(),
-                    source,
-                },
-            });
+            return Err(e.for_plugin(inv));
         }
         Err(_) => {
             group.0 = None;
@@ -219,9 +194,50 @@ pub async fn run_with_timeout(
     })
 }
 
+/// The plugin's command: its arguments and environment (a variable it sets only if unset is left to the
+/// provider's own when that is set), `KUBERNETES_EXEC_INFO`, no stdin, both outputs piped, in a process group of its
+/// own, killed when dropped.
+fn plugin_command(inv: &ExecInvocation) -> Command {
+    let mut cmd = Command::new(&inv.command);
+    cmd.args(&inv.args)
+        .envs(
+            inv.env
+                .iter()
+                .filter(|(k, _)| !(inv.if_unset.contains(k) && std::env::var_os(k).is_some()))
+                .map(|(k, v)| (k.as_str(), v.as_str())),
+        )
+        .env("KUBERNETES_EXEC_INFO", &inv.exec_info)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    cmd.process_group(0);
+    cmd
+}
+
 enum ReadError {
     TooLarge(&'static str),
     Io(io::Error),
+}
+
+impl ReadError {
+    /// The error of running `inv`'s plugin whose output could not be read.
+    fn for_plugin(self, inv: &ExecInvocation) -> ExecRunError {
+        match self {
+            ReadError::TooLarge(stream) => ExecRunError::OutputTooLarge {
+                provider: inv.provider.clone(),
+                command: inv.command.clone(),
+                stream,
+                limit: OUTPUT_CAP,
+            },
+            ReadError::Io(source) => ExecRunError::Io {
+                provider: inv.provider.clone(),
+                command: inv.command.clone(),
+                source,
+            },
+        }
+    }
 }
 
 /// Reads a stream to its end, or fails as soon as it passes [`OUTPUT_CAP`].

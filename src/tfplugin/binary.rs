@@ -1,6 +1,6 @@
 //! What a provider binary's `main` does once it has read its arguments: process set-up, the async runtime,
 //! logging, [`serve`](super::serve) and an exit code. The provider and the benchmark's floor provider
-//! (`bench/floor`) share it, so both run with the same runtime and allocator settings.
+//! (`baselines/floor`) share it, so both run with the same runtime and allocator settings.
 
 use std::process::ExitCode;
 use std::sync::Arc;

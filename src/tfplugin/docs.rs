@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use crate::tfplugin::{
     Type,
-    schema::{Attribute, AttributeType, Block, BlockNesting, Nesting, Schema},
+    schema::{Attribute, AttributeType, Block, BlockNesting, NestedBlock, Nesting, Schema},
 };
 
 /// Marker opening a generated schema section.
@@ -128,6 +128,39 @@ fn qualified(parent: &str, name: &str) -> String {
     }
 }
 
+/// The line of a nested block (its nested schema is queued in `pending`, to be rendered below).
+fn block_line(b: &NestedBlock, parent: &str, pending: &mut Vec<Pending>) -> String {
+    let id = anchor("nestedblock", parent, &b.type_name);
+    pending.push(Pending {
+        anchor: id.clone(),
+        title: qualified(parent, &b.type_name),
+        body: Body::Block(b.block.clone()),
+    });
+    let nesting = match b.nesting {
+        BlockNesting::Single | BlockNesting::Group => "Block",
+        BlockNesting::List => "Block List",
+        BlockNesting::Set => "Block Set",
+        BlockNesting::Map => "Block Map",
+    };
+    let req = if b.min_items > 0 {
+        "Required"
+    } else {
+        "Optional"
+    };
+    let max = if b.max_items > 0 {
+        format!(", Max: {}", b.max_items)
+    } else {
+        String::new()
+    };
+    let mut line = format!("- `{}` ({nesting}, {req}{max})", b.type_name);
+    let d = b.block.description.trim();
+    if !d.is_empty() {
+        let _ = write!(line, " {d}");
+    }
+    let _ = write!(line, " (see [below for nested schema](#{id}))");
+    line
+}
+
 fn render_block(
     out: &mut String,
     block: &Block,
@@ -152,37 +185,9 @@ fn render_block(
         items.push((a.name.clone(), attribute_line(a, parent, pending), class));
     }
     for b in &block.blocks {
-        let id = anchor("nestedblock", parent, &b.type_name);
-        pending.push(Pending {
-            anchor: id.clone(),
-            title: qualified(parent, &b.type_name),
-            body: Body::Block(b.block.clone()),
-        });
-        let nesting = match b.nesting {
-            BlockNesting::Single | BlockNesting::Group => "Block",
-            BlockNesting::List => "Block List",
-            BlockNesting::Set => "Block Set",
-            BlockNesting::Map => "Block Map",
-        };
-        let req = if b.min_items > 0 {
-            "Required"
-        } else {
-            "Optional"
-        };
-        let max = if b.max_items > 0 {
-            format!(", Max: {}", b.max_items)
-        } else {
-            String::new()
-        };
-        let mut line = format!("- `{}` ({nesting}, {req}{max})", b.type_name);
-        let d = b.block.description.trim();
-        if !d.is_empty() {
-            let _ = write!(line, " {d}");
-        }
-        let _ = write!(line, " (see [below for nested schema](#{id}))");
         items.push((
             b.type_name.clone(),
-            line,
+            block_line(b, parent, pending),
             if b.min_items > 0 { 0 } else { 1 },
         ));
     }

@@ -44,7 +44,7 @@ fn recipe(rel: &str) -> String {
 // the kubectl provider (the benchmark's peer)
 // ---------------------------------------------------------------------------------------------------------------
 
-/// The directory holding `terraform-provider-kubectl` built from `bench/peer` (as `scripts/bench` builds it, into
+/// The directory holding `terraform-provider-kubectl` built from `baselines/peer` (as `scripts/bench` builds it, into
 /// `<target>/bench/peer-bin`, keyed by the same stamp), building it when it is absent or stale. `None` (recorded
 /// through `support::needed`: a failure under `CI=true`) when it cannot be built.
 fn kubectl_provider_dir() -> Option<PathBuf> {
@@ -58,13 +58,13 @@ fn kubectl_provider_dir() -> Option<PathBuf> {
             let dir = target.join("bench").join("peer-bin");
             let binary = dir.join("terraform-provider-kubectl");
             let stamp = dir.join("stamp");
-            let peer = support::repo_root().join("bench/peer");
+            let peer = support::repo_root().join("baselines/peer");
             let want = read(&peer.join("go.sum")) + &read(&peer.join("go.mod"));
             if binary.is_file() && std::fs::read_to_string(&stamp).ok().as_ref() == Some(&want) {
                 return Some(dir);
             }
             eprintln!(
-                "recipes: building the kubectl provider from bench/peer (as scripts/bench does)"
+                "recipes: building the kubectl provider from baselines/peer (as scripts/bench does)"
             );
             std::fs::create_dir_all(&dir).ok()?;
             let built = Command::new("go")
@@ -84,7 +84,7 @@ fn kubectl_provider_dir() -> Option<PathBuf> {
         .clone();
     support::needed(
         found,
-        "the gavinbunney/kubectl provider (target/bench/peer-bin, built from bench/peer with `go`)",
+        "the gavinbunney/kubectl provider (target/bench/peer-bin, built from baselines/peer with `go`)",
     )
 }
 

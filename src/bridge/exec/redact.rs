@@ -61,64 +61,11 @@ fn redact_pem(text: &str) -> String {
 fn redact_key_values(text: &str) -> String {
     let lower = text.to_ascii_lowercase();
     let bytes = text.as_bytes();
-    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'-';
-    let is_value_end = |b: u8| {
-        b.is_ascii_whitespace()
-            || matches!(b, b'"' | b'\'' | b',' | b';' | b'&' | b')' | b'}' | b']')
-    };
     let mut out = String::with_capacity(text.len());
     let (mut i, mut copied) = (0, 0);
     while i < bytes.len() {
-        let at_word_start = i == 0 || !is_ident(bytes[i - 1]);
-        let bearer = ["bearer", "basic"]
-            .iter()
-            .find(|w| at_word_start && lower[i..].starts_with(**w))
-            .map(|w| i + w.len())
-            .filter(|&j| j < bytes.len() && bytes[j].is_ascii_whitespace());
-        let key_end = if bearer.is_some() {
-            None
-        } else {
-            SECRET_KEYS
-                .iter()
-                .find(|k| lower[i..].starts_with(**k))
-                .map(|k| {
-                    let mut j = i + k.len();
-                    while j < bytes.len() && is_ident(bytes[j]) {
-                        j += 1;
-                    }
-                    j
-                })
-        };
-        // Where the value starts (and the quote that ends it, if it is quoted): after `Bearer `, or after the
-        // key, an optional quote, spaces, `=` or `:`, spaces.
-        let value_start = bearer.map(|j| (j + 1, None)).or_else(|| {
-            let mut j = key_end?;
-            while j < bytes.len() && matches!(bytes[j], b'"' | b'\'') {
-                j += 1;
-            }
-            while j < bytes.len() && bytes[j] == b' ' {
-                j += 1;
-            }
-            if j >= bytes.len() || !matches!(bytes[j], b'=' | b':') {
-                return None;
-            }
-            j += 1;
-            while j < bytes.len() && bytes[j] == b' ' {
-                j += 1;
-            }
-            let quote = bytes.get(j).copied().filter(|b| matches!(b, b'"' | b'\''));
-            j += usize::from(quote.is_some());
-            // `Authorization: Bearer x`: the scheme stays, its value goes.
-            let scheme = ["bearer ", "basic "]
-                .iter()
-                .find(|w| lower[j..].starts_with(**w));
-            Some((j + scheme.map_or(0, |w| w.len()), quote))
-        });
-        let Some((start, quote)) = value_start else {
-            i += 1;
-            while i < bytes.len() && !text.is_char_boundary(i) {
-                i += 1;
-            }
+        let Some((start, quote)) = secret_value_at(bytes, &lower, i) else {
+            i = char_boundary_from(text, i + 1);
             continue;
         };
         let mut end = start;
@@ -135,13 +82,79 @@ fn redact_key_values(text: &str) -> String {
             out.push_str(REDACTED);
             copied = end;
         }
-        i = end.max(i + 1);
-        while i < bytes.len() && !text.is_char_boundary(i) {
-            i += 1;
-        }
+        i = char_boundary_from(text, end.max(i + 1));
     }
     out.push_str(&text[copied..]);
     out
+}
+
+/// A byte of a key or word: ASCII alphanumeric, `_` or `-`.
+fn is_ident(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
+}
+
+/// A byte that ends an unquoted value.
+fn is_value_end(b: u8) -> bool {
+    b.is_ascii_whitespace() || matches!(b, b'"' | b'\'' | b',' | b';' | b'&' | b')' | b'}' | b']')
+}
+
+/// The first character boundary of `text` at or after `i` (its length when there is none).
+fn char_boundary_from(text: &str, mut i: usize) -> usize {
+    while i < text.len() && !text.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+/// Where a secret value starts when one is introduced at byte `i` (and the quote that ends it, if it is quoted):
+/// after `Bearer ` or `Basic ` starting a word, or after a secret key (see [`after_key`]).
+fn secret_value_at(bytes: &[u8], lower: &str, i: usize) -> Option<(usize, Option<u8>)> {
+    let at_word_start = i == 0 || !is_ident(bytes[i - 1]);
+    let bearer = ["bearer", "basic"]
+        .iter()
+        .find(|w| at_word_start && lower[i..].starts_with(**w))
+        .map(|w| i + w.len())
+        .filter(|&j| j < bytes.len() && bytes[j].is_ascii_whitespace());
+    if let Some(j) = bearer {
+        return Some((j + 1, None));
+    }
+    let key_end = SECRET_KEYS
+        .iter()
+        .find(|k| lower[i..].starts_with(**k))
+        .map(|k| {
+            let mut j = i + k.len();
+            while j < bytes.len() && is_ident(bytes[j]) {
+                j += 1;
+            }
+            j
+        })?;
+    after_key(bytes, lower, key_end)
+}
+
+/// Where the value of a secret key ending at `key_end` starts: after an optional quote, spaces, `=` or `:`,
+/// spaces (and the quote that ends it, if it is quoted). `None`: no `=` or `:` follows, it is no key.
+fn after_key(bytes: &[u8], lower: &str, key_end: usize) -> Option<(usize, Option<u8>)> {
+    let mut j = key_end;
+    while j < bytes.len() && matches!(bytes[j], b'"' | b'\'') {
+        j += 1;
+    }
+    while j < bytes.len() && bytes[j] == b' ' {
+        j += 1;
+    }
+    if j >= bytes.len() || !matches!(bytes[j], b'=' | b':') {
+        return None;
+    }
+    j += 1;
+    while j < bytes.len() && bytes[j] == b' ' {
+        j += 1;
+    }
+    let quote = bytes.get(j).copied().filter(|b| matches!(b, b'"' | b'\''));
+    j += usize::from(quote.is_some());
+    // `Authorization: Bearer x`: the scheme stays, its value goes.
+    let scheme = ["bearer ", "basic "]
+        .iter()
+        .find(|w| lower[j..].starts_with(**w));
+    Some((j + scheme.map_or(0, |w| w.len()), quote))
 }
 
 fn redact_words(text: &str) -> String {

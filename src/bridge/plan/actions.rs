@@ -7,7 +7,7 @@ use crate::api::SveltosCluster;
 use crate::bridge::{
     desired::DesiredCluster,
     exec::ExecInvocation,
-    observed::{Observed, ObservedCluster, World},
+    observed::{BridgedObjects, Observed, ObservedCluster},
 };
 
 /// A write apply has to make for one cluster. `Debug` never shows the Secret's data.
@@ -60,24 +60,24 @@ fn split(id: &str) -> (String, String) {
     (ns.to_string(), name.to_string())
 }
 
-/// What apply must do to turn `world` into `plan`: only objects that differ are written, only owned objects
+/// What apply must do to turn `observed` into `plan`: only objects that differ are written, only owned objects
 /// that are no longer wanted are deleted.
 ///
 /// `plan` is a plan made for apply ([`Phase::Apply`](super::Phase::Apply)); a plan made in another phase has no objects to write, and
 /// passing one is a bug (this panics).
-pub fn actions(plan: &Plan, world: &World) -> (Vec<Write>, Vec<Delete>) {
+pub fn actions(plan: &Plan, observed: &Observed) -> (Vec<Write>, Vec<Delete>) {
     assert!(
         plan.for_apply,
         "actions() needs a plan made for apply (Phase::Apply)"
     );
     let mut writes = Vec::new();
     for (key, d) in &plan.desired {
-        // A cluster without objects was found up to date when planned (see `plan`), against this same `world`:
-        // `actions` is only ever given the world its plan was made with.
+        // A cluster without objects was found up to date when planned (see `plan`), against this same `observed`:
+        // `actions` is only ever given what was observed when its plan was made.
         let Some(desired_sc) = d.sveltos_cluster.as_ref() else {
             continue;
         };
-        let current = world.owned.get(key);
+        let current = observed.owned.get(key);
         let cur_sc = current.and_then(|c| c.sveltos_cluster.as_ref());
         let exec = plan.exec.get(key).cloned();
         let Some((secret, sc_stale)) = differs(d, current, exec.is_some()) else {
@@ -95,16 +95,16 @@ pub fn actions(plan: &Plan, world: &World) -> (Vec<Write>, Vec<Delete>) {
             secret: secret.cloned(),
             sveltos_cluster: sc_stale.then_some(sc),
             exec,
-            adopt_sveltos_cluster: world.foreign_clusters.contains_key(key),
+            adopt_sveltos_cluster: observed.foreign_clusters.contains_key(key),
             adopt_secret: d
                 .entry
                 .secret
                 .as_ref()
-                .is_some_and(|s| world.foreign_secrets.contains_key(s)),
+                .is_some_and(|s| observed.foreign_secrets.contains_key(s)),
             health_pause: plan.health_paused.contains(key),
         });
     }
-    let deletes = world
+    let deletes = observed
         .owned
         .iter()
         .filter(|(k, _)| !plan.desired.contains_key(*k) && !plan.kept.contains_key(*k))
@@ -122,7 +122,7 @@ pub fn actions(plan: &Plan, world: &World) -> (Vec<Write>, Vec<Delete>) {
 /// stale. `mint`: the credential is minted at apply (its Secret is then written whatever exists).
 pub(super) fn differs<'a>(
     d: &'a DesiredCluster,
-    current: Option<&Observed>,
+    current: Option<&BridgedObjects>,
     mint: bool,
 ) -> Option<(Option<&'a Secret>, bool)> {
     let desired_sc = d.sveltos_cluster.as_ref()?;
@@ -186,9 +186,9 @@ mod tests {
     #[test]
     fn a_plan_for_apply_holds_only_the_objects_it_writes() {
         let f = Fixture::new();
-        let world = world_after(&f.run(), "main");
+        let observed = observed_after(&f.run(), "main");
         let mut f2 = Fixture::new();
-        f2.world = world.clone();
+        f2.observed = observed.clone();
         let unchanged = f2.run();
         assert!(
             unchanged
@@ -197,14 +197,14 @@ mod tests {
                 .all(|d| d.sveltos_cluster.is_none() && d.secret.is_none())
         );
         assert_eq!(unchanged.entries(), f.run().entries());
-        assert!(actions(&unchanged, &world).0.is_empty());
+        assert!(actions(&unchanged, &observed).0.is_empty());
         f2.set_label(0, "env", "staging");
         let changed = f2.run();
         let key = f2.profiles[0].key();
         for (k, d) in &changed.desired {
             assert_eq!(d.sveltos_cluster.is_some(), *k == key, "{k}");
         }
-        let (writes, _) = actions(&changed, &world);
+        let (writes, _) = actions(&changed, &observed);
         assert_eq!(
             writes.iter().map(|w| w.key.as_str()).collect::<Vec<_>>(),
             [key.as_str()]
@@ -216,41 +216,41 @@ mod tests {
     fn actions_refuse_a_plan_not_made_for_apply() {
         let mut f = Fixture::new();
         f.phase = Phase::Plan;
-        let _ = actions(&f.run(), &World::default());
+        let _ = actions(&f.run(), &Observed::default());
     }
 
     #[test]
     fn apply_then_plan_converges_with_no_writes() {
         let f = Fixture::new();
         let p = f.run();
-        let (writes, deletes) = actions(&p, &World::default());
+        let (writes, deletes) = actions(&p, &Observed::default());
         assert_eq!((writes.len(), deletes.len()), (2, 0));
         assert!(
             writes
                 .iter()
                 .all(|w| w.secret.is_some() && w.sveltos_cluster.is_some())
         );
-        let world = world_after(&p, "main");
+        let observed = observed_after(&p, "main");
         assert_eq!(
-            world.entries(|_| false),
+            observed.entries(|_| false),
             p.entries(),
             "read after apply equals the plan"
         );
         let mut f2 = Fixture::new();
-        f2.world = world.clone();
+        f2.observed = observed.clone();
         let p2 = f2.run();
-        let (writes, deletes) = actions(&p2, &world);
+        let (writes, deletes) = actions(&p2, &observed);
         assert!(writes.is_empty() && deletes.is_empty());
     }
 
     #[test]
     fn removed_profile_deletes_only_owned_objects() {
         let f = Fixture::new();
-        let world = world_after(&f.run(), "main");
+        let observed = observed_after(&f.run(), "main");
         let mut f2 = Fixture::new();
         f2.profiles.pop();
-        f2.world = world.clone();
-        let (writes, deletes) = actions(&f2.run(), &world);
+        f2.observed = observed.clone();
+        let (writes, deletes) = actions(&f2.run(), &observed);
         assert!(writes.is_empty());
         assert_eq!(deletes.len(), 1);
         assert_eq!(deletes[0].sveltos_cluster, Some(("b".into(), "c1".into())));
@@ -263,11 +263,11 @@ mod tests {
     #[test]
     fn label_change_rewrites_only_the_cluster() {
         let f = Fixture::new();
-        let world = world_after(&f.run(), "main");
+        let observed = observed_after(&f.run(), "main");
         let mut f2 = Fixture::new();
         f2.set_label(0, "env", "staging");
-        f2.world = world.clone();
-        let (writes, _) = actions(&f2.run(), &world);
+        f2.observed = observed.clone();
+        let (writes, _) = actions(&f2.run(), &observed);
         assert_eq!(writes.len(), 1);
         assert!(writes[0].secret.is_none() && writes[0].sveltos_cluster.is_some());
     }
@@ -277,13 +277,13 @@ mod tests {
         let mut f = Fixture::new();
         f.spec.config_record = Some("{\"v\":1}".into());
         let p = f.run();
-        let world = world_after(&p, "main");
+        let observed = observed_after(&p, "main");
         let mut f2 = Fixture::new();
         f2.spec.config_record = Some("{\"v\":2}".into());
-        f2.world = world.clone();
+        f2.observed = observed.clone();
         let p2 = f2.run();
         assert_eq!(p2.entries(), p.entries(), "plan shows no cluster change");
-        let (writes, _) = actions(&p2, &world);
+        let (writes, _) = actions(&p2, &observed);
         assert!(
             writes.is_empty(),
             "the configuration record lives in the claim, not on every SveltosCluster: {writes:?}"
@@ -309,17 +309,17 @@ mod tests {
             ),
             ("1h", Some("sveltos"))
         );
-        f.world = world_after(&first, "main");
+        f.observed = observed_after(&first, "main");
         // What sveltoscluster-manager does on renewal, by plain updates: it takes over spec.kubeconfigKeyName (now
         // `re-kubeconfig`) and the interval, and rewrites the Secret's data. The bridge owns neither field any more;
         // its hashes do not move (the Secret is compared by the source hash it recorded).
-        for o in f.world.owned.values_mut() {
+        for o in f.observed.owned.values_mut() {
             let sc = o.sveltos_cluster.as_mut().unwrap();
             sc.owned_spec.remove("kubeconfigKeyName");
             sc.owned_renewal.remove("renewTokenRequestInterval");
         }
         let p = f.run();
-        let (writes, deletes) = actions(&p, &f.world);
+        let (writes, deletes) = actions(&p, &f.observed);
         assert!(
             writes.is_empty() && deletes.is_empty(),
             "a renewal is never reverted: {writes:?}"
@@ -337,7 +337,7 @@ mod tests {
             )],
         );
         let p = f.run();
-        let (writes, _) = actions(&p, &f.world);
+        let (writes, _) = actions(&p, &f.observed);
         assert_eq!(writes.len(), 1, "{writes:?}");
         let w = &writes[0];
         assert!(w.secret.is_some());
@@ -357,9 +357,9 @@ mod tests {
         let p = f.run();
         assert_ne!(
             p.desired["a/c1"].entry.config_sha256,
-            f.world.owned["a/c1"].entry(true).config_sha256
+            f.observed.owned["a/c1"].entry(true).config_sha256
         );
-        let (writes, _) = actions(&p, &f.world);
+        let (writes, _) = actions(&p, &f.observed);
         let sc = writes
             .iter()
             .find(|w| w.key == "a/c1")

@@ -3,13 +3,13 @@
 use std::collections::BTreeMap;
 
 use super::{Cause, ClusterIssue, LISTED, Plan, name_list};
-use crate::bridge::{desired::ClusterEntry, observed::World, problem::Problem};
+use crate::bridge::{desired::ClusterEntry, observed::Observed, problem::Problem};
 
 /// At apply: the clusters whose plan-time entry differs from what apply would produce now are left as they are
 /// (an error for each, grouped), so that every other cluster is still applied as planned.
 pub fn isolate_drift(
     plan: &mut Plan,
-    world: &World,
+    observed: &Observed,
     planned: &BTreeMap<String, Option<ClusterEntry>>,
 ) {
     let drift = drift_since_plan(planned, &plan.entry_refs());
@@ -17,14 +17,14 @@ pub fn isolate_drift(
         return;
     }
     for (key, why) in drift {
-        plan.isolate(world, &key, Cause::ChangedSincePlan, why);
+        plan.isolate(observed, &key, Cause::ChangedSincePlan, why);
         plan.removals.retain(|k| *k != key);
     }
     // A planned cluster that no longer appears at all (its profile deleted) is kept too.
     for key in planned.keys() {
         if !plan.desired.contains_key(key)
             && !plan.kept.contains_key(key)
-            && let Some(o) = world.owned.get(key)
+            && let Some(o) = observed.owned.get(key)
         {
             let renews = plan.renews(key);
             plan.kept.insert(key.clone(), o.entry(renews));
@@ -111,7 +111,7 @@ mod tests {
         f.set_label(1, "env", "changed");
         f.phase = Phase::Apply;
         let mut p = f.run();
-        isolate_drift(&mut p, &f.world, &planned);
+        isolate_drift(&mut p, &f.observed, &planned);
         assert_eq!(p.desired.keys().collect::<Vec<_>>(), ["a/c1"]);
         let e = p
             .problems

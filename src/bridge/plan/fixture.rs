@@ -1,5 +1,5 @@
-//! The planning tests' shared fixture: two profiles with kubeconfig Secrets, planned for apply, and the world as
-//! it is after an apply.
+//! The planning tests' shared fixture: two profiles with kubeconfig Secrets, planned for apply, and what is
+//! observed after an apply.
 
 use std::collections::BTreeMap;
 
@@ -8,7 +8,7 @@ use k8s_openapi::api::core::v1::Secret;
 use super::*;
 use crate::api::SveltosCluster;
 pub(crate) use crate::bridge::{
-    Override, Selection, UnhealthyPolicy, observed::World, selector::Selector, testutil::*,
+    Override, Selection, UnhealthyPolicy, observed::Observed, selector::Selector, testutil::*,
 };
 
 pub(crate) struct Fixture {
@@ -16,7 +16,7 @@ pub(crate) struct Fixture {
     pub(crate) profiles: Vec<ClusterProfile>,
     pub(crate) secrets: Vec<Secret>,
     pub(crate) ns_labels: BTreeMap<String, BTreeMap<String, String>>,
-    pub(crate) world: World,
+    pub(crate) observed: Observed,
     pub(crate) providers: Option<ProvidersFile>,
     pub(crate) phase: Phase,
 }
@@ -37,7 +37,7 @@ impl Fixture {
                 labelled_secret("b", "s2", "c1", None, &[("config", KUBECONFIG)]),
             ],
             ns_labels: BTreeMap::new(),
-            world: World::default(),
+            observed: Observed::default(),
             providers: None,
             // A plan made for apply, with the objects to write (as `actions` needs).
             phase: Phase::Apply,
@@ -65,7 +65,7 @@ impl Fixture {
             checked_kubeconfigs: None,
             namespace_labels: &self.ns_labels,
             providers: self.providers.as_ref(),
-            world: &self.world,
+            observed: &self.observed,
             now: jiff::Timestamp::from_second(1_800_000_000).unwrap(),
             phase: self.phase,
             planned_mints: None,
@@ -76,8 +76,8 @@ impl Fixture {
     }
 }
 
-/// The world as it is after applying `plan` faithfully.
-pub(crate) fn world_after(plan: &Plan, bridge: &str) -> World {
+/// What is observed after applying `plan` faithfully.
+pub(crate) fn observed_after(plan: &Plan, bridge: &str) -> Observed {
     let scs: Vec<SveltosCluster> = plan
         .desired
         .values()
@@ -103,7 +103,7 @@ pub(crate) fn world_after(plan: &Plan, bridge: &str) -> World {
         .values()
         .filter_map(|d| d.secret.clone())
         .collect();
-    World::build(
+    Observed::build(
         bridge,
         &crate::bridge::ownership::Ledger::trusting(),
         &scs,

@@ -52,7 +52,7 @@ pub(super) fn material_for(
     };
     let inv_sha = invocation_sha256(&inv);
     let existing = inputs
-        .world
+        .observed
         .owned
         .get(&profile.key())
         .and_then(|o| o.secret.as_ref());
@@ -125,8 +125,8 @@ mod tests {
         let inv = p.exec["a/c1"].clone();
         // Simulate apply having minted a credential that expires in 1 h.
         let now = jiff::Timestamp::from_second(1_800_000_000).unwrap();
-        let mut world = World::default();
-        let mut observed = crate::bridge::observed::Observed {
+        let mut observed = Observed::default();
+        let mut bridged = crate::bridge::observed::BridgedObjects {
             secret: Some(crate::bridge::observed::ObservedSecret {
                 uid: None,
                 id: "a/c1-sveltos-kubeconfig".into(),
@@ -138,8 +138,8 @@ mod tests {
             }),
             ..Default::default()
         };
-        world.owned.insert("a/c1".into(), observed.clone());
-        f.world = world.clone();
+        observed.owned.insert("a/c1".into(), bridged.clone());
+        f.observed = observed.clone();
         let p = f.run();
         assert!(!p.desired["a/c1"].entry.credential_pending);
         assert_eq!(
@@ -147,14 +147,14 @@ mod tests {
             Some("h1")
         );
         // Inside refresh_before (default 10 min) of expiry: a new credential is planned.
-        observed.secret.as_mut().unwrap().expires_at =
+        bridged.secret.as_mut().unwrap().expires_at =
             Some((now + jiff::SignedDuration::from_mins(5)).to_string());
-        f.world.owned.insert("a/c1".into(), observed);
+        f.observed.owned.insert("a/c1".into(), bridged);
         assert!(f.run().desired["a/c1"].entry.credential_pending);
         // The first plan renews from twice refresh_before ahead, the re-plan before apply from refresh_before:
         // a credential the first plan reused is still reused by a re-plan up to refresh_before later.
         let mut at = |mins: i64, phase: Phase| {
-            f.world
+            f.observed
                 .owned
                 .get_mut("a/c1")
                 .unwrap()
@@ -186,7 +186,7 @@ mod tests {
             checked_kubeconfigs: None,
             namespace_labels: &f.ns_labels,
             providers: f.providers.as_ref(),
-            world: &f.world,
+            observed: &f.observed,
             now,
             phase: Phase::Apply,
             planned_mints: Some(&mints),

@@ -24,7 +24,7 @@ use super::{
     credentials::{CheckedKubeconfigs, CredentialSecrets, Lookup},
     desired::{ClusterEntry, DesiredCluster, Material, desired, secret_name},
     exec::{ExecInvocation, ProvidersFile},
-    observed::World,
+    observed::Observed,
 };
 use crate::api::ClusterProfile;
 
@@ -72,7 +72,7 @@ pub struct Inputs<'a> {
     /// The parsed providers file, if configured.
     pub providers: Option<&'a ProvidersFile>,
     /// What exists.
-    pub world: &'a World,
+    pub observed: &'a Observed,
     /// Now.
     pub now: jiff::Timestamp,
     /// Plan or apply.
@@ -184,11 +184,11 @@ impl Plan {
 
     /// Leaves one cluster as it is: its existing objects are kept (no write, no delete), or, when it has none,
     /// it is not registered.
-    pub fn isolate(&mut self, world: &World, key: &str, cause: Cause, detail: String) {
+    pub fn isolate(&mut self, observed: &Observed, key: &str, cause: Cause, detail: String) {
         self.desired.remove(key);
         self.exec.remove(key);
         self.health_paused.remove(key);
-        let existing = world.owned.get(key);
+        let existing = observed.owned.get(key);
         if let Some(o) = existing {
             self.kept.insert(key.to_string(), o.entry(self.renews(key)));
         }
@@ -235,14 +235,14 @@ pub fn plan(
     }
     for key in &located.unhealthy_kept {
         plan.isolate(
-            inputs.world,
+            inputs.observed,
             key,
             Cause::Unhealthy,
             "kept registered".into(),
         );
     }
     for (key, why) in inputs.undecodable {
-        plan.isolate(inputs.world, key, Cause::Undecodable, why.clone());
+        plan.isolate(inputs.observed, key, Cause::Undecodable, why.clone());
     }
     for key in &plan.health_paused.clone() {
         plan.issues.push(ClusterIssue {
@@ -255,7 +255,7 @@ pub fn plan(
     plan.for_apply = inputs.phase == Phase::Apply;
     isolate_collisions(inputs, &mut plan);
     plan.removals = inputs
-        .world
+        .observed
         .owned
         .keys()
         .filter(|k| !plan.desired.contains_key(*k) && !plan.kept.contains_key(*k))
@@ -279,7 +279,7 @@ fn plan_cluster(
     let name = profile.metadata.name.as_deref().unwrap_or_default();
     if secret_name(name).len() > MAX_NAME {
         let detail = format!("{} characters", name.len());
-        plan.isolate(inputs.world, &key, Cause::NameTooLong, detail);
+        plan.isolate(inputs.observed, &key, Cause::NameTooLong, detail);
         return;
     }
     let pause = located.unhealthy_paused.contains(&key);
@@ -287,7 +287,7 @@ fn plan_cluster(
         Lookup::Found(source) => source,
         Lookup::Unusable(problem) => {
             let cause = Cause::Credentials(problem.cause());
-            plan.isolate(inputs.world, &key, cause, problem.to_string());
+            plan.isolate(inputs.observed, &key, cause, problem.to_string());
             return;
         }
     };
@@ -304,13 +304,13 @@ fn plan_cluster(
             // Only apply writes, and only what differs from what exists: a plan keeps the entries, not ten
             // thousand kubeconfigs and objects.
             let writes = inputs.phase == Phase::Apply
-                && differs(&d, inputs.world.owned.get(&key), mint).is_some();
+                && differs(&d, inputs.observed.owned.get(&key), mint).is_some();
             let d = if writes { d } else { d.entry_only() };
             plan.desired.insert(key, d);
         }
         Err(problem) => {
             let cause = Cause::Credentials(problem.cause());
-            plan.isolate(inputs.world, &key, cause, problem.to_string());
+            plan.isolate(inputs.observed, &key, cause, problem.to_string());
         }
     }
 }
@@ -345,8 +345,8 @@ fn isolate_collisions(inputs: &Inputs<'_>, plan: &mut Plan) {
         let secret_id = d.entry.secret.clone().unwrap_or_default();
         let mut why = Vec::new();
         for (kind, id, foreign) in [
-            ("SveltosCluster", key, &inputs.world.foreign_clusters),
-            ("Secret", &secret_id, &inputs.world.foreign_secrets),
+            ("SveltosCluster", key, &inputs.observed.foreign_clusters),
+            ("Secret", &secret_id, &inputs.observed.foreign_secrets),
         ] {
             if let Some(owner) = foreign.get(id) {
                 let who = match owner {
@@ -364,7 +364,7 @@ fn isolate_collisions(inputs: &Inputs<'_>, plan: &mut Plan) {
         }
     }
     for (key, why) in collided {
-        plan.isolate(inputs.world, &key, Cause::Collision, why);
+        plan.isolate(inputs.observed, &key, Cause::Collision, why);
     }
 }
 
@@ -387,7 +387,7 @@ mod tests {
         ));
         // b/c1 is bridged, then its profile stops decoding.
         let p = f.run();
-        f.world = world_after(&p, "main");
+        f.observed = observed_after(&p, "main");
         f.profiles.retain(|p| p.key() != "b/c1");
         let undecodable = BTreeMap::from([("b/c1".to_string(), "bad timestamp".to_string())]);
         let p = f.run_with(&undecodable);
@@ -447,8 +447,8 @@ mod tests {
             None,
             &[("Config", KUBECONFIG)],
         ));
-        f.world.foreign_clusters.insert("a/c1".into(), None);
-        f.world
+        f.observed.foreign_clusters.insert("a/c1".into(), None);
+        f.observed
             .foreign_secrets
             .insert("b/c1-sveltos-kubeconfig".into(), Some("other".into()));
         let p = f.run();
@@ -494,21 +494,21 @@ mod tests {
         assert!(f.run().has_errors());
         // Already bridged: kept (never deleted because a credential went missing), even with require_credentials.
         let mut f = Fixture::new();
-        let world = world_after(&f.run(), "main");
+        let observed = observed_after(&f.run(), "main");
         f.secrets.pop();
-        f.world = world.clone();
+        f.observed = observed.clone();
         f.spec.require_credentials = true;
         let p = f.run();
         assert!(p.kept.contains_key("b/c1"));
         assert!(!p.has_errors(), "{:?}", p.problems);
-        let (_, deletes) = actions(&p, &world);
+        let (_, deletes) = actions(&p, &observed);
         assert!(deletes.is_empty());
     }
 
     #[test]
     fn ambiguous_secrets_keep_the_bridged_cluster_and_name_both() {
         let mut f = Fixture::new();
-        f.world = world_after(&f.run(), "main");
+        f.observed = observed_after(&f.run(), "main");
         f.secrets.push(labelled_secret(
             "a",
             "s9",
@@ -518,7 +518,7 @@ mod tests {
         ));
         let p = f.run();
         assert!(!p.has_errors());
-        let (writes, deletes) = actions(&p, &f.world);
+        let (writes, deletes) = actions(&p, &f.observed);
         assert!(
             writes.is_empty() && deletes.is_empty(),
             "a/c1 is kept exactly as it is"
@@ -560,7 +560,7 @@ mod tests {
         let mut f = fixture::Fixture::new();
         assert!(f.run().skipped().is_empty());
         // Bridged, then b/c1 loses its Secret: kept as it is.
-        f.world = fixture::world_after(&f.run(), "main");
+        f.observed = fixture::observed_after(&f.run(), "main");
         f.secrets.truncate(1);
         // And a new profile without any Secret: not registered.
         f.profiles

@@ -111,7 +111,7 @@ pub(super) fn report(inputs: &Inputs<'_>, plan: &mut Plan) {
     problems.extend(removals_problem(
         spec,
         &plan.removals,
-        inputs.world.owned.len(),
+        inputs.observed.owned.len(),
     ));
     plan.problems.extend(problems);
 }
@@ -176,7 +176,7 @@ fn cause_problem(spec: &BridgeSpec, cause: Cause, mut issues: Vec<&ClusterIssue>
 
 /// The warning for objects that carry this bridge's ownership label without being its own.
 fn impostors_problem(inputs: &Inputs<'_>) -> Option<Problem> {
-    let impostors = &inputs.world.impostors;
+    let impostors = &inputs.observed.impostors;
     (!impostors.is_empty()).then(|| {
         Problem::warning(
             vec![Step::Attr("name")],
@@ -264,7 +264,7 @@ mod tests {
     #[test]
     fn removal_guard() {
         let mut f = Fixture::new();
-        f.world = world_after(&f.run(), "main");
+        f.observed = observed_after(&f.run(), "main");
         f.profiles.clear();
         let p = f.run();
         assert_eq!(p.removals.len(), 2);

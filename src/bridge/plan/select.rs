@@ -9,7 +9,7 @@ use crate::bridge::{
     credentials::{Lookup, SecretIndex, locate, resolve::secrets_to_read},
     desired::secret_name,
     is_healthy,
-    observed::World,
+    observed::Observed,
     selection_miss, unhealthy_reason,
 };
 
@@ -66,14 +66,18 @@ impl CreationTargets {
 }
 
 impl Located {
-    /// What a plan over these lookups may create that `world` does not show as ours.
-    pub fn creation_targets(&self, profiles: &[ClusterProfile], world: &World) -> CreationTargets {
+    /// What a plan over these lookups may create that `observed` does not show as ours.
+    pub fn creation_targets(
+        &self,
+        profiles: &[ClusterProfile],
+        observed: &Observed,
+    ) -> CreationTargets {
         let mut out = CreationTargets::default();
         for (i, _) in &self.lookups {
             let p = &profiles[*i];
             let ns = p.metadata.namespace.clone().unwrap_or_default();
             let name = p.metadata.name.clone().unwrap_or_default();
-            let owned = world.owned.get(&p.key());
+            let owned = observed.owned.get(&p.key());
             if owned.is_none_or(|o| o.sveltos_cluster.is_none()) {
                 out.clusters.insert((ns.clone(), name.clone()));
             }
@@ -111,7 +115,7 @@ pub fn locate_all(inputs: &Inputs<'_>) -> Located {
             continue;
         }
         if spec.selection.require_healthy && !is_healthy(p) {
-            let bridged = inputs.world.owned.contains_key(&key);
+            let bridged = inputs.observed.owned.contains_key(&key);
             match spec.unhealthy {
                 UnhealthyPolicy::Keep if bridged => {
                     out.unhealthy_kept.insert(key);
@@ -157,14 +161,14 @@ mod tests {
                 checked_kubeconfigs: None,
                 namespace_labels: &f.ns_labels,
                 providers: None,
-                world: &f.world,
+                observed: &f.observed,
                 now: jiff::Timestamp::from_second(1_800_000_000).unwrap(),
                 phase: Phase::Plan,
                 planned_mints: None,
                 undecodable: &NO_UNDECODABLE,
             })
         };
-        let t = inputs(&f).creation_targets(&f.profiles, &f.world);
+        let t = inputs(&f).creation_targets(&f.profiles, &f.observed);
         let pairs = |v: &[(&str, &str)]| -> BTreeSet<(String, String)> {
             v.iter()
                 .map(|(a, b)| (a.to_string(), b.to_string()))
@@ -185,14 +189,14 @@ mod tests {
         assert_eq!(t.namespaces().into_iter().collect::<Vec<_>>(), ["a", "b"]);
 
         // After apply, nothing is left to check; a deleted Secret of ours is a target again.
-        f.world = world_after(&f.run(), "main");
+        f.observed = observed_after(&f.run(), "main");
         assert!(
             inputs(&f)
-                .creation_targets(&f.profiles, &f.world)
+                .creation_targets(&f.profiles, &f.observed)
                 .is_empty()
         );
-        f.world.owned.get_mut("b/c1").unwrap().secret = None;
-        let t = inputs(&f).creation_targets(&f.profiles, &f.world);
+        f.observed.owned.get_mut("b/c1").unwrap().secret = None;
+        let t = inputs(&f).creation_targets(&f.profiles, &f.observed);
         assert_eq!((t.clusters.len(), t.secrets.len()), (0, 1));
     }
 
@@ -234,7 +238,7 @@ mod tests {
         for p in &mut f.profiles {
             set_healthy(p, true);
         }
-        f.world = world_after(&f.run(), "main");
+        f.observed = observed_after(&f.run(), "main");
         set_healthy(&mut f.profiles[1], false);
         // keep: registered as it is.
         let p = f.run();
@@ -256,7 +260,7 @@ mod tests {
                 .paused,
             Some(true)
         );
-        let (writes, _) = actions(&p, &f.world);
+        let (writes, _) = actions(&p, &f.observed);
         assert!(
             writes
                 .iter()
@@ -268,7 +272,7 @@ mod tests {
         assert_eq!(p.removals, ["b/c1"]);
         // A new unhealthy profile is not registered.
         f.spec.unhealthy = UnhealthyPolicy::Keep;
-        f.world = World::default();
+        f.observed = Observed::default();
         assert!(!f.run().entries().contains_key("b/c1"));
     }
 }

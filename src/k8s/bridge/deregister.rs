@@ -12,7 +12,7 @@ use super::{CONCURRENCY, snapshot::read_owned};
 use crate::{
     api::SveltosCluster,
     bridge::{
-        observed::World,
+        observed::Observed,
         ownership::{Kind, Ledger},
         plan::{Delete, Plan, actions},
     },
@@ -90,12 +90,12 @@ const GONE_POLL: Duration = Duration::from_millis(500);
 /// and the next apply or destroy resumes.
 pub async fn deregister(
     client: &Client,
-    world: &World,
+    observed: &Observed,
     deletes: Vec<Delete>,
     timeout: Duration,
 ) -> Removed {
     let results: Vec<Result<Vec<(Kind, String)>, RemoveError>> = stream::iter(deletes)
-        .map(|d| delete_one(client, world, d, timeout))
+        .map(|d| delete_one(client, observed, d, timeout))
         .buffer_unordered(CONCURRENCY)
         .collect()
         .await;
@@ -111,7 +111,7 @@ pub async fn deregister(
 
 async fn delete_one(
     client: &Client,
-    world: &World,
+    observed: &Observed,
     d: Delete,
     timeout: Duration,
 ) -> Result<Vec<(Kind, String)>, RemoveError> {
@@ -119,7 +119,7 @@ async fn delete_one(
         key: d.key.clone(),
         source,
     };
-    let owned = world.owned.get(&d.key);
+    let owned = observed.owned.get(&d.key);
     let mut gone = Vec::new();
     if let Some((ns, name)) = &d.sveltos_cluster {
         let uid = owned
@@ -186,7 +186,7 @@ pub async fn delete_all(
     ledger: &Ledger,
     timeout: Duration,
 ) -> Result<(), DestroyError> {
-    let world = read_owned(client, bridge, ledger)
+    let observed = read_owned(client, bridge, ledger)
         .await
         .map_err(DestroyError::Read)?;
     // Against an empty plan (made for apply: nothing to write), every owned cluster is a delete.
@@ -194,12 +194,12 @@ pub async fn delete_all(
         for_apply: true,
         ..Plan::default()
     };
-    let (_, deletes) = actions(&empty, &world);
-    let removed = deregister(client, &world, deletes, timeout).await;
+    let (_, deletes) = actions(&empty, &observed);
+    let removed = deregister(client, &observed, deletes, timeout).await;
     if removed.errors.is_empty() {
         return Ok(());
     }
-    let mut left = world.ledger(ledger);
+    let mut left = observed.ledger(ledger);
     removed.forget_in(&mut left);
     Err(DestroyError::Remove {
         errors: removed.errors,

@@ -21,7 +21,7 @@ use crate::{
         desired::{ClusterEntry, Material, desired},
         exec::{ExecInvocation, static_kubeconfig},
         kubeconfig::ConnectionError,
-        observed::World,
+        observed::Observed,
         ownership::{Kind, Ledger, MARK_ANNOTATION, RunKey},
         plan::{Plan, Write, actions, invocation_sha256},
     },
@@ -124,9 +124,9 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// The ledger after this outcome, starting from what the world owned (read with `basis`).
-    pub fn ledger(&self, world: &World, basis: &Ledger) -> Ledger {
-        let mut l = world.ledger(basis);
+    /// The ledger after this outcome, starting from what was observed to be owned (read with `basis`).
+    pub fn ledger(&self, observed: &Observed, basis: &Ledger) -> Ledger {
+        let mut l = observed.ledger(basis);
         for (kind, id, uid) in &self.written {
             l.record(*kind, id, uid);
         }
@@ -154,14 +154,14 @@ pub async fn execute(
     plan: &Plan,
     run_key: &RunKey,
 ) -> Outcome {
-    let (writes, deletes) = actions(plan, &snap.world);
+    let (writes, deletes) = actions(plan, &snap.observed);
     tracing::info!(bridge = %spec.name, writes = writes.len(), deletes = deletes.len(), "applying bridge changes");
     let results: Vec<Result<Written, WriteError>> = stream::iter(writes)
         .map(|w| write_one(client, spec, snap, w, run_key))
         .buffer_unordered(CONCURRENCY)
         .collect()
         .await;
-    let removed = deregister(client, &snap.world, deletes, spec.deletion_timeout).await;
+    let removed = deregister(client, &snap.observed, deletes, spec.deletion_timeout).await;
     let mut out = Outcome {
         minted: BTreeMap::new(),
         written: Vec::new(),

@@ -15,7 +15,7 @@ use crate::{
         BridgeSpec,
         credentials::CheckedKubeconfigs,
         exec::ProvidersFile,
-        observed::World,
+        observed::Observed,
         ownership::{Kind, Ledger},
         plan::{CreationTargets, Inputs, Phase, Plan, locate_all, plan},
     },
@@ -36,7 +36,7 @@ pub struct Snapshot {
     /// The operator's exec providers file, if configured (scoped by the bridge's `exec_providers`).
     pub providers: Option<ProvidersFile>,
     /// What exists: what the bridge owns, impostors, and objects at the names it would create.
-    pub world: World,
+    pub observed: Observed,
     /// The Secrets named by `kubeconfig-secretreader` providers, by `(namespace, name)` (`None`: not found).
     pub fetched: BTreeMap<(String, String), Option<Secret>>,
     /// Kubeconfigs found inert while the inventory was read ahead (none when it was read by the plan).
@@ -54,11 +54,15 @@ fn owner_selector(bridge: &str) -> String {
 /// (`k8s::bodies`); labelled Secrets it does not recognise are impostors, known from their metadata.
 /// SveltosClusters: one LIST by the label (creating SveltosClusters is a right of Sveltos' administrators, not of
 /// the inventory's tenants, so the metadata step would only cost time), impostors sorted out as it is decoded.
-pub async fn read_owned(client: &Client, bridge: &str, ledger: &Ledger) -> Result<World, IoError> {
+pub async fn read_owned(
+    client: &Client,
+    bridge: &str,
+    ledger: &Ledger,
+) -> Result<Observed, IoError> {
     let sel = owner_selector(bridge);
     // Each batch of bodies is reduced to what the bridge keeps of it (identities and hashes) as it is decoded:
     // the listed objects, Secrets with their kubeconfig bytes, are never all held at once.
-    let (mut clusters, mut secrets) = (World::default(), World::default());
+    let (mut clusters, mut secrets) = (Observed::default(), Observed::default());
     futures::try_join!(
         io::list_each::<SveltosCluster>(client, &[], Some(&sel), |page| {
             clusters.add_owned_clusters(bridge, ledger, &page)
@@ -84,17 +88,17 @@ async fn read_labelled<K: Namespaced>(
     bridge: &str,
     ledger: &Ledger,
     kind: Kind,
-    world: &mut World,
-    add: impl Fn(&mut World, &[K]),
+    observed: &mut Observed,
+    add: impl Fn(&mut Observed, &[K]),
 ) -> Result<(), IoError> {
     let (mut listed, mut wanted) = (Vec::new(), BTreeSet::new());
     io::list_metadata_each::<K>(client, &[], Some(selector), |metas| {
-        wanted.extend(world.sort_labelled(bridge, ledger, kind, &metas));
+        wanted.extend(observed.sort_labelled(bridge, ledger, kind, &metas));
         listed.extend(metas.iter().map(bodies::key_of));
     })
     .await?;
     bodies::read_bodies::<K>(client, Some(selector), &listed, &wanted, |page| {
-        add(world, &page)
+        add(observed, &page)
     })
     .await
 }
@@ -103,7 +107,7 @@ async fn read_labelled<K: Namespaced>(
 #[derive(Debug, Default)]
 pub struct HeadStart {
     /// What the bridge owns as the refresh read it with the plan's ledger (see [`read_owned`]).
-    pub owned: Option<World>,
+    pub owned: Option<Observed>,
     /// The inventory read ahead ([`read_inventory`] started earlier for this same inventory and selection).
     pub inventory: Option<ReadAhead>,
 }
@@ -129,7 +133,7 @@ pub async fn snapshot(
         owned,
         inventory: read_ahead,
     } = ahead;
-    let (((profiles, undecodable, reads), checked), world) = futures::try_join!(
+    let (((profiles, undecodable, reads), checked), observed) = futures::try_join!(
         async {
             if let Some(read) = read_ahead
                 && let Some(done) = read.join().await
@@ -140,7 +144,7 @@ pub async fn snapshot(
         },
         async {
             match owned {
-                Some(world) => Ok(world),
+                Some(observed) => Ok(observed),
                 None => read_owned(client, &spec.name, ledger).await,
             }
         },
@@ -154,16 +158,16 @@ pub async fn snapshot(
         credential_secrets,
         namespace_labels,
         providers,
-        world,
+        observed,
         fetched: BTreeMap::new(),
         checked,
         undecodable: io::Undecodable::by_key(undecodable),
     };
     let located = locate_all(&snap.inputs(spec, jiff::Timestamp::now(), Phase::Plan, None));
     snap.fetched = credentials::read_named_secrets(inventory, &located.secrets_to_read()).await?;
-    let targets = located.creation_targets(&snap.profiles, &snap.world);
+    let targets = located.creation_targets(&snap.profiles, &snap.observed);
     let (clusters, secrets) = existing_at(client, &targets).await?;
-    snap.world.add_foreign(ledger, &clusters, &secrets);
+    snap.observed.add_foreign(ledger, &clusters, &secrets);
     Ok(snap)
 }
 
@@ -245,7 +249,7 @@ impl Snapshot {
             checked_kubeconfigs: self.checked.as_ref(),
             namespace_labels: &self.namespace_labels,
             providers: self.providers.as_ref(),
-            world: &self.world,
+            observed: &self.observed,
             now,
             phase,
             planned_mints,

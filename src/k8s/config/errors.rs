@@ -35,7 +35,7 @@ impl fmt::Display for PathSource {
 
 /// Why the connection settings cannot produce a [`kube::Config`]. Messages
 /// name the attribute (and environment variable) concerned and never contain
-/// token or key material.
+/// a token or a key.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConfigError {
@@ -276,7 +276,7 @@ pub enum ConfigError {
         source: kube::config::KubeconfigError,
     },
 
-    /// The client cannot be built from the resolved configuration (TLS material kube cannot load, ...).
+    /// The client cannot be built from the resolved configuration (certificates or keys kube cannot load, ...).
     #[error("cannot create the Kubernetes client: {0}")]
     Client(#[source] kube::Error),
 }

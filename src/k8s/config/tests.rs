@@ -18,7 +18,7 @@ struct Pki {
     client_key_pem: String,
 }
 
-/// Throwaway self-signed material generated per test run (no fixtures).
+/// Throwaway self-signed certificates and keys generated per test run (no fixtures).
 fn pki() -> &'static Pki {
     static PKI: OnceLock<Pki> = OnceLock::new();
     PKI.get_or_init(|| {

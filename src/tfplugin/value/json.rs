@@ -139,77 +139,82 @@ impl Parser<'_> {
             Some(b't') => self.literal(b"true", Json::Bool(true)),
             Some(b'f') => self.literal(b"false", Json::Bool(false)),
             Some(b'"') => self.string().map(Json::String),
-            Some(b'[') => {
-                self.pos += 1;
-                let mut items = Vec::new();
-                self.ws();
-                if self.buf.get(self.pos) == Some(&b']') {
-                    self.pos += 1;
-                } else {
-                    loop {
-                        items.push(self.value()?);
-                        self.ws();
-                        match self.buf.get(self.pos) {
-                            Some(b',') => self.pos += 1,
-                            Some(b']') => {
-                                self.pos += 1;
-                                break;
-                            }
-                            _ => return self.fail("expected ',' or ']'"),
-                        }
-                    }
-                }
-                Ok(Json::Array(items))
-            }
-            Some(b'{') => {
-                self.pos += 1;
-                let mut items = Vec::new();
-                self.ws();
-                if self.buf.get(self.pos) == Some(&b'}') {
-                    self.pos += 1;
-                } else {
-                    loop {
-                        self.ws();
-                        if self.buf.get(self.pos) != Some(&b'"') {
-                            return self.fail("expected a string key");
-                        }
-                        let key = self.string()?;
-                        self.ws();
-                        if self.buf.get(self.pos) != Some(&b':') {
-                            return self.fail("expected ':'");
-                        }
-                        self.pos += 1;
-                        items.push((key, self.value()?));
-                        self.ws();
-                        match self.buf.get(self.pos) {
-                            Some(b',') => self.pos += 1,
-                            Some(b'}') => {
-                                self.pos += 1;
-                                break;
-                            }
-                            _ => return self.fail("expected ',' or '}'"),
-                        }
-                    }
-                }
-                Ok(Json::Object(items))
-            }
-            Some(b'-' | b'0'..=b'9') => {
-                let start = self.pos;
-                while let Some(b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') =
-                    self.buf.get(self.pos)
-                {
-                    self.pos += 1;
-                }
-                let text = std::str::from_utf8(&self.buf[start..self.pos]).unwrap_or_default();
-                if parse_decimal(text).is_none() {
-                    return self.fail("invalid number");
-                }
-                Ok(Json::Number(text.to_owned()))
-            }
+            Some(b'[') => Ok(Json::Array(self.array_items()?)),
+            Some(b'{') => Ok(Json::Object(self.object_members()?)),
+            Some(b'-' | b'0'..=b'9') => Ok(self.number()?),
             Some(_) => self.fail("unexpected character"),
         };
         self.depth -= 1;
         v
+    }
+
+    /// The items of an array, its `[` next.
+    fn array_items(&mut self) -> Result<Vec<Json>, String> {
+        self.pos += 1;
+        let mut items = Vec::new();
+        self.ws();
+        if self.buf.get(self.pos) == Some(&b']') {
+            self.pos += 1;
+            return Ok(items);
+        }
+        loop {
+            items.push(self.value()?);
+            self.ws();
+            match self.buf.get(self.pos) {
+                Some(b',') => self.pos += 1,
+                Some(b']') => {
+                    self.pos += 1;
+                    return Ok(items);
+                }
+                _ => return self.fail("expected ',' or ']'"),
+            }
+        }
+    }
+
+    /// The members of an object, in their order, its `{` next.
+    fn object_members(&mut self) -> Result<Vec<(String, Json)>, String> {
+        self.pos += 1;
+        let mut items = Vec::new();
+        self.ws();
+        if self.buf.get(self.pos) == Some(&b'}') {
+            self.pos += 1;
+            return Ok(items);
+        }
+        loop {
+            self.ws();
+            if self.buf.get(self.pos) != Some(&b'"') {
+                return self.fail("expected a string key");
+            }
+            let key = self.string()?;
+            self.ws();
+            if self.buf.get(self.pos) != Some(&b':') {
+                return self.fail("expected ':'");
+            }
+            self.pos += 1;
+            items.push((key, self.value()?));
+            self.ws();
+            match self.buf.get(self.pos) {
+                Some(b',') => self.pos += 1,
+                Some(b'}') => {
+                    self.pos += 1;
+                    return Ok(items);
+                }
+                _ => return self.fail("expected ',' or '}'"),
+            }
+        }
+    }
+
+    /// A number, kept as its text once checked.
+    fn number(&mut self) -> Result<Json, String> {
+        let start = self.pos;
+        while let Some(b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') = self.buf.get(self.pos) {
+            self.pos += 1;
+        }
+        let text = std::str::from_utf8(&self.buf[start..self.pos]).unwrap_or_default();
+        if parse_decimal(text).is_none() {
+            return self.fail("invalid number");
+        }
+        Ok(Json::Number(text.to_owned()))
     }
 
     fn hex4(&mut self) -> Result<u32, String> {
@@ -312,17 +317,7 @@ impl Converter {
             return Ok(Value::Null);
         }
         match (ty, j) {
-            (Type::Dynamic, Json::Object(fields)) => {
-                let get = |name: &str| fields.iter().find(|(k, _)| k == name).map(|(_, v)| v);
-                let (Some(tj), Some(vj)) = (get("type"), get("value")) else {
-                    return Err(
-                        self.err("dynamic value must be an object with \"type\" and \"value\"")
-                    );
-                };
-                let inner =
-                    type_from_json(tj).ok_or_else(|| self.err("invalid type in dynamic value"))?;
-                self.convert(vj, &inner)
-            }
+            (Type::Dynamic, Json::Object(fields)) => self.convert_dynamic(fields),
             (Type::String, Json::String(s)) => Ok(Value::String(s.clone())),
             (Type::String, Json::Number(n)) => Ok(Value::String(n.clone())),
             (Type::String, Json::Bool(b)) => Ok(Value::String(b.to_string())),
@@ -353,23 +348,7 @@ impl Converter {
                 }
                 Ok(Value::Set(out))
             }
-            (Type::Tuple(elems), Json::Array(items)) => {
-                if elems.len() != items.len() {
-                    return Err(self.err(format!(
-                        "tuple has {} elements but its type has {}",
-                        items.len(),
-                        elems.len()
-                    )));
-                }
-                let mut out = Vec::with_capacity(items.len());
-                for (i, (item, t)) in items.iter().zip(elems).enumerate() {
-                    self.path.push(PathStep::KeyInt(i as i64));
-                    let r = self.convert(item, t);
-                    self.path.pop();
-                    out.push(r?);
-                }
-                Ok(Value::Tuple(out))
-            }
+            (Type::Tuple(elems), Json::Array(items)) => self.convert_tuple(items, elems),
             (Type::Map(elem), Json::Object(fields)) => {
                 let mut out = BTreeMap::new();
                 for (k, item) in fields {
@@ -381,26 +360,64 @@ impl Converter {
                 Ok(Value::Map(out))
             }
             (Type::Object { attributes, .. }, Json::Object(fields)) => {
-                let mut out = BTreeMap::new();
-                for (k, item) in fields {
-                    self.path.push(PathStep::Attribute(k.clone()));
-                    let r = match attributes.get(k) {
-                        Some(t) => self.convert(item, t).map(Some),
-                        None if self.opts.ignore_undefined_attributes => Ok(None),
-                        None => Err(self.err("unsupported attribute (not in the schema)")),
-                    };
-                    self.path.pop();
-                    if let Some(v) = r? {
-                        out.insert(k.clone(), v);
-                    }
-                }
-                for name in attributes.keys() {
-                    out.entry(name.clone()).or_insert(Value::Null);
-                }
-                Ok(Value::Object(out))
+                self.convert_object(fields, attributes)
             }
             _ => Err(self.mismatch(ty, j)),
         }
+    }
+
+    /// A value of type `dynamic`: an object holding its `type` and its `value`.
+    fn convert_dynamic(&mut self, fields: &[(String, Json)]) -> Result<Value, ValueError> {
+        let get = |name: &str| fields.iter().find(|(k, _)| k == name).map(|(_, v)| v);
+        let (Some(tj), Some(vj)) = (get("type"), get("value")) else {
+            return Err(self.err("dynamic value must be an object with \"type\" and \"value\""));
+        };
+        let inner = type_from_json(tj).ok_or_else(|| self.err("invalid type in dynamic value"))?;
+        self.convert(vj, &inner)
+    }
+
+    /// A tuple: as many items as its type has elements, each of its element's type.
+    fn convert_tuple(&mut self, items: &[Json], elems: &[Type]) -> Result<Value, ValueError> {
+        if elems.len() != items.len() {
+            return Err(self.err(format!(
+                "tuple has {} elements but its type has {}",
+                items.len(),
+                elems.len()
+            )));
+        }
+        let mut out = Vec::with_capacity(items.len());
+        for (i, (item, t)) in items.iter().zip(elems).enumerate() {
+            self.path.push(PathStep::KeyInt(i as i64));
+            let r = self.convert(item, t);
+            self.path.pop();
+            out.push(r?);
+        }
+        Ok(Value::Tuple(out))
+    }
+
+    /// An object: each field of its type's attributes (others are an error unless ignored), absent ones null.
+    fn convert_object(
+        &mut self,
+        fields: &[(String, Json)],
+        attributes: &BTreeMap<String, Type>,
+    ) -> Result<Value, ValueError> {
+        let mut out = BTreeMap::new();
+        for (k, item) in fields {
+            self.path.push(PathStep::Attribute(k.clone()));
+            let r = match attributes.get(k) {
+                Some(t) => self.convert(item, t).map(Some),
+                None if self.opts.ignore_undefined_attributes => Ok(None),
+                None => Err(self.err("unsupported attribute (not in the schema)")),
+            };
+            self.path.pop();
+            if let Some(v) = r? {
+                out.insert(k.clone(), v);
+            }
+        }
+        for name in attributes.keys() {
+            out.entry(name.clone()).or_insert(Value::Null);
+        }
+        Ok(Value::Object(out))
     }
 }
 

@@ -161,36 +161,7 @@ impl Type {
                                 .collect::<Result<_, _>>()?,
                         ))
                     }
-                    ("object", 2 | 3) => {
-                        let attrs = arg
-                            .as_object()
-                            .ok_or_else(|| bad("object needs a map of attribute types"))?;
-                        let attributes = attrs
-                            .iter()
-                            .map(|(k, t)| Ok((k.clone(), Self::from_json_depth(t, depth + 1)?)))
-                            .collect::<Result<BTreeMap<_, _>, TypeJsonError>>()?;
-                        let mut optional = BTreeSet::new();
-                        if let Some(opt) = parts.get(2) {
-                            for name in opt
-                                .as_array()
-                                .ok_or_else(|| bad("optional attributes must be an array"))?
-                            {
-                                let name = name.as_str().ok_or_else(|| {
-                                    bad("optional attribute names must be strings")
-                                })?;
-                                if !attributes.contains_key(name) {
-                                    return Err(TypeJsonError::Invalid(format!(
-                                        "optional attribute {name:?} is not an attribute"
-                                    )));
-                                }
-                                optional.insert(name.to_owned());
-                            }
-                        }
-                        Ok(Type::Object {
-                            attributes,
-                            optional,
-                        })
-                    }
+                    ("object", 2 | 3) => Self::object_from_json(arg, parts.get(2), depth),
                     _ => Err(TypeJsonError::Invalid(format!(
                         "unknown type kind {kind:?} or wrong arity"
                     ))),
@@ -198,6 +169,44 @@ impl Type {
             }
             _ => Err(bad("type must be a string or an array")),
         }
+    }
+
+    /// `["object", {attribute: type, ...}, [optional, ...]]`: the attribute types, and the optional ones among
+    /// them.
+    fn object_from_json(
+        arg: &Json,
+        optional_names: Option<&Json>,
+        depth: usize,
+    ) -> Result<Self, TypeJsonError> {
+        let bad = |what: &str| TypeJsonError::Invalid(what.to_owned());
+        let attrs = arg
+            .as_object()
+            .ok_or_else(|| bad("object needs a map of attribute types"))?;
+        let attributes = attrs
+            .iter()
+            .map(|(k, t)| Ok((k.clone(), Self::from_json_depth(t, depth + 1)?)))
+            .collect::<Result<BTreeMap<_, _>, TypeJsonError>>()?;
+        let mut optional = BTreeSet::new();
+        if let Some(opt) = optional_names {
+            for name in opt
+                .as_array()
+                .ok_or_else(|| bad("optional attributes must be an array"))?
+            {
+                let name = name
+                    .as_str()
+                    .ok_or_else(|| bad("optional attribute names must be strings"))?;
+                if !attributes.contains_key(name) {
+                    return Err(TypeJsonError::Invalid(format!(
+                        "optional attribute {name:?} is not an attribute"
+                    )));
+                }
+                optional.insert(name.to_owned());
+            }
+        }
+        Ok(Type::Object {
+            attributes,
+            optional,
+        })
     }
 }
 

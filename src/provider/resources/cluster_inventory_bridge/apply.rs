@@ -125,12 +125,12 @@ async fn apply_claimed(
             ),
         ));
         // Objects written before the timeout carry the label at the names this apply meant to write.
-        let trusted = trusting_targets(snap.world.ledger(&ledger), plan.desired.values());
+        let trusted = trusting_targets(snap.observed.ledger(&ledger), plan.desired.values());
         drop((plan, snap));
         let read_back = read_back(client, base, &spec.name, &trusted, diagnostics);
         return Ok(read_back.await);
     };
-    let ledger = outcome.ledger(&snap.world, &ledger);
+    let ledger = outcome.ledger(&snap.observed, &ledger);
     // The inventory is done with before the new state is built.
     drop(snap);
     let executed = Executed {
@@ -266,8 +266,8 @@ async fn read_back(
     ledger: &Ledger,
     mut diagnostics: Diagnostics,
 ) -> ApplyResponse {
-    let world = match read_owned(client, bridge, ledger).await {
-        Ok(world) => world,
+    let observed = match read_owned(client, bridge, ledger).await {
+        Ok(observed) => observed,
         Err(e) => {
             diagnostics.push(io_diag(&e));
             // The prior state's `clusters` was not decoded: the plugin layer answers with it whole.
@@ -285,7 +285,7 @@ async fn read_back(
     };
     let base = base.into_value();
     let config = BridgeConfig::from_value(&base);
-    let entries = world.entries(|k| config.renews(k));
+    let entries = observed.entries(|k| config.renews(k));
     let new_state = if base.is_null() && entries.is_empty() {
         Value::Null
     } else {
@@ -298,7 +298,7 @@ async fn read_back(
     ApplyResponse {
         new_state,
         keep_prior_state: false,
-        private: world.ledger(ledger).to_private(),
+        private: observed.ledger(ledger).to_private(),
         diagnostics,
     }
 }
@@ -394,7 +394,7 @@ fn plan_at_apply(
     if plan.has_errors() {
         return Err(errors(&plan));
     }
-    isolate_drift(&mut plan, &snap.world, &planned);
+    isolate_drift(&mut plan, &snap.observed, &planned);
     // (What plan promised is done with: tens of megabytes at ten thousand clusters.)
     drop(planned);
     let diagnostics = errors(&plan);

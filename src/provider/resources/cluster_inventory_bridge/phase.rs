@@ -124,7 +124,7 @@ mod tests {
             Pending {
                 refreshed: Some(super::super::read_ahead::Refreshed {
                     private_sha256: "x".into(),
-                    world: Default::default(),
+                    observed: Default::default(),
                 }),
                 inventory: None,
             },

@@ -69,9 +69,9 @@ pub(super) async fn read_bridge(
     let ledger = ledger_of(&req.private, &req.current_state)?;
     let ledger = with_claimed_run_keys(&client, &req.current_state, &bridge, ledger).await;
     let started = std::time::Instant::now();
-    let world = read_owned(&client, &bridge, &ledger).await;
+    let observed = read_owned(&client, &bridge, &ledger).await;
     tracing::debug!(%bridge, elapsed_ms = started.elapsed().as_millis() as u64, "read what the bridge owns");
-    let world = world.map_err(io_diags)?;
+    let observed = observed.map_err(io_diags)?;
     // The state is rebuilt from what exists: its old `clusters` was not decoded (a state older than the UID
     // ledger excepted) and goes before the new one is built. A failure below answers with the state as it came
     // (`keep_current_state`), which the plugin layer still holds.
@@ -86,18 +86,18 @@ pub(super) async fn read_bridge(
         Diagnostics::new()
     };
     let mut private = std::mem::take(&mut req.private);
-    if !ledger.is_empty() || imported || !world.owned.is_empty() {
+    if !ledger.is_empty() || imported || !observed.owned.is_empty() {
         let reads = ledger.reads().map(String::from);
-        private = world.ledger(&ledger).with_reads(reads).to_private();
+        private = observed.ledger(&ledger).with_reads(reads).to_private();
     }
     let config = BridgeConfig::from_value(&state);
-    let entries = world.entries(|k| config.renews(k));
+    let entries = observed.entries(|k| config.renews(k));
     let private_sha256 = sha256_hex(&private);
     // Only with settings an apply recorded (see `read_ahead`).
     let inventory = read_ahead(provider, &state, ledger.reads(), req.client);
     let refreshed = Some(Refreshed {
         private_sha256,
-        world,
+        observed,
     });
     let pending = Pending {
         refreshed,

@@ -32,7 +32,7 @@
 //! through the refresh, for a slower plan and a higher peak.
 
 use crate::{
-    bridge::{BridgeSpec, observed::World},
+    bridge::{BridgeSpec, observed::Observed},
     k8s::bridge::{inventory::reads_sha256, read_ahead::ReadAhead},
     tfplugin::Value,
 };
@@ -81,22 +81,22 @@ pub struct Refreshed {
     /// SHA-256 of the private data the refresh returned.
     pub private_sha256: String,
     /// What it found the bridge owns.
-    pub world: World,
+    pub observed: Observed,
 }
 
 impl std::fmt::Debug for Refreshed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Refreshed")
             .field("private_sha256", &self.private_sha256)
-            .field("owned", &self.world.owned.len())
+            .field("owned", &self.observed.owned.len())
             .finish()
     }
 }
 
 impl Refreshed {
-    /// The world, for a plan whose prior private data is `private`: `None` unless it is what the refresh returned.
-    pub fn for_plan(self, private: &[u8]) -> Option<World> {
-        (self.private_sha256 == crate::bridge::sha256_hex(private)).then_some(self.world)
+    /// What was observed, for a plan whose prior private data is `private`: `None` unless it is what the refresh returned.
+    pub fn for_plan(self, private: &[u8]) -> Option<Observed> {
+        (self.private_sha256 == crate::bridge::sha256_hex(private)).then_some(self.observed)
     }
 }
 
@@ -118,7 +118,7 @@ mod tests {
     fn the_refresh_reading_serves_only_the_private_data_it_returned() {
         let refreshed = || Refreshed {
             private_sha256: sha256_hex(b"ledger-1"),
-            world: World::default(),
+            observed: Observed::default(),
         };
         assert!(refreshed().for_plan(b"ledger-1").is_some());
         assert!(refreshed().for_plan(b"ledger-2").is_none());

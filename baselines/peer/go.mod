@@ -1,4 +1,4 @@
-module tfsveltos.invalid/bench/peer
+module tfsveltos.invalid/baselines/peer
 
 go 1.24
 

@@ -1,0 +1,100 @@
+//! The error every operation of [`crate::k8s::io`] returns: the verb, the object, the HTTP code and the cause.
+
+use std::time::Duration;
+
+use kube::core::Status;
+
+/// An API error with the object it concerns.
+#[derive(Debug, thiserror::Error)]
+#[error("{action} {object}: {message}")]
+pub struct IoError {
+    /// What was being done (`list`, `apply`, `delete`, `get`).
+    pub action: &'static str,
+    /// Kind and `namespace/name` (or the collection).
+    pub object: String,
+    /// What went wrong, with a hint where one helps.
+    pub message: String,
+    /// HTTP status, when the server answered.
+    pub code: Option<u16>,
+    /// The underlying failure.
+    #[source]
+    pub source: IoCause,
+}
+
+/// What made an [`IoError`].
+#[derive(Debug, thiserror::Error)]
+pub enum IoCause {
+    /// The client or the API server failed (the last attempt's error when retries were exhausted).
+    #[error(transparent)]
+    Kube(#[from] kube::Error),
+    /// The object could not be serialized into a request body.
+    #[error("cannot serialize the object")]
+    Serialize(#[source] serde_json::Error),
+    /// The last attempt got no complete answer within [`ATTEMPT_TIMEOUT`](super::ATTEMPT_TIMEOUT).
+    #[error("no answer within {0:?}")]
+    Timeout(Duration),
+}
+
+impl IoError {
+    /// An error for `action` on `object` (already `Kind namespace/name`) caused by `source`.
+    pub fn new(
+        action: &'static str,
+        object: impl Into<String>,
+        kind: &str,
+        source: IoCause,
+    ) -> Self {
+        let (message, code) = match &source {
+            IoCause::Kube(e) => (describe(e, kind), status(e).map(|s| s.code)),
+            IoCause::Serialize(e) => (format!("cannot serialize: {e}"), None),
+            IoCause::Timeout(t) => (
+                format!("no complete answer from the API server within {t:?}"),
+                None,
+            ),
+        };
+        IoError {
+            action,
+            object: object.into(),
+            message,
+            code,
+            source,
+        }
+    }
+}
+
+impl IoError {
+    /// The Kubernetes client error behind this one, if it came from the client or the API server.
+    pub fn kube_error(&self) -> Option<&kube::Error> {
+        match &self.source {
+            IoCause::Kube(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// The Status the API server answered with, if it answered.
+pub(super) fn status(err: &kube::Error) -> Option<&Status> {
+    match err {
+        kube::Error::Api(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// What went wrong, in words, with a hint where one helps (a CRD not installed, access not granted).
+fn describe(err: &kube::Error, kind: &str) -> String {
+    match err {
+        kube::Error::Api(s)
+            if s.code == 404
+                && s.reason == "NotFound"
+                && s.message
+                    .contains("the server could not find the requested resource") =>
+        {
+            format!("the {kind} API is not served by this cluster: install its CRD (HTTP 404)")
+        }
+        kube::Error::Api(s) if s.code == 403 => format!(
+            "forbidden (HTTP 403): {}. Grant the provider's identity access to {kind} objects.",
+            s.message
+        ),
+        kube::Error::Api(s) => format!("{} (HTTP {}, reason {})", s.message, s.code, s.reason),
+        other => other.to_string(),
+    }
+}
