@@ -4,18 +4,27 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
 
 use super::{
     lookup::credential_statuses,
-    profile_value::{failed, inventory_access, profile_attributes, profile_attrs, unknown_config},
+    profile_value::{
+        InventoryBlocks, check_credentials, failed, inventory_access, profile_attributes,
+        profile_attrs, unknown_config,
+    },
 };
 use crate::{
     api::ClusterProfile,
+    bridge::credentials::CredentialsConfig,
     k8s::io,
-    provider::state::ProviderState,
+    provider::{
+        blocks::{connection::ConnectionConfig, selection::profile_identity},
+        state::ProviderState,
+    },
     tfplugin::{
         AttributePath, DataReadRequest, DataReadResponse, DataSource, Diagnostic, Diagnostics,
         Schema, Value,
+        value::{from_value, from_value_partial},
     },
 };
 
@@ -49,8 +58,28 @@ pub fn schema() -> Schema {
         .block(crate::provider::blocks::inventory::block())
 }
 
-fn check_identity(config: &Value) -> Diagnostics {
-    crate::provider::blocks::selection::profile_identity(config)
+/// The configuration, as written.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ProfileConfig {
+    /// `namespace` (required; `None` only while not known).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// `name` (required; `None` only while not known).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The `credentials` block.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub credentials: Option<CredentialsConfig>,
+    /// The `inventory` block.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inventory: Option<ConnectionConfig>,
+}
+
+impl ProfileConfig {
+    fn check_identity(&self) -> Diagnostics {
+        profile_identity(self.namespace.as_deref(), self.name.as_deref())
+    }
 }
 
 #[async_trait]
@@ -64,7 +93,13 @@ impl DataSource for ClusterProfileDataSource {
     }
 
     async fn validate(&self, config: &Value) -> Diagnostics {
-        check_identity(config)
+        let c = match from_value_partial::<ProfileConfig>(config) {
+            Ok(c) => c,
+            Err(e) => return e.to_diagnostic().into(),
+        };
+        let mut diags = c.value.check_identity();
+        diags.extend(check_credentials(&c, c.value.credentials.as_ref()).into_vec());
+        diags
     }
 
     async fn read(&self, req: DataReadRequest) -> DataReadResponse {
@@ -73,16 +108,27 @@ impl DataSource for ClusterProfileDataSource {
             return resp;
         }
         let config = &req.config;
-        let diags = check_identity(config);
+        let c = match from_value::<ProfileConfig>(config) {
+            Ok(c) => c,
+            Err(e) => return failed(config, e.to_diagnostic().into()),
+        };
+        let mut diags = c.check_identity();
+        diags
+            .extend(crate::provider::blocks::credentials::check(c.credentials.as_ref()).into_vec());
         if diags.has_errors() {
             return failed(config, diags);
         }
-        let namespace = config.get_attr("namespace").as_str().unwrap_or_default();
-        let name = config.get_attr("name").as_str().unwrap_or_default();
-        let (options, providers, client) = match inventory_access(&self.state, &schema, &req) {
-            Ok(v) => v,
-            Err(resp) => return *resp,
+        let namespace = c.namespace.as_deref().unwrap_or_default();
+        let name = c.name.as_deref().unwrap_or_default();
+        let blocks = InventoryBlocks {
+            credentials: c.credentials.as_ref(),
+            inventory: c.inventory.as_ref(),
         };
+        let (options, providers, client) =
+            match inventory_access(&self.state, &schema, &req, blocks) {
+                Ok(v) => v,
+                Err(resp) => return *resp,
+            };
         let profile = match io::get_opt::<ClusterProfile>(&client, namespace, name).await {
             Ok(Some(p)) => p,
             Ok(None) => {
@@ -140,5 +186,18 @@ impl DataSource for ClusterProfileDataSource {
             state,
             ..DataReadResponse::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_config_covers_the_schema() {
+        crate::tfplugin::value::serde_bridge::coverage::assert_covers::<ProfileConfig>(
+            &schema().block,
+            &[],
+        );
     }
 }

@@ -17,7 +17,9 @@ pub mod msgpack;
 pub mod serde_bridge;
 mod types;
 
-pub use serde_bridge::{FromValueError, Partial, Sensitive, from_value, from_value_partial, to_value};
+pub use serde_bridge::{
+    FromValueError, Partial, Sensitive, from_value, from_value_partial, to_value,
+};
 pub use types::{Type, TypeJsonError};
 
 use std::collections::BTreeMap;

@@ -6,7 +6,9 @@
 //!   `None` and a field with `#[serde(default)]` its default; a required field reads "missing".
 //! - **Unknown** (plan time): [`from_value`] refuses it, naming the first unknown attribute path
 //!   ([`FromValueError::Unknown`]); [`from_value_partial`] reads it as absent and lists every such path
-//!   ([`Partial::unknown`]), for validation and plans, which check what is known and leave the rest for later.
+//!   ([`Partial::unknown`]), for validation, which checks what is known and leaves the rest for later. A list,
+//!   set or map holding an unknown value is read whole or not at all (unknown as a whole): leaving an element out
+//!   would shift the positions that diagnostics point at. Objects (blocks) are read attribute by attribute.
 //! - **Numbers**: integer fields take whole numbers only; a fractional value is an error naming its path.
 //! - Lists, sets and tuples read as sequences, maps and objects as maps or structs; nested blocks are objects
 //!   (single), sequences (list, set) or maps.
@@ -101,8 +103,8 @@ pub fn from_value<T: DeserializeOwned>(value: &Value) -> Result<T, FromValueErro
     T::deserialize(De::new(value, AttributePath::root(), &ctx)).map_err(Error::into_public)
 }
 
-/// Reads `value` into `T`, unknown values read as absent (an `Option` reads `None`, a collection leaves the
-/// element out); their paths are in [`Partial::unknown`].
+/// Reads `value` into `T`, unknown values read as absent (an `Option` reads `None`; a collection holding one is
+/// absent as a whole); their paths are in [`Partial::unknown`].
 pub fn from_value_partial<T: DeserializeOwned>(
     value: &Value,
 ) -> Result<Partial<T>, FromValueError> {
@@ -269,9 +271,8 @@ impl<'a> De<'a> {
 
     /// The value as a whole number.
     fn whole(&self) -> Result<i128, Error> {
-        let n = match self.value {
-            Value::Number(n) => n,
-            _ => return Err(self.mismatch("whole number")),
+        let Value::Number(n) = self.value else {
+            return Err(self.mismatch("whole number"));
         };
         let not_whole = || self.invalid("must be a whole number");
         match n {
@@ -298,11 +299,23 @@ impl<'a> De<'a> {
 
     /// Whether an unknown value inside a collection or object is left out (partial reads record its path).
     fn skip_unknown(&self, value: &Value, path: impl FnOnce() -> AttributePath) -> bool {
-        if value.is_known() || !self.ctx.partial {
+        if !self.ctx.partial || !unknown_for_partial(value) {
             return false;
         }
         self.ctx.unknown.borrow_mut().push(path());
         true
+    }
+}
+
+/// Whether a partial read takes `value` as not known: an unknown value, or a list, set, tuple or map holding one
+/// (read whole or not at all: leaving an element out would shift the positions of the others).
+fn unknown_for_partial(value: &Value) -> bool {
+    match value {
+        Value::Unknown(_) => true,
+        Value::List(_) | Value::Set(_) | Value::Tuple(_) | Value::Map(_) => {
+            !value.is_wholly_known()
+        }
+        _ => false,
     }
 }
 
@@ -333,7 +346,9 @@ impl<'a> de::Deserializer<'a> for De<'a> {
             Value::Number(Number::Float(f)) => visitor.visit_f64(*f),
             Value::Number(Number::Big(s)) => visitor.visit_str(s),
             Value::String(s) => visitor.visit_borrowed_str(s),
-            Value::List(_) | Value::Set(_) | Value::Tuple(_) => return self.deserialize_seq(visitor),
+            Value::List(_) | Value::Set(_) | Value::Tuple(_) => {
+                return self.deserialize_seq(visitor);
+            }
             Value::Map(_) | Value::Object(_) => return self.deserialize_map(visitor),
         }
         .map_err(|e: Error| e.located(&path))
@@ -341,7 +356,9 @@ impl<'a> de::Deserializer<'a> for De<'a> {
 
     fn deserialize_bool<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
         match self.value {
-            Value::Bool(b) => visitor.visit_bool(*b).map_err(|e: Error| e.located(&self.path)),
+            Value::Bool(b) => visitor
+                .visit_bool(*b)
+                .map_err(|e: Error| e.located(&self.path)),
             _ => Err(self.mismatch("bool")),
         }
     }
@@ -359,7 +376,9 @@ impl<'a> de::Deserializer<'a> for De<'a> {
 
     fn deserialize_f64<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
         match self.value.as_f64() {
-            Some(f) => visitor.visit_f64(f).map_err(|e: Error| e.located(&self.path)),
+            Some(f) => visitor
+                .visit_f64(f)
+                .map_err(|e: Error| e.located(&self.path)),
             None => Err(self.mismatch("number")),
         }
     }
@@ -393,7 +412,7 @@ impl<'a> de::Deserializer<'a> for De<'a> {
         let path = self.path.clone();
         match self.value {
             Value::Null => visitor.visit_none(),
-            Value::Unknown(_) if self.ctx.partial => {
+            v if self.ctx.partial && unknown_for_partial(v) => {
                 self.ctx.unknown.borrow_mut().push(path.clone());
                 visitor.visit_none()
             }
@@ -405,7 +424,9 @@ impl<'a> de::Deserializer<'a> for De<'a> {
 
     fn deserialize_unit<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
         match self.value {
-            Value::Null => visitor.visit_unit().map_err(|e: Error| e.located(&self.path)),
+            Value::Null => visitor
+                .visit_unit()
+                .map_err(|e: Error| e.located(&self.path)),
             _ => Err(self.mismatch("null")),
         }
     }
@@ -564,7 +585,10 @@ impl<'a> de::SeqAccess<'a> for Seq<'a> {
         &mut self,
         seed: S,
     ) -> Result<Option<S::Value>, Error> {
-        self.elements.next().map(|d| seed.deserialize(d)).transpose()
+        self.elements
+            .next()
+            .map(|d| seed.deserialize(d))
+            .transpose()
     }
 
     fn size_hint(&self) -> Option<usize> {
@@ -785,7 +809,8 @@ impl ser::SerializeSeq for SerSeq {
     type Error = SerError;
     fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerError> {
         let path = AttributePath::root().then_index(i64::try_from(self.0.len()).unwrap_or(0));
-        self.0.push(value.serialize(Ser).map_err(|e| e.under(&path))?);
+        self.0
+            .push(value.serialize(Ser).map_err(|e| e.under(&path))?);
         Ok(())
     }
     fn end(self) -> Result<Value, SerError> {

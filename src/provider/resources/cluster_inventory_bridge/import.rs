@@ -104,10 +104,7 @@ fn write_config(config: &BridgeConfig, state: &mut Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{
-        provider::blocks::connection::ConnectionConfig,
-        tfplugin::Sensitive,
-    };
+    use crate::{provider::blocks::connection::ConnectionConfig, tfplugin::Sensitive};
 
     #[test]
     fn the_restored_configuration_is_the_recorded_one_without_secrets() {
@@ -132,9 +129,15 @@ mod tests {
         assert_eq!(state.get_attr("instance_id").as_str(), Some("i-1"));
         assert_eq!(state.get_attr("label_selector").as_str(), Some("env=prod"));
         let inventory = state.get_attr("inventory");
-        assert_eq!(inventory.get_attr("config_path").as_str(), Some("/hub/kubeconfig"));
+        assert_eq!(
+            inventory.get_attr("config_path").as_str(),
+            Some("/hub/kubeconfig")
+        );
         assert!(inventory.get_attr("token").is_null());
-        assert_eq!(state.get_attr("timeouts").get_attr("delete").as_str(), Some("1h"));
+        assert_eq!(
+            state.get_attr("timeouts").get_attr("delete").as_str(),
+            Some("1h")
+        );
         assert!(state.get_attr("copy_labels").is_null());
         let again = BridgeConfig::read(&state).unwrap();
         assert_eq!(again.record(), config.record());

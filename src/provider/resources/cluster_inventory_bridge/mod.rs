@@ -68,7 +68,9 @@ impl Resource for ClusterInventoryBridge {
             Err(d) => return d,
         };
         let mut diags = timeouts::check(c.timeouts.as_ref());
-        diags.extend(crate::provider::blocks::inventory::check_block(c.inventory.as_ref()));
+        diags.extend(crate::provider::blocks::inventory::check_block(
+            c.inventory.as_ref(),
+        ));
         if let Err(d) = c.to_spec() {
             // Values not known yet are validated again at plan time.
             diags.extend(d.into_vec().into_iter().filter(|d| {

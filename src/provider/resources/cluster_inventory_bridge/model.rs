@@ -206,7 +206,10 @@ impl BridgeConfig {
     /// configuration supplies after an import.
     pub fn record(&self) -> Option<String> {
         let recorded = Self {
-            inventory: self.inventory.as_ref().map(ConnectionConfig::without_secrets),
+            inventory: self
+                .inventory
+                .as_ref()
+                .map(ConnectionConfig::without_secrets),
             ..self.clone()
         };
         serde_json::to_string(&recorded).ok()
@@ -223,7 +226,9 @@ impl BridgeConfig {
                 .filter_map(|o| o.token_renewal.as_mut()),
         );
         for r in renewals {
-            if let (None, Some(ns), Some(name)) = (&r.service_account, r.sa_namespace.take(), r.sa_name.take()) {
+            if let (None, Some(ns), Some(name)) =
+                (&r.service_account, r.sa_namespace.take(), r.sa_name.take())
+            {
                 r.service_account = Some(format!("{ns}/{name}"));
             }
         }
@@ -274,6 +279,13 @@ mod tests {
         let r = c.token_renewal.unwrap();
         assert_eq!(r.service_account.as_deref(), Some("ns/sa"));
         assert_eq!((r.sa_namespace, r.sa_name), (None, None));
-        assert_eq!(c.overrides.unwrap()["a/b"].token_renewal.as_ref().unwrap().interval, "2h");
+        assert_eq!(
+            c.overrides.unwrap()["a/b"]
+                .token_renewal
+                .as_ref()
+                .unwrap()
+                .interval,
+            "2h"
+        );
     }
 }

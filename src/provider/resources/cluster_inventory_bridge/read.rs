@@ -14,8 +14,8 @@ use crate::{
 
 use super::{
     claim::{ledger_of, with_claimed_run_keys},
-    import::restore_imported,
     clusters::clusters_value,
+    import::restore_imported,
     model::BridgeConfig,
     phase::PhaseMemo,
     read_ahead::{InventoryAhead, Pending, Refreshed, through_provider},

@@ -78,7 +78,6 @@ impl OverrideConfig {
 }
 
 impl BridgeConfig {
-
     /// Validates the configuration into a [`BridgeSpec`]; every problem carries its attribute path.
     pub fn to_spec(&self) -> Result<BridgeSpec, Diagnostics> {
         let mut diags = Diagnostics::new();
@@ -327,7 +326,11 @@ impl BridgeConfig {
                 base.clone().then_attr("consecutive_failure_threshold"),
                 o.consecutive_failure_threshold,
             );
-            check_window(err, base.then_attr("active_window"), &window_of(&o.active_window));
+            check_window(
+                err,
+                base.then_attr("active_window"),
+                &window_of(&o.active_window),
+            );
         }
     }
 

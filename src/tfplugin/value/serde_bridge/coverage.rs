@@ -104,7 +104,10 @@ pub fn coverage<T: DeserializeOwned + Serialize>(block: &Block) -> Coverage {
 
 /// Panics unless `T` reads and writes back every attribute of `block` and writes nothing else but
 /// `allowed_not_in_schema` (dotted paths).
-pub fn assert_covers<T: DeserializeOwned + Serialize>(block: &Block, allowed_not_in_schema: &[&str]) {
+pub fn assert_covers<T: DeserializeOwned + Serialize>(
+    block: &Block,
+    allowed_not_in_schema: &[&str],
+) {
     let mut c = coverage::<T>(block);
     c.not_in_schema
         .retain(|p| !allowed_not_in_schema.contains(&p.as_str()));
