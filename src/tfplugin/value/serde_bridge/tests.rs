@@ -104,7 +104,7 @@ fn unknown_values_are_errors_or_read_as_absent_with_their_paths() {
 
     let p = from_value_partial::<Config>(&v).unwrap();
     let paths: Vec<String> = p.unknown.iter().map(ToString::to_string).collect();
-    assert_eq!(paths, ["inner.count", "items"]);
+    assert_eq!(paths, ["items", "inner.count"]);
     assert_eq!(p.value.inner.unwrap().count, None);
     assert_eq!(
         p.value.items, None,
