@@ -80,6 +80,41 @@ impl ProfileConfig {
     fn check_identity(&self) -> Diagnostics {
         profile_identity(self.namespace.as_deref(), self.name.as_deref())
     }
+
+    /// Reads and checks a configuration whose values are all known (a read).
+    fn read(config: &Value) -> Result<Self, Diagnostics> {
+        let c = from_value::<Self>(config).map_err(|e| Diagnostics::from(e.to_diagnostic()))?;
+        let mut diags = c.check_identity();
+        diags
+            .extend(crate::provider::blocks::credentials::check(c.credentials.as_ref()).into_vec());
+        if diags.has_errors() {
+            return Err(diags);
+        }
+        Ok(c)
+    }
+}
+
+/// ClusterProfile `namespace/name`, or the error saying it is not there (at `name`) or cannot be read.
+async fn read_profile(
+    client: &kube::Client,
+    namespace: &str,
+    name: &str,
+) -> Result<ClusterProfile, Diagnostic> {
+    match io::get_opt::<ClusterProfile>(client, namespace, name).await {
+        Ok(Some(p)) => Ok(p),
+        Ok(None) => Err(Diagnostic::error(
+            format!("ClusterProfile {namespace}/{name} not found"),
+            format!(
+                "There is no ClusterProfile (multicluster.x-k8s.io/v1alpha1) named {name} in namespace \
+                 {namespace}."
+            ),
+        )
+        .with_attribute(AttributePath::attr("name"))),
+        Err(e) => Err(Diagnostic::error(
+            format!("Cannot read ClusterProfile {namespace}/{name}"),
+            e.to_string(),
+        )),
+    }
 }
 
 #[async_trait]
@@ -108,16 +143,10 @@ impl DataSource for ClusterProfileDataSource {
             return resp;
         }
         let config = &req.config;
-        let c = match from_value::<ProfileConfig>(config) {
+        let c = match ProfileConfig::read(config) {
             Ok(c) => c,
-            Err(e) => return failed(config, e.to_diagnostic().into()),
+            Err(d) => return failed(config, d),
         };
-        let mut diags = c.check_identity();
-        diags
-            .extend(crate::provider::blocks::credentials::check(c.credentials.as_ref()).into_vec());
-        if diags.has_errors() {
-            return failed(config, diags);
-        }
         let namespace = c.namespace.as_deref().unwrap_or_default();
         let name = c.name.as_deref().unwrap_or_default();
         let blocks = InventoryBlocks {
@@ -129,32 +158,9 @@ impl DataSource for ClusterProfileDataSource {
                 Ok(v) => v,
                 Err(resp) => return *resp,
             };
-        let profile = match io::get_opt::<ClusterProfile>(&client, namespace, name).await {
-            Ok(Some(p)) => p,
-            Ok(None) => {
-                return failed(
-                    config,
-                    Diagnostic::error(
-                        format!("ClusterProfile {namespace}/{name} not found"),
-                        format!(
-                            "There is no ClusterProfile (multicluster.x-k8s.io/v1alpha1) named {name} in \
-                             namespace {namespace}."
-                        ),
-                    )
-                    .with_attribute(AttributePath::attr("name"))
-                    .into(),
-                );
-            }
-            Err(e) => {
-                return failed(
-                    config,
-                    Diagnostic::error(
-                        format!("Cannot read ClusterProfile {namespace}/{name}"),
-                        e.to_string(),
-                    )
-                    .into(),
-                );
-            }
+        let profile = match read_profile(&client, namespace, name).await {
+            Ok(p) => p,
+            Err(d) => return failed(config, d.into()),
         };
         let profiles = [profile];
         let statuses =

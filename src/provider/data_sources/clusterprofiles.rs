@@ -153,6 +153,26 @@ fn selection(config: &ProfilesConfig) -> Result<Selection, Diagnostics> {
     })
 }
 
+/// The warning naming the ClusterProfiles that cannot be read (at most 20 of them); `None` when every one was read.
+fn undecodable_warning(undecodable: Vec<io::Undecodable>) -> Option<Diagnostic> {
+    let bad = io::Undecodable::by_key(undecodable);
+    if bad.is_empty() {
+        return None;
+    }
+    let lines: Vec<String> = bad
+        .iter()
+        .take(20)
+        .map(|(k, why)| format!("- {k}: {why}"))
+        .collect();
+    Some(Diagnostic::warning(
+        format!(
+            "{} ClusterProfile(s) cannot be read and are not listed",
+            bad.len()
+        ),
+        lines.join("\n"),
+    ))
+}
+
 fn query_id(sel: &Selection) -> String {
     format!(
         "namespaces={};label_selector={};cluster_manager={};require_healthy={}",
@@ -251,20 +271,8 @@ impl DataSource for ClusterProfilesDataSource {
             state,
             ..DataReadResponse::default()
         };
-        let bad = io::Undecodable::by_key(undecodable);
-        if !bad.is_empty() {
-            let lines: Vec<String> = bad
-                .iter()
-                .take(20)
-                .map(|(k, why)| format!("- {k}: {why}"))
-                .collect();
-            resp.diagnostics.push(Diagnostic::warning(
-                format!(
-                    "{} ClusterProfile(s) cannot be read and are not listed",
-                    bad.len()
-                ),
-                lines.join("\n"),
-            ));
+        if let Some(w) = undecodable_warning(undecodable) {
+            resp.diagnostics.push(w);
         }
         resp
     }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::{Serialize, de::DeserializeOwned};
 
-use super::{Ctx, De};
+use super::de::{Ctx, De};
 use crate::tfplugin::{
     AttributePath, Type, Value,
     schema::{Attribute, AttributeType, Block, BlockNesting, Nesting},

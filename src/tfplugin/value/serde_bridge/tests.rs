@@ -3,6 +3,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::*;
+use crate::tfplugin::Number;
 use crate::tfplugin::schema::{Attribute, Block, NestedBlock, Nesting};
 
 #[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
