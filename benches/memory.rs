@@ -18,7 +18,7 @@ use tfsveltos::bridge::observed::{Observed, compact_managed_fields};
 use tfsveltos::bridge::ownership::{IMPORTED, Ledger};
 use tfsveltos::bridge::plan::{Inputs, Phase, locate_all, plan};
 use tfsveltos::provider::resources::cluster_inventory_bridge::{
-    cluster_entry_type, model::clusters_value,
+    cluster_entry_type, clusters::clusters_value,
 };
 use tfsveltos::tfplugin::Type;
 use tfsveltos::tfplugin::value::msgpack::{decode, encode};

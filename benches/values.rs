@@ -10,7 +10,7 @@ use std::hint::black_box;
 use criterion::{Criterion, Throughput, criterion_main};
 use tfsveltos::bridge::desired::ClusterEntry;
 use tfsveltos::provider::resources::cluster_inventory_bridge::{
-    cluster_entry_type, model::clusters_value,
+    cluster_entry_type, clusters::clusters_value,
 };
 use tfsveltos::tfplugin::Type;
 use tfsveltos::tfplugin::value::msgpack::{decode, encode};

@@ -730,3 +730,105 @@ async fn reads_ahead_never_use_a_configuration_from_the_cluster() {
         "a plan listed the Secrets of a label that came from the cluster"
     );
 }
+
+/// A bridge `x` named `ns` selecting namespace `ns`, with `extra` (no output: an imported state has none, and a
+/// new output is a change to the plan).
+fn bridge_only(ns: &str, extra: &str) -> String {
+    format!(
+        "resource \"sveltos_cluster_inventory_bridge\" \"x\" {{\n  name = \"{ns}\"\n  namespaces = [\"{ns}\"]\n{extra}\n}}\n"
+    )
+}
+
+/// The `server` and `token` of the test environment's kubeconfig (the management cluster).
+fn server_and_token(kubeconfig: &std::path::Path) -> (String, String) {
+    let text = std::fs::read_to_string(kubeconfig).expect("kubeconfig");
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| {
+                l.trim()
+                    .strip_prefix(name)
+                    .map(|v| v.trim().trim_matches('"').to_string())
+            })
+            .unwrap_or_else(|| panic!("no {name} in the test kubeconfig"))
+    };
+    (field("server:"), field("token:"))
+}
+
+/// Applies `body` in one state, moves the bridge out of it (`state rm`), then runs the commands of
+/// `examples/resources/sveltos_cluster_inventory_bridge/import.sh` in a second state with the same
+/// configuration: the plan right after is empty (`plan -detailed-exitcode` exits 0).
+async fn import_round(inv: &Inv, cli: &Cli, ns: &str, body: &str, vars: &[(&str, &str)]) {
+    let first = inv.tf(cli, body);
+    let second = inv.tf(cli, body);
+    let mut args: Vec<String> = Vec::new();
+    for (k, v) in vars {
+        args.push(format!("-var={k}={v}"));
+    }
+    let with = |base: &[&str]| -> Vec<String> {
+        base.iter()
+            .map(|s| s.to_string())
+            .chain(args.iter().cloned())
+            .collect()
+    };
+    let apply = with(APPLY);
+    let apply: Vec<&str> = apply.iter().map(String::as_str).collect();
+    let (ok, out) = run(&first, &apply);
+    assert!(ok, "{}: apply:\n{out}", cli.name);
+    first.run_ok(&["state", "rm", "-no-color", ADDR]);
+    let import = with(&["import", "-input=false", "-no-color"]);
+    let mut import: Vec<&str> = import.iter().map(String::as_str).collect();
+    import.extend([ADDR, ns]);
+    let (ok, out) = run(&second, &import);
+    assert!(ok, "{}: import:\n{out}", cli.name);
+    let plan = with(&["plan", "-input=false", "-no-color", "-detailed-exitcode"]);
+    let plan: Vec<&str> = plan.iter().map(String::as_str).collect();
+    let out = second.run(&plan);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}: the plan after import is not empty:\n{}{}",
+        cli.name,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let destroy = with(&["destroy", "-input=false", "-no-color", "-auto-approve"]);
+    let destroy: Vec<&str> = destroy.iter().map(String::as_str).collect();
+    let (ok, out) = run(&second, &destroy);
+    assert!(ok, "{}: destroy:\n{out}", cli.name);
+}
+
+/// Import restores `inventory` (without its secrets) and `timeouts` from the claim: with every CLI, a bridge
+/// with an `inventory` block (`config_path`) and `timeouts` is moved between states with the commands of
+/// `import.sh` and the next plan is empty; with the CLIs that have write-only attributes (not Terraform
+/// 1.0.3), the same with a hub token in `inventory.token_wo`, which is never stored and so never a change.
+#[tokio::test(flavor = "multi_thread")]
+async fn import_restores_inventory_and_timeouts() {
+    let _serial = SC_WRITERS.lock().await;
+    let inv = Inv::new().await;
+    let kc = fixtures::unreachable_kubeconfig("t");
+    let (server, token) = server_and_token(&inv.kubeconfig);
+    for cli in Cli::all() {
+        let ns = unique_namespace(&inv.client, "claims-import").await;
+        inv.profile_with_secret(&ns, "p1", &[], Json::Null, &kc)
+            .await;
+        let extra = format!(
+            "  inventory {{\n    config_path = \"{}\"\n  }}\n  timeouts {{\n    create = \"10m\"\n    delete = \"20m\"\n  }}",
+            inv.kubeconfig.display()
+        );
+        import_round(&inv, &cli, &ns, &bridge_only(&ns, &extra), &[]).await;
+        if cli.name == "terraform-1.0.3" {
+            continue;
+        }
+        let ns = unique_namespace(&inv.client, "claims-import-wo").await;
+        inv.profile_with_secret(&ns, "p1", &[], Json::Null, &kc)
+            .await;
+        let extra = format!(
+            "  inventory {{\n    host     = \"{server}\"\n    insecure = true\n    token_wo = var.hub_token\n  }}\n  timeouts {{\n    update = \"15m\"\n  }}"
+        );
+        let body = format!(
+            "variable \"hub_token\" {{\n  type      = string\n  ephemeral = true\n}}\n{}",
+            bridge_only(&ns, &extra)
+        );
+        import_round(&inv, &cli, &ns, &body, &[("hub_token", &token)]).await;
+    }
+}

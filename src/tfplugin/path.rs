@@ -22,6 +22,12 @@ pub struct AttributePath {
     steps: Vec<PathStep>,
 }
 
+impl Extend<PathStep> for AttributePath {
+    fn extend<I: IntoIterator<Item = PathStep>>(&mut self, steps: I) {
+        self.steps.extend(steps);
+    }
+}
+
 impl AttributePath {
     /// The empty path (the whole object).
     pub fn root() -> Self {

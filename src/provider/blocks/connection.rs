@@ -1,12 +1,18 @@
 //! The connection attributes as a Terraform block: the schema (shared by the provider block and any block
 //! "with the same connection attributes as the provider", such as a resource's `inventory` block), the
-//! mapping of such a block's value to [`KubeSettings`], and attribute paths for [`ConfigError`]s.
+//! block as written ([`ConnectionConfig`], read in one pass with the plugin layer's serde bridge), its mapping to
+//! [`KubeSettings`], and attribute paths for [`ConfigError`]s.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
 
 use crate::k8s::config::{ConfigError, attribute_of};
 use crate::k8s::config::{ExecSettings, KubeSettings};
 use crate::tfplugin::{
-    AttributePath, Type, Value,
+    AttributePath, Diagnostic, Type, Value,
     schema::{Attribute, Block, NestedBlock},
+    value::{Sensitive, from_value},
 };
 
 /// Adds the connection attributes and the `exec` block (the `hashicorp/kubernetes` provider's names,
@@ -100,12 +106,180 @@ pub fn with_connection_schema(block: Block) -> Block {
         ))
 }
 
-fn opt_string(v: &Value) -> Option<String> {
-    v.as_str().filter(|s| !s.is_empty()).map(String::from)
+/// A block built by [`with_connection_schema`], as written: the provider block, or an `inventory` block (whose
+/// resource version adds the write-only twins `token_wo`, `client_key_wo` and `exec.env_wo`; always `None`
+/// elsewhere). Secrets are [`Sensitive`]. Empty strings mean unset ([`ConnectionConfig::settings`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ConnectionConfig {
+    /// `config_path`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config_path: Option<String>,
+    /// `config_paths`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config_paths: Option<Vec<String>>,
+    /// `config_context`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config_context: Option<String>,
+    /// `config_context_auth_info`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config_context_auth_info: Option<String>,
+    /// `config_context_cluster`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config_context_cluster: Option<String>,
+    /// `host`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// `token`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token: Option<Sensitive<String>>,
+    /// `token_wo` (the resource's `inventory` block only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token_wo: Option<Sensitive<String>>,
+    /// `cluster_ca_certificate`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster_ca_certificate: Option<String>,
+    /// `client_certificate`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_certificate: Option<String>,
+    /// `client_key`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_key: Option<Sensitive<String>>,
+    /// `client_key_wo` (the resource's `inventory` block only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_key_wo: Option<Sensitive<String>>,
+    /// `insecure`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub insecure: Option<bool>,
+    /// `tls_server_name`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls_server_name: Option<String>,
+    /// `proxy_url`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proxy_url: Option<String>,
+    /// The `exec` block.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exec: Option<ExecConfig>,
+}
+
+/// The `exec` block of a connection.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ExecConfig {
+    /// `api_version` (required).
+    pub api_version: String,
+    /// `command` (required).
+    pub command: String,
+    /// `args`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub args: Option<Vec<String>>,
+    /// `env`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub env: Option<Sensitive<BTreeMap<String, String>>>,
+    /// `env_wo` (the resource's `inventory` block only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub env_wo: Option<Sensitive<BTreeMap<String, String>>>,
+}
+
+/// The write-only twins of a connection's stored secret attributes: (stored, write-only).
+pub const TWINS: [(&str, &str); 2] = [("token", "token_wo"), ("client_key", "client_key_wo")];
+
+/// The exec block's environment and its write-only twin.
+pub const ENV_TWINS: (&str, &str) = ("env", "env_wo");
+
+impl ConnectionConfig {
+    /// The connection settings: null and empty values mean unset, write-only twins are folded into their stored
+    /// attributes (`token_wo` wins over `token`, `exec.env_wo` adds to `exec.env`). The `KUBE_*` fallbacks are
+    /// applied later, by [`crate::k8s::config::resolve`]/[`crate::k8s::config::connect`].
+    pub fn settings(&self) -> KubeSettings {
+        let string = |v: &Option<String>| v.clone().filter(|s| !s.is_empty());
+        let secret = |wo: &Option<Sensitive<String>>, stored: &Option<Sensitive<String>>| {
+            string(&wo.as_ref().or(stored.as_ref()).map(|s| s.expose().clone()))
+        };
+        KubeSettings {
+            config_path: string(&self.config_path),
+            config_paths: self.config_paths.clone().unwrap_or_default(),
+            config_context: string(&self.config_context),
+            config_context_auth_info: string(&self.config_context_auth_info),
+            config_context_cluster: string(&self.config_context_cluster),
+            host: string(&self.host),
+            token: secret(&self.token_wo, &self.token),
+            cluster_ca_certificate: string(&self.cluster_ca_certificate),
+            client_certificate: string(&self.client_certificate),
+            client_key: secret(&self.client_key_wo, &self.client_key),
+            insecure: self.insecure,
+            tls_server_name: string(&self.tls_server_name),
+            proxy_url: string(&self.proxy_url),
+            exec: self.exec.as_ref().map(|e| {
+                let mut env = e.env.clone().map(Sensitive::into_inner).unwrap_or_default();
+                env.extend(e.env_wo.iter().flat_map(|w| w.expose().clone()));
+                ExecSettings {
+                    api_version: e.api_version.clone(),
+                    command: e.command.clone(),
+                    args: e.args.clone().unwrap_or_default(),
+                    env,
+                }
+            }),
+        }
+    }
+
+    /// The write-only twin of stored attribute `stored`, when it is set.
+    pub fn twin_set(&self, stored: &str) -> bool {
+        match stored {
+            "token" => self.token_wo.is_some(),
+            "client_key" => self.client_key_wo.is_some(),
+            _ => false,
+        }
+    }
+
+    /// Which write-only twins are set along with their stored attribute: (stored, write-only) pairs, and the
+    /// variables in both `exec.env` and `exec.env_wo`.
+    pub fn conflicts(&self) -> (Vec<(&'static str, &'static str)>, Vec<String>) {
+        let pairs = [
+            (self.token.is_some(), self.token_wo.is_some()),
+            (self.client_key.is_some(), self.client_key_wo.is_some()),
+        ];
+        let twins = TWINS
+            .into_iter()
+            .zip(pairs)
+            .filter(|(_, (a, b))| *a && *b)
+            .map(|(t, _)| t)
+            .collect();
+        let env = self
+            .exec
+            .as_ref()
+            .and_then(|e| Some((e.env.as_ref()?, e.env_wo.as_ref()?)))
+            .map(|(env, wo)| {
+                wo.expose()
+                    .keys()
+                    .filter(|k| env.expose().contains_key(*k))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        (twins, env)
+    }
+
+    /// This connection without its secrets (`token`, `client_key`, `exec.env` and their write-only twins): what
+    /// may be recorded outside the state.
+    pub fn without_secrets(&self) -> Self {
+        Self {
+            token: None,
+            token_wo: None,
+            client_key: None,
+            client_key_wo: None,
+            exec: self.exec.as_ref().map(|e| ExecConfig {
+                env: None,
+                env_wo: None,
+                ..e.clone()
+            }),
+            ..self.clone()
+        }
+    }
 }
 
 /// Paths (under `prefix`) of the connection attributes whose values are not known yet; empty when the
-/// block is wholly known and can be mapped with [`settings_from_value`].
+/// block is wholly known.
 pub fn unknown_attributes(block: &Value, prefix: &AttributePath) -> Vec<AttributePath> {
     block
         .as_map()
@@ -116,40 +290,12 @@ pub fn unknown_attributes(block: &Value, prefix: &AttributePath) -> Vec<Attribut
         .collect()
 }
 
-/// Maps a block built by [`with_connection_schema`] to settings. Null and empty values mean unset; the
-/// `KUBE_*` fallbacks are applied later, by [`crate::k8s::config::resolve`]/[`crate::k8s::config::connect`].
-pub fn settings_from_value(block: &Value) -> KubeSettings {
-    let exec = block.get_attr("exec");
-    let string = |name: &str| opt_string(block.get_attr(name));
-    KubeSettings {
-        config_path: string("config_path"),
-        config_paths: block.get_attr("config_paths").as_string_vec(),
-        config_context: string("config_context"),
-        config_context_auth_info: string("config_context_auth_info"),
-        config_context_cluster: string("config_context_cluster"),
-        host: string("host"),
-        token: string("token"),
-        cluster_ca_certificate: string("cluster_ca_certificate"),
-        client_certificate: string("client_certificate"),
-        client_key: string("client_key"),
-        insecure: block.get_attr("insecure").as_bool(),
-        tls_server_name: string("tls_server_name"),
-        proxy_url: string("proxy_url"),
-        exec: (!exec.is_null()).then(|| ExecSettings {
-            api_version: exec
-                .get_attr("api_version")
-                .as_str()
-                .unwrap_or_default()
-                .to_string(),
-            command: exec
-                .get_attr("command")
-                .as_str()
-                .unwrap_or_default()
-                .to_string(),
-            args: exec.get_attr("args").as_string_vec(),
-            env: exec.get_attr("env").as_string_map(),
-        }),
-    }
+/// Reads a block built by [`with_connection_schema`] (the provider block, known) into settings; an error names
+/// the attribute.
+pub fn settings_from_value(block: &Value) -> Result<KubeSettings, Diagnostic> {
+    from_value::<ConnectionConfig>(block)
+        .map(|c| c.settings())
+        .map_err(|e| e.to_diagnostic())
 }
 
 /// The attribute path (under `prefix`, the block's own path: root for the provider block) that `err`
@@ -213,7 +359,7 @@ mod tests {
                 ]),
             ),
         ]);
-        let s = settings_from_value(&value);
+        let s = settings_from_value(&value).unwrap();
         assert_eq!(s.host.as_deref(), Some("https://hub.example:6443"));
         assert_eq!(s.token, None, "empty means unset");
         assert_eq!(s.config_paths, ["/a", "/b"]);

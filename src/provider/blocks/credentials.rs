@@ -1,17 +1,15 @@
-//! The `credentials` block: one schema, one value mapping and one validation for the bridge resource, both
+//! The `credentials` block: one schema and one validation (its value is read as the core's [`CredentialsConfig`],
+//! a field of each configuration type) for the bridge resource, both
 //! ClusterProfile data sources and the ephemeral credentials resource.
 
 use crate::{
     bridge::{
-        credentials::{
-            CredentialOptions, CredentialsConfig,
-            options::{ExecProviderConfig, validate},
-        },
+        credentials::{CredentialOptions, CredentialsConfig, options::validate},
         exec::ProvidersFile,
     },
     k8s::credentials::{ProvidersFileError, read_providers_file},
     tfplugin::{
-        AttributePath, Diagnostic, Diagnostics, Type, Value,
+        AttributePath, Diagnostic, Diagnostics, Type,
         schema::{Attribute, Block, NestedBlock, Nesting},
     },
 };
@@ -124,98 +122,13 @@ fn exec_providers_attribute() -> Attribute {
     )
 }
 
-fn opt_str(v: &Value) -> Option<String> {
-    v.as_str().map(String::from)
+/// Validates the block into options; errors carry attribute paths under `credentials`.
+pub fn options(block: Option<&CredentialsConfig>) -> Result<CredentialOptions, Diagnostics> {
+    validate(block).map_err(|p| crate::provider::diag::problems_diags(&p))
 }
 
-fn opt_list(v: &Value) -> Option<Vec<String>> {
-    v.as_list().map(|_| v.as_string_vec())
-}
-
-/// Reads the block (`None` when absent or not known yet).
-pub fn from_value(block: &Value) -> Option<CredentialsConfig> {
-    if block.is_null() || !block.is_known() {
-        return None;
-    }
-    Some(CredentialsConfig {
-        secret_label: opt_str(block.get_attr("secret_label")),
-        consumer: opt_str(block.get_attr("consumer")),
-        kubeconfig_keys: opt_list(block.get_attr("kubeconfig_keys")),
-        use_access_providers: block.get_attr("use_access_providers").as_bool(),
-        exec_providers_file: opt_str(block.get_attr("exec_providers_file")),
-        refresh_before: opt_str(block.get_attr("refresh_before")),
-        secret_namespaces: opt_list(block.get_attr("secret_namespaces")),
-        secret_reader_namespaces: opt_list(block.get_attr("secret_reader_namespaces")),
-        allow_exec_kubeconfigs: block.get_attr("allow_exec_kubeconfigs").as_bool(),
-        exec_allowed_servers: opt_list(block.get_attr("exec_allowed_servers")),
-        exec_providers: block.get_attr("exec_providers").as_map().map(|m| {
-            m.iter()
-                .map(|(name, e)| {
-                    let e = ExecProviderConfig {
-                        namespaces: opt_list(e.get_attr("namespaces")),
-                        servers: opt_list(e.get_attr("servers")),
-                        profile_env: opt_list(e.get_attr("profile_env")),
-                    };
-                    (name.clone(), e)
-                })
-                .collect()
-        }),
-    })
-}
-
-/// Writes the block back (used to restore an imported bridge's configuration).
-pub fn to_value(config: Option<&CredentialsConfig>) -> Value {
-    let Some(c) = config else {
-        return Value::Null;
-    };
-    let s = |v: &Option<String>| v.as_ref().map(Value::string).unwrap_or(Value::Null);
-    let l = |v: &Option<Vec<String>>| {
-        v.as_ref()
-            .map(|l| Value::string_list(l.clone()))
-            .unwrap_or(Value::Null)
-    };
-    let b = |v: Option<bool>| v.map(Value::bool).unwrap_or(Value::Null);
-    Value::object([
-        ("secret_label", s(&c.secret_label)),
-        ("consumer", s(&c.consumer)),
-        ("kubeconfig_keys", l(&c.kubeconfig_keys)),
-        ("use_access_providers", b(c.use_access_providers)),
-        ("exec_providers_file", s(&c.exec_providers_file)),
-        ("refresh_before", s(&c.refresh_before)),
-        ("secret_namespaces", l(&c.secret_namespaces)),
-        ("secret_reader_namespaces", l(&c.secret_reader_namespaces)),
-        ("allow_exec_kubeconfigs", b(c.allow_exec_kubeconfigs)),
-        ("exec_allowed_servers", l(&c.exec_allowed_servers)),
-        (
-            "exec_providers",
-            c.exec_providers
-                .as_ref()
-                .map(|m| {
-                    Value::map(m.iter().map(|(name, e)| {
-                        let v = Value::object([
-                            ("namespaces", l(&e.namespaces)),
-                            ("servers", l(&e.servers)),
-                            ("profile_env", l(&e.profile_env)),
-                        ]);
-                        (name.clone(), v)
-                    }))
-                })
-                .unwrap_or(Value::Null),
-        ),
-    ])
-}
-
-/// Validates the block's value into options; errors carry attribute paths under `credentials`.
-pub fn options(block: &Value) -> Result<CredentialOptions, Diagnostics> {
-    validate(from_value(block).as_ref()).map_err(|p| crate::provider::diag::problems_diags(&p))
-}
-
-/// Validation at `Validate*Config` time: the block's errors once its value is wholly known (unknown values are
-/// checked again when they are known).
-pub fn check(block: &Value) -> Diagnostics {
-    if !block.is_wholly_known() {
-        return Diagnostics::new();
-    }
+/// Validation at `Validate*Config` time (the block wholly known: the caller checks values not known yet later).
+pub fn check(block: Option<&CredentialsConfig>) -> Diagnostics {
     options(block).err().unwrap_or_default()
 }
 
@@ -237,8 +150,10 @@ pub fn providers(options: &CredentialOptions) -> Result<Option<ProvidersFile>, D
         })
 }
 
-/// Options and providers file of a block value: what every data source and the ephemeral resource need.
-pub fn settings(block: &Value) -> Result<(CredentialOptions, Option<ProvidersFile>), Diagnostics> {
+/// Options and providers file of the block: what every data source and the ephemeral resource need.
+pub fn settings(
+    block: Option<&CredentialsConfig>,
+) -> Result<(CredentialOptions, Option<ProvidersFile>), Diagnostics> {
     let options = options(block)?;
     let providers = providers(&options).map_err(Diagnostics::from)?;
     Ok((options, providers))
@@ -249,44 +164,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn value_round_trip_covers_every_attribute_of_the_schema() {
-        let c = CredentialsConfig {
-            secret_label: Some("a/b".into()),
-            consumer: Some("c".into()),
-            kubeconfig_keys: Some(vec!["k".into()]),
-            use_access_providers: Some(false),
-            exec_providers_file: Some("/p.json".into()),
-            refresh_before: Some("5m".into()),
-            secret_namespaces: Some(vec!["n".into()]),
-            secret_reader_namespaces: Some(vec!["r".into()]),
-            allow_exec_kubeconfigs: Some(true),
-            exec_allowed_servers: Some(vec!["*.x".into()]),
-            exec_providers: Some(
-                [(
-                    "aws".to_string(),
-                    ExecProviderConfig {
-                        namespaces: Some(vec!["team-a".into()]),
-                        servers: Some(vec!["*.eks.amazonaws.com".into()]),
-                        profile_env: Some(vec!["AWS_REGION".into()]),
-                    },
-                )]
-                .into(),
-            ),
-        };
-        let v = to_value(Some(&c));
-        let names: Vec<&String> = v.as_map().unwrap().keys().collect();
-        let schema_names: Vec<String> = {
-            let mut n: Vec<String> = block()
-                .block
-                .attributes
-                .iter()
-                .map(|a| a.name.clone())
-                .collect();
-            n.sort();
-            n
-        };
-        assert_eq!(names.into_iter().cloned().collect::<Vec<_>>(), schema_names);
-        assert_eq!(from_value(&v), Some(c));
-        assert_eq!(from_value(&Value::Null), None);
+    fn the_config_covers_the_schema() {
+        crate::tfplugin::value::serde_bridge::coverage::assert_covers::<CredentialsConfig>(
+            &block().block,
+            &[],
+        );
     }
 }

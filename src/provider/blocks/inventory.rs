@@ -15,13 +15,16 @@
 //! managed resources only. There is no `*_wo_version`: the hub credential is read with at every plan and apply
 //! and nothing derived from it is stored, so a rotated value is used by the next run without a change to plan.
 
+use serde::Deserialize;
+
 use crate::{
     k8s::config::{ConfigError, KubeSettings},
-    provider::blocks::connection,
+    provider::blocks::connection::{self, ConnectionConfig},
     provider::state::{NotReady, ProviderState},
     tfplugin::{
         AttributePath, ClientCapabilities, DeferredReason, Diagnostic, Diagnostics, Type, Value,
         schema::{Attribute, Block, NestedBlock},
+        value::from_value_partial,
     },
 };
 
@@ -63,11 +66,7 @@ pub fn block() -> NestedBlock {
     NestedBlock::single(BLOCK, block)
 }
 
-/// The write-only twins of the block's stored secret attributes: (stored, write-only).
-pub const TWINS: [(&str, &str); 2] = [("token", "token_wo"), ("client_key", "client_key_wo")];
-
-/// The exec block's environment and its write-only twin.
-pub const ENV_TWINS: (&str, &str) = ("env", "env_wo");
+pub use connection::{ENV_TWINS, TWINS};
 
 /// The `inventory` block of the bridge resource: [`block`] plus the write-only twins of its secrets
 /// ([`TWINS`], [`ENV_TWINS`]), each placed after its stored twin.
@@ -115,67 +114,64 @@ pub fn resource_block() -> NestedBlock {
     nb
 }
 
+/// A configuration's `inventory` block, read alone (the bridge reads it with the rest of its configuration).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Holder {
+    inventory: Option<ConnectionConfig>,
+}
+
+/// The `inventory` block of `config` with its values not known yet left out; an error names the attribute that
+/// does not read.
+fn known_block(config: &Value) -> Result<Option<ConnectionConfig>, Diagnostic> {
+    from_value_partial::<Holder>(config)
+        .map(|p| p.value.inventory)
+        .map_err(|e| e.to_diagnostic())
+}
+
 /// Errors for a stored secret and its write-only twin both set in `config`'s block (each at the write-only
 /// attribute's path). Values not known yet are not checked (plan checks them again, known).
 pub fn check(config: &Value) -> Diagnostics {
-    let mut diags = Diagnostics::new();
-    let block = config.get_attr(BLOCK);
-    let set = |v: &Value| v.is_known() && !v.is_null();
-    for (stored, wo) in TWINS {
-        if set(block.get_attr(stored)) && set(block.get_attr(wo)) {
-            diags.push(
-                Diagnostic::error(
-                    "Conflicting inventory credentials",
-                    format!(
-                        "{BLOCK}.{stored} and {BLOCK}.{wo} are both set; set one of them ({wo} keeps the value out \
-                         of state and plan files)."
-                    ),
-                )
-                .with_attribute(prefix().then_attr(wo)),
-            );
-        }
+    match known_block(config) {
+        Ok(block) => check_block(block.as_ref()),
+        Err(d) => d.into(),
     }
-    let exec = block.get_attr("exec");
-    let (stored, wo) = ENV_TWINS;
-    if let (Some(env), Some(env_wo)) = (exec.get_attr(stored).as_map(), exec.get_attr(wo).as_map())
-    {
-        for key in env_wo.keys().filter(|k| env.contains_key(*k)) {
-            diags.push(
-                Diagnostic::error(
-                    "Conflicting inventory credentials",
-                    format!(
-                        "The variable {key:?} is in both {BLOCK}.exec.{stored} and {BLOCK}.exec.{wo}; keep it in \
-                         one of them."
-                    ),
-                )
-                .with_attribute(prefix().then_attr("exec").then_attr(wo).then_key(key)),
-            );
-        }
-    }
-    diags
 }
 
-/// The block's value with its write-only twins folded into their stored attributes (`token_wo` into `token`,
-/// `exec.env_wo` into `exec.env`), as [`connection::settings_from_value`] reads it. The result lives only in
-/// memory, for one connection.
-fn effective(block: &Value) -> Value {
-    let mut out = block.clone();
-    for (stored, wo) in TWINS {
-        let v = block.get_attr(wo);
-        if !v.is_null() {
-            out.set_attr(stored, v.clone());
-        }
+/// Errors for a stored secret and its write-only twin both set in the block (each at the write-only
+/// attribute's path).
+pub fn check_block(block: Option<&ConnectionConfig>) -> Diagnostics {
+    let mut diags = Diagnostics::new();
+    let Some(block) = block else {
+        return diags;
+    };
+    let (twins, env) = block.conflicts();
+    for (stored, wo) in twins {
+        diags.push(
+            Diagnostic::error(
+                "Conflicting inventory credentials",
+                format!(
+                    "{BLOCK}.{stored} and {BLOCK}.{wo} are both set; set one of them ({wo} keeps the value out \
+                     of state and plan files)."
+                ),
+            )
+            .with_attribute(prefix().then_attr(wo)),
+        );
     }
     let (stored, wo) = ENV_TWINS;
-    if let (Some(exec), Some(extra)) = (
-        out.get_attr_mut("exec"),
-        block.get_attr("exec").get_attr(wo).as_map(),
-    ) {
-        let mut env = exec.get_attr(stored).as_map().cloned().unwrap_or_default();
-        env.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
-        exec.set_attr(stored, Value::Map(env));
+    for key in env {
+        diags.push(
+            Diagnostic::error(
+                "Conflicting inventory credentials",
+                format!(
+                    "The variable {key:?} is in both {BLOCK}.exec.{stored} and {BLOCK}.exec.{wo}; keep it in \
+                     one of them."
+                ),
+            )
+            .with_attribute(prefix().then_attr("exec").then_attr(wo).then_key(key)),
+        );
     }
-    out
+    diags
 }
 
 /// The path of the block.
@@ -205,20 +201,21 @@ pub enum Inventory {
 
 /// Reads the `inventory` block of a resource or data source configuration.
 pub fn inventory(config: &Value) -> Inventory {
-    let block = config.get_attr(BLOCK);
-    if block.is_null() {
+    if config.get_attr(BLOCK).is_null() {
         return Inventory::Provider;
     }
     let unknown = unknown(config);
     if !unknown.is_empty() {
         return Inventory::Unknown(unknown);
     }
-    Inventory::Hub(Box::new(connection::settings_from_value(&effective(block))))
+    // A block that does not read is still a block: never the provider's cluster (`client` reports it).
+    let block = known_block(config).ok().flatten().unwrap_or_default();
+    Inventory::Hub(Box::new(block.settings()))
 }
 
 /// A connection problem of the block as a diagnostic, with the attribute path (under `inventory.`) it concerns:
-/// a write-only twin's path when `config` sets it rather than the stored attribute.
-pub fn connect_error(e: &ConfigError, config: &Value) -> Diagnostic {
+/// a write-only twin's path when the block sets it rather than the stored attribute.
+pub fn connect_error(e: &ConfigError, block: &ConnectionConfig) -> Diagnostic {
     let d = match e {
         ConfigError::Client(_) => Diagnostic::error(
             "Cannot create the Kubernetes client for the inventory",
@@ -226,11 +223,10 @@ pub fn connect_error(e: &ConfigError, config: &Value) -> Diagnostic {
         ),
         _ => Diagnostic::error("Invalid inventory configuration", e.to_string()),
     };
-    let block = config.get_attr(BLOCK);
     let path = connection::error_path(e, &prefix()).map(|p| {
         TWINS
             .iter()
-            .find(|(stored, wo)| p == prefix().then_attr(*stored) && !block.get_attr(wo).is_null())
+            .find(|(stored, _)| p == prefix().then_attr(*stored) && block.twin_set(stored))
             .map_or(p, |(_, wo)| prefix().then_attr(*wo))
     });
     d.with_attribute(path.unwrap_or_else(prefix))
@@ -245,7 +241,6 @@ pub fn client(
     caps: ClientCapabilities,
 ) -> Result<kube::Client, NotReady> {
     match inventory(config) {
-        Inventory::Provider => state.client(caps),
         Inventory::Unknown(_) if caps.deferral_allowed => {
             Err(NotReady::Defer(DeferredReason::ResourceConfigUnknown))
         }
@@ -264,13 +259,29 @@ pub fn client(
                 .with_attribute(paths.into_iter().next().unwrap_or_else(prefix)),
             ))
         }
-        Inventory::Hub(_) if check(config).has_errors() => {
-            Err(NotReady::Fail(check(config).into_vec().remove(0)))
-        }
-        Inventory::Hub(settings) => state
-            .client_for(&settings)
-            .map_err(|e| NotReady::Fail(connect_error(&e, config))),
+        Inventory::Provider | Inventory::Hub(_) => match known_block(config) {
+            Ok(block) => client_of(state, block.as_ref(), caps),
+            Err(d) => Err(NotReady::Fail(d)),
+        },
     }
+}
+
+/// The client that reads the inventory of a configuration whose block (known) is `block`: the provider's without
+/// one, else one for the block's cluster (cached per settings by [`ProviderState::client_for`]).
+pub fn client_of(
+    state: &ProviderState,
+    block: Option<&ConnectionConfig>,
+    caps: ClientCapabilities,
+) -> Result<kube::Client, NotReady> {
+    let Some(block) = block else {
+        return state.client(caps);
+    };
+    if let Some(conflict) = check_block(Some(block)).into_vec().into_iter().next() {
+        return Err(NotReady::Fail(conflict));
+    }
+    state
+        .client_for(&block.settings())
+        .map_err(|e| NotReady::Fail(connect_error(&e, block)))
 }
 
 #[cfg(test)]
@@ -553,9 +564,10 @@ mod tests {
         let err = ConfigError::InvalidToken {
             reason: "has a newline".into(),
         };
-        let wo = with_block(Value::object([("token_wo", Value::string("x"))]));
-        let stored = with_block(Value::object([("token", Value::string("x"))]));
-        let path = |c: &Value| connect_error(&err, c).attribute.map(|p| p.to_string());
+        let block = |v| known_block(&with_block(v)).unwrap().unwrap();
+        let wo = block(Value::object([("token_wo", Value::string("x"))]));
+        let stored = block(Value::object([("token", Value::string("x"))]));
+        let path = |c: &ConnectionConfig| connect_error(&err, c).attribute.map(|p| p.to_string());
         assert_eq!(path(&wo).as_deref(), Some("inventory.token_wo"));
         assert_eq!(path(&stored).as_deref(), Some("inventory.token"));
     }

@@ -22,8 +22,8 @@ pub fn config_schema() -> Schema {
     schema
 }
 
-/// Maps the configuration block to [`KubeSettings`].
-pub fn settings_from(config: &Value) -> KubeSettings {
+/// Maps the configuration block (known) to [`KubeSettings`]; an error names the attribute.
+pub fn settings_from(config: &Value) -> Result<KubeSettings, Diagnostic> {
     connection::settings_from_value(config)
 }
 
@@ -37,15 +37,20 @@ pub fn configure(state: &ProviderState, config: &Value) -> Diagnostics {
         tracing::debug!(attributes = ?unknown, "provider configuration has unknown values");
         Configured::Unknown(unknown)
     } else {
-        let settings = settings_from(config);
         let env = |k: &str| std::env::var(k).ok();
-        match config::connect(&settings, &env) {
-            Ok(client) => Configured::Ready(client),
-            Err(e @ config::ConfigError::Client(_)) => {
+        let settings = settings_from(config).map_err(|d| {
+            let failed = d.detail.clone();
+            diags.push(d);
+            failed
+        });
+        match settings.map(|s| config::connect(&s, &env)) {
+            Err(failed) => Configured::Failed(failed),
+            Ok(Ok(client)) => Configured::Ready(client),
+            Ok(Err(e @ config::ConfigError::Client(_))) => {
                 diags.error("Cannot create the Kubernetes client", e.to_string());
                 Configured::Failed(e.to_string())
             }
-            Err(e) => {
+            Ok(Err(e)) => {
                 let mut d = Diagnostic::error("Invalid provider configuration", e.to_string());
                 if let Some(path) = connection::error_path(&e, &AttributePath::root()) {
                     d = d.with_attribute(path);

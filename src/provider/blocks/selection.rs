@@ -1,14 +1,18 @@
-//! The selection arguments the data sources share (`namespaces`, `label_selector`): one reading and one
-//! validation, with attribute paths.
+//! The selection arguments the data sources share (`namespaces`, `label_selector`) and the identity of one
+//! ClusterProfile (`namespace`, `name`): one validation each, with attribute paths. The data sources read them
+//! as fields of their typed configurations.
 
 use crate::{
-    bridge::{names::dns1123_label, selector::Selector},
-    tfplugin::{AttributePath, Diagnostics, Value},
+    bridge::{
+        names::{NameError, dns1123_label, dns1123_subdomain},
+        selector::Selector,
+    },
+    tfplugin::{AttributePath, Diagnostics, schema::Attribute},
 };
 
 /// `namespaces`, sorted and without duplicates; every element must be a namespace name.
-pub fn namespaces(config: &Value, diags: &mut Diagnostics) -> Vec<String> {
-    let given = config.get_attr("namespaces").as_string_vec();
+pub fn namespaces(given: Option<&[String]>, diags: &mut Diagnostics) -> Vec<String> {
+    let given = given.unwrap_or_default();
     for (i, ns) in given.iter().enumerate() {
         if let Err(e) = dns1123_label(ns) {
             diags.attribute_error(
@@ -18,16 +22,15 @@ pub fn namespaces(config: &Value, diags: &mut Diagnostics) -> Vec<String> {
             );
         }
     }
-    let mut namespaces = given;
+    let mut namespaces = given.to_vec();
     namespaces.sort();
     namespaces.dedup();
     namespaces
 }
 
 /// `label_selector`, parsed.
-pub fn label_selector(config: &Value, diags: &mut Diagnostics) -> Option<Selector> {
-    let s = config.get_attr("label_selector").as_str()?;
-    match Selector::parse(s) {
+pub fn label_selector(given: Option<&str>, diags: &mut Diagnostics) -> Option<Selector> {
+    match Selector::parse(given?) {
         Ok(sel) => Some(sel),
         Err(e) => {
             diags.attribute_error(
@@ -42,8 +45,7 @@ pub fn label_selector(config: &Value, diags: &mut Diagnostics) -> Option<Selecto
 
 /// The required `namespace` and `name` attributes naming one ClusterProfile (the single data source, the
 /// ephemeral credentials).
-pub fn profile_identity_attributes() -> [crate::tfplugin::schema::Attribute; 2] {
-    use crate::tfplugin::schema::Attribute;
+pub fn profile_identity_attributes() -> [Attribute; 2] {
     [
         Attribute::string("namespace")
             .required()
@@ -54,29 +56,17 @@ pub fn profile_identity_attributes() -> [crate::tfplugin::schema::Attribute; 2] 
     ]
 }
 
-/// `config` with the attributes `attrs` that are not wholly known set to null: validation checks only known
-/// values; unknown ones are checked at read time.
-pub fn known_only(config: &Value, attrs: &[&str]) -> Value {
-    let mut known = config.clone();
-    for attr in attrs {
-        if !config.get_attr(attr).is_wholly_known() {
-            known.set_attr(*attr, Value::Null);
-        }
-    }
-    known
-}
-
 /// `namespace` and `name` of one ClusterProfile (the single data source, the ephemeral credentials), validated as
-/// Kubernetes validates them, and the `credentials` block.
-pub fn profile_identity(config: &Value) -> Diagnostics {
+/// Kubernetes validates them (`None`: not known yet, checked later).
+pub fn profile_identity(namespace: Option<&str>, name: Option<&str>) -> Diagnostics {
     let mut diags = Diagnostics::new();
-    type Rule = fn(&str) -> Result<(), crate::bridge::names::NameError>;
-    let rules: [(&str, Rule); 2] = [
-        ("namespace", dns1123_label),
-        ("name", crate::bridge::names::dns1123_subdomain),
+    type Rule = fn(&str) -> Result<(), NameError>;
+    let rules: [(&str, Option<&str>, Rule); 2] = [
+        ("namespace", namespace, dns1123_label),
+        ("name", name, dns1123_subdomain),
     ];
-    for (attr, rule) in rules {
-        if let Some(v) = config.get_attr(attr).as_str()
+    for (attr, v, rule) in rules {
+        if let Some(v) = v
             && let Err(e) = rule(v)
         {
             diags.attribute_error(
@@ -86,6 +76,5 @@ pub fn profile_identity(config: &Value) -> Diagnostics {
             );
         }
     }
-    diags.extend(super::credentials::check(config.get_attr(super::credentials::BLOCK)).into_vec());
     diags
 }

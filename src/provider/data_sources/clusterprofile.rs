@@ -4,18 +4,27 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
 
 use super::{
     lookup::credential_statuses,
-    profile_value::{failed, inventory_access, profile_attributes, profile_attrs, unknown_config},
+    profile_value::{
+        InventoryBlocks, check_credentials, failed, inventory_access, profile_attributes,
+        profile_attrs, unknown_config,
+    },
 };
 use crate::{
     api::ClusterProfile,
+    bridge::credentials::CredentialsConfig,
     k8s::io,
-    provider::state::ProviderState,
+    provider::{
+        blocks::{connection::ConnectionConfig, selection::profile_identity},
+        state::ProviderState,
+    },
     tfplugin::{
         AttributePath, DataReadRequest, DataReadResponse, DataSource, Diagnostic, Diagnostics,
         Schema, Value,
+        value::{from_value, from_value_partial},
     },
 };
 
@@ -49,8 +58,63 @@ pub fn schema() -> Schema {
         .block(crate::provider::blocks::inventory::block())
 }
 
-fn check_identity(config: &Value) -> Diagnostics {
-    crate::provider::blocks::selection::profile_identity(config)
+/// The configuration, as written.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ProfileConfig {
+    /// `namespace` (required; `None` only while not known).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// `name` (required; `None` only while not known).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The `credentials` block.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub credentials: Option<CredentialsConfig>,
+    /// The `inventory` block.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inventory: Option<ConnectionConfig>,
+}
+
+impl ProfileConfig {
+    fn check_identity(&self) -> Diagnostics {
+        profile_identity(self.namespace.as_deref(), self.name.as_deref())
+    }
+
+    /// Reads and checks a configuration whose values are all known (a read).
+    fn read(config: &Value) -> Result<Self, Diagnostics> {
+        let c = from_value::<Self>(config).map_err(|e| Diagnostics::from(e.to_diagnostic()))?;
+        let mut diags = c.check_identity();
+        diags
+            .extend(crate::provider::blocks::credentials::check(c.credentials.as_ref()).into_vec());
+        if diags.has_errors() {
+            return Err(diags);
+        }
+        Ok(c)
+    }
+}
+
+/// ClusterProfile `namespace/name`, or the error saying it is not there (at `name`) or cannot be read.
+async fn read_profile(
+    client: &kube::Client,
+    namespace: &str,
+    name: &str,
+) -> Result<ClusterProfile, Diagnostic> {
+    match io::get_opt::<ClusterProfile>(client, namespace, name).await {
+        Ok(Some(p)) => Ok(p),
+        Ok(None) => Err(Diagnostic::error(
+            format!("ClusterProfile {namespace}/{name} not found"),
+            format!(
+                "There is no ClusterProfile (multicluster.x-k8s.io/v1alpha1) named {name} in namespace \
+                 {namespace}."
+            ),
+        )
+        .with_attribute(AttributePath::attr("name"))),
+        Err(e) => Err(Diagnostic::error(
+            format!("Cannot read ClusterProfile {namespace}/{name}"),
+            e.to_string(),
+        )),
+    }
 }
 
 #[async_trait]
@@ -64,7 +128,13 @@ impl DataSource for ClusterProfileDataSource {
     }
 
     async fn validate(&self, config: &Value) -> Diagnostics {
-        check_identity(config)
+        let c = match from_value_partial::<ProfileConfig>(config) {
+            Ok(c) => c,
+            Err(e) => return e.to_diagnostic().into(),
+        };
+        let mut diags = c.value.check_identity();
+        diags.extend(check_credentials(&c, c.value.credentials.as_ref()).into_vec());
+        diags
     }
 
     async fn read(&self, req: DataReadRequest) -> DataReadResponse {
@@ -73,42 +143,24 @@ impl DataSource for ClusterProfileDataSource {
             return resp;
         }
         let config = &req.config;
-        let diags = check_identity(config);
-        if diags.has_errors() {
-            return failed(config, diags);
-        }
-        let namespace = config.get_attr("namespace").as_str().unwrap_or_default();
-        let name = config.get_attr("name").as_str().unwrap_or_default();
-        let (options, providers, client) = match inventory_access(&self.state, &schema, &req) {
-            Ok(v) => v,
-            Err(resp) => return *resp,
+        let c = match ProfileConfig::read(config) {
+            Ok(c) => c,
+            Err(d) => return failed(config, d),
         };
-        let profile = match io::get_opt::<ClusterProfile>(&client, namespace, name).await {
-            Ok(Some(p)) => p,
-            Ok(None) => {
-                return failed(
-                    config,
-                    Diagnostic::error(
-                        format!("ClusterProfile {namespace}/{name} not found"),
-                        format!(
-                            "There is no ClusterProfile (multicluster.x-k8s.io/v1alpha1) named {name} in \
-                             namespace {namespace}."
-                        ),
-                    )
-                    .with_attribute(AttributePath::attr("name"))
-                    .into(),
-                );
-            }
-            Err(e) => {
-                return failed(
-                    config,
-                    Diagnostic::error(
-                        format!("Cannot read ClusterProfile {namespace}/{name}"),
-                        e.to_string(),
-                    )
-                    .into(),
-                );
-            }
+        let namespace = c.namespace.as_deref().unwrap_or_default();
+        let name = c.name.as_deref().unwrap_or_default();
+        let blocks = InventoryBlocks {
+            credentials: c.credentials.as_ref(),
+            inventory: c.inventory.as_ref(),
+        };
+        let (options, providers, client) =
+            match inventory_access(&self.state, &schema, &req, blocks) {
+                Ok(v) => v,
+                Err(resp) => return *resp,
+            };
+        let profile = match read_profile(&client, namespace, name).await {
+            Ok(p) => p,
+            Err(d) => return failed(config, d.into()),
         };
         let profiles = [profile];
         let statuses =
@@ -140,5 +192,18 @@ impl DataSource for ClusterProfileDataSource {
             state,
             ..DataReadResponse::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_config_covers_the_schema() {
+        crate::tfplugin::value::serde_bridge::coverage::assert_covers::<ProfileConfig>(
+            &schema().block,
+            &[],
+        );
     }
 }

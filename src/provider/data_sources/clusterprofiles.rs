@@ -4,20 +4,28 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
 
 use super::{
     lookup::credential_statuses,
-    profile_value::{failed, inventory_access, profile_object_type, profile_value, unknown_config},
+    profile_value::{
+        InventoryBlocks, check_credentials, failed, inventory_access, profile_object_type,
+        profile_value, unknown_config,
+    },
 };
 use crate::{
     api::ClusterProfile,
-    bridge::{Selection, selection_miss},
+    bridge::{Selection, credentials::CredentialsConfig, selection_miss},
     k8s::io,
-    provider::blocks::selection::known_only,
-    provider::state::ProviderState,
+    provider::{
+        blocks::{connection::ConnectionConfig, selection},
+        state::ProviderState,
+    },
     tfplugin::{
         AttributePath, DataReadRequest, DataReadResponse, DataSource, Diagnostic, Diagnostics,
-        Schema, Type, Value, schema::Attribute,
+        Schema, Type, Value,
+        schema::Attribute,
+        value::{from_value, from_value_partial},
     },
 };
 
@@ -90,12 +98,39 @@ pub fn schema() -> Schema {
         .block(crate::provider::blocks::inventory::block())
 }
 
+/// The configuration, as written.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ProfilesConfig {
+    /// `namespaces`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespaces: Option<Vec<String>>,
+    /// `label_selector`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label_selector: Option<String>,
+    /// `cluster_manager`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster_manager: Option<String>,
+    /// `require_healthy`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub require_healthy: Option<bool>,
+    /// `healthy_only` (deprecated alias of `require_healthy`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub healthy_only: Option<bool>,
+    /// The `credentials` block.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub credentials: Option<CredentialsConfig>,
+    /// The `inventory` block.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inventory: Option<ConnectionConfig>,
+}
+
 /// The filters of a configuration, or diagnostics with attribute paths.
-fn selection(config: &Value) -> Result<Selection, Diagnostics> {
+fn selection(config: &ProfilesConfig) -> Result<Selection, Diagnostics> {
     let mut diags = Diagnostics::new();
-    let namespaces = crate::provider::blocks::selection::namespaces(config, &mut diags);
-    let healthy = config.get_attr("require_healthy").as_bool();
-    let alias = config.get_attr("healthy_only").as_bool();
+    let namespaces = selection::namespaces(config.namespaces.as_deref(), &mut diags);
+    let healthy = config.require_healthy;
+    let alias = config.healthy_only;
     if let (Some(a), Some(b)) = (healthy, alias)
         && a != b
     {
@@ -105,7 +140,7 @@ fn selection(config: &Value) -> Result<Selection, Diagnostics> {
             "require_healthy and its deprecated alias healthy_only disagree; keep only require_healthy.",
         );
     }
-    let label_selector = crate::provider::blocks::selection::label_selector(config, &mut diags);
+    let label_selector = selection::label_selector(config.label_selector.as_deref(), &mut diags);
     if diags.has_errors() {
         return Err(diags);
     }
@@ -113,12 +148,29 @@ fn selection(config: &Value) -> Result<Selection, Diagnostics> {
         namespaces,
         names: Vec::new(),
         label_selector,
-        cluster_manager: config
-            .get_attr("cluster_manager")
-            .as_str()
-            .map(str::to_string),
+        cluster_manager: config.cluster_manager.clone(),
         require_healthy: healthy.or(alias).unwrap_or(false),
     })
+}
+
+/// The warning naming the ClusterProfiles that cannot be read (at most 20 of them); `None` when every one was read.
+fn undecodable_warning(undecodable: Vec<io::Undecodable>) -> Option<Diagnostic> {
+    let bad = io::Undecodable::by_key(undecodable);
+    if bad.is_empty() {
+        return None;
+    }
+    let lines: Vec<String> = bad
+        .iter()
+        .take(20)
+        .map(|(k, why)| format!("- {k}: {why}"))
+        .collect();
+    Some(Diagnostic::warning(
+        format!(
+            "{} ClusterProfile(s) cannot be read and are not listed",
+            bad.len()
+        ),
+        lines.join("\n"),
+    ))
 }
 
 fn query_id(sel: &Selection) -> String {
@@ -149,19 +201,12 @@ impl DataSource for ClusterProfilesDataSource {
     }
 
     async fn validate(&self, config: &Value) -> Diagnostics {
-        let known = known_only(
-            config,
-            &[
-                "namespaces",
-                "label_selector",
-                "require_healthy",
-                "healthy_only",
-            ],
-        );
-        let mut diags = selection(&known).err().unwrap_or_default();
-        diags.extend(
-            crate::provider::blocks::credentials::check(config.get_attr("credentials")).into_vec(),
-        );
+        let c = match from_value_partial::<ProfilesConfig>(config) {
+            Ok(c) => c,
+            Err(e) => return e.to_diagnostic().into(),
+        };
+        let mut diags = selection(&c.value).err().unwrap_or_default();
+        diags.extend(check_credentials(&c, c.value.credentials.as_ref()).into_vec());
         diags
     }
 
@@ -171,14 +216,23 @@ impl DataSource for ClusterProfilesDataSource {
             return resp;
         }
         let config = &req.config;
-        let sel = match selection(config) {
+        let c = match from_value::<ProfilesConfig>(config) {
+            Ok(c) => c,
+            Err(e) => return failed(config, e.to_diagnostic().into()),
+        };
+        let sel = match selection(&c) {
             Ok(s) => s,
             Err(d) => return failed(config, d),
         };
-        let (options, providers, client) = match inventory_access(&self.state, &schema, &req) {
-            Ok(v) => v,
-            Err(resp) => return *resp,
+        let blocks = InventoryBlocks {
+            credentials: c.credentials.as_ref(),
+            inventory: c.inventory.as_ref(),
         };
+        let (options, providers, client) =
+            match inventory_access(&self.state, &schema, &req, blocks) {
+                Ok(v) => v,
+                Err(resp) => return *resp,
+            };
         let (mut profiles, undecodable): (Vec<ClusterProfile>, _) =
             match io::list_tolerant(&client, &sel.namespaces, None).await {
                 Ok(p) => p,
@@ -217,20 +271,8 @@ impl DataSource for ClusterProfilesDataSource {
             state,
             ..DataReadResponse::default()
         };
-        let bad = io::Undecodable::by_key(undecodable);
-        if !bad.is_empty() {
-            let lines: Vec<String> = bad
-                .iter()
-                .take(20)
-                .map(|(k, why)| format!("- {k}: {why}"))
-                .collect();
-            resp.diagnostics.push(Diagnostic::warning(
-                format!(
-                    "{} ClusterProfile(s) cannot be read and are not listed",
-                    bad.len()
-                ),
-                lines.join("\n"),
-            ));
+        if let Some(w) = undecodable_warning(undecodable) {
+            resp.diagnostics.push(w);
         }
         resp
     }
@@ -248,7 +290,7 @@ mod tests {
             ("cluster_manager", Value::string("ocm")),
             ("require_healthy", Value::bool(true)),
         ]);
-        let sel = selection(&cfg).unwrap();
+        let sel = selection(&from_value(&cfg).unwrap()).unwrap();
         assert_eq!(sel.namespaces, vec!["a".to_string(), "b".to_string()]);
         assert!(sel.require_healthy);
         assert_eq!(
@@ -256,10 +298,18 @@ mod tests {
             "namespaces=a,b;label_selector=env in (prod),!legacy;cluster_manager=ocm;require_healthy=true"
         );
         let bad = Value::object([("label_selector", Value::string("env in (prod"))]);
-        let d = selection(&bad).unwrap_err();
+        let d = selection(&from_value(&bad).unwrap()).unwrap_err();
         let first = d.iter().next().unwrap();
         assert_eq!(first.attribute, Some(AttributePath::attr("label_selector")));
         assert!(first.detail.contains("env in (prod"), "{}", first.detail);
+    }
+
+    #[test]
+    fn the_config_covers_the_schema() {
+        crate::tfplugin::value::serde_bridge::coverage::assert_covers::<ProfilesConfig>(
+            &schema().block,
+            &[],
+        );
     }
 
     #[test]

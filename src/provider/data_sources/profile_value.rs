@@ -11,13 +11,15 @@ pub use super::lookup::CredentialStatus;
 use crate::{
     api::{AccessProvider, ClusterProfile},
     bridge::{
-        credentials::{CredentialOptions, access_providers},
+        credentials::{CredentialOptions, CredentialsConfig, access_providers},
         exec::ProvidersFile,
     },
+    provider::blocks::connection::ConnectionConfig,
     tfplugin::{
         DataReadRequest, DataReadResponse, DeferredReason, Diagnostic, Diagnostics, Schema, Type,
         Value,
         schema::{Attribute, Block},
+        value::Partial,
     },
 };
 
@@ -298,20 +300,41 @@ pub fn not_ready(
     }
 }
 
+/// The `credentials` and `inventory` blocks of a ClusterProfile data source's configuration (read with the rest
+/// of it).
+pub struct InventoryBlocks<'a> {
+    /// The `credentials` block.
+    pub credentials: Option<&'a CredentialsConfig>,
+    /// The `inventory` block.
+    pub inventory: Option<&'a ConnectionConfig>,
+}
+
 /// The `credentials` settings of a ClusterProfile data source's configuration and the inventory's client (the
 /// `inventory` block's, else the provider's); or the response that ends the read when either is not there.
 pub fn inventory_access(
     state: &crate::provider::state::ProviderState,
     schema: &Schema,
     req: &DataReadRequest,
+    blocks: InventoryBlocks<'_>,
 ) -> Result<(CredentialOptions, Option<ProvidersFile>, kube::Client), Box<DataReadResponse>> {
     let config = &req.config;
-    let (options, providers) =
-        crate::provider::blocks::credentials::settings(config.get_attr("credentials"))
-            .map_err(|d| Box::new(failed(config, d)))?;
-    let client = crate::provider::blocks::inventory::client(state, config, req.client)
+    let (options, providers) = crate::provider::blocks::credentials::settings(blocks.credentials)
+        .map_err(|d| Box::new(failed(config, d)))?;
+    let client = crate::provider::blocks::inventory::client_of(state, blocks.inventory, req.client)
         .map_err(|why| Box::new(not_ready(schema, config, why)))?;
     Ok((options, providers, client))
+}
+
+/// Validation of a data source's `credentials` block: its errors once it is wholly known (unknown values are
+/// checked at read time).
+pub fn check_credentials<T>(
+    config: &Partial<T>,
+    credentials: Option<&CredentialsConfig>,
+) -> Diagnostics {
+    if config.is_unknown_at(&crate::tfplugin::AttributePath::attr("credentials")) {
+        return Diagnostics::new();
+    }
+    crate::provider::blocks::credentials::check(credentials)
 }
 
 /// A response carrying only diagnostics (state = the configuration).

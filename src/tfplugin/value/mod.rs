@@ -14,8 +14,12 @@
 
 pub mod json;
 pub mod msgpack;
+pub mod serde_bridge;
 mod types;
 
+pub use serde_bridge::{
+    FromValueError, Partial, Sensitive, from_value, from_value_partial, to_value,
+};
 pub use types::{Type, TypeJsonError};
 
 use std::collections::BTreeMap;

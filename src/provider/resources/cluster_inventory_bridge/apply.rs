@@ -18,6 +18,7 @@ use crate::{
         snapshot::{HeadStart, Snapshot, read_owned},
     },
     provider::{
+        blocks::connection::ConnectionConfig,
         diag::{io_diag, io_diags, outcome_diags, problem_diag, removals_diags},
         state::{NotReady, ProviderState},
     },
@@ -26,7 +27,8 @@ use crate::{
 
 use super::{
     claim::{claim_for_apply, claim_namespace, finish_run, ledger_of, release_claim},
-    model::{BridgeConfig, clusters_value, entries_from_value},
+    clusters::{clusters_value, entries_from_value},
+    model::BridgeConfig,
     plan::read_snapshot,
     schema::{null_state, with_clusters},
     timeouts,
@@ -65,8 +67,9 @@ pub(super) async fn apply_bridge(
     // clusters) is not needed again: the new state's `clusters` is built from what apply wrote.
     let planned = entries_from_value(req.planned_state.get_attr("clusters"));
     req.planned_state.set_attr("clusters", Value::Null);
-    let spec = BridgeConfig::from_value(&req.config).to_spec()?;
-    let limit = timeouts::limit(&req.config, req.is_create())?;
+    let config = BridgeConfig::read(&req.config)?;
+    let spec = config.to_spec()?;
+    let limit = timeouts::limit(config.timeouts.as_ref(), req.is_create())?;
     // The claim first: a second state using this name stops here, before anything is written.
     let run = claim_for_apply(&client, &spec, &req.prior_state, limit).await?;
     req.planned_state
@@ -75,6 +78,7 @@ pub(super) async fn apply_bridge(
     let claimed = Claimed {
         client: &client,
         spec: &spec,
+        inventory: config.inventory.as_ref(),
         run_key: &run.key,
     };
     let mut result = apply_claimed(provider, req, &claimed, limit, ledger, planned).await;
@@ -101,9 +105,10 @@ async fn apply_claimed(
     let Claimed {
         client,
         spec,
+        inventory,
         run_key,
     } = *claimed;
-    let inventory = inventory_for_apply(provider, &req.config)?;
+    let inventory = inventory_for_apply(provider, inventory)?;
     let snap = read_snapshot(client, &inventory, spec, &ledger, HeadStart::default()).await?;
     let (plan, mut diagnostics) = plan_at_apply(&snap, spec, planned)?;
     // What was written is recorded whatever happens next; the state is then read back (a failure), or is
@@ -207,9 +212,9 @@ fn applied(
 /// The inventory's connection at apply (known by then, or the apply stops).
 fn inventory_for_apply(
     provider: &ProviderState,
-    config: &Value,
+    block: Option<&ConnectionConfig>,
 ) -> Result<kube::Client, Diagnostics> {
-    match crate::provider::blocks::inventory::client(provider, config, Default::default()) {
+    match crate::provider::blocks::inventory::client_of(provider, block, Default::default()) {
         Ok(c) => Ok(c),
         Err(NotReady::Fail(d)) => Err(d.into()),
         Err(NotReady::Defer(_)) => Err(Diagnostic::error(
@@ -225,12 +230,12 @@ async fn destroy(client: &kube::Client, req: &mut ApplyRequest, ledger: Ledger) 
     let prior = std::mem::take(&mut req.prior_state);
     let bridge = prior.get_attr("name").as_str().unwrap_or_default();
     let bridge = bridge.to_string();
-    let config = BridgeConfig::from_value(&prior);
+    let config = BridgeConfig::of_state(&prior);
     let deletion_timeout = config
         .to_spec()
         .map(|s| s.deletion_timeout)
         .unwrap_or(crate::bridge::DEFAULT_DELETION_TIMEOUT);
-    let limit = timeouts::delete_limit(&prior);
+    let limit = timeouts::delete_limit(config.timeouts.as_ref());
     let deleting = delete_all(client, &bridge, &ledger, deletion_timeout);
     let (diagnostics, ledger) = match tokio::time::timeout(limit, deleting).await {
         // The claim goes last: a destroy interrupted before this point is finished by the next one.
@@ -284,7 +289,7 @@ async fn read_back(
         }
     };
     let base = base.into_value();
-    let config = BridgeConfig::from_value(&base);
+    let config = BridgeConfig::of_state(&base);
     let entries = observed.entries(|k| config.renews(k));
     let new_state = if base.is_null() && entries.is_empty() {
         Value::Null
@@ -308,6 +313,8 @@ async fn read_back(
 struct Claimed<'a> {
     client: &'a kube::Client,
     spec: &'a BridgeSpec,
+    /// The `inventory` block as configured.
+    inventory: Option<&'a ConnectionConfig>,
     run_key: &'a RunKey,
 }
 

@@ -15,7 +15,7 @@ use crate::{
     tfplugin::{AttributePath, Diagnostic, Diagnostics, Value},
 };
 
-use super::model::entries_from_value;
+use super::clusters::entries_from_value;
 
 /// The namespace of the claim of the bridge in `state` (a state or a configuration).
 pub(super) fn claim_namespace(state: &Value) -> String {

@@ -6,13 +6,16 @@ use crate::{
     bridge::ownership::{IMPORTED, claim_name},
     k8s::claim as k8s_claim,
     provider::diag::io_diags,
-    tfplugin::{Diagnostic, Diagnostics, ImportRequest, ImportResponse, ImportedResource, Value},
+    tfplugin::{
+        Diagnostic, Diagnostics, ImportRequest, ImportResponse, ImportedResource, Value,
+        value::to_value,
+    },
 };
 
 use super::{
     claim::claim_namespace,
     model::BridgeConfig,
-    schema::{TYPE_NAME, null_state},
+    schema::{TYPE_NAME, null_state, schema},
 };
 
 /// The import of `req.id`: `<bridge name>`, or `<claim namespace>/<bridge name>` for a claim outside the default
@@ -46,7 +49,8 @@ pub(super) fn import(req: &ImportRequest) -> ImportResponse {
 }
 
 /// At the first refresh after an import: restores into `state` the instance id and configuration recorded in the
-/// claim of `bridge` (states of older versions recorded the configuration on the bridged SveltosClusters).
+/// claim of `bridge`: every argument and block, `inventory` without its secrets (`token`, `client_key`, `exec.env`
+/// and their write-only twins are never recorded: the configuration supplies them) and `timeouts`.
 /// Returns the warnings of a configuration not restored; `Err` when the claim cannot be read.
 pub(super) async fn restore_imported(
     client: &kube::Client,
@@ -64,12 +68,8 @@ pub(super) async fn restore_imported(
     let mut warnings = Diagnostics::new();
     // Only the claim, in the operator's namespace: the bridged SveltosClusters carry a copy of the record too, but
     // they sit in the inventory's namespaces, where their tenants may rewrite it.
-    match record.map(|r| serde_json::from_str::<BridgeConfig>(&r)) {
-        Some(Ok(cfg)) if cfg.name == bridge => {
-            let instance = state.get_attr("instance_id").clone();
-            cfg.write_into(state);
-            state.set_attr("instance_id", instance);
-        }
+    match record.map(|r| BridgeConfig::from_record(&r)) {
+        Some(Ok(cfg)) if cfg.name == bridge => write_config(&cfg, state),
         Some(_) => warnings.push(Diagnostic::warning(
             "Imported bridge configuration not restored",
             format!("The configuration recorded in the claim of bridge {bridge:?} is unreadable; the next plan shows the configuration as changes."),
@@ -80,4 +80,66 @@ pub(super) async fn restore_imported(
         )),
     }
     Ok(warnings)
+}
+
+/// Writes the configuration arguments and blocks of `config` into `state` (the computed attributes are left as they
+/// are); an argument `config` does not set is null.
+fn write_config(config: &BridgeConfig, state: &mut Value) {
+    let Ok(written) = to_value(config) else {
+        return;
+    };
+    let schema = schema();
+    let arguments = schema
+        .block
+        .attributes
+        .iter()
+        .filter(|a| a.required || a.optional)
+        .map(|a| &a.name)
+        .chain(schema.block.blocks.iter().map(|b| &b.type_name));
+    for name in arguments {
+        state.set_attr(name.clone(), written.get_attr(name).clone());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{provider::blocks::connection::ConnectionConfig, tfplugin::Sensitive};
+
+    #[test]
+    fn the_restored_configuration_is_the_recorded_one_without_secrets() {
+        let config = BridgeConfig {
+            name: "main".into(),
+            label_selector: Some("env=prod".into()),
+            inventory: Some(ConnectionConfig {
+                config_path: Some("/hub/kubeconfig".into()),
+                token: Some(Sensitive("canary".into())),
+                ..Default::default()
+            }),
+            timeouts: Some(super::super::timeouts::TimeoutsConfig {
+                delete: Some("1h".into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let recorded = BridgeConfig::from_record(&config.record().unwrap()).unwrap();
+        let mut state = null_state();
+        state.set_attr("instance_id", Value::string("i-1"));
+        write_config(&recorded, &mut state);
+        assert_eq!(state.get_attr("instance_id").as_str(), Some("i-1"));
+        assert_eq!(state.get_attr("label_selector").as_str(), Some("env=prod"));
+        let inventory = state.get_attr("inventory");
+        assert_eq!(
+            inventory.get_attr("config_path").as_str(),
+            Some("/hub/kubeconfig")
+        );
+        assert!(inventory.get_attr("token").is_null());
+        assert_eq!(
+            state.get_attr("timeouts").get_attr("delete").as_str(),
+            Some("1h")
+        );
+        assert!(state.get_attr("copy_labels").is_null());
+        let again = BridgeConfig::read(&state).unwrap();
+        assert_eq!(again.record(), config.record());
+    }
 }

@@ -3,7 +3,8 @@
 //! Read reports what this bridge owns; plan reports what the inventory asks for now; the difference is the
 //! plan. Apply writes exactly what was planned or stops with "changed since plan".
 //!
-//! One file per concern: [`schema`], the configuration ([`model`], [`timeouts`]), the bridge's [`claim`] and
+//! One file per concern: [`schema`], the configuration ([`model`]: read in one pass; [`validate`]; [`timeouts`]),
+//! the computed [`clusters`] attribute, the bridge's [`claim`] and
 //! ledger, the [`phase`] detector, the RPCs ([`plan`], [`apply`] with destroy, [`read`], [`import`]) and the
 //! read-ahead's policy ([`read_ahead`]). The Kubernetes IO they orchestrate is `crate::k8s::bridge`; its errors
 //! become diagnostics in `crate::provider::diag`. Each RPC runs on one `?` path, and one function per RPC builds
@@ -11,6 +12,7 @@
 
 mod apply;
 mod claim;
+pub mod clusters;
 mod import;
 pub mod model;
 mod phase;
@@ -19,6 +21,7 @@ mod read;
 mod read_ahead;
 mod schema;
 mod timeouts;
+mod validate;
 
 use std::sync::Arc;
 
@@ -60,23 +63,23 @@ impl Resource for ClusterInventoryBridge {
     }
 
     async fn validate(&self, config: &Value) -> Diagnostics {
-        let mut timeouts = timeouts::check(config);
-        timeouts.extend(crate::provider::blocks::inventory::check(config));
-        timeouts.extend(match BridgeConfig::from_value(config).to_spec() {
-            Ok(_) => Vec::new(),
-            Err(d) => {
-                // Values not known yet are validated again at plan time.
-                d.into_vec()
-                    .into_iter()
-                    .filter(|d| {
-                        d.attribute
-                            .as_ref()
-                            .is_none_or(|p| attribute_known(config, p))
-                    })
-                    .collect::<Vec<_>>()
-            }
-        });
-        timeouts
+        let c = match BridgeConfig::read_partial(config) {
+            Ok(partial) => partial.value,
+            Err(d) => return d,
+        };
+        let mut diags = timeouts::check(c.timeouts.as_ref());
+        diags.extend(crate::provider::blocks::inventory::check_block(
+            c.inventory.as_ref(),
+        ));
+        if let Err(d) = c.to_spec() {
+            // Values not known yet are validated again at plan time.
+            diags.extend(d.into_vec().into_iter().filter(|d| {
+                d.attribute
+                    .as_ref()
+                    .is_none_or(|p| attribute_known(config, p))
+            }));
+        }
+        diags
     }
 
     fn apply_unread_attributes(&self, planned_private: &[u8]) -> &'static [&'static str] {

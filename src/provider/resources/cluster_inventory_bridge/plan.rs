@@ -23,7 +23,8 @@ use crate::{
 
 use super::{
     claim::{check_claim_of, ledger_of},
-    model::{BridgeConfig, clusters_value},
+    clusters::clusters_value,
+    model::BridgeConfig,
     phase::PhaseMemo,
     read_ahead::Pending,
     schema::{skipped_value, with_clusters},
@@ -153,10 +154,11 @@ fn plan_inputs(provider: &ProviderState, req: &PlanRequest) -> Result<PlanInputs
     if !req.config.is_wholly_known() {
         return Ok(PlanInputs::Unknown(None));
     }
-    let spec = BridgeConfig::from_value(&req.config).to_spec()?;
-    let clients = provider
-        .client(req.client)
-        .and_then(|c| inventory_block::client(provider, &req.config, req.client).map(|i| (c, i)));
+    let config = BridgeConfig::read(&req.config)?;
+    let spec = config.to_spec()?;
+    let clients = provider.client(req.client).and_then(|c| {
+        inventory_block::client_of(provider, config.inventory.as_ref(), req.client).map(|i| (c, i))
+    });
     match clients {
         Ok((client, inventory)) => Ok(PlanInputs::Ready(Box::new(spec), client, inventory)),
         Err(NotReady::Defer(reason)) => Ok(PlanInputs::Unknown(Some(reason))),

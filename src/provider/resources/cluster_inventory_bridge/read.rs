@@ -14,8 +14,9 @@ use crate::{
 
 use super::{
     claim::{ledger_of, with_claimed_run_keys},
+    clusters::clusters_value,
     import::restore_imported,
-    model::{BridgeConfig, clusters_value},
+    model::BridgeConfig,
     phase::PhaseMemo,
     read_ahead::{InventoryAhead, Pending, Refreshed, through_provider},
     schema::with_clusters,
@@ -90,7 +91,7 @@ pub(super) async fn read_bridge(
         let reads = ledger.reads().map(String::from);
         private = observed.ledger(&ledger).with_reads(reads).to_private();
     }
-    let config = BridgeConfig::from_value(&state);
+    let config = BridgeConfig::of_state(&state);
     let entries = observed.entries(|k| config.renews(k));
     let private_sha256 = sha256_hex(&private);
     // Only with settings an apply recorded (see `read_ahead`).
@@ -124,7 +125,7 @@ fn read_ahead(
     if !through_provider(state) {
         return None;
     }
-    let spec = BridgeConfig::from_value(state).to_spec().ok()?;
+    let spec = BridgeConfig::of_state(state).to_spec().ok()?;
     let reads = reads_sha256(&spec);
     if recorded != Some(reads.as_str()) {
         return None;

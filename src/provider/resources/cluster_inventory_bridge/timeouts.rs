@@ -3,10 +3,12 @@
 
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+
 use crate::{
     bridge::duration::parse_duration,
     tfplugin::{
-        AttributePath, Diagnostic, Diagnostics, Value,
+        AttributePath, Diagnostic, Diagnostics,
         schema::{Attribute, Block, NestedBlock},
     },
 };
@@ -15,6 +17,21 @@ use crate::{
 pub const DEFAULT_WRITE: Duration = Duration::from_secs(30 * 60);
 /// Default limit of a destroy.
 pub const DEFAULT_DELETE: Duration = Duration::from_secs(30 * 60);
+
+/// The block as written (Go durations). Not secret: recorded in the claim so that `import` restores it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TimeoutsConfig {
+    /// `create`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub create: Option<String>,
+    /// `update`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub update: Option<String>,
+    /// `delete`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delete: Option<String>,
+}
 
 /// The block.
 pub fn block() -> NestedBlock {
@@ -31,28 +48,37 @@ pub fn block() -> NestedBlock {
     )
 }
 
-fn parse(v: &Value, attr: &str, default: Duration) -> Result<Duration, Diagnostics> {
-    match v.get_attr("timeouts").get_attr(attr).as_str() {
-        None => Ok(default),
-        Some(s) => match parse_duration(s) {
-            Ok(d) if !d.is_zero() => Ok(d),
-            Ok(_) => Err(
-                Diagnostic::error("Invalid timeout", "A timeout must be longer than 0.")
-                    .with_attribute(AttributePath::attr("timeouts").then_attr(attr))
-                    .into(),
-            ),
-            Err(e) => Err(Diagnostic::error("Invalid timeout", e.to_string())
-                .with_attribute(AttributePath::attr("timeouts").then_attr(attr))
+impl TimeoutsConfig {
+    fn parse(&self, attr: &str, default: Duration) -> Result<Duration, Diagnostics> {
+        let value = match attr {
+            "create" => &self.create,
+            "update" => &self.update,
+            _ => &self.delete,
+        };
+        let path = || AttributePath::attr("timeouts").then_attr(attr);
+        match value.as_deref() {
+            None => Ok(default),
+            Some(s) => match parse_duration(s) {
+                Ok(d) if !d.is_zero() => Ok(d),
+                Ok(_) => Err(Diagnostic::error(
+                    "Invalid timeout",
+                    "A timeout must be longer than 0.",
+                )
+                .with_attribute(path())
                 .into()),
-        },
+                Err(e) => Err(Diagnostic::error("Invalid timeout", e.to_string())
+                    .with_attribute(path())
+                    .into()),
+            },
+        }
     }
 }
 
 /// Validates the block.
-pub fn check(config: &Value) -> Diagnostics {
+pub fn check(timeouts: Option<&TimeoutsConfig>) -> Diagnostics {
     let mut d = Diagnostics::new();
     for attr in ["create", "update", "delete"] {
-        if let Err(e) = parse(config, attr, DEFAULT_WRITE) {
+        if let Some(Err(e)) = timeouts.map(|t| t.parse(attr, DEFAULT_WRITE)) {
             d.extend(e.into_vec());
         }
     }
@@ -60,15 +86,45 @@ pub fn check(config: &Value) -> Diagnostics {
 }
 
 /// The limit of an apply.
-pub fn limit(config: &Value, create: bool) -> Result<Duration, Diagnostics> {
-    parse(
-        config,
-        if create { "create" } else { "update" },
-        DEFAULT_WRITE,
-    )
+pub fn limit(timeouts: Option<&TimeoutsConfig>, create: bool) -> Result<Duration, Diagnostics> {
+    timeouts.map_or(Ok(DEFAULT_WRITE), |t| {
+        t.parse(if create { "create" } else { "update" }, DEFAULT_WRITE)
+    })
 }
 
 /// The limit of a destroy (from the prior state; an unreadable value falls back to the default).
-pub fn delete_limit(state: &Value) -> Duration {
-    parse(state, "delete", DEFAULT_DELETE).unwrap_or(DEFAULT_DELETE)
+pub fn delete_limit(timeouts: Option<&TimeoutsConfig>) -> Duration {
+    timeouts
+        .and_then(|t| t.parse("delete", DEFAULT_DELETE).ok())
+        .unwrap_or(DEFAULT_DELETE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_config_covers_the_block() {
+        crate::tfplugin::value::serde_bridge::coverage::assert_covers::<TimeoutsConfig>(
+            &block().block,
+            &[],
+        );
+    }
+
+    #[test]
+    fn limits_and_their_errors() {
+        let t = TimeoutsConfig {
+            create: Some("5m".into()),
+            update: Some("0s".into()),
+            delete: Some("soon".into()),
+        };
+        assert_eq!(limit(Some(&t), true).unwrap(), Duration::from_secs(300));
+        assert_eq!(limit(None, false).unwrap(), DEFAULT_WRITE);
+        let paths: Vec<String> = check(Some(&t))
+            .iter()
+            .map(|d| d.attribute.as_ref().unwrap().to_string())
+            .collect();
+        assert_eq!(paths, ["timeouts.update", "timeouts.delete"]);
+        assert_eq!(delete_limit(Some(&t)), DEFAULT_DELETE);
+    }
 }

@@ -1,0 +1,60 @@
+//! The computed `clusters` attribute: the state's record of the bridged clusters (identities and hashes, never
+//! credentials), written from the core's entries and read back.
+
+use std::collections::BTreeMap;
+
+use crate::{bridge::desired::ClusterEntry, tfplugin::Value};
+
+/// The `clusters` attribute value for these entries (pending credentials become unknown).
+pub fn clusters_value(entries: &BTreeMap<String, ClusterEntry>) -> Value {
+    Value::map(entries.iter().map(|(k, e)| {
+        let opt = |s: &Option<String>| s.as_ref().map(Value::string).unwrap_or(Value::Null);
+        let (sha, exp) = if e.credential_pending {
+            (Value::unknown(), Value::unknown())
+        } else {
+            (opt(&e.kubeconfig_sha256), opt(&e.credential_expires_at))
+        };
+        (
+            k.clone(),
+            Value::object([
+                ("sveltos_cluster", opt(&e.sveltos_cluster)),
+                ("secret", opt(&e.secret)),
+                ("credential_source", Value::string(&e.credential_source)),
+                ("kubeconfig_sha256", sha),
+                ("credential_expires_at", exp),
+                ("labels", Value::string_map(e.labels.clone())),
+                ("config_sha256", Value::string(&e.config_sha256)),
+            ]),
+        )
+    }))
+}
+
+/// Reads a `clusters` value back (unknown hashes become `credential_pending`); `None` entries are wholly
+/// unknown.
+pub fn entries_from_value(v: &Value) -> BTreeMap<String, Option<ClusterEntry>> {
+    let Some(m) = v.as_map() else {
+        return BTreeMap::new();
+    };
+    m.iter()
+        .map(|(k, e)| {
+            if !e.is_known() {
+                return (k.clone(), None);
+            }
+            let s = |n: &str| e.get_attr(n).as_str().map(String::from);
+            let sha = e.get_attr("kubeconfig_sha256");
+            (
+                k.clone(),
+                Some(ClusterEntry {
+                    sveltos_cluster: s("sveltos_cluster"),
+                    secret: s("secret"),
+                    credential_source: s("credential_source").unwrap_or_default(),
+                    kubeconfig_sha256: s("kubeconfig_sha256"),
+                    credential_expires_at: s("credential_expires_at"),
+                    labels: e.get_attr("labels").as_string_map(),
+                    config_sha256: s("config_sha256").unwrap_or_default(),
+                    credential_pending: !sha.is_known(),
+                }),
+            )
+        })
+        .collect()
+}

@@ -1,0 +1,602 @@
+//! Validation of the configuration into the core's [`BridgeSpec`]: every check, each problem an error at its
+//! attribute path (the CLIs point at it), and what the checks parse (selector, policies, durations).
+
+use std::collections::BTreeMap;
+
+use super::model::{BridgeConfig, OverrideConfig, TokenRenewalConfig, WindowConfig};
+use crate::{
+    api::ActiveWindow,
+    bridge::{
+        BridgeSpec, DEFAULT_DELETION_TIMEOUT, LabelCopy, Override, Selection, TokenRenewal,
+        UnhealthyPolicy,
+        credentials::{CredentialOptions, options::validate as validate_credentials},
+        duration::parse_duration,
+        names,
+        selector::{Selector, label_key, label_value},
+    },
+    provider::diag::problems_diags,
+    tfplugin::{AttributePath, Diagnostic, Diagnostics},
+};
+
+/// Where `to_spec`'s checks report a problem: the attribute path, a summary and a detail.
+trait Report: FnMut(AttributePath, &str, String) {}
+impl<F: FnMut(AttributePath, &str, String)> Report for F {}
+
+/// The values `to_spec` parses while it validates.
+struct Parsed {
+    label_selector: Option<Selector>,
+    unhealthy: UnhealthyPolicy,
+    max_removals: Option<usize>,
+    copy_labels: LabelCopy,
+    deletion_timeout: std::time::Duration,
+}
+
+impl TokenRenewalConfig {
+    /// The core's renewal: `service_account` split into namespace and name (without a `/` the namespace reads as
+    /// empty and fails validation).
+    fn to_renewal(&self) -> TokenRenewal {
+        let sa = self.service_account.as_deref();
+        TokenRenewal {
+            interval: self.interval.clone(),
+            token_duration: self.token_duration.clone(),
+            sa_namespace: sa.map(|s| s.split_once('/').map_or("", |(ns, _)| ns).to_string()),
+            sa_name: sa.map(|s| s.split_once('/').map_or(s, |(_, n)| n).to_string()),
+        }
+    }
+}
+
+impl WindowConfig {
+    fn to_window(&self) -> ActiveWindow {
+        ActiveWindow {
+            from: self.from.clone(),
+            to: self.to.clone(),
+        }
+    }
+}
+
+fn renewal_of(r: &Option<TokenRenewalConfig>) -> Option<TokenRenewal> {
+    r.as_ref().map(TokenRenewalConfig::to_renewal)
+}
+
+fn window_of(w: &Option<WindowConfig>) -> Option<ActiveWindow> {
+    w.as_ref().map(WindowConfig::to_window)
+}
+
+impl OverrideConfig {
+    /// This entry as the domain's [`Override`].
+    fn to_override(&self) -> Override {
+        Override {
+            extra_labels: self.extra_labels.clone().unwrap_or_default(),
+            extra_annotations: self.extra_annotations.clone().unwrap_or_default(),
+            paused: self.paused,
+            skip: self.skip.unwrap_or(false),
+            token_renewal: renewal_of(&self.token_renewal),
+            active_window: window_of(&self.active_window),
+            consecutive_failure_threshold: self.consecutive_failure_threshold,
+        }
+    }
+}
+
+impl BridgeConfig {
+    /// Validates the configuration into a [`BridgeSpec`]; every problem carries its attribute path.
+    pub fn to_spec(&self) -> Result<BridgeSpec, Diagnostics> {
+        let mut diags = Diagnostics::new();
+        let credentials = match validate_credentials(self.credentials.as_ref()) {
+            Ok(c) => Some(c),
+            Err(problems) => {
+                diags.extend(problems_diags(&problems).into_vec());
+                None
+            }
+        };
+        let mut err = |path: AttributePath, summary: &str, detail: String| {
+            diags.push(Diagnostic::error(summary, detail).with_attribute(path));
+        };
+        let parsed = self.check(&mut err);
+        let diags = shorten_override_paths(diags);
+        let (Some(credentials), false) = (credentials, diags.has_errors()) else {
+            return Err(diags);
+        };
+        Ok(self.spec(credentials, parsed))
+    }
+
+    /// Runs every check but the credentials' (in the order their diagnostics are reported) and keeps
+    /// what they parse.
+    fn check(&self, err: &mut impl Report) -> Parsed {
+        self.check_name(err);
+        let label_selector = self.parse_label_selector(err);
+        check_labels(
+            err,
+            AttributePath::attr("extra_labels"),
+            &self.extra_labels,
+            true,
+        );
+        check_labels(
+            err,
+            AttributePath::attr("extra_annotations"),
+            &self.extra_annotations,
+            false,
+        );
+        self.check_override_entries(err);
+        check_threshold(
+            err,
+            AttributePath::attr("consecutive_failure_threshold"),
+            self.consecutive_failure_threshold,
+        );
+        let unhealthy = self.parse_unhealthy(err);
+        let max_removals = self.parse_max_removals(err);
+        let copy_labels = self.parse_copy_labels(err);
+        let deletion_timeout = self.parse_deletion_timeout(err);
+        self.check_name_lists(err);
+        check_renewal(
+            err,
+            AttributePath::attr("token_renewal"),
+            &renewal_of(&self.token_renewal),
+        );
+        self.check_override_schedules(err);
+        self.check_claim_namespace_and_manager(err);
+        check_window(
+            err,
+            AttributePath::attr("active_window"),
+            &window_of(&self.active_window),
+        );
+        Parsed {
+            label_selector,
+            unhealthy,
+            max_removals,
+            copy_labels,
+            deletion_timeout,
+        }
+    }
+
+    fn check_name(&self, err: &mut impl Report) {
+        if self.name.is_empty() || label_value(&self.name).is_err() {
+            err(
+                AttributePath::attr("name"),
+                "Invalid bridge name",
+                format!(
+                    "name {:?} is written as the value of the ownership label, so it must be a valid label value: 1-63 \
+                     alphanumerics, '-', '_' or '.', starting and ending alphanumeric.",
+                    self.name
+                ),
+            );
+        }
+    }
+
+    fn parse_label_selector(&self, err: &mut impl Report) -> Option<Selector> {
+        match self.label_selector.as_deref().map(Selector::parse) {
+            Some(Ok(s)) => Some(s),
+            Some(Err(e)) => {
+                err(
+                    AttributePath::attr("label_selector"),
+                    "Invalid label selector",
+                    e.to_string(),
+                );
+                None
+            }
+            None => None,
+        }
+    }
+
+    /// The `overrides` keys and the labels and annotations of each entry.
+    fn check_override_entries(&self, err: &mut impl Report) {
+        for (k, o) in self.overrides.iter().flatten() {
+            let base = AttributePath::attr("overrides").then_key(k);
+            let shown: String = k.chars().take(80).collect();
+            if !k.contains('/') {
+                err(
+                    base.clone(),
+                    "Invalid override key",
+                    format!(
+                        "overrides key {shown:?} must be \"namespace/name\" of a ClusterProfile."
+                    ),
+                );
+            } else if let Err(e) = names::profile_ref(k) {
+                err(
+                    base.clone(),
+                    "Invalid override key",
+                    format!(
+                        "overrides key {shown:?} is not \"namespace/name\" of a ClusterProfile: {e}."
+                    ),
+                );
+            }
+            check_labels(
+                err,
+                base.clone().then_attr("extra_labels"),
+                &o.extra_labels,
+                true,
+            );
+            check_labels(
+                err,
+                base.then_attr("extra_annotations"),
+                &o.extra_annotations,
+                false,
+            );
+        }
+    }
+
+    fn parse_unhealthy(&self, err: &mut impl Report) -> UnhealthyPolicy {
+        match self.unhealthy.as_deref() {
+            None | Some("keep") => UnhealthyPolicy::Keep,
+            Some("pause") => UnhealthyPolicy::Pause,
+            Some("remove") => UnhealthyPolicy::Remove,
+            Some(other) => {
+                err(
+                    AttributePath::attr("unhealthy"),
+                    "Invalid unhealthy",
+                    format!(
+                        "unhealthy must be \"keep\", \"pause\" or \"remove\", got {:?}.",
+                        other.chars().take(64).collect::<String>()
+                    ),
+                );
+                UnhealthyPolicy::Keep
+            }
+        }
+    }
+
+    fn parse_max_removals(&self, err: &mut impl Report) -> Option<usize> {
+        match self.max_removals {
+            Some(n) if n < 0 => {
+                err(
+                    AttributePath::attr("max_removals"),
+                    "Invalid max_removals",
+                    format!("max_removals must be 0 or more, got {n}."),
+                );
+                None
+            }
+            n => n.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+        }
+    }
+
+    fn parse_copy_labels(&self, err: &mut impl Report) -> LabelCopy {
+        let mut copy_labels = LabelCopy::default();
+        let Some(c) = &self.copy_labels else {
+            return copy_labels;
+        };
+        for (attr, list, into) in [
+            ("include", &c.include, &mut copy_labels.include),
+            ("exclude", &c.exclude, &mut copy_labels.exclude),
+        ] {
+            let Some(list) = list else { continue };
+            for (i, pattern) in list.iter().enumerate() {
+                if !is_label_key_pattern(pattern) {
+                    err(
+                        AttributePath::attr("copy_labels")
+                            .then_attr(attr)
+                            .then_index(i as i64),
+                        "Invalid label key pattern",
+                        format!(
+                            "Element {i} must be a label key, or a key prefix ending in `*` (e.g. `team.example.com/*`)."
+                        ),
+                    );
+                }
+            }
+            *into = list.clone();
+        }
+        copy_labels
+    }
+
+    fn parse_deletion_timeout(&self, err: &mut impl Report) -> std::time::Duration {
+        match self.deletion_timeout.as_deref().map(parse_duration) {
+            None => DEFAULT_DELETION_TIMEOUT,
+            Some(Ok(d)) => d,
+            Some(Err(e)) => {
+                err(
+                    AttributePath::attr("deletion_timeout"),
+                    "Invalid deletion_timeout",
+                    e.to_string(),
+                );
+                DEFAULT_DELETION_TIMEOUT
+            }
+        }
+    }
+
+    /// Each element of `namespaces` and `names`.
+    fn check_name_lists(&self, err: &mut impl Report) {
+        for (attr, list, rule) in [
+            (
+                "namespaces",
+                &self.namespaces,
+                names::dns1123_label as fn(&str) -> Result<(), crate::bridge::names::NameError>,
+            ),
+            ("names", &self.names, names::profile_ref),
+        ] {
+            for (i, v) in list.iter().flatten().enumerate() {
+                if let Err(e) = rule(v) {
+                    err(
+                        AttributePath::attr(attr).then_index(i as i64),
+                        &format!("Invalid {attr}"),
+                        format!("Element {i}: {e}."),
+                    );
+                }
+            }
+        }
+    }
+
+    /// The `token_renewal`, `consecutive_failure_threshold` and `active_window` of each `overrides` entry.
+    fn check_override_schedules(&self, err: &mut impl Report) {
+        for (k, o) in self.overrides.iter().flatten() {
+            let base = AttributePath::attr("overrides").then_key(k);
+            check_renewal(
+                err,
+                base.clone().then_attr("token_renewal"),
+                &renewal_of(&o.token_renewal),
+            );
+            check_threshold(
+                err,
+                base.clone().then_attr("consecutive_failure_threshold"),
+                o.consecutive_failure_threshold,
+            );
+            check_window(
+                err,
+                base.then_attr("active_window"),
+                &window_of(&o.active_window),
+            );
+        }
+    }
+
+    fn check_claim_namespace_and_manager(&self, err: &mut impl Report) {
+        if let Some(ns) = &self.claim_namespace
+            && let Err(e) = names::dns1123_label(ns)
+        {
+            err(
+                AttributePath::attr("claim_namespace"),
+                "Invalid claim_namespace",
+                format!("claim_namespace {e}."),
+            );
+        }
+        if let Some(m) = &self.cluster_manager
+            && (m.is_empty() || m.len() > 253)
+        {
+            err(
+                AttributePath::attr("cluster_manager"),
+                "Invalid cluster_manager",
+                "cluster_manager must be 1 to 253 characters (it is compared with spec.clusterManager.name).".into(),
+            );
+        }
+    }
+
+    /// The validated spec: the configuration with its defaults, the credentials and what the checks parsed.
+    fn spec(&self, credentials: CredentialOptions, parsed: Parsed) -> BridgeSpec {
+        BridgeSpec {
+            name: self.name.clone(),
+            selection: Selection {
+                namespaces: self.namespaces.clone().unwrap_or_default(),
+                names: self.names.clone().unwrap_or_default(),
+                label_selector: parsed.label_selector,
+                cluster_manager: self.cluster_manager.clone(),
+                require_healthy: self.require_healthy.unwrap_or(false),
+            },
+            credentials,
+            require_credentials: self.require_credentials.unwrap_or(false),
+            extra_labels: self.extra_labels.clone().unwrap_or_default(),
+            extra_annotations: self.extra_annotations.clone().unwrap_or_default(),
+            paused: self.paused,
+            consecutive_failure_threshold: self.consecutive_failure_threshold,
+            active_window: window_of(&self.active_window),
+            overrides: self
+                .overrides
+                .iter()
+                .flatten()
+                .map(|(k, o)| (k.clone(), o.to_override()))
+                .collect(),
+            adopt: self.adopt.unwrap_or(false),
+            strict: self.strict.unwrap_or(false),
+            unhealthy: parsed.unhealthy,
+            max_removals: parsed.max_removals,
+            copy_labels: parsed.copy_labels,
+            deletion_timeout: parsed.deletion_timeout,
+            token_renewal: renewal_of(&self.token_renewal),
+            claim_namespace: self
+                .claim_namespace
+                .clone()
+                .unwrap_or_else(|| crate::bridge::ownership::DEFAULT_CLAIM_NAMESPACE.to_string()),
+            config_record: self.record(),
+        }
+    }
+}
+
+/// Whether a `copy_labels` element is a label key, or a key prefix ending in `*`.
+fn is_label_key_pattern(pattern: &str) -> bool {
+    let key = pattern.strip_suffix('*').unwrap_or(pattern);
+    if pattern.ends_with('*') {
+        key.is_empty()
+            || label_key(key.trim_end_matches('/')).is_ok()
+            || label_key(&format!("{key}x")).is_ok()
+    } else {
+        label_key(key).is_ok()
+    }
+}
+
+/// The CLIs cannot point at a path that continues past a map key: an error deeper inside
+/// `overrides["<key>"]` points at that entry and names the rest of the path in its detail.
+fn shorten_override_paths(diags: Diagnostics) -> Diagnostics {
+    diags
+        .into_vec()
+        .into_iter()
+        .map(|mut d| {
+            if let Some(path) = d.attribute.as_ref()
+                && path.steps().len() > 2
+                && matches!(path.steps().first(), Some(crate::tfplugin::PathStep::Attribute(a)) if a == "overrides")
+            {
+                let full = path.to_string();
+                let mut short = path.clone();
+                while short.steps().len() > 2 {
+                    short.pop();
+                }
+                d.detail = format!("{full}: {}", d.detail);
+                d.attribute = Some(short);
+            }
+            d
+        })
+        .collect()
+}
+
+/// A `consecutive_failure_threshold` (top level or in an override) is at least 1.
+fn check_threshold(err: &mut impl Report, path: AttributePath, threshold: Option<i64>) {
+    if let Some(t) = threshold
+        && t < 1
+    {
+        err(
+            path,
+            "Invalid consecutive_failure_threshold",
+            format!("consecutive_failure_threshold must be at least 1, got {t}."),
+        );
+    }
+}
+
+/// An `active_window` (top level or in an override) has both schedules.
+fn check_window(err: &mut impl Report, path: AttributePath, window: &Option<ActiveWindow>) {
+    if let Some(w) = window
+        && (w.from.trim().is_empty() || w.to.trim().is_empty())
+    {
+        err(
+            path.then_attr(if w.from.trim().is_empty() {
+                "from"
+            } else {
+                "to"
+            }),
+            "Invalid active window",
+            "active_window needs both `from` and `to` (cron schedules).".into(),
+        );
+    }
+}
+
+fn check_renewal(err: &mut impl Report, path: AttributePath, renewal: &Option<TokenRenewal>) {
+    let Some(r) = renewal else { return };
+    for (attr, d) in [
+        ("interval", Some(&r.interval)),
+        ("token_duration", r.token_duration.as_ref()),
+    ] {
+        if let Some(d) = d {
+            match parse_duration(d) {
+                Ok(v) if !v.is_zero() => {}
+                Ok(_) => err(
+                    path.clone().then_attr(attr),
+                    "Invalid duration",
+                    format!("{attr} must be longer than 0."),
+                ),
+                Err(e) => err(
+                    path.clone().then_attr(attr),
+                    "Invalid duration",
+                    e.to_string(),
+                ),
+            }
+        }
+    }
+    for (what, v) in [("namespace", &r.sa_namespace), ("name", &r.sa_name)] {
+        if let Some(v) = v {
+            let ok = if what == "namespace" {
+                names::dns1123_label(v)
+            } else {
+                names::dns1123_subdomain(v)
+            };
+            if let Err(e) = ok {
+                err(
+                    path.clone().then_attr("service_account"),
+                    "Invalid service_account",
+                    format!("service_account must be \"<namespace>/<name>\": the {what} {e}."),
+                );
+            }
+        }
+    }
+}
+
+fn check_labels(
+    err: &mut impl Report,
+    attr: AttributePath,
+    m: &Option<BTreeMap<String, String>>,
+    labels: bool,
+) {
+    for (k, v) in m.iter().flatten() {
+        let val_ok = if labels {
+            label_value(v).map(|_| ())
+        } else {
+            Ok(())
+        };
+        if let Err(e) = label_key(k).map(|_| ()).and(val_ok) {
+            err(
+                attr.clone().then_key(k),
+                if labels {
+                    "Invalid label"
+                } else {
+                    "Invalid annotation key"
+                },
+                e.to_string(),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> BridgeConfig {
+        BridgeConfig {
+            name: "main".into(),
+            label_selector: Some("env in (prod,staging)".into()),
+            extra_labels: Some(BTreeMap::from([("team".into(), "a".into())])),
+            overrides: Some(BTreeMap::from([(
+                "ns/c1".into(),
+                OverrideConfig {
+                    paused: Some(true),
+                    ..Default::default()
+                },
+            )])),
+            credentials: Some(crate::bridge::credentials::CredentialsConfig {
+                refresh_before: Some("15m".into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn value_round_trip() {
+        let c = config();
+        let v = crate::tfplugin::value::to_value(&c).unwrap();
+        assert_eq!(BridgeConfig::read(&v).unwrap(), c);
+        let json = serde_json::to_string(&c).unwrap();
+        assert_eq!(serde_json::from_str::<BridgeConfig>(&json).unwrap(), c);
+    }
+
+    #[test]
+    fn a_fractional_number_is_an_error_at_its_path() {
+        let v = crate::tfplugin::Value::object([
+            ("name", crate::tfplugin::Value::string("main")),
+            ("max_removals", crate::tfplugin::Value::float(2.5)),
+        ]);
+        let d = BridgeConfig::read(&v).unwrap_err();
+        let d = d.iter().next().unwrap();
+        assert_eq!(d.summary, "Invalid configuration value");
+        assert_eq!(d.attribute, Some(AttributePath::attr("max_removals")));
+    }
+
+    #[test]
+    fn valid_config_maps_to_spec() {
+        let spec = config().to_spec().unwrap();
+        assert_eq!(spec.credentials.refresh_before.as_secs(), 900);
+        assert!(spec.overrides["ns/c1"].paused == Some(true));
+        assert_eq!(
+            spec.credentials.kubeconfig_keys,
+            crate::bridge::default_kubeconfig_keys()
+        );
+    }
+
+    #[test]
+    fn every_error_has_an_attribute_path() {
+        let mut c = config();
+        c.label_selector = Some("a in b".into());
+        c.extra_labels = Some(BTreeMap::from([("bad key!".into(), "v".into())]));
+        c.overrides = Some(BTreeMap::from([(
+            "noslash".into(),
+            OverrideConfig::default(),
+        )]));
+        c.credentials.as_mut().unwrap().refresh_before = Some("10 minutes".into());
+        c.consecutive_failure_threshold = Some(0);
+        let diags = c.to_spec().unwrap_err();
+        let paths: Vec<String> = diags.iter().map(|d| format!("{:?}", d.attribute)).collect();
+        assert_eq!(diags.len(), 5, "{paths:?}");
+        assert!(diags.iter().all(|d| d.attribute.is_some()));
+    }
+}
