@@ -5,6 +5,7 @@ use crate::{
     bridge::problem::{Problem, Severity, Step},
     k8s::{
         bridge::{
+            apply::{DestroyStop, NotApplied},
             deregister::RemoveError,
             execute::{MintError, Outcome, WriteError},
         },
@@ -132,6 +133,54 @@ pub fn outcome_diags(outcome: &Outcome) -> Diagnostics {
     let mut d = removals_diags(&outcome.removed.errors);
     d.extend(outcome.write_errors.iter().map(write_diag));
     d
+}
+
+/// Failures confined to their clusters (outside `strict`), as warnings: every other cluster was applied.
+pub fn confined_diags(outcome: &Outcome) -> impl Iterator<Item = Diagnostic> {
+    outcome_diags(outcome).into_vec().into_iter().map(|mut d| {
+        if d.is_error() {
+            d.severity = crate::tfplugin::Severity::Warning;
+            d.detail
+                .push_str(" Every other cluster was applied; strict = true makes this an error.");
+        }
+        d
+    })
+}
+
+/// An apply that stopped before it wrote anything.
+pub fn not_applied_diags(e: NotApplied) -> Diagnostics {
+    match e {
+        NotApplied::Read(e) => io_diags(e),
+        NotApplied::Plan(problems) => problems_diags(&problems),
+    }
+}
+
+/// An apply whose writes did not finish within `limit`.
+pub fn apply_timed_out_diag(limit: std::time::Duration) -> Diagnostic {
+    Diagnostic::error(
+        "Apply timed out",
+        format!(
+            "The bridge's writes did not finish within {}s (timeouts). What was written is kept and recorded; run \
+             apply again to converge.",
+            limit.as_secs()
+        ),
+    )
+}
+
+/// A destroy that did not finish.
+pub fn destroy_diags(stop: DestroyStop) -> Diagnostics {
+    match stop {
+        DestroyStop::Read(e) | DestroyStop::Claim(e) => io_diags(e),
+        DestroyStop::Removals(errors) => removals_diags(&errors),
+        DestroyStop::TimedOut(limit) => Diagnostic::error(
+            "Destroy timed out",
+            format!(
+                "Not every bridged cluster was removed within {}s (timeouts.delete); run destroy again.",
+                limit.as_secs()
+            ),
+        )
+        .into(),
+    }
 }
 
 #[cfg(test)]

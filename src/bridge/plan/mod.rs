@@ -4,8 +4,8 @@
 //! The steps, each in its own module: `select` picks the profiles and locates their credentials (first
 //! phase); [`plan()`] (here) builds the entries and objects, with `material` deciding per cluster whether its
 //! credential is copied, reused or minted; `report` groups per-cluster issues into diagnostics; `drift`
-//! compares an apply-time plan with what plan promised; [`actions()`] turns a plan made for apply into writes and
-//! deletes.
+//! compares an apply-time plan with what plan promised; `settle` decides what an apply records around its writes;
+//! [`actions()`] turns a plan made for apply into writes and deletes.
 
 mod actions;
 mod drift;
@@ -14,6 +14,7 @@ mod fixture;
 mod material;
 mod report;
 mod select;
+mod settle;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -34,6 +35,7 @@ pub use drift::{drift_since_plan, isolate_drift};
 pub use material::invocation_sha256;
 pub use report::{Cause, ClusterIssue, LISTED, name_list};
 pub use select::{CreationTargets, Located, locate_all};
+pub use settle::{entries_despite_failures, plan_errors, planned_mints, trusting_targets};
 
 use actions::differs;
 use material::material_for;

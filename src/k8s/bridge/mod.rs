@@ -1,9 +1,11 @@
 //! The bridge's Kubernetes IO, as one plan or apply of `sveltos_cluster_inventory_bridge` orchestrates it: read
 //! the inventory ([`inventory`]) and what exists ([`snapshot`]), the inventory read ahead in the background
-//! ([`read_ahead`]), apply's writes with minting ([`execute`]) and removals in Sveltos' order ([`deregister`]).
+//! ([`read_ahead`]), apply's writes with minting ([`execute`]) and removals in Sveltos' order ([`deregister`]), and
+//! one apply or destroy from its reads to the read back after a failure ([`apply`]).
 //! Every call goes through [`crate::k8s::io`]; every failure is a typed error naming the cluster and object,
 //! which the mapping layer turns into diagnostics (`provider::diag`).
 
+pub mod apply;
 pub mod deregister;
 pub mod execute;
 pub mod inventory;

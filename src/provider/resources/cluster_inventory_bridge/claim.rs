@@ -233,25 +233,3 @@ pub(super) async fn with_claimed_run_keys(
         }
     }
 }
-
-/// Deletes the claim of `bridge` if it is this state's (`prior`).
-pub(super) async fn release_claim(
-    client: &kube::Client,
-    namespace: &str,
-    bridge: &str,
-    prior: &Value,
-) -> Result<(), Diagnostics> {
-    let name = claim_name(bridge);
-    let claim = k8s_claim::read_with_uid(client, namespace, &name)
-        .await
-        .map_err(io_diags)?;
-    let mine = prior.get_attr("instance_id").as_str();
-    if let Some((c, uid)) = claim
-        && (mine.is_none() || mine == Some(c.instance.as_str()))
-    {
-        k8s_claim::delete(client, namespace, &name, uid.as_deref())
-            .await
-            .map_err(io_diags)?;
-    }
-    Ok(())
-}

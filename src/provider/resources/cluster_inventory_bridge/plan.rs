@@ -101,18 +101,7 @@ pub(super) async fn plan_bridge(
         PlanInputs::Ready(spec, client, inventory) => (*spec, client, inventory),
         PlanInputs::Unknown(deferred) => {
             planned.set_attr("id", name_value);
-            planned.set_attr("clusters", Value::unknown());
-            planned.set_attr("skipped", Value::unknown());
-            let mut diagnostics = Diagnostics::default();
-            if deferred.is_none() {
-                diagnostics.push(review_missing(&req.config));
-            }
-            return Ok(PlanResponse {
-                requires_replace,
-                deferred,
-                diagnostics,
-                ..PlanResponse::planned(req, planned)
-            });
+            return Ok(unknown_plan(req, planned, requires_replace, deferred));
         }
     };
     let instance = req.prior_state.get_attr("instance_id").as_str();
@@ -139,6 +128,28 @@ pub(super) async fn plan_bridge(
         diagnostics: diagnostics.into(),
         ..PlanResponse::planned(req, planned_state)
     })
+}
+
+/// The plan of a bridge whose configuration or connection is not known yet: `clusters` and `skipped` known after
+/// apply, deferred with `deferred` when the client allows, or with a warning that the per-cluster review is missing.
+fn unknown_plan(
+    req: &PlanRequest,
+    mut planned: Value,
+    requires_replace: Vec<AttributePath>,
+    deferred: Option<DeferredReason>,
+) -> PlanResponse {
+    planned.set_attr("clusters", Value::unknown());
+    planned.set_attr("skipped", Value::unknown());
+    let mut diagnostics = Diagnostics::default();
+    if deferred.is_none() {
+        diagnostics.push(review_missing(&req.config));
+    }
+    PlanResponse {
+        requires_replace,
+        deferred,
+        diagnostics,
+        ..PlanResponse::planned(req, planned)
+    }
 }
 
 /// The settings and both connections of a plan: an `inventory` block not known yet defers, like the
@@ -212,7 +223,7 @@ fn head_start(pending: Pending, spec: &BridgeSpec, req: &PlanRequest) -> HeadSta
 
 /// Reads the operator's providers file, then the inventory and what exists (see
 /// [`crate::k8s::bridge::snapshot::snapshot`]).
-pub(super) async fn read_snapshot(
+async fn read_snapshot(
     client: &kube::Client,
     inventory: &kube::Client,
     spec: &BridgeSpec,
