@@ -207,57 +207,126 @@ pub fn desired(
     let annotations = cluster_annotations(spec, over, profile, &key, renewal_record.as_deref());
     let sc_spec = cluster_spec(spec, over, &name, health_pause, renewal);
     let config = config_sha256(&annotations, &sc_spec);
-    let mut sc_labels = labels.clone();
-    sc_labels.insert(keys::BRIDGE_LABEL.into(), spec.name.clone());
-    let mut sc = SveltosCluster::new(&name, sc_spec);
-    sc.metadata.namespace = Some(ns.clone());
-    sc.metadata.labels = Some(sc_labels);
-    sc.metadata.annotations = Some(annotations);
-
-    let (secret, sha, expires, pending) = match material {
-        Material::Bytes {
-            bytes,
-            expires_at,
-            config_sha256,
-        } => {
-            let sha = sha256_hex(bytes);
-            let ann = SecretAnnotations {
-                key: &key,
-                kubeconfig_sha256: &sha,
-                source,
-                expires_at: expires_at.as_deref(),
-                config_sha256: config_sha256.as_deref(),
-                renewal_record: renewal_record.as_deref(),
-            }
-            .build();
-            let secret = kubeconfig_secret(spec, &ns, &name, ann, bytes);
-            (Some(secret), Some(sha), expires_at.clone(), false)
-        }
-        Material::Reuse {
-            kubeconfig_sha256,
-            expires_at,
-        } => (
-            None,
-            Some(kubeconfig_sha256.clone()),
-            expires_at.clone(),
-            false,
-        ),
-        Material::Pending => (None, None, None, true),
-    };
+    let sc = sveltos_cluster(spec, &ns, &name, &labels, annotations, sc_spec);
+    let part = SecretPart::of(
+        SecretTarget {
+            spec,
+            ns: &ns,
+            name: &name,
+            key: &key,
+            source,
+            renewal_record: renewal_record.as_deref(),
+        },
+        material,
+    );
     DesiredCluster {
         entry: ClusterEntry {
             sveltos_cluster: Some(key.clone()),
             secret: Some(format!("{ns}/{}", secret_name(&name))),
             credential_source: source.to_string(),
-            kubeconfig_sha256: sha,
-            credential_expires_at: expires,
+            kubeconfig_sha256: part.kubeconfig_sha256,
+            credential_expires_at: part.expires_at,
             labels,
             config_sha256: config,
-            credential_pending: pending,
+            credential_pending: part.pending,
         },
         key,
-        secret,
+        secret: part.secret,
         sveltos_cluster: Some(sc),
+    }
+}
+
+/// The SveltosCluster `ns/name`: `labels` with the bridge's ownership label, `annotations` and `sc_spec`.
+fn sveltos_cluster(
+    spec: &BridgeSpec,
+    ns: &str,
+    name: &str,
+    labels: &BTreeMap<String, String>,
+    annotations: BTreeMap<String, String>,
+    sc_spec: SveltosClusterSpec,
+) -> SveltosCluster {
+    let mut sc_labels = labels.clone();
+    sc_labels.insert(keys::BRIDGE_LABEL.into(), spec.name.clone());
+    let mut sc = SveltosCluster::new(name, sc_spec);
+    sc.metadata.namespace = Some(ns.to_string());
+    sc.metadata.labels = Some(sc_labels);
+    sc.metadata.annotations = Some(annotations);
+    sc
+}
+
+/// Which cluster a kubeconfig Secret is for, and what its annotations record besides the kubeconfig.
+struct SecretTarget<'a> {
+    /// The bridge.
+    spec: &'a BridgeSpec,
+    /// The profile's namespace.
+    ns: &'a str,
+    /// The profile's name.
+    name: &'a str,
+    /// `namespace/name` of the profile.
+    key: &'a str,
+    /// Where the kubeconfig came from.
+    source: &'a CredentialSource,
+    /// The token renewal record, when renewal is configured.
+    renewal_record: Option<&'a str>,
+}
+
+/// The kubeconfig Secret's part of a desired cluster: the Secret to write, and what the state entry records of
+/// the kubeconfig.
+struct SecretPart {
+    /// The Secret to write (`None` when the existing one is kept or the credential is minted at apply).
+    secret: Option<Secret>,
+    /// The kubeconfig's hash (`None` while the credential is pending).
+    kubeconfig_sha256: Option<String>,
+    /// The credential's expiry, when known.
+    expires_at: Option<String>,
+    /// The credential is minted at apply.
+    pending: bool,
+}
+
+impl SecretPart {
+    /// What `material` makes of the Secret: a new Secret for bytes, the existing one's hash for a reused
+    /// credential, nothing known yet for one minted at apply.
+    fn of(target: SecretTarget<'_>, material: &Material) -> Self {
+        match material {
+            Material::Bytes {
+                bytes,
+                expires_at,
+                config_sha256,
+            } => {
+                let sha = sha256_hex(bytes);
+                let ann = SecretAnnotations {
+                    key: target.key,
+                    kubeconfig_sha256: &sha,
+                    source: target.source,
+                    expires_at: expires_at.as_deref(),
+                    config_sha256: config_sha256.as_deref(),
+                    renewal_record: target.renewal_record,
+                }
+                .build();
+                let secret = kubeconfig_secret(target.spec, target.ns, target.name, ann, bytes);
+                Self {
+                    secret: Some(secret),
+                    kubeconfig_sha256: Some(sha),
+                    expires_at: expires_at.clone(),
+                    pending: false,
+                }
+            }
+            Material::Reuse {
+                kubeconfig_sha256,
+                expires_at,
+            } => Self {
+                secret: None,
+                kubeconfig_sha256: Some(kubeconfig_sha256.clone()),
+                expires_at: expires_at.clone(),
+                pending: false,
+            },
+            Material::Pending => Self {
+                secret: None,
+                kubeconfig_sha256: None,
+                expires_at: None,
+                pending: true,
+            },
+        }
     }
 }
 

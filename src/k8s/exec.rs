@@ -126,20 +126,46 @@ pub async fn run_with_timeout(
     inv: &ExecInvocation,
     timeout: Duration,
 ) -> Result<ExecCredentialStatus, ExecRunError> {
-    let provider = || inv.provider.clone();
-    let command = || inv.command.clone();
-    let mut child = plugin_command(inv)
+    let child = spawn_plugin(inv)?;
+    let (status, out, err) = wait_for_plugin(inv, child, timeout).await?;
+    if !status.success() {
+        return Err(ExecRunError::Failed {
+            provider: inv.provider.clone(),
+            command: inv.command.clone(),
+            status,
+            stderr_tail: stderr_tail(&err),
+        });
+    }
+    parse_exec_credential(&out, &inv.api_version).map_err(|source| ExecRunError::Credential {
+        provider: inv.provider.clone(),
+        source,
+    })
+}
+
+/// Starts the plugin ([`plugin_command`]); the error names the install hint when the provider has one.
+fn spawn_plugin(inv: &ExecInvocation) -> Result<Child, ExecRunError> {
+    plugin_command(inv)
         .spawn()
         .map_err(|source| ExecRunError::Spawn {
-            provider: provider(),
-            command: command(),
+            provider: inv.provider.clone(),
+            command: inv.command.clone(),
             hint: inv
                 .install_hint
                 .as_deref()
                 .map(|h| format!(" ({h})"))
                 .unwrap_or_default(),
             source,
-        })?;
+        })
+}
+
+/// Waits for the started plugin to exit within `timeout`, reading its stdout and stderr with the cap: its exit
+/// status and both outputs. When it cannot be read, runs too long or writes too much, its whole process group is
+/// killed.
+async fn wait_for_plugin(
+    inv: &ExecInvocation,
+    mut child: Child,
+    timeout: Duration,
+) -> Result<(ExitStatus, Vec<u8>, Vec<u8>), ExecRunError> {
     // If this future is dropped (a cancelled plan or apply), the guard kills the plugin's whole process group:
     // `kill_on_drop` alone would reach the plugin, not what it started.
     let mut group = GroupGuard(child.id().and_then(|p| i32::try_from(p).ok()));
@@ -147,8 +173,8 @@ pub async fn run_with_timeout(
         group.0 = None;
         kill_group(&mut child).await;
         return Err(ExecRunError::Io {
-            provider: provider(),
-            command: command(),
+            provider: inv.provider.clone(),
+            command: inv.command.clone(),
             source: io::Error::other("the plugin's output pipes are missing"),
         });
     };
@@ -159,39 +185,27 @@ pub async fn run_with_timeout(
         Ok::<_, ReadError>((status, out, err))
     })
     .await;
-    let (status, out, err) = match outcome {
+    match outcome {
         Ok(Ok(done)) => {
             // Reaped: its pid may be reused from now on.
             group.0 = None;
-            done
+            Ok(done)
         }
         Ok(Err(e)) => {
             group.0 = None;
             kill_group(&mut child).await;
-            return Err(e.for_plugin(inv));
+            Err(e.for_plugin(inv))
         }
         Err(_) => {
             group.0 = None;
             kill_group(&mut child).await;
-            return Err(ExecRunError::Timeout {
-                provider: provider(),
-                command: command(),
+            Err(ExecRunError::Timeout {
+                provider: inv.provider.clone(),
+                command: inv.command.clone(),
                 timeout,
-            });
+            })
         }
-    };
-    if !status.success() {
-        return Err(ExecRunError::Failed {
-            provider: provider(),
-            command: command(),
-            status,
-            stderr_tail: stderr_tail(&err),
-        });
     }
-    parse_exec_credential(&out, &inv.api_version).map_err(|source| ExecRunError::Credential {
-        provider: provider(),
-        source,
-    })
 }
 
 /// The plugin's command: its arguments and environment (a variable it sets only if unset is left to the

@@ -12,7 +12,7 @@
 use base64::Engine as _;
 use serde_json::{Map, Value as Json, json};
 
-use super::{Connection, ConnectionError, KubeconfigPolicy, select};
+use super::{Connection, ConnectionError, ExecUser, KubeconfigPolicy, select};
 
 /// The name of the one cluster, user and context of a written kubeconfig.
 pub const NAME: &str = "cluster";
@@ -20,11 +20,25 @@ pub const NAME: &str = "cluster";
 impl Connection {
     /// The kubeconfig holding exactly these settings.
     pub fn to_kubeconfig(&self) -> Vec<u8> {
-        let b64 = |s: &str| Json::from(base64::engine::general_purpose::STANDARD.encode(s));
+        let doc = json!({
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": NAME, "cluster": self.cluster_entry()}],
+            "users": [{"name": NAME, "user": self.user_entry()}],
+            "contexts": [{"name": NAME, "context": {"cluster": NAME, "user": NAME}}],
+            "current-context": NAME,
+        });
+        let mut out = ascii_only(&doc.to_string()).into_bytes();
+        out.push(b'\n');
+        out
+    }
+
+    /// The kubeconfig's `cluster`: the server, and the CA, TLS server name, proxy and `insecure` when set.
+    fn cluster_entry(&self) -> Map<String, Json> {
         let mut cluster = Map::new();
         cluster.insert("server".into(), self.host.clone().into());
         if let Some(v) = &self.cluster_ca_certificate {
-            cluster.insert("certificate-authority-data".into(), b64(v));
+            cluster.insert("certificate-authority-data".into(), base64_data(v));
         }
         if let Some(v) = &self.tls_server_name {
             cluster.insert("tls-server-name".into(), v.clone().into());
@@ -35,6 +49,11 @@ impl Connection {
         if self.insecure {
             cluster.insert("insecure-skip-tls-verify".into(), true.into());
         }
+        cluster
+    }
+
+    /// The kubeconfig's `user`: whichever of token, basic auth, client certificate and key, and exec plugin is set.
+    fn user_entry(&self) -> Map<String, Json> {
         let mut user = Map::new();
         let strings = [
             ("token", &self.token),
@@ -47,51 +66,51 @@ impl Connection {
             }
         }
         if let Some(v) = &self.client_certificate {
-            user.insert("client-certificate-data".into(), b64(v));
+            user.insert("client-certificate-data".into(), base64_data(v));
         }
         if let Some(v) = &self.client_key {
-            user.insert("client-key-data".into(), b64(v));
+            user.insert("client-key-data".into(), base64_data(v));
         }
         if let Some(e) = &self.exec {
-            let mut exec = Map::new();
-            if let Some(v) = &e.api_version {
-                exec.insert("apiVersion".into(), v.clone().into());
-            }
-            exec.insert("command".into(), e.command.clone().into());
-            if !e.args.is_empty() {
-                exec.insert("args".into(), e.args.clone().into());
-            }
-            if !e.env.is_empty() {
-                let env: Vec<Json> = e
-                    .env
-                    .iter()
-                    .map(|(name, value)| json!({"name": name, "value": value}))
-                    .collect();
-                exec.insert("env".into(), env.into());
-            }
-            if let Some(v) = &e.install_hint {
-                exec.insert("installHint".into(), v.clone().into());
-            }
-            if let Some(v) = e.provide_cluster_info {
-                exec.insert("provideClusterInfo".into(), v.into());
-            }
-            if let Some(v) = &e.interactive_mode {
-                exec.insert("interactiveMode".into(), v.clone().into());
-            }
-            user.insert("exec".into(), exec.into());
+            user.insert("exec".into(), exec_entry(e).into());
         }
-        let doc = json!({
-            "apiVersion": "v1",
-            "kind": "Config",
-            "clusters": [{"name": NAME, "cluster": cluster}],
-            "users": [{"name": NAME, "user": user}],
-            "contexts": [{"name": NAME, "context": {"cluster": NAME, "user": NAME}}],
-            "current-context": NAME,
-        });
-        let mut out = ascii_only(&doc.to_string()).into_bytes();
-        out.push(b'\n');
-        out
+        user
     }
+}
+
+/// A user's `exec`: the plugin's API version, command, arguments and environment, and its optional settings.
+fn exec_entry(e: &ExecUser) -> Map<String, Json> {
+    let mut exec = Map::new();
+    if let Some(v) = &e.api_version {
+        exec.insert("apiVersion".into(), v.clone().into());
+    }
+    exec.insert("command".into(), e.command.clone().into());
+    if !e.args.is_empty() {
+        exec.insert("args".into(), e.args.clone().into());
+    }
+    if !e.env.is_empty() {
+        let env: Vec<Json> = e
+            .env
+            .iter()
+            .map(|(name, value)| json!({"name": name, "value": value}))
+            .collect();
+        exec.insert("env".into(), env.into());
+    }
+    if let Some(v) = &e.install_hint {
+        exec.insert("installHint".into(), v.clone().into());
+    }
+    if let Some(v) = e.provide_cluster_info {
+        exec.insert("provideClusterInfo".into(), v.into());
+    }
+    if let Some(v) = &e.interactive_mode {
+        exec.insert("interactiveMode".into(), v.clone().into());
+    }
+    exec
+}
+
+/// `s` base64-encoded, as a kubeconfig's `*-data` fields hold it.
+fn base64_data(s: &str) -> Json {
+    Json::from(base64::engine::general_purpose::STANDARD.encode(s))
 }
 
 /// The kubeconfig the bridge writes for `bytes` under `policy`: the chosen context's settings ([`select`]),

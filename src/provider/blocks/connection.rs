@@ -18,7 +18,17 @@ use crate::tfplugin::{
 /// Adds the connection attributes and the `exec` block (the `hashicorp/kubernetes` provider's names,
 /// with their `KUBE_*` variables in the descriptions) to `block`, after what it already holds.
 pub fn with_connection_schema(block: Block) -> Block {
-    let s = |name: &str, doc: &str| Attribute::string(name).optional().markdown_description(doc);
+    with_server_attributes(with_kubeconfig_attributes(block)).block(exec_block())
+}
+
+/// An optional string attribute with its description.
+fn optional_string(name: &str, doc: &str) -> Attribute {
+    Attribute::string(name).optional().markdown_description(doc)
+}
+
+/// Adds the attributes that choose a kubeconfig and what of it to use: files, context, user and cluster.
+fn with_kubeconfig_attributes(block: Block) -> Block {
+    let s = optional_string;
     block
         .attribute(s(
             "config_path",
@@ -43,6 +53,13 @@ pub fn with_connection_schema(block: Block) -> Block {
             "config_context_cluster",
             "Kubeconfig cluster to use. Env: `KUBE_CTX_CLUSTER`.",
         ))
+}
+
+/// Adds the attributes that give the API server and its credentials directly: host, token, certificates and
+/// TLS and proxy settings.
+fn with_server_attributes(block: Block) -> Block {
+    let s = optional_string;
+    block
         .attribute(s("host", "API server URL. Env: `KUBE_HOST`."))
         .attribute(
             Attribute::string("token")
@@ -77,33 +94,37 @@ pub fn with_connection_schema(block: Block) -> Block {
             "proxy_url",
             "Proxy URL for API requests. Env: `KUBE_PROXY_URL`.",
         ))
-        .block(NestedBlock::single(
-            "exec",
-            Block::new()
-                .markdown_description("Exec credential plugin for the management cluster.")
-                .attribute(
-                    Attribute::string("api_version")
-                        .required()
-                        .markdown_description(
-                            "ExecCredential API version, e.g. `client.authentication.k8s.io/v1`.",
-                        ),
-                )
-                .attribute(
-                    Attribute::string("command")
-                        .required()
-                        .markdown_description("Plugin command."),
-                )
-                .attribute(
-                    Attribute::list("args", Type::String)
-                        .optional()
-                        .markdown_description("Plugin arguments."),
-                )
-                .attribute(
-                    Attribute::map("env", Type::String)
-                        .optional()
-                        .markdown_description("Extra environment variables for the plugin."),
-                ),
-        ))
+}
+
+/// The `exec` block: the exec credential plugin that authenticates to the management cluster.
+fn exec_block() -> NestedBlock {
+    NestedBlock::single(
+        "exec",
+        Block::new()
+            .markdown_description("Exec credential plugin for the management cluster.")
+            .attribute(
+                Attribute::string("api_version")
+                    .required()
+                    .markdown_description(
+                        "ExecCredential API version, e.g. `client.authentication.k8s.io/v1`.",
+                    ),
+            )
+            .attribute(
+                Attribute::string("command")
+                    .required()
+                    .markdown_description("Plugin command."),
+            )
+            .attribute(
+                Attribute::list("args", Type::String)
+                    .optional()
+                    .markdown_description("Plugin arguments."),
+            )
+            .attribute(
+                Attribute::map("env", Type::String)
+                    .optional()
+                    .markdown_description("Extra environment variables for the plugin."),
+            ),
+    )
 }
 
 /// A block built by [`with_connection_schema`], as written: the provider block, or an `inventory` block (whose

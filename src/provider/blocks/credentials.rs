@@ -19,76 +19,91 @@ pub const BLOCK: &str = "credentials";
 
 /// The `credentials` block (optional, at most one).
 pub fn block() -> NestedBlock {
-    let md = |a: Attribute, d: &str| a.optional().markdown_description(d);
-    NestedBlock::single(
-        BLOCK,
-        Block::new()
-            .markdown_description(
-                "Where kubeconfigs come from, and which sources the inventory may name. The same block, with the same \
-                 rules, on `sveltos_cluster_inventory_bridge`, the `sveltos_clusterprofile(s)` data sources and the \
-                 `sveltos_cluster_credentials` ephemeral resource.",
-            )
-            .attribute(md(
-                Attribute::string("secret_label"),
-                "Label naming the ClusterProfile on kubeconfig Secrets (default `x-k8s.io/cluster-profile`).",
-            ))
-            .attribute(md(
-                Attribute::string("consumer"),
-                "Consumer name of the KEP push model (default `sveltos`): labelled Secrets in namespaces labelled \
-                 `x-k8s.io/cluster-inventory-consumer=<consumer>` may supply credentials to ClusterProfiles in any \
-                 namespace. Unset, a Secret next to its ClusterProfile counts too; set explicitly, only Secrets in the \
-                 consumer's namespaces (or `secret_namespaces`) count. `\"\"`: no consumer namespaces.",
-            ))
-            .attribute(md(
-                Attribute::list("kubeconfig_keys", Type::String),
-                "Secret data keys tried in order (default `[\"Config\", \"config\", \"kubeconfig\", \"value\"]`).",
-            ))
-            .attribute(md(
-                Attribute::bool("use_access_providers"),
-                "Use exec-plugin access providers from `status.accessProviders` (default true; the \
-                 `kubeconfig-secretreader` provider is always understood).",
-            ))
-            .attribute(md(
-                Attribute::string("exec_providers_file"),
-                "Path of the KEP-5339 providers file (`{\"providers\": [{\"name\", \"execConfig\"}]}`) naming the exec \
-                 plugins that may run.",
-            ))
-            .attribute(md(
-                Attribute::string("refresh_before"),
-                "Renew an exec credential when it expires within this long (Go duration, default `10m`): the re-plan \
-                 right before apply uses this margin, `plan` twice it, so that a saved plan applied within this long \
-                 of being made stays valid. Used by the bridge and the ephemeral credentials.",
-            ))
-            .attribute(md(
-                Attribute::list("secret_namespaces", Type::String),
-                "Namespaces whose labelled Secrets may supply credentials to ClusterProfiles in other namespaces \
-                 (with `x-k8s.io/cluster-profile-namespace`), besides the consumer's namespaces.",
-            ))
-            .attribute(md(
-                Attribute::list("secret_reader_namespaces", Type::String),
-                "Namespaces, besides the ClusterProfile's own, in which a `kubeconfig-secretreader` access provider \
-                 may name a Secret. A provider naming any other namespace is not read, and the cluster is skipped \
-                 with a warning.",
-            ))
-            .attribute(md(
-                Attribute::bool("allow_exec_kubeconfigs"),
-                "Accept kubeconfigs whose users run an `exec` plugin (default false: such kubeconfigs would run a \
-                 command inside Sveltos' pods, so they are refused). Set it only when Sveltos' images ship the plugin \
-                 and you trust the inventory's writers with it.",
-            ))
-            .attribute(md(
-                Attribute::list("exec_allowed_servers", Type::String),
-                "When set, exec plugins only run for ClusterProfiles whose access provider's `server` host matches one \
-                 of these patterns (`api.example.com`, `*.eks.amazonaws.com`, `10.0.0.1:6443`), whatever the \
-                 provider; each provider's `exec_providers[...].servers` applies as well.",
-            ))
-            .attribute(md(
-                exec_providers_attribute(),
-                "Which ClusterProfiles may use each provider of `exec_providers_file`, keyed by the provider's name. \
-                 A provider that is not listed here is never run, for any ClusterProfile (the ClusterProfiles naming \
-                 it are skipped with a warning that names this attribute).",
-            )),
-    )
+    let block = Block::new().markdown_description(
+        "Where kubeconfigs come from, and which sources the inventory may name. The same block, with the same \
+         rules, on `sveltos_cluster_inventory_bridge`, the `sveltos_clusterprofile(s)` data sources and the \
+         `sveltos_cluster_credentials` ephemeral resource.",
+    );
+    NestedBlock::single(BLOCK, with_scope_attributes(with_source_attributes(block)))
+}
+
+/// An optional attribute with its description.
+fn optional(attribute: Attribute, doc: &str) -> Attribute {
+    attribute.optional().markdown_description(doc)
+}
+
+/// Adds the attributes that say where kubeconfigs come from: the labelled Secrets (label, consumer, data keys) and
+/// the access providers (whether to use them, the exec providers file, when to renew what they mint).
+fn with_source_attributes(block: Block) -> Block {
+    let md = optional;
+    block
+        .attribute(md(
+            Attribute::string("secret_label"),
+            "Label naming the ClusterProfile on kubeconfig Secrets (default `x-k8s.io/cluster-profile`).",
+        ))
+        .attribute(md(
+            Attribute::string("consumer"),
+            "Consumer name of the KEP push model (default `sveltos`): labelled Secrets in namespaces labelled \
+             `x-k8s.io/cluster-inventory-consumer=<consumer>` may supply credentials to ClusterProfiles in any \
+             namespace. Unset, a Secret next to its ClusterProfile counts too; set explicitly, only Secrets in the \
+             consumer's namespaces (or `secret_namespaces`) count. `\"\"`: no consumer namespaces.",
+        ))
+        .attribute(md(
+            Attribute::list("kubeconfig_keys", Type::String),
+            "Secret data keys tried in order (default `[\"Config\", \"config\", \"kubeconfig\", \"value\"]`).",
+        ))
+        .attribute(md(
+            Attribute::bool("use_access_providers"),
+            "Use exec-plugin access providers from `status.accessProviders` (default true; the \
+             `kubeconfig-secretreader` provider is always understood).",
+        ))
+        .attribute(md(
+            Attribute::string("exec_providers_file"),
+            "Path of the KEP-5339 providers file (`{\"providers\": [{\"name\", \"execConfig\"}]}`) naming the exec \
+             plugins that may run.",
+        ))
+        .attribute(md(
+            Attribute::string("refresh_before"),
+            "Renew an exec credential when it expires within this long (Go duration, default `10m`): the re-plan \
+             right before apply uses this margin, `plan` twice it, so that a saved plan applied within this long \
+             of being made stays valid. Used by the bridge and the ephemeral credentials.",
+        ))
+}
+
+/// Adds the attributes that limit what the inventory may name: the namespaces whose Secrets may supply or be named,
+/// and the exec plugins that may run, and for which ClusterProfiles and servers.
+fn with_scope_attributes(block: Block) -> Block {
+    let md = optional;
+    block
+        .attribute(md(
+            Attribute::list("secret_namespaces", Type::String),
+            "Namespaces whose labelled Secrets may supply credentials to ClusterProfiles in other namespaces \
+             (with `x-k8s.io/cluster-profile-namespace`), besides the consumer's namespaces.",
+        ))
+        .attribute(md(
+            Attribute::list("secret_reader_namespaces", Type::String),
+            "Namespaces, besides the ClusterProfile's own, in which a `kubeconfig-secretreader` access provider \
+             may name a Secret. A provider naming any other namespace is not read, and the cluster is skipped \
+             with a warning.",
+        ))
+        .attribute(md(
+            Attribute::bool("allow_exec_kubeconfigs"),
+            "Accept kubeconfigs whose users run an `exec` plugin (default false: such kubeconfigs would run a \
+             command inside Sveltos' pods, so they are refused). Set it only when Sveltos' images ship the plugin \
+             and you trust the inventory's writers with it.",
+        ))
+        .attribute(md(
+            Attribute::list("exec_allowed_servers", Type::String),
+            "When set, exec plugins only run for ClusterProfiles whose access provider's `server` host matches one \
+             of these patterns (`api.example.com`, `*.eks.amazonaws.com`, `10.0.0.1:6443`), whatever the \
+             provider; each provider's `exec_providers[...].servers` applies as well.",
+        ))
+        .attribute(md(
+            exec_providers_attribute(),
+            "Which ClusterProfiles may use each provider of `exec_providers_file`, keyed by the provider's name. \
+             A provider that is not listed here is never run, for any ClusterProfile (the ClusterProfiles naming \
+             it are skipped with a warning that names this attribute).",
+        ))
 }
 
 /// The `exec_providers` attribute: a map of provider name to scope.

@@ -70,9 +70,53 @@ pub fn cluster_object_type() -> Type {
     block.value_type()
 }
 
+/// The arguments of `sveltos_clusters`: the bridge whose ownership is reported (with where its claim is and which
+/// instance it is), and the filters on ownership, namespace and labels.
+fn argument_attributes() -> Vec<Attribute> {
+    vec![
+        Attribute::string("bridge")
+            .optional()
+            .markdown_description(
+                "The `name` of a `sveltos_cluster_inventory_bridge`. Only the SveltosClusters it owns are \
+                 listed (unless `owned_only = false`), and `owned` and `credential_expires_at` are reported \
+                 for it.",
+            ),
+        Attribute::string("claim_namespace")
+            .optional()
+            .markdown_description(
+                "With `bridge`: the `claim_namespace` of that bridge, where its claim (ConfigMap \
+                 `sveltos-bridge-<name>`) records what it owns (default `default`). Reading it needs `get` on \
+                 ConfigMaps there.",
+            ),
+        Attribute::string("instance_id")
+            .optional()
+            .markdown_description(
+                "With `bridge`: that bridge's `instance_id` (e.g. `sveltos_cluster_inventory_bridge.fleet.instance_id`). \
+                 The claim must then be that instance's: a claim another state wrote, or none at all (a wrong \
+                 `claim_namespace`), is an error instead of a list in which nothing is owned.",
+            ),
+        Attribute::bool("owned_only")
+            .optional()
+            .markdown_description(
+                "With `bridge`: list only the SveltosClusters that bridge owns (default `true`). Set it to \
+                 `false` to list every SveltosCluster matching the other filters, `owned` telling which are \
+                 the bridge's. Requires `bridge` when `true`.",
+            ),
+        Attribute::list("namespaces", Type::String)
+            .optional()
+            .markdown_description("Only SveltosClusters in these namespaces (default: all namespaces)."),
+        Attribute::string("label_selector")
+            .optional()
+            .markdown_description(
+                "Only SveltosClusters whose labels match this Kubernetes label selector, e.g. \
+                 `env=prod,tier in (a,b),!legacy`.",
+            ),
+    ]
+}
+
 /// The schema of `sveltos_clusters`.
 pub fn schema() -> Schema {
-    Schema::new(0)
+    let mut schema = Schema::new(0)
         .markdown_description(
             "Lists Sveltos `SveltosCluster`s (`lib.projectsveltos.io/v1beta1`) with the status Sveltos reports for \
              them (`ready`, `connection_status`, `failure_message`, `version`), whether a given \
@@ -84,63 +128,17 @@ pub fn schema() -> Schema {
             Attribute::string("id")
                 .computed()
                 .markdown_description("A description of the query (the filters)."),
-        )
-        .attribute(
-            Attribute::string("bridge")
-                .optional()
-                .markdown_description(
-                    "The `name` of a `sveltos_cluster_inventory_bridge`. Only the SveltosClusters it owns are \
-                     listed (unless `owned_only = false`), and `owned` and `credential_expires_at` are reported \
-                     for it.",
-                ),
-        )
-        .attribute(
-            Attribute::string("claim_namespace")
-                .optional()
-                .markdown_description(
-                    "With `bridge`: the `claim_namespace` of that bridge, where its claim (ConfigMap \
-                     `sveltos-bridge-<name>`) records what it owns (default `default`). Reading it needs `get` on \
-                     ConfigMaps there.",
-                ),
-        )
-        .attribute(
-            Attribute::string("instance_id")
-                .optional()
-                .markdown_description(
-                    "With `bridge`: that bridge's `instance_id` (e.g. `sveltos_cluster_inventory_bridge.fleet.instance_id`). \
-                     The claim must then be that instance's: a claim another state wrote, or none at all (a wrong \
-                     `claim_namespace`), is an error instead of a list in which nothing is owned.",
-                ),
-        )
-        .attribute(
-            Attribute::bool("owned_only")
-                .optional()
-                .markdown_description(
-                    "With `bridge`: list only the SveltosClusters that bridge owns (default `true`). Set it to \
-                     `false` to list every SveltosCluster matching the other filters, `owned` telling which are \
-                     the bridge's. Requires `bridge` when `true`.",
-                ),
-        )
-        .attribute(
-            Attribute::list("namespaces", Type::String)
-                .optional()
-                .markdown_description("Only SveltosClusters in these namespaces (default: all namespaces)."),
-        )
-        .attribute(
-            Attribute::string("label_selector")
-                .optional()
-                .markdown_description(
-                    "Only SveltosClusters whose labels match this Kubernetes label selector, e.g. \
-                     `env=prod,tier in (a,b),!legacy`.",
-                ),
-        )
-        .attribute(
-            Attribute::list("clusters", cluster_object_type())
-                .computed()
-                .markdown_description(
-                    "The matching SveltosClusters, ordered by namespace and name: `id`, `name`, `namespace`, \
-                     `labels`, `ready`, `connection_status`, `failure_message`, `version`, `paused`, \
-                     `credential_expires_at`, `owned`.",
-                ),
-        )
+        );
+    for a in argument_attributes() {
+        schema = schema.attribute(a);
+    }
+    schema.attribute(
+        Attribute::list("clusters", cluster_object_type())
+            .computed()
+            .markdown_description(
+                "The matching SveltosClusters, ordered by namespace and name: `id`, `name`, `namespace`, \
+                 `labels`, `ready`, `connection_status`, `failure_message`, `version`, `paused`, \
+                 `credential_expires_at`, `owned`.",
+            ),
+    )
 }

@@ -25,32 +25,47 @@ fn recorded_expiry(meta: &ObjectMeta) -> Option<String> {
         .cloned()
 }
 
-/// The selected clusters as `clusters` elements, ordered by namespace and name. `secrets` holds the metadata of
-/// candidate kubeconfig Secrets of `q.bridge` (empty without a bridge), `ownership` what its claim tells.
-pub(super) fn cluster_values(
-    q: &Query,
-    clusters: &[SveltosCluster],
-    secrets: &[ObjectMeta],
-    ownership: &BridgeOwnership,
-) -> Vec<Value> {
-    let bridge = q.bridge.as_deref();
-    let expiries: BTreeMap<(&str, &str), Option<String>> = match bridge {
-        Some(b) => secrets
-            .iter()
-            .filter(|m| labelled_for(m, b))
-            .map(|m| {
+/// The expiry each kubeconfig Secret labelled for `bridge` records, by namespace and name (`None` when it records
+/// none, or not a valid one).
+fn recorded_expiries<'a>(
+    secrets: &'a [ObjectMeta],
+    bridge: &str,
+) -> BTreeMap<(&'a str, &'a str), Option<String>> {
+    secrets
+        .iter()
+        .filter(|m| labelled_for(m, bridge))
+        .map(|m| {
+            (
                 (
-                    (
-                        m.namespace.as_deref().unwrap_or_default(),
-                        m.name.as_deref().unwrap_or_default(),
-                    ),
-                    recorded_expiry(m),
-                )
-            })
-            .collect(),
-        None => BTreeMap::new(),
-    };
-    let mut selected: Vec<(String, String, &SveltosCluster, Option<bool>)> = clusters
+                    m.namespace.as_deref().unwrap_or_default(),
+                    m.name.as_deref().unwrap_or_default(),
+                ),
+                recorded_expiry(m),
+            )
+        })
+        .collect()
+}
+
+/// A SveltosCluster the query selects, with whether `q.bridge` owns it (`None` when that is not known).
+struct Selected<'a> {
+    /// The SveltosCluster's namespace.
+    namespace: String,
+    /// The SveltosCluster's name.
+    name: String,
+    /// The SveltosCluster.
+    cluster: &'a SveltosCluster,
+    /// Whether the bridge owns it.
+    owned: Option<bool>,
+}
+
+/// The clusters that pass the query's ownership and label filters, ordered by namespace and name.
+fn selected<'a>(
+    q: &Query,
+    clusters: &'a [SveltosCluster],
+    ownership: &BridgeOwnership,
+) -> Vec<Selected<'a>> {
+    let bridge = q.bridge.as_deref();
+    let mut selected: Vec<Selected<'a>> = clusters
         .iter()
         .filter_map(|sc| {
             let owned = bridge.and_then(|b| ownership.owns(&sc.metadata, b));
@@ -65,44 +80,71 @@ pub(super) fn cluster_values(
             {
                 return None;
             }
-            Some((
-                sc.metadata.namespace.clone().unwrap_or_default(),
-                sc.metadata.name.clone().unwrap_or_default(),
-                sc,
+            Some(Selected {
+                namespace: sc.metadata.namespace.clone().unwrap_or_default(),
+                name: sc.metadata.name.clone().unwrap_or_default(),
+                cluster: sc,
                 owned,
-            ))
+            })
         })
         .collect();
-    selected.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    selected.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
     selected
+}
+
+/// One `clusters` element: the SveltosCluster's identity, labels and status, whether the bridge owns it, and the
+/// credential expiry `expires` (for a cluster the bridge owns).
+fn cluster_value(selected: Selected<'_>, expires: Option<String>) -> Value {
+    let Selected {
+        namespace: ns,
+        name,
+        cluster: sc,
+        owned,
+    } = selected;
+    let status = sc.status.clone().unwrap_or_default();
+    let opt = |s: Option<String>| s.map(Value::string).unwrap_or_else(Value::null);
+    Value::object([
+        ("id", Value::string(format!("{ns}/{name}"))),
+        ("name", Value::string(name)),
+        ("namespace", Value::string(ns)),
+        (
+            "labels",
+            Value::string_map(sc.metadata.labels.clone().unwrap_or_default()),
+        ),
+        ("ready", Value::bool(status.ready.unwrap_or(false))),
+        ("connection_status", opt(status.connection_status)),
+        ("failure_message", opt(status.failure_message)),
+        ("version", opt(status.version)),
+        ("paused", Value::bool(sc.spec.paused.unwrap_or(false))),
+        ("credential_expires_at", opt(expires)),
+        ("owned", owned.map(Value::bool).unwrap_or_else(Value::null)),
+    ])
+}
+
+/// The selected clusters as `clusters` elements, ordered by namespace and name. `secrets` holds the metadata of
+/// candidate kubeconfig Secrets of `q.bridge` (empty without a bridge), `ownership` what its claim tells.
+pub(super) fn cluster_values(
+    q: &Query,
+    clusters: &[SveltosCluster],
+    secrets: &[ObjectMeta],
+    ownership: &BridgeOwnership,
+) -> Vec<Value> {
+    let expiries = match q.bridge.as_deref() {
+        Some(b) => recorded_expiries(secrets, b),
+        None => BTreeMap::new(),
+    };
+    selected(q, clusters, ownership)
         .into_iter()
-        .map(|(ns, name, sc, owned)| {
-            let status = sc.status.clone().unwrap_or_default();
-            let expires = if owned == Some(true) {
+        .map(|s| {
+            let expires = if s.owned == Some(true) {
                 expiries
-                    .get(&(ns.as_str(), secret_name(&name).as_str()))
+                    .get(&(s.namespace.as_str(), secret_name(&s.name).as_str()))
                     .cloned()
                     .flatten()
             } else {
                 None
             };
-            let opt = |s: Option<String>| s.map(Value::string).unwrap_or_else(Value::null);
-            Value::object([
-                ("id", Value::string(format!("{ns}/{name}"))),
-                ("name", Value::string(name)),
-                ("namespace", Value::string(ns)),
-                (
-                    "labels",
-                    Value::string_map(sc.metadata.labels.clone().unwrap_or_default()),
-                ),
-                ("ready", Value::bool(status.ready.unwrap_or(false))),
-                ("connection_status", opt(status.connection_status)),
-                ("failure_message", opt(status.failure_message)),
-                ("version", opt(status.version)),
-                ("paused", Value::bool(sc.spec.paused.unwrap_or(false))),
-                ("credential_expires_at", opt(expires)),
-                ("owned", owned.map(Value::bool).unwrap_or_else(Value::null)),
-            ])
+            cluster_value(s, expires)
         })
         .collect()
 }
