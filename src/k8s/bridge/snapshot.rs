@@ -208,8 +208,8 @@ async fn existing_at(
             .collect()
     };
     let (clusters, secrets) = futures::try_join!(
-        io::list_metadata::<SveltosCluster>(client, &namespaces),
-        io::list_metadata::<Secret>(client, &namespaces),
+        io::list_metadata::<SveltosCluster>(client, &namespaces, None),
+        io::list_metadata::<Secret>(client, &namespaces, None),
     )?;
     Ok((
         keep(clusters, &targets.clusters),

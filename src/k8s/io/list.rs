@@ -201,10 +201,12 @@ where
     Ok(())
 }
 
-/// Like [`list`], metadata only (no object bodies cross the wire).
+/// Like [`list`], metadata only (no object bodies cross the wire), of the objects matching `label_selector` when
+/// one is given (evaluated by the API server).
 pub async fn list_metadata<K>(
     client: &Client,
     namespaces: &[String],
+    label_selector: Option<&str>,
 ) -> Result<Vec<ObjectMeta>, IoError>
 where
     K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Debug,
@@ -215,36 +217,9 @@ where
     for ns in scopes(namespaces) {
         let api: Api<K> = api(client, ns);
         let api = &api;
-        let page = paginate(&kind, &scope_label(ns), None, |lp| async move {
+        let page = paginate(&kind, &scope_label(ns), label_selector, |lp| async move {
             api.list_metadata(&lp).await
         })
-        .await?;
-        out.extend(page.into_iter().map(|o| o.metadata));
-    }
-    Ok(out)
-}
-
-/// Like [`list_metadata`], only the objects matching `label_selector` (evaluated by the API server).
-pub async fn list_metadata_matching<K>(
-    client: &Client,
-    namespaces: &[String],
-    label_selector: &str,
-) -> Result<Vec<ObjectMeta>, IoError>
-where
-    K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Debug,
-    <K as Resource>::DynamicType: Default,
-{
-    let kind = K::kind(&Default::default()).to_string();
-    let mut out = Vec::new();
-    for ns in scopes(namespaces) {
-        let api: Api<K> = api(client, ns);
-        let api = &api;
-        let page = paginate(
-            &kind,
-            &scope_label(ns),
-            Some(label_selector),
-            |lp| async move { api.list_metadata(&lp).await },
-        )
         .await?;
         out.extend(page.into_iter().map(|o| o.metadata));
     }

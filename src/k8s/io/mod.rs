@@ -39,7 +39,7 @@ pub use error::{IoCause, IoError};
 pub use get::{get_by_list, get_metadata_opt, get_opt};
 pub use list::{
     PAGE_SIZE, list, list_cluster_scoped, list_each, list_metadata, list_metadata_each,
-    list_metadata_matching, list_tolerant, paginate,
+    list_tolerant, paginate,
 };
 pub use retry::{ATTEMPT_TIMEOUT, MAX_ATTEMPTS, OPERATION_BOUND, RETRY_WINDOW, with_retry};
 pub use target::api;

@@ -79,7 +79,7 @@ async fn read_objects(client: &kube::Client, q: &Query) -> Result<Found, Diagnos
     let (secrets, ownership) = match &q.bridge {
         Some(b) if !clusters.is_empty() => {
             let secrets =
-                io::list_metadata_matching::<Secret>(client, &q.namespaces, &owner_prefilter(b))
+                io::list_metadata::<Secret>(client, &q.namespaces, Some(&owner_prefilter(b)))
                     .await
                     .map_err(read_failed)?;
             let (ownership, instance) = BridgeOwnership::read(client, &q.claim_namespace, b)
