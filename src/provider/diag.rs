@@ -109,17 +109,26 @@ pub fn remove_diag(e: &RemoveError) -> Diagnostic {
             namespace,
             name,
             timeout,
-        } => Diagnostic::error(
-            format!("SveltosCluster {namespace}/{name} is still being deleted"),
-            format!(
-                "ClusterProfile {}: the SveltosCluster was asked to go but still exists after \
-                 deletion_timeout ({}s), most likely because Sveltos' finalizers are still withdrawing \
-                 add-ons. Its kubeconfig Secret was kept so that Sveltos can finish; run apply (or \
-                 destroy) again to resume.",
-                key,
-                timeout.as_secs()
-            ),
-        ),
+            already_terminating,
+        } => {
+            let waited = if *already_terminating {
+                "was already being deleted when this run started (so it was not waited for again)"
+                    .to_string()
+            } else {
+                format!(
+                    "was asked to go but still exists after deletion_timeout ({}s)",
+                    timeout.as_secs()
+                )
+            };
+            Diagnostic::error(
+                format!("SveltosCluster {namespace}/{name} is still being deleted"),
+                format!(
+                    "ClusterProfile {key}: the SveltosCluster {waited}: a finalizer holds it (Sveltos itself puts \
+                     none on SveltosClusters; see its metadata.finalizers). Its kubeconfig Secret was kept; once \
+                     the finalizer is removed, apply (or destroy) finishes removing it."
+                ),
+            )
+        }
     }
 }
 
@@ -194,6 +203,7 @@ mod tests {
             namespace: "ns".into(),
             name: "c1".into(),
             timeout: std::time::Duration::from_secs(300),
+            already_terminating: false,
         });
         assert_eq!(d.summary, "SveltosCluster ns/c1 is still being deleted");
         assert!(d.detail.contains("deletion_timeout (300s)"), "{}", d.detail);

@@ -6,7 +6,9 @@
 //!   `TF_LOG=TRACE` log (`TF_LOG_PATH`);
 //! * an exec access provider's credential, short-lived, is renewed while the run still needs it;
 //! * a refused source is an error naming the profile and the cause, without the credential;
-//! * Terraform 1.0.3 fails only on a configuration with an `ephemeral` block; the rest of the provider works.
+//! * Terraform 1.0.3 fails only on a configuration with an `ephemeral` block; the rest of the provider works;
+//! * a tenant's kubeconfig with an `exec` user is never handed out, so its command never runs on the Terraform
+//!   machine, even with `allow_exec_kubeconfigs = true` (refused on this resource).
 
 use std::path::{Path, PathBuf};
 
@@ -374,4 +376,53 @@ async fn terraform_1_0_3_fails_only_on_the_ephemeral_block() {
         err.contains("Unsupported block type") && err.contains("\"ephemeral\""),
         "{err}"
     );
+}
+
+/// The attack of the security review (M4): a tenant's Secret holds a kubeconfig whose user runs a command, and the
+/// configuration hands `kubeconfig` to `kubectl` on the Terraform machine. The command never runs: with
+/// `allow_exec_kubeconfigs = true` the configuration is refused at that attribute, without it the source is refused
+/// naming the profile and the `exec` user; either way no kubeconfig is returned.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tenant_exec_kubeconfig_never_runs_on_the_terraform_machine() {
+    let env = TestEnv::get();
+    let client = env.client().await;
+    let ns = unique_namespace(&client, "eph-exec").await;
+    main_profile(&client, &ns, "t3", serde_json::Value::Null).await;
+    let tf = Tf::new(&Cli::tofu());
+    let marker = tf.dir().join("pwned-by-tenant");
+    let kc = format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {{server: 'https://127.0.0.1:1'}}\n\
+         users:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      \
+         command: /bin/sh\n      args: ['-c', 'id > {marker}; exit 1']\n      interactiveMode: Never\n\
+         contexts:\n- name: c\n  context: {{cluster: c, user: u}}\ncurrent-context: c\n",
+        marker = marker.display()
+    );
+    labelled_secret(&client, &ns, "t3-src", "t3", &kc).await;
+    let kubectl = support::bin_dir().join("kubectl");
+    for (credentials, expected) in [
+        (
+            "  credentials {\n    allow_exec_kubeconfigs = true\n  }\n",
+            "Exec kubeconfigs are never handed out",
+        ),
+        ("", "users[0].user.exec"),
+    ] {
+        tf.write_main(&format!(
+            "{header}\nephemeral \"sveltos_cluster_credentials\" \"x\" {{\n  namespace = \"{ns}\"\n  name      = \"t3\"\n{credentials}}}\n\
+             resource \"terraform_data\" \"use\" {{\n  provisioner \"local-exec\" {{\n    \
+             command     = \"printf '%s' \\\"$KC\\\" > kc.yaml && {kubectl} --kubeconfig kc.yaml get --raw /version\"\n    \
+             environment = {{ KC = ephemeral.sveltos_cluster_credentials.x.kubeconfig }}\n  }}\n}}\n",
+            header = fixtures::provider_header(&env.kubeconfig, None),
+            kubectl = kubectl.display(),
+        ));
+        let err = tf.run_err(&["apply", "-auto-approve", "-input=false", "-no-color"]);
+        assert!(
+            !marker.exists(),
+            "{credentials:?}: the tenant's command ran on the Terraform machine:\n{err}"
+        );
+        let flat = err.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            flat.contains(expected),
+            "{credentials:?}: expected {expected:?} in:\n{err}"
+        );
+    }
 }

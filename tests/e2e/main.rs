@@ -15,6 +15,7 @@ support::test_binary!();
 mod apiserver_restart;
 mod bridge;
 mod data_sources;
+mod deregistration;
 mod dying_runs;
 mod ephemeral_credentials;
 mod exec_scope;

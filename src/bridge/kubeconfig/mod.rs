@@ -114,7 +114,7 @@ impl RefusedField {
     pub fn reason(self) -> &'static str {
         match self {
             Self::Exec => {
-                "it runs a command wherever the kubeconfig is used (set credentials.allow_exec_kubeconfigs = true to accept exec users)"
+                "it runs a command wherever the kubeconfig is used (credentials.allow_exec_kubeconfigs = true accepts exec users in what the bridge writes for Sveltos)"
             }
             Self::AuthProvider => "it runs an auth provider wherever the kubeconfig is used",
             Self::TokenFile

@@ -55,6 +55,8 @@ pub struct ObservedCluster {
     pub owned_renewal: BTreeSet<String>,
     /// The token renewal settings it was written with (the annotation), if Sveltos renews its credentials.
     pub renewal: Option<String>,
+    /// It was being deleted when read (`metadata.deletionTimestamp` set: a finalizer holds it).
+    pub terminating: bool,
 }
 
 /// Both objects of one bridged profile, as found.

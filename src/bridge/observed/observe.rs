@@ -65,6 +65,7 @@ pub fn observe_cluster(sc: &SveltosCluster) -> ObservedCluster {
             .get(crate::bridge::TOKEN_RENEWAL_ANNOTATION)
             .cloned(),
         owned_spec: own_spec.clone(),
+        terminating: sc.metadata.deletion_timestamp.is_some(),
     }
 }
 

@@ -223,7 +223,8 @@ fn removals_problem(spec: &BridgeSpec, removals: &[String], bridged: usize) -> O
             vec![],
             format!("This plan deregisters {n} cluster(s)"),
             format!(
-                "{names}. Sveltos withdraws their add-ons once their SveltosClusters are gone. max_removals \
+                "{names}. Sveltos stops managing them: add-ons it deployed there stay on the clusters, no \
+                 longer managed (Sveltos does not withdraw them when a SveltosCluster is deleted). max_removals \
                  caps how many one plan may deregister (now {limit})."
             ),
         ));
@@ -248,7 +249,7 @@ fn removals_problem(spec: &BridgeSpec, removals: &[String], bridged: usize) -> O
         vec![Step::Attr("max_removals")],
         summary,
         format!(
-            "Deregistering a cluster makes Sveltos withdraw its add-ons. Clusters: {names}. Nothing was \
+            "Deregistering a cluster takes it out of Sveltos' management, add-ons included. Clusters: {names}. Nothing was \
              written. {hint}; otherwise check label_selector, namespaces and names (and that the inventory \
              lists its ClusterProfiles)."
         ),

@@ -170,8 +170,8 @@ async fn settle(
     let failed: BTreeSet<String> = outcome.failed().map(String::from).collect();
     // A write, a mint or a deregistration that failed for one cluster is that cluster's problem (unless
     // `strict`): every other cluster is recorded as planned, and the bridge is not marked failed (Terraform would
-    // taint a new one). The state records the plan for it; the next refresh reads what exists and the next plan
-    // shows what is left to do.
+    // taint a new one). The state records the plan for it; the next refresh reads what exists (a cluster whose
+    // removal failed is still in the ledger, so it is read back as owned) and the next plan shows what is left.
     if !spec.strict && !plan_failed && !failed.is_empty() {
         let ledger = trusting_targets(ledger, failed.iter().filter_map(|k| plan.desired.get(k)));
         let minted = std::mem::take(&mut outcome.minted);

@@ -1,6 +1,7 @@
-//! Removing bridged clusters in Sveltos' order: the SveltosCluster, a wait until it is gone (Sveltos' finalizers
-//! withdraw add-ons with the kubeconfig), then the kubeconfig Secret; and destroy, which removes everything a
-//! bridge owns.
+//! Removing bridged clusters in Sveltos' order: the SveltosCluster, a wait until it is gone (a finalizer may hold
+//! it; Sveltos puts none there), then the kubeconfig Secret; and destroy, which removes everything a bridge owns.
+//! Add-ons Sveltos deployed to a removed cluster stay there: addon-controller does not withdraw them when the
+//! SveltosCluster goes.
 
 use std::time::Duration;
 
@@ -42,9 +43,21 @@ pub enum RemoveError {
         namespace: String,
         /// The SveltosCluster's name.
         name: String,
-        /// How long deregistration waited (`deletion_timeout`).
+        /// How long deregistration waited (`deletion_timeout`; zero when it was already terminating).
         timeout: Duration,
+        /// It was already being deleted when this run read it: a finalizer holds it, and this run did not wait
+        /// for it again.
+        already_terminating: bool,
     },
+}
+
+impl RemoveError {
+    /// The key of the profile whose removal failed.
+    pub fn key(&self) -> &str {
+        match self {
+            RemoveError::Io { key, .. } | RemoveError::StillTerminating { key, .. } => key,
+        }
+    }
 }
 
 /// Why destroy left objects behind.
@@ -85,9 +98,9 @@ impl Removed {
 const GONE_POLL: Duration = Duration::from_millis(500);
 
 /// Deregisters clusters in Sveltos' order, many at once: delete the SveltosCluster (only if it still has the
-/// UID the bridge recorded), wait until it is gone (Sveltos' finalizers withdraw add-ons with the kubeconfig),
-/// then delete the Secret. A cluster still present after `timeout` is an error naming it; its Secret is kept,
-/// and the next apply or destroy resumes.
+/// UID the bridge recorded), wait until it is gone (a finalizer may hold it), then delete the Secret. A cluster
+/// still present after `timeout` (or already terminating when read: not waited for again) is an error naming it;
+/// its Secret is kept, and the next apply or destroy resumes.
 pub async fn deregister(
     client: &Client,
     observed: &Observed,
@@ -120,6 +133,16 @@ async fn delete_one(
         source,
     };
     let owned = observed.owned.get(&d.key);
+    // A SveltosCluster that was terminating when read is held by a finalizer: an earlier run waited for it
+    // already, and waiting again would cost every run `deletion_timeout` for one cluster that someone holds.
+    let already_terminating = owned
+        .and_then(|o| o.sveltos_cluster.as_ref())
+        .is_some_and(|s| s.terminating);
+    let timeout = if already_terminating {
+        Duration::ZERO
+    } else {
+        timeout
+    };
     let mut gone = Vec::new();
     if let Some((ns, name)) = &d.sveltos_cluster {
         let uid = owned
@@ -140,6 +163,7 @@ async fn delete_one(
                 namespace: ns.clone(),
                 name: name.clone(),
                 timeout,
+                already_terminating,
             });
         }
         gone.push((Kind::SveltosCluster, format!("{ns}/{name}")));

@@ -10,7 +10,7 @@ use kube::Client;
 
 use super::{
     CONCURRENCY, Namespaced,
-    deregister::{Removed, deregister},
+    deregister::{RemoveError, Removed, deregister},
     snapshot::Snapshot,
 };
 use crate::{
@@ -134,9 +134,13 @@ impl Outcome {
         l
     }
 
-    /// The profile keys whose write failed.
+    /// The profile keys whose write or removal failed.
     pub fn failed(&self) -> impl Iterator<Item = &str> {
-        self.write_errors.iter().map(WriteError::key)
+        let removals = self.removed.errors.iter().map(RemoveError::key);
+        self.write_errors
+            .iter()
+            .map(WriteError::key)
+            .chain(removals)
     }
 
     /// Whether every write and delete succeeded.

@@ -88,9 +88,10 @@ fn with_scope_attributes(block: Block) -> Block {
         ))
         .attribute(md(
             Attribute::bool("allow_exec_kubeconfigs"),
-            "Accept kubeconfigs whose users run an `exec` plugin (default false: such kubeconfigs would run a \
-             command inside Sveltos' pods, so they are refused). Set it only when Sveltos' images ship the plugin \
-             and you trust the inventory's writers with it.",
+            "Accept kubeconfigs whose users run an `exec` plugin in what the bridge writes for Sveltos (default \
+             false: the command would run inside Sveltos' pods, so they are refused). Set it only when Sveltos' \
+             images ship the plugin and you trust the inventory's writers with it. `sveltos_cluster_credentials` \
+             refuses `true`: there the command would run on the machine running Terraform.",
         ))
         .attribute(md(
             Attribute::list("exec_allowed_servers", Type::String),

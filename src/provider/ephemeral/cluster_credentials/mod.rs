@@ -37,9 +37,9 @@ use crate::{
         diag::problems_diags,
     },
     tfplugin::{
-        AttributePath, ClientCapabilities, CloseEphemeralRequest, DeferredReason, Diagnostics,
-        EphemeralResource, OpenEphemeralRequest, OpenEphemeralResponse, RenewEphemeralRequest,
-        RenewEphemeralResponse, Schema, Value,
+        AttributePath, ClientCapabilities, CloseEphemeralRequest, DeferredReason, Diagnostic,
+        Diagnostics, EphemeralResource, OpenEphemeralRequest, OpenEphemeralResponse,
+        RenewEphemeralRequest, RenewEphemeralResponse, Schema, Value,
         value::{from_value, from_value_partial},
     },
 };
@@ -83,8 +83,33 @@ impl CredentialsArgs {
         let mut diags = profile_identity(self.namespace.as_deref(), self.name.as_deref());
         if credentials_known {
             diags.extend(credentials_block::check(self.credentials.as_ref()).into_vec());
+            if let Some(refused) = self.exec_kubeconfigs_refused() {
+                diags.push(refused);
+            }
         }
         diags
+    }
+
+    /// `credentials.allow_exec_kubeconfigs = true` is refused here: a kubeconfig whose user runs an `exec` plugin,
+    /// handed to a provider or a tool of this run, would run the inventory's command on the machine running
+    /// Terraform, with its environment. The bridge may accept one (the command then runs in Sveltos' pods).
+    fn exec_kubeconfigs_refused(&self) -> Option<Diagnostic> {
+        let allowed = self.credentials.as_ref()?.allow_exec_kubeconfigs;
+        (allowed == Some(true)).then(|| {
+            Diagnostic::error(
+                "Exec kubeconfigs are never handed out",
+                format!(
+                    "{TYPE_NAME} returns credentials to this run: a kubeconfig whose user runs an `exec` plugin \
+                     would run a command chosen by whoever writes the inventory on the machine running Terraform. \
+                     Remove allow_exec_kubeconfigs here (it applies to what sveltos_cluster_inventory_bridge \
+                     writes for Sveltos); use an exec access provider from credentials.exec_providers_file, \
+                     whose plugin the operator chooses."
+                ),
+            )
+            .with_attribute(
+                AttributePath::attr(credentials_block::BLOCK).then_attr("allow_exec_kubeconfigs"),
+            )
+        })
     }
 }
 
@@ -137,9 +162,8 @@ impl Opened<'_> {
             Ok(m) => m,
             Err(e) => return failed(&e),
         };
-        let policy = KubeconfigPolicy {
-            allow_exec: self.options.allow_exec_kubeconfigs,
-        };
+        // Never an exec user here, whatever the options say (see `CredentialsArgs::exec_kubeconfigs_refused`).
+        let policy = KubeconfigPolicy { allow_exec: false };
         let conn = match connection(&minted.kubeconfig, &policy) {
             Ok(c) => c,
             Err(source) => {

@@ -41,8 +41,9 @@ const RESULT: [(&str, &str); 9] = [
     ),
     (
         "kubeconfig",
-        "The kubeconfig itself: the Secret's bytes as they are, or the static kubeconfig built from the exec \
-         plugin's credential (what the bridge would write for Sveltos).",
+        "The kubeconfig itself, as the bridge would write it for Sveltos: rebuilt from the checked source (a \
+         Secret's kubeconfig, never one whose user runs an `exec` plugin), or the static kubeconfig built from an \
+         exec access provider's credential.",
     ),
 ];
 

@@ -206,9 +206,10 @@ fn safety_attributes() -> Vec<Attribute> {
         ),
         md(
             Attribute::string("deletion_timeout").optional(),
-            "How long deregistration waits for a SveltosCluster to be gone (Sveltos' finalizers withdraw add-ons \
-             with its kubeconfig) before it deletes the kubeconfig Secret (Go duration, default `5m`). On timeout \
-             the apply fails naming the cluster, the Secret is kept, and the next apply resumes.",
+            "How long deregistration waits for a SveltosCluster to be gone (a finalizer may hold it) before it \
+             deletes the kubeconfig Secret (Go duration, default `5m`). On timeout the cluster keeps its Secret and \
+             is reported in a warning naming it (an error with `strict`), every other cluster is applied, and the \
+             next apply resumes without waiting for it again.",
         ),
         md(
             Attribute::bool("adopt").optional(),
