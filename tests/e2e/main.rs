@@ -29,6 +29,7 @@ mod recipes;
 mod release_install;
 mod sveltos_clusters;
 mod testenv;
+mod timeouts;
 mod token_renewal;
 mod trust_boundaries;
 mod write_only;

@@ -18,6 +18,11 @@
 //! it does not control; [`FaultProxy::wait_cut`] waits for that moment. The write that trips the cut is done
 //! by the API server but its answer is lost (a server killed between committing a write and answering it);
 //! other requests in flight at that moment may or may not have reached it.
+//!
+//! [`FaultProxy::hold_writes_after`] makes a run's writes hang where the test chooses, for tests of `timeouts`:
+//! once a given number of writes to some resources has gone through, every later one is held, unanswered and
+//! never forwarded, until the client gives up on it. Of those writes, the API server has then carried out
+//! exactly the ones let through ([`FaultProxy::let_through`]), whenever the run stops.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -67,7 +72,21 @@ struct Shared {
     answered: AtomicUsize,
     /// Each answer sent: `METHOD uri` and its body's size.
     answers: Mutex<Vec<(String, usize)>>,
+    /// The writes to hold, when armed.
+    hold: Mutex<Option<Hold>>,
+    /// Writes let through by [`Hold`]s since the proxy started.
+    let_through: AtomicUsize,
+    /// Writes held since the proxy started.
+    held: AtomicUsize,
     upstream: kube::Client,
+}
+
+/// Which writes [`FaultProxy::hold_writes_after`] holds.
+struct Hold {
+    /// The resources (a segment of the request's path, e.g. `secrets`) whose writes are counted and held.
+    resources: Vec<String>,
+    /// How many more of them go through before every later one is held.
+    pass: usize,
 }
 
 impl Shared {
@@ -77,6 +96,27 @@ impl Shared {
         }
         self.requests.store(0, Ordering::SeqCst);
         self.mode.send_replace(mode);
+    }
+
+    /// Whether a write to `path` is held (counting it against the armed [`Hold`]).
+    fn holds(&self, path: &str) -> bool {
+        let mut hold = self.hold.lock().unwrap();
+        let Some(h) = hold.as_mut() else {
+            return false;
+        };
+        if !path
+            .split('/')
+            .any(|seg| h.resources.iter().any(|r| r == seg))
+        {
+            return false;
+        }
+        if h.pass > 0 {
+            h.pass -= 1;
+            self.let_through.fetch_add(1, Ordering::SeqCst);
+            return false;
+        }
+        self.held.fetch_add(1, Ordering::SeqCst);
+        true
     }
 }
 
@@ -96,6 +136,9 @@ impl FaultProxy {
             authorizations: Mutex::new(Vec::new()),
             answered: AtomicUsize::new(0),
             answers: Mutex::new(Vec::new()),
+            hold: Mutex::new(None),
+            let_through: AtomicUsize::new(0),
+            held: AtomicUsize::new(0),
             upstream,
         });
         tokio::spawn(accept_loop(shared.clone(), listener, addr));
@@ -162,6 +205,32 @@ impl FaultProxy {
     /// that write is forwarded to the API server, and its answer dropped.
     pub fn cut_after_writes(&self, writes: usize) {
         *self.shared.cut_after.lock().unwrap() = Some(writes);
+    }
+
+    /// From now on, forwards `writes` more writes (any method but GET) to `resources` (a segment of the request's
+    /// path: `secrets`, `sveltosclusters`), then holds every later one: a held write is never forwarded, and its
+    /// connection is closed without an answer once the client closes it (a run that gave up on it) or the proxy
+    /// goes down. Other requests are served as the mode says.
+    pub fn hold_writes_after(&self, writes: usize, resources: &[&str]) {
+        *self.shared.hold.lock().unwrap() = Some(Hold {
+            resources: resources.iter().map(|r| r.to_string()).collect(),
+            pass: writes,
+        });
+    }
+
+    /// Holds no more writes (those held so far are never forwarded).
+    pub fn stop_holding(&self) {
+        *self.shared.hold.lock().unwrap() = None;
+    }
+
+    /// Writes let through by [`FaultProxy::hold_writes_after`] since the proxy started.
+    pub fn let_through(&self) -> usize {
+        self.shared.let_through.load(Ordering::SeqCst)
+    }
+
+    /// Writes held since the proxy started.
+    pub fn held(&self) -> usize {
+        self.shared.held.load(Ordering::SeqCst)
     }
 
     /// Waits until the proxy is [`Mode::Down`] (at most `timeout`); returns when it went down, or `None`.
@@ -264,6 +333,9 @@ async fn serve(shared: Arc<Shared>, mut stream: TcpStream) {
             shared.dropped.fetch_add(1, Ordering::SeqCst);
             return reset(stream);
         }
+        if shared.holds(request.uri().path()) {
+            return hold(stream, rx).await;
+        }
     }
     let mode = *rx.borrow_and_update();
     let (status, body) = match mode {
@@ -294,6 +366,24 @@ async fn serve(shared: Arc<Shared>, mut stream: TcpStream) {
     let _ = stream.write_all(head.as_bytes()).await;
     let _ = stream.write_all(&body).await;
     let _ = stream.shutdown().await;
+}
+
+/// Keeps a held write's connection open and unanswered until the client closes it or the proxy goes down,
+/// then resets it; the write is never forwarded.
+async fn hold(mut stream: TcpStream, mut rx: watch::Receiver<Mode>) {
+    let mut buf = [0u8; 1024];
+    let client_gone = async {
+        while let Ok(n) = stream.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+        }
+    };
+    tokio::select! {
+        () = client_gone => {}
+        _ = rx.wait_for(|m| *m == Mode::Down) => {}
+    }
+    reset(stream);
 }
 
 /// Reads one HTTP/1.1 request (head and `content-length` body), with its `Authorization` header apart.
