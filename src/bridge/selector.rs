@@ -1,4 +1,25 @@
-//! Kubernetes label selectors in their string form (`app=web,tier!=db,env in (a,b),!legacy,gpu`).
+//! Kubernetes label selectors in their string form (`app=web,tier!=db,env in (a,b),!legacy,gpu,replicas>2`).
+//!
+//! [`Selector::parse`] accepts exactly the strings the API server accepts as a LIST's `labelSelector`
+//! (apimachinery's `labels.Parse`), and [`Selector::matches`] selects what that LIST returns; both are checked
+//! against the real API server by `tests/e2e/selector_oracle.rs`. The grammar, as the API server reads it:
+//!
+//! * words are separated by spaces, tabs, `\r` and `\n` (no other whitespace: a no-break space is part of a
+//!   word); the operators `=`, `==`, `!=`, `!`, `>`, `<` and `(`, `)`, `,` need no space around them, and a word is
+//!   any run of other characters;
+//! * requirements are separated by single commas, none before the first or after the last: `key`, `!key`,
+//!   `key=value`, `key==value`, `key!=value` (the value may be empty: `key=`), `key in (v1,v2)`,
+//!   `key notin (v1,v2)`, `key>n`, `key<n`;
+//! * in a set, an empty place (`(a,)`, `(a,,b)`, `(,)`) and the empty set `()` stand for the empty value: `k in ()`
+//!   selects the objects whose label `k` is empty (`k=`), and `k notin ()` those without that;
+//! * `n` of `>` and `<` is an integer (a label value made of digits); they select the objects whose label is an
+//!   integer greater (less) than `n`;
+//! * keys and values are label keys and values ([`label_key`], [`label_value`]); `in` and `notin` are words like
+//!   others where a key or a value is expected (`in in (notin)` is valid);
+//! * the empty string, or whitespace only, selects everything.
+//!
+//! One deliberate difference: a NUL byte is refused anywhere. The API server's lexer takes it for the end of the
+//! string, so `"\0env=prod"` would be the empty selector there, selecting everything.
 
 use std::{collections::BTreeMap, fmt};
 
@@ -17,6 +38,10 @@ pub enum Requirement {
     Exists(String),
     /// `!key`.
     DoesNotExist(String),
+    /// `key>n`: the label is an integer greater than `n`.
+    GreaterThan(String, i64),
+    /// `key<n`: the label is an integer less than `n`.
+    LessThan(String, i64),
 }
 
 /// A parsed label selector; the empty selector matches everything.
@@ -41,36 +66,27 @@ pub struct SelectorError {
 /// What is wrong with a selector string.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SelectorProblem {
-    /// A `)` without its `(`.
-    #[error("unbalanced ')'")]
-    UnbalancedClose,
-    /// A `(` without its `)`.
-    #[error("unbalanced '('")]
-    UnbalancedOpen,
-    /// Two commas in a row, or a trailing comma.
-    #[error("empty requirement (stray comma?)")]
-    EmptyRequirement,
-    /// A requirement with an operator other than `=`, `==`, `!=`, `in`, `notin`.
-    #[error("unknown operator in {part:?} (use =, ==, !=, in, notin, !key or key)")]
-    UnknownOperator {
-        /// The requirement.
-        part: String,
+    /// A NUL byte (see the module's documentation).
+    #[error("it contains a NUL byte")]
+    Nul,
+    /// Something the grammar does not allow where it is: a stray or trailing comma, an unknown operator, a
+    /// missing parenthesis, two values without a comma between them...
+    #[error("expected {expected} at byte {at}, found {found}")]
+    Unexpected {
+        /// What may come there.
+        expected: &'static str,
+        /// What came (`the end`, a quoted word, an operator).
+        found: String,
+        /// Byte offset in the selector.
+        at: usize,
     },
-    /// `in` or `notin` without a parenthesised list.
-    #[error("{op} needs a parenthesised list of values in {part:?}")]
-    NeedsList {
-        /// `in` or `notin`.
+    /// `>` or `<` with a value that is not an integer.
+    #[error("'{op}' needs an integer, found {value:?}")]
+    NeedsInteger {
+        /// `>` or `<`.
         op: &'static str,
-        /// The requirement.
-        part: String,
-    },
-    /// `in ()` or `notin ()`.
-    #[error("{op} needs at least one value in {part:?}")]
-    NeedsValue {
-        /// `in` or `notin`.
-        op: &'static str,
-        /// The requirement.
-        part: String,
+        /// The value found.
+        value: String,
     },
     /// An invalid label key or value.
     #[error(transparent)]
@@ -111,25 +127,25 @@ impl Selector {
             input: input.to_string(),
             reason,
         };
-        let mut requirements = Vec::new();
-        for part in split_top_level(input).map_err(err)? {
-            let part = part.trim();
-            if part.is_empty() {
-                if input.trim().is_empty() {
-                    continue;
-                }
-                return Err(err(SelectorProblem::EmptyRequirement));
-            }
-            requirements.push(parse_requirement(part).map_err(err)?);
+        if input.contains('\0') {
+            return Err(err(SelectorProblem::Nul));
         }
+        let mut parser = Parser {
+            tokens: tokens(input),
+            pos: 0,
+        };
+        let requirements = parser.requirements().map_err(err)?;
         Ok(Self {
             requirements,
-            source: input.trim().to_string(),
+            source: input
+                .trim_matches(|c: char| c.is_ascii() && is_space(c as u8))
+                .to_string(),
         })
     }
 
     /// Whether `labels` satisfy every requirement.
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        let int = |k: &String| labels.get(k).and_then(|v| v.parse::<i64>().ok());
         self.requirements.iter().all(|r| match r {
             Requirement::Equals(k, v) => labels.get(k) == Some(v),
             Requirement::NotEquals(k, v) => labels.get(k) != Some(v),
@@ -137,6 +153,8 @@ impl Selector {
             Requirement::NotIn(k, vs) => labels.get(k).is_none_or(|l| !vs.contains(l)),
             Requirement::Exists(k) => labels.contains_key(k),
             Requirement::DoesNotExist(k) => !labels.contains_key(k),
+            Requirement::GreaterThan(k, n) => int(k).is_some_and(|l| l > *n),
+            Requirement::LessThan(k, n) => int(k).is_some_and(|l| l < *n),
         })
     }
 
@@ -157,108 +175,255 @@ impl fmt::Display for Selector {
     }
 }
 
-/// Splits on commas that are not inside parentheses.
-fn split_top_level(input: &str) -> Result<Vec<&str>, SelectorProblem> {
-    let mut parts = Vec::new();
-    let (mut depth, mut start) = (0i32, 0usize);
-    for (i, c) in input.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => {
-                depth -= 1;
-                if depth < 0 {
-                    return Err(SelectorProblem::UnbalancedClose);
-                }
-            }
-            ',' if depth == 0 => {
-                parts.push(&input[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    if depth != 0 {
-        return Err(SelectorProblem::UnbalancedOpen);
-    }
-    parts.push(&input[start..]);
-    Ok(parts)
+/// A token of a selector string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Token<'a> {
+    /// A run of characters that are neither whitespace nor operators: a key, a value, `in` or `notin`.
+    Word(&'a str),
+    Not,
+    Eq,
+    EqEq,
+    NotEq,
+    Gt,
+    Lt,
+    Open,
+    Close,
+    Comma,
+    End,
 }
 
-fn parse_requirement(part: &str) -> Result<Requirement, SelectorProblem> {
-    if let Some(key) = part.strip_prefix('!') {
-        return Ok(Requirement::DoesNotExist(label_key(key.trim())?));
-    }
-    for (op, ctor) in [
-        (
-            "!=",
-            Requirement::NotEquals as fn(String, String) -> Requirement,
-        ),
-        ("==", Requirement::Equals),
-        ("=", Requirement::Equals),
-    ] {
-        if let Some((k, v)) = part.split_once(op) {
-            return Ok(ctor(label_key(k.trim())?, label_value(v.trim())?));
-        }
-    }
-    let words: Vec<&str> = part.splitn(2, char::is_whitespace).collect();
-    if words.len() == 2 {
-        let key = label_key(words[0])?;
-        let rest = words[1].trim_start();
-        let (op, list) = if let Some(l) = rest.strip_prefix("notin") {
-            ("notin", l)
-        } else if let Some(l) = rest.strip_prefix("in") {
-            ("in", l)
-        } else {
-            return Err(SelectorProblem::UnknownOperator { part: part.into() });
+impl fmt::Display for Token<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let symbol = match self {
+            Token::Word(w) => return write!(f, "{w:?}"),
+            Token::End => return f.write_str("the end"),
+            Token::Not => "!",
+            Token::Eq => "=",
+            Token::EqEq => "==",
+            Token::NotEq => "!=",
+            Token::Gt => ">",
+            Token::Lt => "<",
+            Token::Open => "(",
+            Token::Close => ")",
+            Token::Comma => ",",
         };
-        let list = list.trim();
-        let inner = list
-            .strip_prefix('(')
-            .and_then(|l| l.strip_suffix(')'))
-            .ok_or_else(|| SelectorProblem::NeedsList {
-                op,
-                part: part.into(),
-            })?;
-        let values = inner
-            .split(',')
-            .map(|v| label_value(v.trim()))
-            .collect::<Result<Vec<_>, _>>()?;
-        if values.is_empty() || inner.trim().is_empty() {
-            return Err(SelectorProblem::NeedsValue {
-                op,
-                part: part.into(),
-            });
-        }
-        return Ok(if op == "in" {
-            Requirement::In(key, values)
-        } else {
-            Requirement::NotIn(key, values)
-        });
+        write!(f, "'{symbol}'")
     }
-    Ok(Requirement::Exists(label_key(part)?))
 }
 
-/// Validates a label key: optional DNS-subdomain prefix and a name of at most 63 characters.
+/// The whitespace between tokens: the API server's, ASCII space, tab, CR and LF only.
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r' | b'\n')
+}
+
+fn is_operator(b: u8) -> bool {
+    matches!(b, b'=' | b'!' | b'(' | b')' | b',' | b'>' | b'<')
+}
+
+/// The tokens of `input` with their byte offsets, the last one [`Token::End`]. `!=` and `==` are one token
+/// each; any other operator character is a token by itself (`===` is `==` then `=`).
+fn tokens(input: &str) -> Vec<(Token<'_>, usize)> {
+    let bytes = input.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    loop {
+        while bytes.get(i).copied().is_some_and(is_space) {
+            i += 1;
+        }
+        let Some(&b) = bytes.get(i) else {
+            out.push((Token::End, i));
+            return out;
+        };
+        let (token, len) = match (b, bytes.get(i + 1)) {
+            (b'!', Some(b'=')) => (Token::NotEq, 2),
+            (b'=', Some(b'=')) => (Token::EqEq, 2),
+            (b'!', _) => (Token::Not, 1),
+            (b'=', _) => (Token::Eq, 1),
+            (b'>', _) => (Token::Gt, 1),
+            (b'<', _) => (Token::Lt, 1),
+            (b'(', _) => (Token::Open, 1),
+            (b')', _) => (Token::Close, 1),
+            (b',', _) => (Token::Comma, 1),
+            _ => {
+                let len = bytes[i..]
+                    .iter()
+                    .take_while(|&&c| !is_space(c) && !is_operator(c))
+                    .count();
+                // Words end at ASCII bytes: `i + len` is a character boundary.
+                (Token::Word(&input[i..i + len]), len)
+            }
+        };
+        out.push((token, i));
+        i += len;
+    }
+}
+
+/// A recursive-descent reader of the tokens.
+struct Parser<'a> {
+    tokens: Vec<(Token<'a>, usize)>,
+    pos: usize,
+}
+
+impl<'a> Parser<'a> {
+    fn peek(&self) -> Token<'a> {
+        self.tokens[self.pos].0
+    }
+
+    /// The next token, consumed (the end stays).
+    fn next(&mut self) -> Token<'a> {
+        let token = self.peek();
+        if token != Token::End {
+            self.pos += 1;
+        }
+        token
+    }
+
+    /// That the next token is not what `expected` says: an error at the next token.
+    fn unexpected(&self, expected: &'static str) -> SelectorProblem {
+        let (token, at) = self.tokens[self.pos];
+        SelectorProblem::Unexpected {
+            expected,
+            found: token.to_string(),
+            at,
+        }
+    }
+
+    /// Consumes `token`, or fails at what is there instead.
+    fn expect(&mut self, token: Token<'a>, expected: &'static str) -> Result<(), SelectorProblem> {
+        if self.peek() != token {
+            return Err(self.unexpected(expected));
+        }
+        self.next();
+        Ok(())
+    }
+
+    /// The whole selector: nothing, or requirements separated by commas.
+    fn requirements(&mut self) -> Result<Vec<Requirement>, SelectorProblem> {
+        let mut requirements = Vec::new();
+        if self.peek() == Token::End {
+            return Ok(requirements);
+        }
+        loop {
+            requirements.push(self.requirement()?);
+            match self.peek() {
+                Token::End => return Ok(requirements),
+                Token::Comma => self.next(),
+                _ => return Err(self.unexpected("',' or the end")),
+            };
+        }
+    }
+
+    fn requirement(&mut self) -> Result<Requirement, SelectorProblem> {
+        let negated = self.peek() == Token::Not;
+        if negated {
+            self.next();
+        }
+        let Token::Word(key) = self.peek() else {
+            return Err(self.unexpected(if negated {
+                "a label key"
+            } else {
+                "a label key or '!'"
+            }));
+        };
+        self.next();
+        let key = label_key(key)?;
+        if negated {
+            return Ok(Requirement::DoesNotExist(key));
+        }
+        if matches!(self.peek(), Token::End | Token::Comma) {
+            return Ok(Requirement::Exists(key));
+        }
+        let expected = "an operator (=, ==, !=, in, notin, >, <), ',' or the end";
+        Ok(match self.peek() {
+            Token::Eq | Token::EqEq => {
+                self.next();
+                Requirement::Equals(key, self.value()?)
+            }
+            Token::NotEq => {
+                self.next();
+                Requirement::NotEquals(key, self.value()?)
+            }
+            Token::Gt => Requirement::GreaterThan(key, self.integer(">")?),
+            Token::Lt => Requirement::LessThan(key, self.integer("<")?),
+            Token::Word("in") => Requirement::In(key, self.set()?),
+            Token::Word("notin") => Requirement::NotIn(key, self.set()?),
+            _ => return Err(self.unexpected(expected)),
+        })
+    }
+
+    /// The value after `=`, `==`, `!=`, `>` or `<`: a word, or nothing (the empty value) before `,` or the end.
+    fn value(&mut self) -> Result<String, SelectorProblem> {
+        match self.peek() {
+            Token::End | Token::Comma => Ok(String::new()),
+            Token::Word(w) => {
+                self.next();
+                Ok(label_value(w)?)
+            }
+            _ => Err(self.unexpected("a value, ',' or the end")),
+        }
+    }
+
+    /// The operator `>` or `<` (`op`) and its integer.
+    fn integer(&mut self, op: &'static str) -> Result<i64, SelectorProblem> {
+        self.next();
+        let value = self.value()?;
+        value
+            .parse()
+            .map_err(|_| SelectorProblem::NeedsInteger { op, value })
+    }
+
+    /// `in` or `notin` and its parenthesised values; an empty place is the empty value.
+    fn set(&mut self) -> Result<Vec<String>, SelectorProblem> {
+        self.next();
+        self.expect(Token::Open, "'(' after in or notin")?;
+        let mut values = Vec::new();
+        loop {
+            let value = match self.peek() {
+                Token::Word(w) => {
+                    self.next();
+                    label_value(w)?
+                }
+                _ => String::new(),
+            };
+            values.push(value);
+            match self.peek() {
+                Token::Comma => self.next(),
+                Token::Close => {
+                    self.next();
+                    return Ok(values);
+                }
+                _ => return Err(self.unexpected("a value, ',' or ')'")),
+            };
+        }
+    }
+}
+
+/// Validates a label key: an optional DNS-subdomain prefix and `/`, and a name of at most 63 characters.
 pub fn label_key(key: &str) -> Result<String, LabelError> {
-    let (prefix, name) = match key.rsplit_once('/') {
+    let (prefix, name) = match key.split_once('/') {
         Some((p, n)) => (Some(p), n),
         None => (None, key),
     };
-    if let Some(p) = prefix
-        && (p.is_empty()
-            || p.len() > 253
-            || !p.split('.').all(|s| {
-                !s.is_empty()
-                    && s.chars()
-                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-            }))
-    {
+    if prefix.is_some_and(|p| !is_dns_subdomain(p)) {
         return Err(LabelError::BadPrefix { key: key.into() });
     }
     if name.is_empty() || name.len() > 63 || !is_label_name(name) {
         return Err(LabelError::BadName { key: key.into() });
     }
     Ok(key.to_string())
+}
+
+/// A DNS-1123 subdomain as label key prefixes are checked: at most 253 characters, dot-separated parts of
+/// lowercase letters, digits and `-`, each starting and ending with a letter or digit (no length limit per part).
+fn is_dns_subdomain(s: &str) -> bool {
+    let alnum = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
+    !s.is_empty()
+        && s.len() <= 253
+        && s.split('.').all(|part| {
+            part.starts_with(alnum)
+                && part.ends_with(alnum)
+                && part.chars().all(|c| alnum(c) || c == '-')
+        })
 }
 
 /// Validates a label value: empty, or at most 63 characters of the label-name alphabet.
@@ -333,8 +498,18 @@ mod tests {
             "-bad=1",
             "a=b c",
             "x.example.com/=1",
-            "k in ()",
             "a foo (b)",
+            "a,",
+            ",a",
+            "k in (a b)",
+            "k==(a)",
+            "!k=v",
+            "k>",
+            "k>a",
+            "k>-1",
+            "k>=1",
+            "k=v\0",
+            "k=v\u{a0}",
         ] {
             let e = Selector::parse(bad).unwrap_err();
             assert_eq!(e.input, bad);
@@ -349,5 +524,118 @@ mod tests {
     fn prefixed_keys() {
         let s = Selector::parse("x-k8s.io/cluster-manager=ocm").unwrap();
         assert!(s.matches(&labels(&[("x-k8s.io/cluster-manager", "ocm")])));
+    }
+
+    #[test]
+    fn empty_places_in_a_set_are_the_empty_value() {
+        let empty = labels(&[("k", "")]);
+        let a = labels(&[("k", "a")]);
+        let absent = labels(&[]);
+        for (selector, matching) in [
+            ("k in ()", [true, false, false]),
+            ("k in ( )", [true, false, false]),
+            ("k in (,)", [true, false, false]),
+            ("k in (a,)", [true, true, false]),
+            ("k in (,a)", [true, true, false]),
+            ("k in (a,,b)", [true, true, false]),
+            ("k notin ()", [false, true, true]),
+            ("k=", [true, false, false]),
+            ("k!=", [false, true, true]),
+        ] {
+            let s = Selector::parse(selector).unwrap_or_else(|e| panic!("{selector}: {e}"));
+            let got = [&empty, &a, &absent].map(|l| s.matches(l));
+            assert_eq!(got, matching, "{selector}");
+        }
+        assert_eq!(
+            Selector::parse("k in ()").unwrap().requirements(),
+            [Requirement::In("k".into(), vec![String::new()])]
+        );
+    }
+
+    #[test]
+    fn greater_and_less_than_compare_integer_labels() {
+        let s = Selector::parse("n>5,n<100").unwrap();
+        assert_eq!(
+            s.requirements(),
+            [
+                Requirement::GreaterThan("n".into(), 5),
+                Requirement::LessThan("n".into(), 100)
+            ]
+        );
+        for (value, expected) in [
+            ("6", true),
+            ("007", true),
+            ("5", false),
+            ("99", true),
+            ("100", false),
+            ("five", false),
+            ("99999999999999999999", false),
+        ] {
+            assert_eq!(s.matches(&labels(&[("n", value)])), expected, "n={value}");
+        }
+        assert!(!s.matches(&labels(&[])), "absent");
+        let e = Selector::parse("n>1.5").unwrap_err();
+        assert!(
+            matches!(e.reason, SelectorProblem::NeedsInteger { op: ">", .. }),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn tokens_need_no_spaces_and_only_ascii_whitespace_separates() {
+        for ok in [
+            "k in(a),j notin(b)",
+            "! k",
+            "\tk\r\n==\tv ",
+            "in in (notin),notin=in,!in",
+            "k!=v,k==v",
+        ] {
+            Selector::parse(ok).unwrap_or_else(|e| panic!("{ok:?}: {e}"));
+        }
+        for bad in [
+            "k=v\u{b}",
+            "\u{c}k",
+            "k\u{2003}in (a)",
+            "k===v",
+            "k=!v",
+            "!!k",
+        ] {
+            assert!(Selector::parse(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(Selector::parse(" \tk=v\n").unwrap().to_string(), "k=v");
+    }
+
+    #[test]
+    fn errors_point_at_the_token() {
+        let e = Selector::parse("env=prod,").unwrap_err();
+        assert_eq!(
+            e.reason.to_string(),
+            "expected a label key or '!' at byte 9, found the end"
+        );
+        let e = Selector::parse("env in (a").unwrap_err();
+        assert_eq!(
+            e.reason.to_string(),
+            "expected a value, ',' or ')' at byte 9, found the end"
+        );
+        let e = Selector::parse("env foo (a)").unwrap_err();
+        assert!(e.reason.to_string().contains("found \"foo\""), "{e}");
+        assert_eq!(
+            Selector::parse("a\0").unwrap_err().reason,
+            SelectorProblem::Nul
+        );
+    }
+
+    #[test]
+    fn key_prefixes_are_dns_subdomains() {
+        let long_part = "a".repeat(64);
+        for ok in ["a.b/c", "x-k8s.io/k", "0.1/k", &format!("{long_part}.io/k")] {
+            label_key(ok).unwrap_or_else(|e| panic!("{ok}: {e}"));
+        }
+        for bad in [
+            "-a.io/k", "a-.io/k", "a..io/k", ".a/k", "A.io/k", "a_b/k", "/k", "a/b/c",
+        ] {
+            assert!(label_key(bad).is_err(), "{bad}");
+        }
+        assert!(label_key(&format!("{}/k", "a".repeat(254))).is_err());
     }
 }

@@ -27,6 +27,7 @@ mod quickstart;
 mod rbac;
 mod recipes;
 mod release_install;
+mod selector_oracle;
 mod sveltos_clusters;
 mod testenv;
 mod timeouts;

@@ -11,6 +11,7 @@ mod cli_schema;
 mod crds;
 mod doc_truth;
 mod docs;
+mod duration_oracle;
 mod exec_plugin;
 mod layers;
 mod layout;
