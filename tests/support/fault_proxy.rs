@@ -18,6 +18,9 @@
 //! it does not control; [`FaultProxy::wait_cut`] waits for that moment. The write that trips the cut is done
 //! by the API server but its answer is lost (a server killed between committing a write and answering it);
 //! other requests in flight at that moment may or may not have reached it.
+//!
+//! [`FaultProxy::answers`] lists the requests answered, in order, so that a test can see what the provider asked
+//! between two of its own steps (for instance that it read an object back while waiting for it to go).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -116,6 +119,13 @@ impl FaultProxy {
         all.sort_by_key(|a| std::cmp::Reverse(a.1));
         all.truncate(n);
         all
+    }
+
+    /// Every answer sent so far, as `METHOD uri`, in the order sent: what the provider asked, so that a test can
+    /// tell what it did between two of its own steps.
+    pub fn answers(&self) -> Vec<String> {
+        let all = self.shared.answers.lock().unwrap();
+        all.iter().map(|(what, _)| what.clone()).collect()
     }
 
     /// The local port the proxy listens on.
