@@ -16,9 +16,17 @@
 //! also run with the `terraform` on PATH. Plus the attack: an object planted with the bridge's label (and a mark
 //! copied from one of its objects) at a name the dead run had not written yet is never adopted.
 //!
+//! A kill proves something only if it lands mid-run, so each case checks that it did: at the kill point the run's
+//! work on the SveltosClusters was not done and the CLI had not exited, and the run then ended as a killed one
+//! does (the CLI dead of its `SIGKILL`; the interrupted CLI failing with "execution halted"; with its provider
+//! killed, the run failed short of its SveltosClusters). A kill that came too late is not judged: the case runs
+//! again on a fresh bridge with K halved, at most 4 times, and fails when none landed mid-run.
+//!
 //! `DYING_RUNS_N` sets the number of ClusterProfiles (default 48; the issue's measurement used 400);
-//! `DYING_RUNS_K` fixes K. Each case prints one `figure:` line (N, K, counts, timings).
+//! `DYING_RUNS_K` fixes the first attempt's K. Each case prints one `figure:` line (N, K, attempt, counts,
+//! timings).
 
+use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
@@ -138,9 +146,28 @@ async fn labelled_secrets(client: &kube::Client, ns: &str, bridge: &str) -> usiz
         .len()
 }
 
-/// What happened to a killed run.
+/// Where a run is killed: once `k` SveltosClusters of the bridge have appeared (a run that writes) or gone (one
+/// that deletes) since the `before` it started with; its work on them is done once there are `end`.
+#[derive(Clone, Copy, Debug)]
+struct KillPoint {
+    before: usize,
+    k: usize,
+    end: usize,
+}
+
+impl KillPoint {
+    fn reached(&self, now: usize) -> bool {
+        if self.end >= self.before {
+            now >= self.before + self.k
+        } else {
+            now + self.k <= self.before
+        }
+    }
+}
+
+/// What happened to a run whose kill landed mid-run.
 struct Killed {
-    /// SveltosClusters of the bridge when the victim was killed.
+    /// SveltosClusters of the bridge when the victim was killed (never `end`: work was left).
     at_kill: usize,
     /// ... and once the CLI had exited.
     after: usize,
@@ -163,67 +190,118 @@ fn summaries(out: &str) -> Vec<String> {
         .collect()
 }
 
-/// Runs `args`, waits until `reached(number of the bridge's SveltosClusters)`, and kills `victim` (for the API
-/// server: kills it, starts it again and waits until it serves); then waits for the CLI to exit.
-async fn run_killed(
-    tf: &Tf,
+/// A CLI run started by [`run_killed`], its output going to a log file.
+struct Running {
+    child: std::process::Child,
+    log: std::path::PathBuf,
+    started: Instant,
+}
+
+impl Running {
+    fn start(tf: &Tf, args: &[&str]) -> Running {
+        let log = tf.dir().join("killed-run.log");
+        let file = std::fs::File::create(&log).expect("creating the run's log");
+        let child = tf
+            .command(args)
+            .stdout(file.try_clone().expect("log"))
+            .stderr(file)
+            .spawn()
+            .expect("starting the run");
+        Running {
+            child,
+            log,
+            started: Instant::now(),
+        }
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// How the CLI exited, or `None` while it runs.
+    fn exited(&mut self) -> Option<ExitStatus> {
+        self.child.try_wait().expect("polling the run")
+    }
+
+    /// Waits until the CLI has exited (at most [`CLI_BOUND`] from its start).
+    async fn wait(&mut self) -> ExitStatus {
+        loop {
+            if let Some(s) = self.exited() {
+                return s;
+            }
+            if self.started.elapsed() > CLI_BOUND {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                panic!("the run did not end within {CLI_BOUND:?}:\n{}", self.log());
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Polls the bridge's SveltosClusters until `point` is reached; `Err` when the run succeeded before (a run
+    /// that fails before is a failure of the test).
+    async fn until(&mut self, inv: &Inv, bridge: &str, point: KillPoint) -> Result<usize, String> {
+        loop {
+            let now = labelled(&inv.client, bridge).await;
+            if point.reached(now) {
+                return Ok(now);
+            }
+            if let Some(status) = self.exited() {
+                assert!(
+                    status.success(),
+                    "the run failed before the kill point ({now} SveltosClusters):\n{}",
+                    self.log()
+                );
+                return Err(format!(
+                    "the run ended before the kill point ({now} SveltosClusters)"
+                ));
+            }
+            assert!(
+                self.started.elapsed() < CLI_BOUND,
+                "the run never reached the kill point ({now} SveltosClusters)"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+/// Kills `victim` of the run `cli` (for the API server: kills it, starts it again and waits until it serves);
+/// returns how long the API server was down, or `Err` when the kill came too late (the run, or its provider,
+/// had already exited).
+async fn strike(
+    run: &mut Running,
     inv: &Inv,
-    bridge: &str,
-    args: &[&str],
-    reached: impl Fn(usize) -> bool,
     victim: Victim,
     server: Option<&mut Restartable>,
-) -> Killed {
-    let log = tf.dir().join("killed-run.log");
-    let file = std::fs::File::create(&log).expect("creating the run's log");
-    let mut child = tf
-        .command(args)
-        .stdout(file.try_clone().expect("log"))
-        .stderr(file)
-        .spawn()
-        .expect("starting the run");
-    let started = Instant::now();
-    let cli = child.id();
-    let at_kill = loop {
-        let now = labelled(&inv.client, bridge).await;
-        if reached(now) {
-            break now;
-        }
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "the run ended before the kill point ({now} SveltosClusters); a larger DYING_RUNS_N gives it more time:\n{}",
-            std::fs::read_to_string(&log).unwrap_or_default()
-        );
-        assert!(
-            started.elapsed() < CLI_BOUND,
-            "the run never reached the kill point ({now} SveltosClusters)"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
-    let until_kill = started.elapsed();
+) -> Result<Option<Duration>, String> {
+    let cli = run.child.id();
     let providers = providers_of(cli);
-    let mut down = None;
+    if let Some(s) = run.exited() {
+        return Err(format!("the CLI had exited ({s}) before the kill"));
+    }
     match victim {
-        Victim::Provider => {
-            assert!(!providers.is_empty(), "no provider process found");
-            for p in &providers {
-                signal(*p, libc::SIGKILL);
-            }
+        Victim::Provider if providers.is_empty() => {
+            return Err("no provider process was left to kill".into());
         }
+        Victim::Provider => providers.iter().for_each(|p| signal(*p, libc::SIGKILL)),
         Victim::Cli => signal(cli, libc::SIGKILL),
         Victim::CliInterrupt => signal(cli, libc::SIGINT),
         Victim::ApiServer => {
             let server = server.expect("the API server of the test's own environment");
             server.kill();
+            let alive = run.exited().is_none();
             server.restart();
-            down = Some(
-                server
-                    .wait_serving(&inv.client, Duration::from_secs(120))
-                    .await,
-            );
+            let down = server
+                .wait_serving(&inv.client, Duration::from_secs(120))
+                .await;
+            return if alive {
+                Ok(Some(down))
+            } else {
+                Err("the CLI had exited when the API server was killed".into())
+            };
         }
     }
-    if let Victim::Cli = victim {
+    if victim == Victim::Cli {
         // The provider of a killed CLI is gone within 3 s.
         let gone_by = Instant::now() + Duration::from_secs(3);
         while providers.iter().any(|p| pid_alive(*p)) {
@@ -234,29 +312,65 @@ async fn run_killed(
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
+    Ok(None)
+}
+
+/// Whether the kill of `victim` landed mid-run, judged from how the run ended (`Err` says why not): a CLI
+/// `SIGKILL`ed died of the signal; an interrupted one stopped short ("execution halted", a failed run); a run
+/// whose provider was `SIGKILL`ed failed, with the SveltosClusters short of `end` (nothing wrote after the kill).
+/// The API server's kill is judged when it happens (the CLI still running).
+fn landed(victim: Victim, k: &Killed, point: KillPoint) -> Result<(), String> {
+    let late = match victim {
+        Victim::Cli => k.status.signal() != Some(libc::SIGKILL),
+        Victim::CliInterrupt => {
+            k.status.success() || !k.diagnostics.iter().any(|d| d.contains("execution halted"))
         }
-        if started.elapsed() > CLI_BOUND {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "the run did not end within {CLI_BOUND:?}:\n{}",
-                std::fs::read_to_string(&log).unwrap_or_default()
-            );
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        Victim::Provider => k.status.success() || k.after == point.end,
+        Victim::ApiServer => false,
     };
-    let diagnostics = summaries(&std::fs::read_to_string(&log).unwrap_or_default());
-    Killed {
+    if late {
+        Err(format!(
+            "the run ended {} with {} SveltosClusters (its work ends at {}) and {:?}",
+            k.status, k.after, point.end, k.diagnostics
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// Runs `args`, waits until `point` is reached, kills `victim` (see [`strike`]) and waits for the CLI to exit.
+/// `Err` says why the kill did not land mid-run: the run ended before the kill point, its work on the
+/// SveltosClusters was done at it (`end` reached), or the run ended as if not killed (see [`landed`]).
+async fn run_killed(
+    tf: &Tf,
+    inv: &Inv,
+    bridge: &str,
+    args: &[&str],
+    point: KillPoint,
+    victim: Victim,
+    server: Option<&mut Restartable>,
+) -> Result<Killed, String> {
+    let mut run = Running::start(tf, args);
+    let at_kill = run.until(inv, bridge, point).await?;
+    let until_kill = run.started.elapsed();
+    if at_kill == point.end {
+        run.wait().await;
+        return Err(format!(
+            "all the run's work on SveltosClusters was done at the kill point ({at_kill})"
+        ));
+    }
+    let struck = strike(&mut run, inv, victim, server).await;
+    let status = run.wait().await;
+    let killed = Killed {
         at_kill,
         after: labelled(&inv.client, bridge).await,
         status,
         until_kill,
-        down,
-        diagnostics,
-    }
+        down: struck?,
+        diagnostics: summaries(&run.log()),
+    };
+    landed(victim, &killed, point)?;
+    Ok(killed)
 }
 
 /// Fails on a diagnostic about objects this bridge does not own: after a dead run of this same state there is
@@ -386,8 +500,101 @@ async fn remove(inv: &Inv, ns: &str, from: usize, to: usize) {
 /// watchdog stops it when the test binary exits).
 static RESTARTABLE: tokio::sync::Mutex<Option<Restartable>> = tokio::sync::Mutex::const_new(None);
 
+/// The environment the API-server cases hold while they run.
+type Held = tokio::sync::MutexGuard<'static, Option<Restartable>>;
+
+/// The inventory a case of `victim` runs against: the shared control plane, or for the API server the
+/// environment of [`RESTARTABLE`] (held until the case ends).
+async fn environment(victim: Victim) -> (Inv, Option<Held>) {
+    if victim != Victim::ApiServer {
+        return (Inv::new().await, None);
+    }
+    let mut guard = RESTARTABLE.lock().await;
+    if guard.is_none() {
+        *guard = Some(
+            tokio::task::spawn_blocking(Restartable::start)
+                .await
+                .unwrap(),
+        );
+    }
+    let r = guard.as_mut().unwrap();
+    if r.is_down() {
+        // A case that failed between the kill and the restart.
+        r.restart();
+    }
+    let inv = Inv {
+        client: client_for(&r.env.kubeconfig).await,
+        kubeconfig: r.env.kubeconfig.clone(),
+    };
+    r.wait_serving(&inv.client, Duration::from_secs(120)).await;
+    (inv, Some(guard))
+}
+
+/// One attempt at a case: a bridge of its own, in a namespace of its own, with the objects before the run in
+/// place.
+struct Attempt {
+    ns: String,
+    name: String,
+    tf: Tf,
+    args: &'static [&'static str],
+    /// SveltosClusters before the run.
+    before: usize,
+    /// ... once converged.
+    end: usize,
+    /// How many SveltosClusters the run writes or deletes (K is drawn from it).
+    span: usize,
+}
+
+async fn prepare(inv: &Inv, cli: &Cli, phase: Phase, n: usize) -> Attempt {
+    let half = n / 2;
+    let ns = unique_namespace(&inv.client, "dying").await;
+    let name = unique_name(&format!("dying-{}", cli.name));
+    // Shrinking removes half the fleet: more than the default deregistration guard allows.
+    let tf = inv.tf(
+        cli,
+        &bridge(&name, &[&ns], &format!("  max_removals = {n}")),
+    );
+    let (args, end, span) = match phase {
+        Phase::First => {
+            inventory(inv, &ns, 0, n).await;
+            (APPLY, n, n)
+        }
+        Phase::Growing => {
+            inventory(inv, &ns, 0, half).await;
+            apply_ok(&tf);
+            inventory(inv, &ns, half, n).await;
+            (APPLY, n, n - half)
+        }
+        Phase::Shrinking => {
+            inventory(inv, &ns, 0, n).await;
+            apply_ok(&tf);
+            remove(inv, &ns, half, n).await;
+            (APPLY, half, n - half)
+        }
+        Phase::Destroy => {
+            inventory(inv, &ns, 0, n).await;
+            apply_ok(&tf);
+            (DESTROY, 0, n)
+        }
+    };
+    let before = labelled(&inv.client, &name).await;
+    Attempt {
+        ns,
+        name,
+        tf,
+        args,
+        before,
+        end,
+        span,
+    }
+}
+
+/// How many times a case runs before it gives up landing its kill mid-run; K halves each time.
+const ATTEMPTS: usize = 4;
+
 /// One case of the matrix with `cli` (`tofu`, or the `terraform` on PATH: skipped, or failed under `CI=true`,
-/// when there is none).
+/// when there is none). A kill that comes too late (the run had done its work, or ended) proves nothing: the
+/// case runs again on a fresh bridge with K halved, and fails when no attempt lands mid-run.
 async fn case(cli: &str, victim: Victim, phase: Phase) {
     let cli = match cli {
         "tofu" => Cli::tofu(),
@@ -396,95 +603,66 @@ async fn case(cli: &str, victim: Victim, phase: Phase) {
             None => return,
         },
     };
-    let mut server = None;
-    let inv = if victim == Victim::ApiServer {
-        let mut guard = RESTARTABLE.lock().await;
-        if guard.is_none() {
-            *guard = Some(
-                tokio::task::spawn_blocking(Restartable::start)
-                    .await
-                    .unwrap(),
-            );
-        }
-        let r = guard.as_mut().unwrap();
-        if r.is_down() {
-            // A case that failed between the kill and the restart.
-            r.restart();
-        }
-        let inv = Inv {
-            client: client_for(&r.env.kubeconfig).await,
-            kubeconfig: r.env.kubeconfig.clone(),
-        };
-        r.wait_serving(&inv.client, Duration::from_secs(120)).await;
-        server = Some(guard);
-        inv
-    } else {
-        Inv::new().await
-    };
+    let (inv, mut held) = environment(victim).await;
     let n = n();
-    let half = n / 2;
-    let ns = unique_namespace(&inv.client, "dying").await;
-    let name = unique_name(&format!("dying-{}", cli.name));
-    // Shrinking removes half the fleet: more than the default deregistration guard allows.
-    let tf = inv.tf(
-        &cli,
-        &bridge(&name, &[&ns], &format!("  max_removals = {n}")),
+    let mut k = None;
+    let mut late = Vec::new();
+    for attempt in 1..=ATTEMPTS {
+        let a = prepare(&inv, &cli, phase, n).await;
+        let k_now = k.unwrap_or_else(|| self::k(a.span));
+        let point = KillPoint {
+            before: a.before,
+            k: k_now,
+            end: a.end,
+        };
+        let server = held.as_mut().and_then(|g| g.as_mut());
+        match run_killed(&a.tf, &inv, &a.name, a.args, point, victim, server).await {
+            Ok(killed) => {
+                let case = format!("{} {victim:?} × {phase:?}", cli.name);
+                return converged(&case, &inv, &a, phase, point, killed, attempt).await;
+            }
+            Err(why) => {
+                println!(
+                    "{} {victim:?} × {phase:?}: attempt {attempt} with K = {k_now}: the kill came too late: {why}",
+                    cli.name
+                );
+                late.push(format!("K = {k_now}: {why}"));
+                // Clean up after the finished run (best effort: nothing is judged on it).
+                let _ = run(&a.tf, DESTROY);
+                k = Some((k_now / 2).max(1));
+            }
+        }
+    }
+    panic!(
+        "{} {victim:?} × {phase:?}: no kill landed mid-run in {ATTEMPTS} attempts (N = {n}; a larger \
+         DYING_RUNS_N gives the run more to do): {late:#?}",
+        cli.name
     );
-    // The objects before the run, the kill point, and the objects once converged.
-    let (k, args, total): (usize, &[&str], usize) = match phase {
-        Phase::First => {
-            inventory(&inv, &ns, 0, n).await;
-            (k(n), APPLY, n)
-        }
-        Phase::Growing => {
-            inventory(&inv, &ns, 0, half).await;
-            apply_ok(&tf);
-            inventory(&inv, &ns, half, n).await;
-            (k(n - half), APPLY, n)
-        }
-        Phase::Shrinking => {
-            inventory(&inv, &ns, 0, n).await;
-            apply_ok(&tf);
-            remove(&inv, &ns, half, n).await;
-            (k(n - half), APPLY, half)
-        }
-        Phase::Destroy => {
-            inventory(&inv, &ns, 0, n).await;
-            apply_ok(&tf);
-            (k(n), DESTROY, 0)
-        }
-    };
-    let before = labelled(&inv.client, &name).await;
-    let growing = matches!(phase, Phase::First | Phase::Growing);
-    let reached = move |now: usize| {
-        if growing {
-            now >= before + k
-        } else {
-            now + k <= before
-        }
-    };
-    let killed = run_killed(
-        &tf,
-        &inv,
-        &name,
-        args,
-        reached,
-        victim,
-        server.as_mut().and_then(|g| g.as_mut()),
-    )
-    .await;
+}
+
+/// After the kill that landed: the plain apply (or destroy) converges; prints the case's `figure:` line.
+async fn converged(
+    case: &str,
+    inv: &Inv,
+    a: &Attempt,
+    phase: Phase,
+    point: KillPoint,
+    killed: Killed,
+    attempt: usize,
+) {
     println!(
-        "{} {victim:?} × {phase:?}: the dead run's diagnostics: {:?}",
-        cli.name, killed.diagnostics
+        "{case}: the dead run's diagnostics: {:?}",
+        killed.diagnostics
     );
     let started = Instant::now();
-    let diagnostics = converges(&tf, &inv, &name, &ns, phase, total).await;
+    let diagnostics = converges(&a.tf, inv, &a.name, &a.ns, phase, a.end).await;
     let took = started.elapsed();
     report(&format!(
-        "dying_runs {} {victim:?} × {phase:?}: N = {n}, K = {k} ({} SveltosClusters before, {} at the kill after \
+        "dying_runs {case}: N = {}, K = {} (attempt {attempt}; {} SveltosClusters before, {} at the kill after \
          {:.1} s, {} once the run had exited with {}{}); the plain {} converged in {:.1} s{}",
-        cli.name,
-        before,
+        n(),
+        point.k,
+        a.before,
         killed.at_kill,
         killed.until_kill.as_secs_f64(),
         killed.after,
@@ -562,16 +740,14 @@ async fn an_object_planted_after_a_dead_run_is_never_adopted() {
     apply_ok(&tf);
     inventory(&inv, &ns, n / 2, n).await;
     let before = labelled(&inv.client, &name).await;
-    run_killed(
-        &tf,
-        &inv,
-        &name,
-        APPLY,
-        |now| now >= before + 3,
-        Victim::Provider,
-        None,
-    )
-    .await;
+    let point = KillPoint {
+        before,
+        k: 3,
+        end: n,
+    };
+    if let Err(why) = run_killed(&tf, &inv, &name, APPLY, point, Victim::Provider, None).await {
+        panic!("the provider's kill did not land mid-run: {why}");
+    }
     // The last profile's SveltosCluster does not exist yet (the run died early): plant one.
     let scs: Api<SveltosCluster> = Api::namespaced(inv.client.clone(), &ns);
     let mut target = None;

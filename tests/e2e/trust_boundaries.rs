@@ -523,7 +523,9 @@ async fn copy_labels_keeps_sveltos_selectors_out_by_default_and_include_restrict
 /// One tenant cannot fail every plan: a ClusterProfile whose status holds a timestamp the API server's loose
 /// `date-time` check admits but no decoder reads is that cluster's problem. With 20 healthy profiles next to it,
 /// all 20 are bridged and the bad one is named; a bridged cluster whose profile turns unreadable is kept as it is,
-/// never deregistered for it.
+/// never deregistered for it. The timestamp carries terminal escape sequences (the check reads only the text
+/// between the first two `T`s and lets one character of any kind stand for the fraction's dot): the warning
+/// quotes them, escaped, and no control character reaches the CLI's output.
 #[tokio::test(flavor = "multi_thread")]
 async fn an_unreadable_profile_affects_only_its_own_cluster() {
     let inv = Inv::new().await;
@@ -551,9 +553,11 @@ async fn an_unreadable_profile_affects_only_its_own_cluster() {
     apply_ok(&tf);
     assert_eq!(state_clusters(&tf).len(), 21);
 
-    // Now a new profile and an already bridged one carry a timestamp the API server admits.
+    // Now a new profile and an already bridged one carry a timestamp the API server admits, with an ESC for the
+    // fraction's dot and, after a second `T`, a colour sequence, a window-title sequence and a BEL.
+    let planted = "2024-01-01T00:00:00\u{1b}1ZT\u{1b}[31mRED\u{1b}]0;owned\u{7}";
     let bad_status = json!({"conditions": [{"type": "ControlPlaneHealthy", "status": "True", "reason": "x",
-        "message": "x", "lastTransitionTime": "2024-01-01T00:00:00a1Z"}]});
+        "message": "x", "lastTransitionTime": planted}]});
     inv.profile_with_secret(
         &ns,
         "bad",
@@ -588,7 +592,17 @@ async fn an_unreadable_profile_affects_only_its_own_cluster() {
         entry(warning, &format!("{ns}/later-bad")).contains("kept as it is"),
         "{warning}"
     );
-    assert!(!warning.contains("a1Z\u{1b}"), "{warning}");
+    no_control_characters(&out);
+    // The planted text reaches the warning (the decoder quotes what it could not read), each ESC written out.
+    for key in ["bad", "later-bad"] {
+        let e = entry(warning, &format!("{ns}/{key}"));
+        for after_esc in ["1ZT", "[31mRED", "]0;owned"] {
+            assert!(
+                e.contains(&format!("1b{after_esc}")) || e.contains(&format!("1b}}{after_esc}")),
+                "the timestamp's ESC before {after_esc:?} is not quoted, escaped, in: {e}"
+            );
+        }
+    }
     let clusters = state_clusters(&tf);
     assert_eq!(clusters.len(), 21, "{:?}", clusters.keys());
     assert!(clusters.contains_key(&format!("{ns}/later-bad")));
@@ -605,6 +619,25 @@ async fn an_unreadable_profile_affects_only_its_own_cluster() {
     let out = apply_ok(&ds);
     assert!(out.contains("n = 20"), "{out}");
     assert!(out.contains("2 ClusterProfile(s) cannot be read"), "{out}");
+    assert!(
+        out.contains("[31mRED"),
+        "the data source quotes the timestamp:\n{out}"
+    );
+    no_control_characters(&out);
+}
+
+/// Fails when `out` (a CLI's output) holds a control character other than a line break: an escape sequence
+/// planted in the inventory would then reach the operator's terminal.
+fn no_control_characters(out: &str) {
+    let raw: Vec<(usize, char)> = out
+        .char_indices()
+        .filter(|(_, c)| c.is_control() && *c != '\n')
+        .collect();
+    assert!(
+        raw.is_empty(),
+        "control characters {raw:?} in the output:\n{}",
+        out.escape_debug()
+    );
 }
 
 /// The bridge's own objects cannot be turned: a tenant who adds the token-renewal annotation to a bridged Secret

@@ -23,6 +23,9 @@
 //! once a given number of writes to some resources has gone through, every later one is held, unanswered and
 //! never forwarded, until the client gives up on it. Of those writes, the API server has then carried out
 //! exactly the ones let through ([`FaultProxy::let_through`]), whenever the run stops.
+//!
+//! [`FaultProxy::answers`] lists the requests answered, in order, so that a test can see what the provider asked
+//! between two of its own steps (for instance that it read an object back while waiting for it to go).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -159,6 +162,13 @@ impl FaultProxy {
         all.sort_by_key(|a| std::cmp::Reverse(a.1));
         all.truncate(n);
         all
+    }
+
+    /// Every answer sent so far, as `METHOD uri`, in the order sent: what the provider asked, so that a test can
+    /// tell what it did between two of its own steps.
+    pub fn answers(&self) -> Vec<String> {
+        let all = self.shared.answers.lock().unwrap();
+        all.iter().map(|(what, _)| what.clone()).collect()
     }
 
     /// The local port the proxy listens on.
