@@ -27,6 +27,7 @@ mod rbac;
 mod recipes;
 mod release_install;
 mod sveltos_clusters;
+mod swapped_credentials;
 mod testenv;
 mod token_renewal;
 mod trust_boundaries;
