@@ -703,19 +703,14 @@ mod tests {
         );
     }
 
-    /// What the bridge wrote in a Secret is kept in the ledger (private state), carried over by every refresh
-    /// while the Secret is owned, dropped with it, and read with the Secret: the data is checked against it, the
-    /// expiry taken from it, whatever the Secret's annotations say. A ledger of an earlier version records none.
-    #[test]
-    fn what_the_bridge_wrote_is_recorded_and_verified_against_the_secret() {
+    /// An exec-minted Secret the bridge wrote (UID `u1`) and a ledger recording it and what was written in it.
+    fn minted_secret() -> (k8s_openapi::api::core::v1::Secret, Ledger) {
         use crate::bridge::{
             BridgeSpec,
             credentials::CredentialSource,
             desired::{Material, desired, written_credential},
-            observed::Observed,
             testutil::profile,
         };
-        use k8s_openapi::ByteString;
         let spec = BridgeSpec {
             name: "main".into(),
             ..Default::default()
@@ -731,19 +726,28 @@ mod tests {
         let d = desired(&spec, &profile("ns", "c1", &[]), &source, &material, false);
         let mut secret = d.secret.unwrap();
         secret.metadata.uid = Some("u1".into());
-        let id = "ns/c1-sveltos-kubeconfig";
         let mut ledger = Ledger::default();
-        ledger.record(Kind::Secret, id, "u1");
-        ledger.record_written(id, written_credential(&secret).unwrap());
+        ledger.record(Kind::Secret, SECRET_ID, "u1");
+        ledger.record_written(SECRET_ID, written_credential(&secret).unwrap());
+        (secret, ledger)
+    }
+
+    const SECRET_ID: &str = "ns/c1-sveltos-kubeconfig";
+
+    /// What the bridge wrote in a Secret is kept in the ledger (private state) and read with the Secret: the data
+    /// is checked against it, the expiry taken from it, whatever the Secret's annotations say.
+    #[test]
+    fn what_the_bridge_wrote_is_recorded_and_verified_against_the_secret() {
+        use crate::bridge::observed::Observed;
+        let (secret, ledger) = minted_secret();
         let ledger = Ledger::from_private(&ledger.to_private(), Vec::new).unwrap();
-        let recorded = ledger.written(id).unwrap().clone();
+        let recorded = ledger.written(SECRET_ID).unwrap().clone();
         assert_eq!(
             recorded.kubeconfig_sha256,
             crate::bridge::sha256_hex(b"minted")
         );
         assert_eq!(recorded.expires_at.as_deref(), Some("2030-01-01T00:00:00Z"));
         assert_eq!(recorded.config_sha256.as_deref(), Some("settings"));
-
         let read = |s: &k8s_openapi::api::core::v1::Secret| {
             let o = Observed::build("main", &ledger, &[], std::slice::from_ref(s));
             o.owned["ns/c1"].secret.clone().unwrap()
@@ -763,29 +767,33 @@ mod tests {
         );
         // The data swapped: nothing verified, and what the Secret claims is all there is to show.
         let data = forged.data.as_mut().unwrap();
-        data.insert(
-            crate::bridge::SECRET_KEY.into(),
-            ByteString(b"tenants".to_vec()),
-        );
+        let tenants = k8s_openapi::ByteString(b"tenants".to_vec());
+        data.insert(crate::bridge::SECRET_KEY.into(), tenants);
         let o = read(&forged);
         assert_eq!(o.verified(false), None);
         assert_eq!(
             o.expiry(false).map(String::as_str),
             Some("2099-01-01T00:00:00Z")
         );
+    }
 
-        // Kept by a refresh that finds the Secret owned, dropped by one that does not, and by a deletion.
-        let kept = ledger.successor([(Kind::Secret, id.to_string(), "u1".to_string())]);
-        assert_eq!(kept.written(id), Some(&recorded));
-        assert_eq!(ledger.successor([]).written(id), None);
+    /// The record is carried over by every refresh that finds the Secret owned, dropped with it; a ledger of an
+    /// earlier version records none.
+    #[test]
+    fn the_record_of_a_secret_follows_its_ownership() {
+        let (_, ledger) = minted_secret();
+        let recorded = ledger.written(SECRET_ID).cloned();
+        assert!(recorded.is_some());
+        let kept = ledger.successor([(Kind::Secret, SECRET_ID.to_string(), "u1".to_string())]);
+        assert_eq!(kept.written(SECRET_ID).cloned(), recorded);
+        assert_eq!(ledger.successor([]).written(SECRET_ID), None);
         let mut deleted = ledger.clone();
-        deleted.forget(Kind::Secret, id);
-        assert_eq!(deleted.written(id), None);
-        // A ledger written before records were kept verifies nothing.
-        let earlier = format!(r#"{{"v":1,"objects":{{"Secret {id}":"u1"}}}}"#);
+        deleted.forget(Kind::Secret, SECRET_ID);
+        assert_eq!(deleted.written(SECRET_ID), None);
+        let earlier = format!(r#"{{"v":1,"objects":{{"Secret {SECRET_ID}":"u1"}}}}"#);
         let earlier = Ledger::from_private(earlier.as_bytes(), Vec::new).unwrap();
-        assert!(earlier.owns(Kind::Secret, id, Some("u1")));
-        assert_eq!(earlier.written(id), None);
+        assert!(earlier.owns(Kind::Secret, SECRET_ID, Some("u1")));
+        assert_eq!(earlier.written(SECRET_ID), None);
     }
 
     #[test]
