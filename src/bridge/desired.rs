@@ -10,7 +10,7 @@ use k8s_openapi::{
 use super::{
     BridgeSpec, CREDENTIAL_CONFIG_ANNOTATION, CREDENTIAL_SOURCE_ANNOTATION, Override, SECRET_KEY,
     SECRET_SUFFIX, TOKEN_RENEWAL_ANNOTATION, TokenRenewal, credentials::CredentialSource,
-    sha256_hex,
+    ownership::WrittenCredential, sha256_hex,
 };
 use crate::api::{
     ClusterProfile, SveltosCluster, SveltosClusterSpec, TokenRequestRenewalOption, keys,
@@ -451,6 +451,19 @@ fn kubeconfig_secret(
         )])),
         ..Default::default()
     }
+}
+
+/// What the ledger records of a kubeconfig Secret the bridge is about to write (one [`desired`] built): the
+/// kubeconfig's hash, and the expiry and exec settings hash the bridge set on it. `None` for a Secret without a
+/// kubeconfig.
+pub fn written_credential(secret: &Secret) -> Option<WrittenCredential> {
+    let bytes = secret.data.as_ref()?.get(SECRET_KEY)?;
+    let ann = |k: &str| secret.metadata.annotations.as_ref()?.get(k).cloned();
+    Some(WrittenCredential {
+        kubeconfig_sha256: sha256_hex(&bytes.0),
+        expires_at: ann(keys::EXPIRES_ANNOTATION),
+        config_sha256: ann(CREDENTIAL_CONFIG_ANNOTATION),
+    })
 }
 
 /// The token renewal settings of cluster `key`: its override's, else the bridge-wide ones.

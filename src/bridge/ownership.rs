@@ -11,6 +11,13 @@
 //! tombstone: deleted by the bridge, found gone or replaced), the newest run key at that time ([`Since`]):
 //! there, only the marks of later runs count.
 //!
+//! The ledger also keeps, for each kubeconfig Secret the bridge wrote, what it wrote there ([`WrittenCredential`]:
+//! the kubeconfig's SHA-256, the credential's expiry and, for an exec credential, the settings that minted it).
+//! The Secret's own annotations say the same, but whoever can patch the Secret writes them: an exec credential is
+//! reused only while the Secret's data has the recorded hash, until the recorded expiry. A ledger without a record
+//! for a Secret (one written before records were kept, or an import) verifies nothing there: its exec credential
+//! is minted again and written once.
+//!
 //! States written before UIDs were recorded (v0.1) carry no ledger; for them the object names listed in the
 //! state's own `clusters` attribute (which only Terraform writes) are trusted once, and the next apply records
 //! their UIDs.
@@ -77,6 +84,25 @@ pub struct Ledger {
     /// configuration that came from the cluster (an import).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     reads: Option<String>,
+    /// `namespace/name` of each recorded kubeconfig Secret to what the bridge last wrote in it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    written: BTreeMap<String, WrittenCredential>,
+}
+
+/// What the bridge wrote in one of its kubeconfig Secrets, as the ledger keeps it: the only record of it that the
+/// tenants of the Secret's namespace cannot rewrite (the Secret's annotations say the same, and anyone who can
+/// patch the Secret can change them).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WrittenCredential {
+    /// SHA-256 (hex) of the kubeconfig written.
+    #[serde(rename = "sha")]
+    pub kubeconfig_sha256: String,
+    /// The credential's expiry (RFC 3339), as the exec plugin gave it.
+    #[serde(rename = "exp", default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+    /// For an exec credential: the hash of the exec settings that minted it.
+    #[serde(rename = "cfg", default, skip_serializing_if = "Option::is_none")]
+    pub config_sha256: Option<String>,
 }
 
 /// The private-state marker `import` leaves for the read that follows it.
@@ -182,6 +208,16 @@ impl Ledger {
         self.objects.insert(key, uid.to_string());
     }
 
+    /// Records what the bridge wrote in its kubeconfig Secret `id` (replacing what was recorded there).
+    pub fn record_written(&mut self, id: &str, credential: WrittenCredential) {
+        self.written.insert(id.to_string(), credential);
+    }
+
+    /// What the bridge last wrote in its kubeconfig Secret `id`, if recorded.
+    pub fn written(&self, id: &str) -> Option<&WrittenCredential> {
+        self.written.get(id)
+    }
+
     /// Trusts an object by name until its UID is recorded: used only after an apply that timed out, for the
     /// names that apply was writing (their UIDs are recorded by the read that follows).
     pub fn trust_name(&mut self, kind: Kind, id: &str) {
@@ -192,14 +228,18 @@ impl Ledger {
     pub fn forget(&mut self, kind: Kind, id: &str) {
         let key = slot(kind, id);
         self.trusted_names.remove(&key);
+        if kind == Kind::Secret {
+            self.written.remove(id);
+        }
         if self.objects.remove(&key).is_some() {
             self.bury(key);
         }
     }
 
     /// The ledger that follows this one once `owned` (kind, `namespace/name`, UID) is all the bridge owns: the
-    /// same run keys, those objects recorded, a tombstone at every name recorded here and not owned any more
-    /// (gone, or replaced by someone else's object), and the tombstones still in force.
+    /// same run keys, those objects recorded (with what was recorded written in the Secrets among them), a
+    /// tombstone at every name recorded here and not owned any more (gone, or replaced by someone else's object),
+    /// and the tombstones still in force.
     pub fn successor(&self, owned: impl IntoIterator<Item = (Kind, String, String)>) -> Ledger {
         let mut next = Ledger {
             run_keys: self.run_keys.clone(),
@@ -217,6 +257,12 @@ impl Ledger {
         }
         let kept: BTreeSet<&String> = next.objects.keys().collect();
         next.since.retain(|k, _| kept.contains(k));
+        next.written = self
+            .written
+            .iter()
+            .filter(|(id, _)| kept.contains(&slot(Kind::Secret, id)))
+            .map(|(id, w)| (id.clone(), w.clone()))
+            .collect();
         next.prune();
         next
     }
@@ -655,6 +701,99 @@ mod tests {
             again.since_of(sc, "a/c1"),
             Some(keys[1].fingerprint().as_str())
         );
+    }
+
+    /// An exec-minted Secret the bridge wrote (UID `u1`) and a ledger recording it and what was written in it.
+    fn minted_secret() -> (k8s_openapi::api::core::v1::Secret, Ledger) {
+        use crate::bridge::{
+            BridgeSpec,
+            credentials::CredentialSource,
+            desired::{Material, desired, written_credential},
+            testutil::profile,
+        };
+        let spec = BridgeSpec {
+            name: "main".into(),
+            ..Default::default()
+        };
+        let material = Material::Bytes {
+            bytes: b"minted".to_vec(),
+            expires_at: Some("2030-01-01T00:00:00Z".into()),
+            config_sha256: Some("settings".into()),
+        };
+        let source = CredentialSource::Exec {
+            provider: "tok".into(),
+        };
+        let d = desired(&spec, &profile("ns", "c1", &[]), &source, &material, false);
+        let mut secret = d.secret.unwrap();
+        secret.metadata.uid = Some("u1".into());
+        let mut ledger = Ledger::default();
+        ledger.record(Kind::Secret, SECRET_ID, "u1");
+        ledger.record_written(SECRET_ID, written_credential(&secret).unwrap());
+        (secret, ledger)
+    }
+
+    const SECRET_ID: &str = "ns/c1-sveltos-kubeconfig";
+
+    /// What the bridge wrote in a Secret is kept in the ledger (private state) and read with the Secret: the data
+    /// is checked against it, the expiry taken from it, whatever the Secret's annotations say.
+    #[test]
+    fn what_the_bridge_wrote_is_recorded_and_verified_against_the_secret() {
+        use crate::bridge::observed::Observed;
+        let (secret, ledger) = minted_secret();
+        let ledger = Ledger::from_private(&ledger.to_private(), Vec::new).unwrap();
+        let recorded = ledger.written(SECRET_ID).unwrap().clone();
+        assert_eq!(
+            recorded.kubeconfig_sha256,
+            crate::bridge::sha256_hex(b"minted")
+        );
+        assert_eq!(recorded.expires_at.as_deref(), Some("2030-01-01T00:00:00Z"));
+        assert_eq!(recorded.config_sha256.as_deref(), Some("settings"));
+        let read = |s: &k8s_openapi::api::core::v1::Secret| {
+            let o = Observed::build("main", &ledger, &[], std::slice::from_ref(s));
+            o.owned["ns/c1"].secret.clone().unwrap()
+        };
+        // The expiry annotation forged: the recorded expiry stands.
+        let mut forged = secret.clone();
+        let ann = forged.metadata.annotations.as_mut().unwrap();
+        ann.insert(
+            crate::api::keys::EXPIRES_ANNOTATION.into(),
+            "2099-01-01T00:00:00Z".into(),
+        );
+        let o = read(&forged);
+        assert_eq!(o.verified(false), Some(&recorded));
+        assert_eq!(
+            o.expiry(false).map(String::as_str),
+            Some("2030-01-01T00:00:00Z")
+        );
+        // The data swapped: nothing verified, and what the Secret claims is all there is to show.
+        let data = forged.data.as_mut().unwrap();
+        let tenants = k8s_openapi::ByteString(b"tenants".to_vec());
+        data.insert(crate::bridge::SECRET_KEY.into(), tenants);
+        let o = read(&forged);
+        assert_eq!(o.verified(false), None);
+        assert_eq!(
+            o.expiry(false).map(String::as_str),
+            Some("2099-01-01T00:00:00Z")
+        );
+    }
+
+    /// The record is carried over by every refresh that finds the Secret owned, dropped with it; a ledger of an
+    /// earlier version records none.
+    #[test]
+    fn the_record_of_a_secret_follows_its_ownership() {
+        let (_, ledger) = minted_secret();
+        let recorded = ledger.written(SECRET_ID).cloned();
+        assert!(recorded.is_some());
+        let kept = ledger.successor([(Kind::Secret, SECRET_ID.to_string(), "u1".to_string())]);
+        assert_eq!(kept.written(SECRET_ID).cloned(), recorded);
+        assert_eq!(ledger.successor([]).written(SECRET_ID), None);
+        let mut deleted = ledger.clone();
+        deleted.forget(Kind::Secret, SECRET_ID);
+        assert_eq!(deleted.written(SECRET_ID), None);
+        let earlier = format!(r#"{{"v":1,"objects":{{"Secret {SECRET_ID}":"u1"}}}}"#);
+        let earlier = Ledger::from_private(earlier.as_bytes(), Vec::new).unwrap();
+        assert!(earlier.owns(Kind::Secret, SECRET_ID, Some("u1")));
+        assert_eq!(earlier.written(SECRET_ID), None);
     }
 
     #[test]

@@ -29,6 +29,7 @@ mod recipes;
 mod release_install;
 mod selector_oracle;
 mod sveltos_clusters;
+mod swapped_credentials;
 mod testenv;
 mod timeouts;
 mod token_renewal;

@@ -144,10 +144,12 @@ impl Observed {
                 w.impostors.insert(format!("Secret {s_id}"));
                 continue;
             }
+            let mut observed = observe_secret(s);
+            observed.written = ledger.written(&s_id).cloned();
             w.owned
                 .entry(profile_key(&s.metadata, SECRET_SUFFIX))
                 .or_default()
-                .secret = Some(observe_secret(s));
+                .secret = Some(observed);
         }
     }
 

@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::bridge::desired::ClusterEntry;
+use crate::bridge::{desired::ClusterEntry, ownership::WrittenCredential};
 
 /// A bridged Secret as found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -14,24 +14,49 @@ pub struct ObservedSecret {
     /// SHA-256 of its `kubeconfig` value (`None` if the key is missing).
     pub kubeconfig_sha256: Option<String>,
     /// With the token-renewal annotation: the hash annotation of the source credential the bridge last wrote
-    /// (Sveltos rewrites the data on renewal). Trusted only for clusters whose renewal the configuration asks for
-    /// ([`ObservedSecret::sha`]): anyone who can annotate the Secret could otherwise hide a swapped kubeconfig.
+    /// (Sveltos rewrites the data on renewal). Used only for clusters whose renewal the configuration asks for and
+    /// whose ledger records nothing ([`ObservedSecret::sha`]): anyone who can annotate the Secret could otherwise
+    /// hide a swapped kubeconfig.
     pub renewed_sha256: Option<String>,
-    /// Recorded expiry.
+    /// The expiry annotation (anyone who can patch the Secret writes it: see [`ObservedSecret::expiry`]).
     pub expires_at: Option<String>,
-    /// Recorded credential source.
+    /// The credential source annotation.
     pub credential_source: Option<String>,
-    /// Recorded exec-provider settings hash.
-    pub credential_config_sha256: Option<String>,
+    /// What the bridge's ledger records it wrote here (see [`ObservedSecret::verified`]).
+    pub written: Option<WrittenCredential>,
 }
 
 impl ObservedSecret {
-    /// The hash to compare with what the bridge would write: the renewal annotation's when the configuration asks
-    /// Sveltos to renew this cluster's credentials (`renewal`) and the Secret carries it, the data's otherwise.
+    /// The hash to compare with what the bridge would write: the data's; but when the configuration asks Sveltos to
+    /// renew this cluster's credentials (`renewal`) and the Secret carries the renewal annotation (Sveltos then
+    /// rewrites the data), the hash of what the bridge last wrote: its ledger's record, or for a Secret the ledger
+    /// has no record of (a state written before records were kept), the Secret's hash annotation.
     pub fn sha(&self, renewal: bool) -> Option<&String> {
         match (&self.renewed_sha256, renewal) {
-            (Some(annotated), true) => Some(annotated),
+            (Some(annotated), true) => Some(
+                self.written
+                    .as_ref()
+                    .map_or(annotated, |w| &w.kubeconfig_sha256),
+            ),
             _ => self.kubeconfig_sha256.as_ref(),
+        }
+    }
+
+    /// What the ledger records the bridge wrote here, when the Secret still holds it: its data has the recorded
+    /// hash (or, for a cluster Sveltos renews, [`ObservedSecret::sha`] stands for the data). `None` when the data
+    /// is not what the bridge wrote, or when nothing is recorded.
+    pub fn verified(&self, renewal: bool) -> Option<&WrittenCredential> {
+        let w = self.written.as_ref()?;
+        (self.sha(renewal) == Some(&w.kubeconfig_sha256)).then_some(w)
+    }
+
+    /// The credential's expiry: the recorded one while the Secret holds what the bridge wrote
+    /// ([`ObservedSecret::verified`]), the annotation's otherwise (what the Secret claims: its kubeconfig then
+    /// shows as drift anyway).
+    pub fn expiry(&self, renewal: bool) -> Option<&String> {
+        match self.verified(renewal) {
+            Some(w) => w.expires_at.as_ref(),
+            None => self.expires_at.as_ref(),
         }
     }
 }
@@ -81,7 +106,7 @@ impl BridgedObjects {
                 .and_then(|s| s.credential_source.clone())
                 .unwrap_or_default(),
             kubeconfig_sha256: secret.and_then(|s| s.sha(renewal).cloned()),
-            credential_expires_at: secret.and_then(|s| s.expires_at.clone()),
+            credential_expires_at: secret.and_then(|s| s.expiry(renewal).cloned()),
             labels: sc.map(|s| s.labels.clone()).unwrap_or_default(),
             config_sha256: sc.map(|s| s.config_sha256.clone()).unwrap_or_default(),
             credential_pending: false,

@@ -10,10 +10,7 @@ use super::{
     objects::{ObservedCluster, ObservedSecret},
 };
 use crate::api::{SveltosCluster, keys};
-use crate::bridge::{
-    CREDENTIAL_CONFIG_ANNOTATION, CREDENTIAL_SOURCE_ANNOTATION, SECRET_KEY, desired::config_sha256,
-    sha256_hex,
-};
+use crate::bridge::{CREDENTIAL_SOURCE_ANNOTATION, SECRET_KEY, desired::config_sha256, sha256_hex};
 
 /// Reads a SveltosCluster the bridge owns.
 pub fn observe_cluster(sc: &SveltosCluster) -> ObservedCluster {
@@ -73,7 +70,8 @@ pub fn observe_cluster(sc: &SveltosCluster) -> ObservedCluster {
 /// object names, a key and a context).
 pub(super) const ANNOTATION_SHOWN: usize = 1024;
 
-/// Reads a Secret the bridge owns (hashing, never keeping, its kubeconfig).
+/// Reads a Secret the bridge owns (hashing, never keeping, its kubeconfig). What the ledger records of it is added
+/// by the caller ([`ObservedSecret::written`]).
 pub fn observe_secret(secret: &Secret) -> ObservedSecret {
     let ann = secret.metadata.annotations.as_ref();
     // Annotations reach the refreshed state: whoever can patch the Secret can write anything there, so they are
@@ -83,8 +81,8 @@ pub fn observe_secret(secret: &Secret) -> ObservedSecret {
             .map(|v| crate::bridge::text::shown(v, ANNOTATION_SHOWN))
     };
     // When Sveltos renews the credential it rewrites the Secret's data: the bridge then compares the source
-    // credential it last wrote (its hash annotation), not what Sveltos put there; but only for clusters the
-    // configuration renews (`ObservedSecret::sha`).
+    // credential it last wrote (as its ledger records it; without a record, its hash annotation), not what Sveltos
+    // put there; but only for clusters the configuration renews (`ObservedSecret::sha`).
     let renewed = get(crate::bridge::TOKEN_RENEWAL_ANNOTATION).is_some();
     ObservedSecret {
         id: id(&secret.metadata),
@@ -99,6 +97,6 @@ pub fn observe_secret(secret: &Secret) -> ObservedSecret {
             .flatten(),
         expires_at: get(keys::EXPIRES_ANNOTATION),
         credential_source: get(CREDENTIAL_SOURCE_ANNOTATION),
-        credential_config_sha256: get(CREDENTIAL_CONFIG_ANNOTATION),
+        written: None,
     }
 }

@@ -133,7 +133,7 @@ pub(super) fn differs<'a>(
         cur_secret.is_none_or(|s| {
             s.sha(renewed).cloned() != d.entry.kubeconfig_sha256
                 || s.credential_source.as_deref() != Some(d.entry.credential_source.as_str())
-                || s.expires_at != d.entry.credential_expires_at
+                || s.expiry(renewed).cloned() != d.entry.credential_expires_at
         })
     });
     let record = desired_sc

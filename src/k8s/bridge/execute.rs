@@ -18,11 +18,11 @@ use crate::{
     bridge::{
         BridgeSpec,
         credentials::{CredentialSource, access_providers},
-        desired::{ClusterEntry, Material, desired},
+        desired::{ClusterEntry, Material, desired, written_credential},
         exec::{ExecInvocation, static_kubeconfig},
         kubeconfig::ConnectionError,
         observed::Observed,
-        ownership::{Kind, Ledger, MARK_ANNOTATION, RunKey},
+        ownership::{Kind, Ledger, MARK_ANNOTATION, RunKey, WrittenCredential},
         plan::{Plan, Write, actions, invocation_sha256},
     },
     k8s::{
@@ -116,6 +116,8 @@ pub struct Outcome {
     pub minted: BTreeMap<String, ClusterEntry>,
     /// Objects written (kind, `namespace/name`, UID): recorded in the ledger.
     pub written: Vec<(Kind, String, String)>,
+    /// What was written in each kubeconfig Secret written (`namespace/name`): recorded in the ledger.
+    pub credentials: Vec<(String, WrittenCredential)>,
     /// What deregistration deleted, and the removals that failed.
     pub removed: Removed,
     /// The clusters whose write failed. Their objects may exist all the same: the API server can carry out a
@@ -129,6 +131,9 @@ impl Outcome {
         let mut l = observed.ledger(basis);
         for (kind, id, uid) in &self.written {
             l.record(*kind, id, uid);
+        }
+        for (id, credential) in &self.credentials {
+            l.record_written(id, credential.clone());
         }
         self.removed.forget_in(&mut l);
         l
@@ -169,6 +174,7 @@ pub async fn execute(
     let mut out = Outcome {
         minted: BTreeMap::new(),
         written: Vec::new(),
+        credentials: Vec::new(),
         removed,
         write_errors: Vec::new(),
     };
@@ -177,6 +183,7 @@ pub async fn execute(
             Ok(w) => {
                 out.minted.extend(w.minted);
                 out.written.extend(w.objects);
+                out.credentials.extend(w.credential);
             }
             Err(e) => out.write_errors.push(e),
         }
@@ -188,6 +195,7 @@ pub async fn execute(
 struct Written {
     minted: Option<(String, ClusterEntry)>,
     objects: Vec<(Kind, String, String)>,
+    credential: Option<(String, WrittenCredential)>,
 }
 
 /// `namespace/name` of an object.
@@ -243,16 +251,22 @@ async fn write_one(
         secret = s;
         minted = Some((w.key.clone(), entry));
     }
-    let mut objects = Vec::new();
+    let (mut objects, mut credential) = (Vec::new(), None);
     if let Some(s) = secret.map(|s| marked(s, Kind::Secret, run_key)) {
-        objects.push(write_object(client, &w.key, &s, Kind::Secret, w.adopt_secret).await?);
+        let written = write_object(client, &w.key, &s, Kind::Secret, w.adopt_secret).await?;
+        credential = written_credential(&s).map(|c| (written.1.clone(), c));
+        objects.push(written);
     }
     if let Some(sc) = w.sveltos_cluster.clone() {
         let sc = marked(sc, Kind::SveltosCluster, run_key);
         let kind = Kind::SveltosCluster;
         objects.push(write_object(client, &w.key, &sc, kind, w.adopt_sveltos_cluster).await?);
     }
-    Ok(Written { minted, objects })
+    Ok(Written {
+        minted,
+        objects,
+        credential,
+    })
 }
 
 /// Runs the exec plugin of one cluster and builds its Secret and entry.

