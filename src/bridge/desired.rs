@@ -171,14 +171,40 @@ pub fn config_sha256(annotations: &BTreeMap<String, String>, spec: &SveltosClust
     sha256_hex(doc.to_string().as_bytes())
 }
 
-/// Labels the SveltosCluster gets (without the ownership label): the profile's labels that `copy_labels`
-/// lets through (never the labels Sveltos or the bridge own), plus the bridge-wide and per-cluster extras,
-/// which always win.
-pub fn cluster_labels(spec: &BridgeSpec, profile: &ClusterProfile) -> BTreeMap<String, String> {
+/// Most labels copied from one ClusterProfile (the API server bounds neither their number nor their size; each
+/// one is stored in the state and written to the SveltosCluster).
+pub const MAX_COPIED_LABELS: usize = 64;
+/// Most bytes of copied label keys and values from one ClusterProfile.
+pub const MAX_COPIED_LABEL_BYTES: usize = 16 * 1024;
+
+/// The profile's labels that `copy_labels` lets through (never the labels Sveltos or the bridge own).
+fn copied_labels(spec: &BridgeSpec, profile: &ClusterProfile) -> BTreeMap<String, String> {
     let mut labels = profile.labels_map();
     labels.retain(|k, _| spec.copy_labels.copies(k));
     labels.remove(keys::SVELTOS_K8S_VERSION_LABEL);
     labels.remove(keys::BRIDGE_LABEL);
+    labels
+}
+
+/// Why the labels the bridge would copy from `profile` are more than it copies ([`MAX_COPIED_LABELS`],
+/// [`MAX_COPIED_LABEL_BYTES`]), or `None` when they are within bounds.
+pub fn copied_labels_out_of_bounds(spec: &BridgeSpec, profile: &ClusterProfile) -> Option<String> {
+    let labels = copied_labels(spec, profile);
+    let bytes: usize = labels.iter().map(|(k, v)| k.len() + v.len()).sum();
+    (labels.len() > MAX_COPIED_LABELS || bytes > MAX_COPIED_LABEL_BYTES).then(|| {
+        format!(
+            "{} labels of {bytes} bytes to copy (at most {MAX_COPIED_LABELS} labels and {MAX_COPIED_LABEL_BYTES} \
+             bytes)",
+            labels.len()
+        )
+    })
+}
+
+/// Labels the SveltosCluster gets (without the ownership label): the profile's labels that `copy_labels`
+/// lets through (never the labels Sveltos or the bridge own), plus the bridge-wide and per-cluster extras,
+/// which always win.
+pub fn cluster_labels(spec: &BridgeSpec, profile: &ClusterProfile) -> BTreeMap<String, String> {
+    let mut labels = copied_labels(spec, profile);
     labels.extend(spec.extra_labels.clone());
     if let Some(o) = spec.overrides.get(&profile.key()) {
         labels.extend(o.extra_labels.clone());

@@ -791,3 +791,42 @@ async fn skipped_clusters_are_data_a_check_and_a_pipeline_can_fail_on() {
     let (ok, out) = run(&tf, APPLY);
     assert!(!ok && out.contains("clusters left out"), "{out}");
 }
+
+/// The security review's L1: a tenant's ClusterProfile with 1,500 labels (the API server bounds neither their
+/// number nor their size) used to grow the state by 600 KB. It is now that cluster's problem: a warning naming it at
+/// `copy_labels`, not registered, every other cluster applied, the state small.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_profile_with_unbounded_labels_is_its_clusters_problem() {
+    let inv = Inv::new().await;
+    let ns = unique_namespace(&inv.client, "labels").await;
+    let kc = fixtures::unreachable_kubeconfig("t");
+    let many: Vec<(String, String)> = (0..1500)
+        .map(|i| {
+            (
+                format!("{}.example.com/l{i}", "p".repeat(200)),
+                "v".repeat(63),
+            )
+        })
+        .collect();
+    let many: Vec<(&str, &str)> = many.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    inv.profile_with_secret(&ns, "big", &many, Json::Null, &kc)
+        .await;
+    inv.profile_with_secret(&ns, "ok", &[("env", "prod")], Json::Null, &kc)
+        .await;
+    let tf = inv.tf(&Cli::tofu(), &bridge(&ns, &[&ns], ""));
+    let out = apply_ok(&tf);
+    let warning = one_diagnostic(
+        &out,
+        "Warning",
+        "more labels to copy than the bridge copies",
+    );
+    assert!(
+        entry(warning, &format!("{ns}/big")).contains("1500 labels"),
+        "{warning}"
+    );
+    assert!(inv.sc(&ns, "ok").await.is_some());
+    assert!(inv.sc(&ns, "big").await.is_none());
+    let state = std::fs::read(tf.dir().join("terraform.tfstate")).expect("reading the state");
+    assert!(state.len() < 32 * 1024, "state of {} bytes", state.len());
+    tf.destroy();
+}

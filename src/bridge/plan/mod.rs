@@ -23,7 +23,9 @@ use k8s_openapi::api::core::v1::Secret;
 use super::{
     BridgeSpec,
     credentials::{CheckedKubeconfigs, CredentialSecrets, Lookup},
-    desired::{ClusterEntry, DesiredCluster, Material, desired, secret_name},
+    desired::{
+        ClusterEntry, DesiredCluster, Material, copied_labels_out_of_bounds, desired, secret_name,
+    },
     exec::{ExecInvocation, ProvidersFile},
     observed::Observed,
 };
@@ -284,6 +286,10 @@ fn plan_cluster(
         plan.isolate(inputs.observed, &key, Cause::NameTooLong, detail);
         return;
     }
+    if let Some(detail) = copied_labels_out_of_bounds(inputs.spec, profile) {
+        plan.isolate(inputs.observed, &key, Cause::TooManyLabels, detail);
+        return;
+    }
     let pause = located.unhealthy_paused.contains(&key);
     let source = match lookup {
         Lookup::Found(source) => source,
@@ -399,6 +405,46 @@ mod tests {
         assert!(p.removals.is_empty(), "{:?}", p.removals);
         let causes: Vec<Cause> = p.issues.iter().map(|i| i.cause).collect();
         assert!(causes.contains(&Cause::NameTooLong) && causes.contains(&Cause::Undecodable));
+        assert!(!p.has_errors());
+    }
+
+    #[test]
+    fn a_profile_with_more_labels_than_the_bridge_copies_is_its_clusters_problem() {
+        let mut f = Fixture::new();
+        // b/c1 is bridged, then grows 65 labels: kept as it is. a/c9 never was: not registered.
+        let p = f.run();
+        f.observed = observed_after(&p, "main");
+        let many: Vec<(String, String)> = (0..=crate::bridge::desired::MAX_COPIED_LABELS)
+            .map(|i| (format!("team.example.com/l{i}"), "v".to_string()))
+            .collect();
+        let many: Vec<(&str, &str)> = many.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        for p in f.profiles.iter_mut().filter(|p| p.key() == "b/c1") {
+            *p = profile("b", "c1", &many);
+        }
+        f.profiles.push(profile("a", "c9", &many));
+        f.secrets.push(labelled_secret(
+            "a",
+            "s9",
+            "c9",
+            None,
+            &[("Config", KUBECONFIG)],
+        ));
+        let p = f.run();
+        assert!(p.kept.contains_key("b/c1"), "kept, not deregistered");
+        assert!(!p.desired.contains_key("a/c9") && !p.desired.contains_key("b/c1"));
+        assert!(p.desired.contains_key("a/c1"), "the rest is planned");
+        assert!(p.removals.is_empty(), "{:?}", p.removals);
+        let issues: Vec<&ClusterIssue> = p
+            .issues
+            .iter()
+            .filter(|i| i.cause == Cause::TooManyLabels)
+            .collect();
+        assert_eq!(issues.len(), 2, "{:?}", p.issues);
+        assert!(
+            issues[0].detail.contains("65 labels"),
+            "{}",
+            issues[0].detail
+        );
         assert!(!p.has_errors());
     }
 

@@ -38,6 +38,9 @@ pub enum Cause {
     /// The ClusterProfile as stored does not decode (its writer stored a value the API server's schema admits
     /// and the bridge cannot read, such as a malformed timestamp).
     Undecodable,
+    /// The ClusterProfile has more labels to copy than the bridge copies
+    /// ([`MAX_COPIED_LABELS`](crate::bridge::desired::MAX_COPIED_LABELS)).
+    TooManyLabels,
 }
 
 impl Cause {
@@ -51,6 +54,9 @@ impl Cause {
             Self::Undecodable => "the ClusterProfile cannot be read",
             Self::NameTooLong => {
                 "the ClusterProfile's name is too long for its kubeconfig Secret's name"
+            }
+            Self::TooManyLabels => {
+                "the ClusterProfile has more labels to copy than the bridge copies"
             }
         }
     }
@@ -78,6 +84,11 @@ impl Cause {
             Self::NameTooLong => {
                 "The Secret is named <name>-sveltos-kubeconfig and a name has at most 253 characters: such a \
                  ClusterProfile cannot be bridged. Exclude it with overrides[\"<namespace>/<name>\"].skip = true."
+            }
+            Self::TooManyLabels => {
+                "They are kept as they are (or stay unregistered): their labels would grow the state and the \
+                 SveltosCluster without bound. Narrow copy_labels (include or exclude) or ask their writer to \
+                 remove labels."
             }
         }
     }
@@ -125,7 +136,9 @@ fn cause_problem(spec: &BridgeSpec, cause: Cause, mut issues: Vec<&ClusterIssue>
         Cause::Credentials(_) => {
             spec.strict || (spec.require_credentials && issues.iter().any(|i| !i.kept))
         }
-        Cause::Collision | Cause::Undecodable | Cause::NameTooLong => spec.strict,
+        Cause::Collision | Cause::Undecodable | Cause::NameTooLong | Cause::TooManyLabels => {
+            spec.strict
+        }
     };
     let kept = issues.iter().filter(|i| i.kept).count();
     let lines: Vec<String> = issues
@@ -165,6 +178,7 @@ fn cause_problem(spec: &BridgeSpec, cause: Cause, mut issues: Vec<&ClusterIssue>
         Cause::Credentials(_) => vec![Step::Attr("credentials")],
         Cause::Collision => vec![Step::Attr("adopt")],
         Cause::Unhealthy => vec![Step::Attr("require_healthy")],
+        Cause::TooManyLabels => vec![Step::Attr("copy_labels")],
         Cause::ChangedSincePlan | Cause::Undecodable | Cause::NameTooLong => vec![],
     };
     if error {
