@@ -87,8 +87,8 @@ async fn second_state_with_the_same_name_is_refused_until_imported() {
     assert!(!ok, "the second state applied:\n{out}");
     let out = flat(&out);
     assert!(
-        out.contains(&format!("default/sveltos-bridge-{ns}")) && out.contains("import"),
-        "the error names the claim and explains import:\n{out}"
+        out.contains(&format!("default/sveltos-bridge-{ns}")) && out.contains("state rm"),
+        "the error names the claim and how to leave it:\n{out}"
     );
     assert_eq!(versions().await, before, "the second state wrote something");
     assert_eq!(first.plan(), 0, "the first state's plan is no longer empty");
@@ -101,13 +101,16 @@ async fn second_state_with_the_same_name_is_refused_until_imported() {
         0,
         "plan right after import is not empty: configuration not restored from the claim"
     );
-    assert_eq!(state_instance(&second), claim_instance(&cm));
+    // An instance of its own, taking the claim over at its first apply.
+    assert_ne!(state_instance(&second), claim_instance(&cm));
     assert_eq!(versions().await, before, "import or plan wrote something");
 
     inv.profile_with_secret(&ns, "p2", &[], Json::Null, &kc)
         .await;
     apply_ok(&second);
     assert!(inv.sc(&ns, "p2").await.is_some(), "apply after import");
+    let taken = claim(&inv, &ns).await.expect("the claim");
+    assert_eq!(claim_instance(&taken), state_instance(&second));
     assert_eq!(state_clusters(&second).len(), 2);
     second.destroy();
     assert!(inv.sc(&ns, "p1").await.is_none());
@@ -116,6 +119,54 @@ async fn second_state_with_the_same_name_is_refused_until_imported() {
         claim(&inv, &ns).await.is_none(),
         "destroy left the claim behind"
     );
+}
+
+/// The security review's "two states, one bridge": a second state imports a bridge while the first still holds
+/// it. Import gives the second state an instance of its own; its first apply takes the claim over, and from then on
+/// the first state's plan and apply fail naming the claim, so the two never undo each other's work.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_import_beside_a_live_state_takes_the_bridge_over_loudly() {
+    let _serial = SC_WRITERS.lock().await;
+    let inv = Inv::new().await;
+    let ns = unique_namespace(&inv.client, "claims-live").await;
+    let kc = fixtures::unreachable_kubeconfig("t");
+    for p in ["p1", "p2"] {
+        inv.profile_with_secret(&ns, p, &[], Json::Null, &kc).await;
+    }
+    let cli = Cli::tofu();
+    let first = inv.tf(&cli, &bridge(&ns, &[&ns], ""));
+    apply_ok(&first);
+    let second = inv.tf(&cli, &bridge(&ns, &[&ns], ""));
+    second.import(ADDR, &ns);
+    assert_ne!(state_instance(&second), state_instance(&first));
+    // The second state narrows the selection: its apply deregisters p2 and takes the claim over.
+    inv.rewrite(&second, &bridge(&ns, &[&ns], "  names = [\"p1\"]"));
+    apply_ok(&second);
+    assert!(
+        inv.sc(&ns, "p2").await.is_none(),
+        "the second state's apply"
+    );
+    let cm = claim(&inv, &ns).await.expect("the claim");
+    assert_eq!(claim_instance(&cm), state_instance(&second));
+    // The first state cannot put p2 back: its plan and apply fail naming the claim.
+    for args in [&["plan", "-input=false", "-no-color"][..], APPLY] {
+        let (ok, out) = run(&first, args);
+        assert!(
+            !ok,
+            "the first state still manages the bridge ({args:?}):\n{out}"
+        );
+        assert!(
+            flat(&out).contains(&format!("default/sveltos-bridge-{ns}")),
+            "{out}"
+        );
+    }
+    assert!(
+        inv.sc(&ns, "p2").await.is_none(),
+        "the first state undid the second's work"
+    );
+    assert_eq!(second.plan(), 0, "the second state's plan is not empty");
+    first.run_ok(&["state", "rm", "-no-color", ADDR]);
+    second.destroy();
 }
 
 /// Five clusters: changing `extra_annotations` of one override writes exactly one SveltosCluster, counted by

@@ -87,6 +87,11 @@ pub struct Ledger {
     /// `namespace/name` of each recorded kubeconfig Secret to what the bridge last wrote in it.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     written: BTreeMap<String, WrittenCredential>,
+    /// After `import`, until this state's first apply: the instance id of the state whose claim the import found.
+    /// This state then has an instance id of its own, and its next apply takes the claim over from that one,
+    /// whose next plan fails (two states never manage one bridge, whichever of them is alive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    takes_over: Option<String>,
 }
 
 /// What the bridge wrote in one of its kubeconfig Secrets, as the ledger keeps it: the only record of it that the
@@ -263,8 +268,20 @@ impl Ledger {
             .filter(|(id, _)| kept.contains(&slot(Kind::Secret, id)))
             .map(|(id, w)| (id.clone(), w.clone()))
             .collect();
+        next.takes_over = self.takes_over.clone();
         next.prune();
         next
+    }
+
+    /// The instance id of the state whose claim this state takes over at its next apply (see `takes_over`).
+    pub fn takes_over(&self) -> Option<&str> {
+        self.takes_over.as_deref()
+    }
+
+    /// This ledger, taking the claim of instance `from` over at the next apply (`None`: taking nothing over).
+    pub fn taking_over(mut self, from: Option<String>) -> Self {
+        self.takes_over = from;
+        self
     }
 
     /// A tombstone at `key`, with the run key of its record (or the newest one).

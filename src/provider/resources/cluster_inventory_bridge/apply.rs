@@ -63,11 +63,23 @@ pub(super) async fn apply_bridge(
     }
     let args = ApplyArgs::read(provider, req)?;
     // The claim first: a second state using this name stops here, before anything is written.
-    let run = claim_for_apply(&client, &args.spec, &req.prior_state, args.limit).await?;
+    let takes_over = args.ledger.takes_over().map(String::from);
+    let run = claim_for_apply(
+        &client,
+        &args.spec,
+        &req.prior_state,
+        takes_over.as_deref(),
+        args.limit,
+    )
+    .await?;
     req.planned_state
         .set_attr("instance_id", Value::string(&run.instance));
     let base = Base::of(req);
-    let ledger = args.ledger.with_run_keys(run.keys.clone());
+    // The claim is this state's now: nothing is left to take over.
+    let ledger = args
+        .ledger
+        .with_run_keys(run.keys.clone())
+        .taking_over(None);
     let apply_run = ApplyRun {
         client: &client,
         inventory: &args.inventory,

@@ -26,11 +26,13 @@ pub(super) fn claim_namespace(state: &Value) -> String {
         .to_string()
 }
 
-/// Plan-time check that this state may use the bridge's name (see `crate::bridge::ownership::Claim`).
+/// Plan-time check that this state may use the bridge's name (see `crate::bridge::ownership::Claim`). An imported
+/// state takes over the claim of the instance its import found (`takes_over`), and only that one.
 pub(super) async fn check_claim_of(
     client: &kube::Client,
     spec: &BridgeSpec,
     instance: Option<&str>,
+    takes_over: Option<&str>,
     existing: bool,
     refreshed: Option<String>,
 ) -> Result<Option<Claim>, Diagnostics> {
@@ -38,6 +40,10 @@ pub(super) async fn check_claim_of(
     let claim = k8s_claim::read(client, &spec.claim_namespace, &name)
         .await
         .map_err(io_diags)?;
+    let instance = match (&claim, takes_over) {
+        (Some(c), Some(from)) if c.instance == from => Some(from),
+        _ => instance,
+    };
     // A state written before claims existed has no instance id: it takes the claim over. So does a new resource
     // whose own first apply died (the claim's run never finished and its process is gone or its time is up).
     let legacy = existing && instance.is_none();
@@ -70,11 +76,10 @@ pub(super) async fn check_claim_of(
                 "Bridge name already used by another state",
                 format!(
                     "{e}. Two states managing one bridge name would delete each other's clusters, so nothing was \
-                     written. If the bridge belongs in another state, use another name here. To move it to this \
-                     state: remove it from the other state (`terraform state rm <address>` there) and run \
-                     `terraform import <address> {}` here. (A first apply of this state that was interrupted needs \
-                     neither: it is taken over once its run is gone, at the latest when its timeout has passed.)",
-                    e.bridge
+                     written. If the bridge belongs in another state, use another name here. If another state \
+                     imported this bridge, it holds it now: remove it from this state (`terraform state rm \
+                     <address>`). (A first apply of this state that was interrupted is taken over once its run is \
+                     gone, at the latest when its timeout has passed.)"
                 ),
             )
         };
@@ -99,10 +104,12 @@ pub(super) async fn claim_for_apply(
     client: &kube::Client,
     spec: &BridgeSpec,
     prior: &Value,
+    takes_over: Option<&str>,
     limit: std::time::Duration,
 ) -> Result<ClaimedRun, Diagnostics> {
     let mine = prior.get_attr("instance_id").as_str().map(String::from);
-    let claim = check_claim_of(client, spec, mine.as_deref(), !prior.is_null(), None).await?;
+    let existing = !prior.is_null();
+    let claim = check_claim_of(client, spec, mine.as_deref(), takes_over, existing, None).await?;
     // Checked above: a claim another state holds stops here; one left by a first apply that died is taken over.
     let instance = mine
         .or_else(|| claim.as_ref().map(|c| c.instance.clone()))

@@ -1,6 +1,8 @@
 //! `ImportResourceState`: the import ID names a bridge (and its claim's namespace); the state starts null with the
 //! import marker as private data, and the first refresh after it ([`restore_imported`]) takes over every object
-//! carrying the bridge's label and restores the instance id and configuration from the claim.
+//! carrying the bridge's label, restores the configuration from the claim and gives this state an instance id of
+//! its own: its first apply takes the claim over, so that the state that held it (alive or not) cannot manage the
+//! bridge any more (its next plan fails, naming the claim).
 
 use crate::{
     bridge::ownership::{IMPORTED, claim_name},
@@ -48,22 +50,29 @@ pub(super) fn import(req: &ImportRequest) -> ImportResponse {
     resp
 }
 
-/// At the first refresh after an import: restores into `state` the instance id and configuration recorded in the
-/// claim of `bridge`: every argument and block, `inventory` without its secrets (`token`, `client_key`, `exec.env`
-/// and their write-only twins are never recorded: the configuration supplies them) and `timeouts`.
-/// Returns the warnings of a configuration not restored; `Err` when the claim cannot be read.
+/// What the first refresh after an import restored: its warnings, and the instance id of the claim it found (the
+/// state this one takes the bridge over from at its first apply).
+pub(super) struct Restored {
+    pub warnings: Diagnostics,
+    pub takes_over: Option<String>,
+}
+
+/// At the first refresh after an import: restores into `state` the configuration recorded in the claim of
+/// `bridge` (every argument and block, `inventory` without its secrets: `token`, `client_key`, `exec.env` and their
+/// write-only twins are never recorded, the configuration supplies them; and `timeouts`) and gives it a new
+/// instance id. The claim's instance id is not copied: a state that copied it could not be told from the state it
+/// was copied from, and both would manage the bridge. `Err` when the claim cannot be read.
 pub(super) async fn restore_imported(
     client: &kube::Client,
     state: &mut Value,
     bridge: &str,
-) -> Result<Diagnostics, Diagnostics> {
+) -> Result<Restored, Diagnostics> {
     let claim_ns = claim_namespace(state);
     let claim = k8s_claim::read(client, &claim_ns, &claim_name(bridge))
         .await
         .map_err(io_diags)?;
-    if let Some(c) = &claim {
-        state.set_attr("instance_id", Value::string(&c.instance));
-    }
+    state.set_attr("instance_id", Value::string(k8s_claim::new_instance_id()));
+    let takes_over = claim.as_ref().map(|c| c.instance.clone());
     let record = claim.and_then(|c| c.config);
     let mut warnings = Diagnostics::new();
     // Only the claim, in the operator's namespace: the bridged SveltosClusters carry a copy of the record too, but
@@ -79,7 +88,20 @@ pub(super) async fn restore_imported(
             format!("The claim of bridge {bridge:?} records no configuration (it was written by an older version); the next plan shows the configuration as changes."),
         )),
     }
-    Ok(warnings)
+    if let Some(from) = &takes_over {
+        warnings.push(Diagnostic::warning(
+            "Imported bridge taken over at the next apply",
+            format!(
+                "The claim of bridge {bridge:?} is held by the state with instance {from}. This state's next apply \
+                 takes it over: from then on that state's plans fail naming the claim (remove the bridge from it \
+                 with `state rm` if it still exists), so that two states never manage this bridge."
+            ),
+        ));
+    }
+    Ok(Restored {
+        warnings,
+        takes_over,
+    })
 }
 
 /// Writes the configuration arguments and blocks of `config` into `state` (the computed attributes are left as they

@@ -108,7 +108,15 @@ pub(super) async fn plan_bridge(
     let instance = instance.map(String::from);
     let existing = !req.prior_state.is_null();
     let refreshed = memo.refreshed_instance(&spec.name);
-    let claim = check_claim_of(&client, &spec, instance.as_deref(), existing, refreshed);
+    let takes_over = ledger.takes_over().map(String::from);
+    let claim = check_claim_of(
+        &client,
+        &spec,
+        instance.as_deref(),
+        takes_over.as_deref(),
+        existing,
+        refreshed,
+    );
     let claim = claim.await.map_err(failed)?;
     let ledger = ledger.with_run_keys(claim.map(|c| c.keys).unwrap_or_default());
     planned.set_attr(

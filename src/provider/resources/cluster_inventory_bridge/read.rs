@@ -81,10 +81,11 @@ pub(super) async fn read_bridge(
     // A freshly imported bridge carries the import marker (the CLI keeps private data through import): it
     // takes over every object carrying its label, and restores its configuration.
     let imported = req.private == IMPORTED;
-    let diagnostics = if imported {
-        restore_imported(&client, &mut state, &bridge).await?
+    let (diagnostics, ledger) = if imported {
+        let restored = restore_imported(&client, &mut state, &bridge).await?;
+        (restored.warnings, ledger.taking_over(restored.takes_over))
     } else {
-        Diagnostics::new()
+        (Diagnostics::new(), ledger)
     };
     let mut private = std::mem::take(&mut req.private);
     if !ledger.is_empty() || imported || !observed.owned.is_empty() {
