@@ -23,8 +23,8 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
-use serde_json::json;
+use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams};
+use serde_json::{Value as Json, json};
 
 use super::{TestEnv, describe_output, needed, repo_root, target_tmpdir};
 
@@ -265,56 +265,119 @@ fn addon_resource(kind: &str, plural: &str) -> ApiResource {
     ApiResource::from_gvk_with_plural(&gvk, plural)
 }
 
-/// An add-on for every SveltosCluster labelled `key=value`: a Sveltos `ClusterProfile` named `name` (cluster-scoped,
-/// `syncMode: Continuous`) whose policyRef is ConfigMap `ns/<name>-source`, a template of ConfigMap
-/// `addon-<cluster name>` in the cluster's namespace holding `cluster: <namespace>/<name>`. The member cluster is
-/// the management cluster, so each bridged cluster gets its own ConfigMap there ([`addon_on_member`]).
-pub async fn deploy_addon(client: &kube::Client, name: &str, ns: &str, key: &str, value: &str) {
-    let source = json!({
-        "apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": format!("{name}-source"), "namespace": ns,
-            "annotations": {"projectsveltos.io/template": "ok"}},
-        "data": {"addon.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: addon-{{ .Cluster.metadata.name }}\n  \
-            namespace: '{{ .Cluster.metadata.namespace }}'\ndata:\n  cluster: '{{ .Cluster.metadata.namespace }}/{{ .Cluster.metadata.name }}'\n"},
-    });
-    Api::<ConfigMap>::namespaced(client.clone(), ns)
-        .patch(
-            &format!("{name}-source"),
-            &PatchParams::apply(TEST_MANAGER),
-            &Patch::Apply(source),
-        )
-        .await
-        .unwrap_or_else(|e| panic!("writing the add-on's source ConfigMap: {e}"));
-    let ar = addon_resource("ClusterProfile", "clusterprofiles");
-    let profile = json!({
-        "apiVersion": format!("{ADDON_GROUP}/v1beta1"), "kind": "ClusterProfile",
-        "metadata": {"name": name},
-        "spec": {"clusterSelector": {"matchLabels": {key: value}}, "syncMode": "Continuous",
-            "policyRefs": [{"kind": "ConfigMap", "name": format!("{name}-source"), "namespace": ns}]},
-    });
-    Api::<DynamicObject>::all_with(client.clone(), &ar)
-        .patch(
-            name,
-            &PatchParams::apply(TEST_MANAGER),
-            &Patch::Apply(profile),
-        )
-        .await
-        .unwrap_or_else(|e| panic!("writing the Sveltos ClusterProfile {name}: {e}"));
+/// The `spec` part of a Sveltos profile selecting the SveltosClusters labelled `key=value`.
+pub fn selecting(key: &str, value: &str) -> Json {
+    json!({"clusterSelector": {"matchLabels": {key: value}}})
 }
 
-/// The add-on [`deploy_addon`] deployed for SveltosCluster `ns/cluster` on the member cluster: the `cluster` value
-/// of ConfigMap `ns/addon-<cluster>`, if it exists.
-pub async fn addon_on_member(client: &kube::Client, ns: &str, cluster: &str) -> Option<String> {
-    let cm = Api::<ConfigMap>::namespaced(client.clone(), ns)
-        .get_opt(&format!("addon-{cluster}"))
-        .await
-        .unwrap_or_else(|e| panic!("reading ConfigMap {ns}/addon-{cluster}: {e}"))?;
-    Some(
-        cm.data
-            .unwrap_or_default()
-            .remove("cluster")
-            .unwrap_or_default(),
+/// The `spec` part of a Sveltos profile listing SveltosCluster `ns/name` by reference (`clusterRefs`): it matches
+/// whatever its labels say.
+pub fn listing(ns: &str, name: &str) -> Json {
+    json!({"clusterRefs": [{"apiVersion": "lib.projectsveltos.io/v1beta1", "kind": "SveltosCluster",
+        "namespace": ns, "name": name}]})
+}
+
+/// An add-on: a Sveltos `ClusterProfile` (cluster-scoped, `syncMode: Continuous`) whose policyRef is ConfigMap
+/// `<ns>/<name>-source`, a template of ConfigMap `<name>-<cluster name>` in the cluster's namespace holding
+/// `cluster: <namespace>/<name>`. The member cluster is the management cluster, so each cluster the profile matches
+/// gets its own ConfigMap there ([`Addon::on_member`]).
+pub struct Addon {
+    /// The Sveltos profile's name.
+    pub name: String,
+    /// Where its source and the ConfigMaps it deploys are.
+    ns: String,
+}
+
+impl Addon {
+    /// Writes the add-on's source and its Sveltos profile `name`, matching the clusters `selects` says
+    /// ([`selecting`], [`listing`]).
+    pub async fn deploy(client: &kube::Client, name: &str, ns: &str, selects: Json) -> Addon {
+        let template = format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}-{{{{ .Cluster.metadata.name }}}}\n  \
+             namespace: '{{{{ .Cluster.metadata.namespace }}}}'\ndata:\n  \
+             cluster: '{{{{ .Cluster.metadata.namespace }}}}/{{{{ .Cluster.metadata.name }}}}'\n"
+        );
+        let source = json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": format!("{name}-source"), "namespace": ns,
+                "annotations": {"projectsveltos.io/template": "ok"}},
+            "data": {"addon.yaml": template},
+        });
+        Api::<ConfigMap>::namespaced(client.clone(), ns)
+            .patch(
+                &format!("{name}-source"),
+                &PatchParams::apply(TEST_MANAGER),
+                &Patch::Apply(source),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("writing the add-on's source ConfigMap: {e}"));
+        let mut spec = selects;
+        spec["syncMode"] = "Continuous".into();
+        spec["policyRefs"] =
+            json!([{"kind": "ConfigMap", "name": format!("{name}-source"), "namespace": ns}]);
+        let profile = json!({"apiVersion": format!("{ADDON_GROUP}/v1beta1"), "kind": "ClusterProfile",
+            "metadata": {"name": name}, "spec": spec});
+        profiles(client)
+            .patch(
+                name,
+                &PatchParams::apply(TEST_MANAGER),
+                &Patch::Apply(profile),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("writing the Sveltos ClusterProfile {name}: {e}"));
+        Addon {
+            name: name.to_string(),
+            ns: ns.to_string(),
+        }
+    }
+
+    /// What this add-on deployed for SveltosCluster `<ns>/cluster` on the member cluster: the `cluster` value of
+    /// its ConfigMap, if it exists.
+    pub async fn on_member(&self, client: &kube::Client, cluster: &str) -> Option<String> {
+        let name = format!("{}-{cluster}", self.name);
+        let cm = Api::<ConfigMap>::namespaced(client.clone(), &self.ns)
+            .get_opt(&name)
+            .await
+            .unwrap_or_else(|e| panic!("reading ConfigMap {}/{name}: {e}", self.ns))?;
+        Some(
+            cm.data
+                .unwrap_or_default()
+                .remove("cluster")
+                .unwrap_or_default(),
+        )
+    }
+
+    /// Deletes the Sveltos profile (addon-controller then withdraws what it deployed).
+    pub async fn delete(&self, client: &kube::Client) {
+        profiles(client)
+            .delete(&self.name, &Default::default())
+            .await
+            .unwrap_or_else(|e| panic!("deleting the Sveltos ClusterProfile {}: {e}", self.name));
+    }
+}
+
+/// Sveltos' (cluster-scoped) `ClusterProfile` objects.
+fn profiles(client: &kube::Client) -> Api<DynamicObject> {
+    Api::all_with(
+        client.clone(),
+        &addon_resource("ClusterProfile", "clusterprofiles"),
     )
+}
+
+/// The names of the `ClusterSummary` objects addon-controller keeps for SveltosCluster `ns/cluster` (one per
+/// Sveltos profile that matches it), by the labels addon-controller sets on them.
+pub async fn cluster_summaries(client: &kube::Client, ns: &str, cluster: &str) -> Vec<String> {
+    let ar = addon_resource("ClusterSummary", "clustersummaries");
+    let selector =
+        format!("projectsveltos.io/cluster-name={cluster},projectsveltos.io/cluster-type=Sveltos");
+    Api::<DynamicObject>::namespaced_with(client.clone(), ns, &ar)
+        .list_metadata(&ListParams::default().labels(&selector))
+        .await
+        .unwrap_or_else(|e| panic!("listing the ClusterSummaries of {ns}/{cluster}: {e}"))
+        .items
+        .into_iter()
+        .filter_map(|o| o.metadata.name)
+        .collect()
 }
 
 /// Whether SveltosCluster `ns/name` is Ready, as sveltoscluster-manager reports it.

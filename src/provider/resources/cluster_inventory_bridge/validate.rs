@@ -7,8 +7,8 @@ use super::model::{BridgeConfig, OverrideConfig, TokenRenewalConfig, WindowConfi
 use crate::{
     api::ActiveWindow,
     bridge::{
-        BridgeSpec, DEFAULT_DELETION_TIMEOUT, LabelCopy, Override, Selection, TokenRenewal,
-        UnhealthyPolicy,
+        BridgeSpec, DEFAULT_DELETION_TIMEOUT, Deregistration, LabelCopy, Override, Selection,
+        TokenRenewal, UnhealthyPolicy,
         credentials::{CredentialOptions, options::validate as validate_credentials},
         duration::parse_duration,
         names,
@@ -28,6 +28,7 @@ struct Parsed {
     unhealthy: UnhealthyPolicy,
     max_removals: Option<usize>,
     copy_labels: LabelCopy,
+    deregistration: Deregistration,
     deletion_timeout: std::time::Duration,
 }
 
@@ -125,6 +126,7 @@ impl BridgeConfig {
         let unhealthy = self.parse_unhealthy(err);
         let max_removals = self.parse_max_removals(err);
         let copy_labels = self.parse_copy_labels(err);
+        let deregistration = self.parse_deregistration(err);
         let deletion_timeout = self.parse_deletion_timeout(err);
         self.check_name_lists(err);
         check_renewal(
@@ -144,6 +146,7 @@ impl BridgeConfig {
             unhealthy,
             max_removals,
             copy_labels,
+            deregistration,
             deletion_timeout,
         }
     }
@@ -275,6 +278,24 @@ impl BridgeConfig {
         copy_labels
     }
 
+    fn parse_deregistration(&self, err: &mut impl Report) -> Deregistration {
+        match self.deregistration.as_deref() {
+            None | Some("withdraw") => Deregistration::Withdraw,
+            Some("orphan") => Deregistration::Orphan,
+            Some(other) => {
+                err(
+                    AttributePath::attr("deregistration"),
+                    "Invalid deregistration",
+                    format!(
+                        "deregistration must be \"withdraw\" or \"orphan\", got {:?}.",
+                        other.chars().take(64).collect::<String>()
+                    ),
+                );
+                Deregistration::Withdraw
+            }
+        }
+    }
+
     fn parse_deletion_timeout(&self, err: &mut impl Report) -> std::time::Duration {
         match self.deletion_timeout.as_deref().map(parse_duration) {
             None => DEFAULT_DELETION_TIMEOUT,
@@ -384,6 +405,7 @@ impl BridgeConfig {
             unhealthy: parsed.unhealthy,
             max_removals: parsed.max_removals,
             copy_labels: parsed.copy_labels,
+            deregistration: parsed.deregistration,
             deletion_timeout: parsed.deletion_timeout,
             token_renewal: renewal_of(&self.token_renewal),
             claim_namespace: self

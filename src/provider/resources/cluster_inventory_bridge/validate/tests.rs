@@ -68,3 +68,29 @@ fn every_error_has_an_attribute_path() {
     assert_eq!(diags.len(), 5, "{paths:?}");
     assert!(diags.iter().all(|d| d.attribute.is_some()));
 }
+
+#[test]
+fn deregistration_is_withdraw_unless_orphan_is_asked_for() {
+    let mut c = config();
+    assert_eq!(
+        c.to_spec().unwrap().deregistration,
+        Deregistration::Withdraw
+    );
+    c.deregistration = Some("orphan".into());
+    assert_eq!(c.to_spec().unwrap().deregistration, Deregistration::Orphan);
+    c.deregistration = Some("withdraw".into());
+    assert_eq!(
+        c.to_spec().unwrap().deregistration,
+        Deregistration::Withdraw
+    );
+    c.deregistration = Some("delete".into());
+    let diags = c.to_spec().unwrap_err();
+    let d = diags.iter().next().unwrap();
+    assert_eq!(d.summary, "Invalid deregistration");
+    assert_eq!(d.attribute, Some(AttributePath::attr("deregistration")));
+    assert!(
+        d.detail.contains("\"withdraw\" or \"orphan\""),
+        "{}",
+        d.detail
+    );
+}
