@@ -380,6 +380,39 @@ pub async fn cluster_summaries(client: &kube::Client, ns: &str, cluster: &str) -
         .collect()
 }
 
+/// What sveltoscluster-manager made of a SveltosCluster's active window.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Window {
+    /// `spec.paused` as stored (`None`: the field is absent, which is how the manager unpauses).
+    pub paused: Option<bool>,
+    /// `status.nextUnpause`, once the manager has scheduled the window.
+    pub next_unpause: Option<String>,
+    /// `status.nextPause`, once the manager has scheduled the window.
+    pub next_pause: Option<String>,
+}
+
+impl Window {
+    /// SveltosCluster `ns/name` as it is now.
+    pub async fn of(client: &kube::Client, ns: &str, name: &str) -> Window {
+        let ar = ApiResource::erase::<tfsveltos::api::SveltosCluster>(&());
+        let sc = Api::<DynamicObject>::namespaced_with(client.clone(), ns, &ar)
+            .get(name)
+            .await
+            .unwrap_or_else(|e| panic!("reading SveltosCluster {ns}/{name}: {e}"));
+        let status = |k: &str| sc.data["status"][k].as_str().map(str::to_string);
+        Window {
+            paused: sc.data["spec"]["paused"].as_bool(),
+            next_unpause: status("nextUnpause"),
+            next_pause: status("nextPause"),
+        }
+    }
+
+    /// Whether the cluster is paused (outside its window).
+    pub fn is_paused(&self) -> bool {
+        self.paused == Some(true)
+    }
+}
+
 /// Whether SveltosCluster `ns/name` is Ready, as sveltoscluster-manager reports it.
 pub async fn ready(client: &kube::Client, ns: &str, name: &str) -> bool {
     Api::<tfsveltos::api::SveltosCluster>::namespaced(client.clone(), ns)

@@ -10,6 +10,7 @@
 
 support::test_binary!();
 
+mod active_window;
 mod addons;
 mod deregistration;
 

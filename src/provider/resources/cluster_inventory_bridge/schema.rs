@@ -160,7 +160,9 @@ fn sveltos_cluster_attributes() -> Vec<Attribute> {
         ),
         md(
             Attribute::bool("paused").optional(),
-            "`spec.paused` of every SveltosCluster.",
+            "`spec.paused` of every SveltosCluster. Not with an `active_window` (here or in `overrides`): \
+             sveltoscluster-manager owns `spec.paused` of a cluster with a window, and the bridge never writes it \
+             there.",
         ),
         md(
             Attribute::number("consecutive_failure_threshold").optional(),
@@ -193,8 +195,9 @@ fn safety_attributes() -> Vec<Attribute> {
             Attribute::string("unhealthy").optional(),
             "With `require_healthy`: what happens to an already bridged cluster whose ClusterProfile is no longer \
              healthy. `keep` (default) leaves it registered as it is, `pause` sets `spec.paused = true` on its \
-             SveltosCluster until it is healthy again, `remove` deregisters it. New clusters are registered only \
-             when healthy.",
+             SveltosCluster until it is healthy again (not with an `active_window`, here or in `overrides`: \
+             sveltoscluster-manager owns `spec.paused` there), `remove` deregisters it. New clusters are registered \
+             only when healthy.",
         ),
         md(
             Attribute::number("max_removals").optional(),
@@ -245,11 +248,12 @@ fn window_attributes() -> [Attribute; 2] {
     [
         md(
             Attribute::string("from").required(),
-            "Cron schedule opening the window.",
+            "Cron schedule opening the window (standard five fields, UTC, or a descriptor such as `@every 2h`): \
+             when it fires, the cluster is unpaused.",
         ),
         md(
             Attribute::string("to").required(),
-            "Cron schedule closing the window.",
+            "Cron schedule closing the window (same format): when it fires, the cluster is paused.",
         ),
     ]
 }
@@ -266,7 +270,11 @@ fn overrides_attribute() -> Attribute {
                     Attribute::map("extra_annotations", Type::String).optional(),
                     "Extra annotations for this cluster.",
                 ),
-                md(Attribute::bool("paused").optional(), "`spec.paused` for this cluster."),
+                md(
+                    Attribute::bool("paused").optional(),
+                    "`spec.paused` for this cluster. Not when the cluster has an `active_window` (its own or the \
+                     bridge-wide one).",
+                ),
                 md(Attribute::bool("skip").optional(), "Do not bridge this cluster."),
                 md(
                     Attribute::nested("token_renewal", Nesting::Single, token_renewal_attributes()).optional(),
@@ -274,7 +282,8 @@ fn overrides_attribute() -> Attribute {
                 ),
                 md(
                     Attribute::nested("active_window", Nesting::Single, window_attributes()).optional(),
-                    "`spec.activeWindow` for this cluster.",
+                    "`spec.activeWindow` for this cluster (wins over the bridge-wide `active_window`): \
+                     sveltoscluster-manager then owns its `spec.paused`.",
                 ),
                 md(
                     Attribute::number("consecutive_failure_threshold").optional(),
@@ -329,7 +338,12 @@ fn token_renewal_block() -> NestedBlock {
 
 /// The bridge-wide `active_window` block.
 fn active_window_block() -> NestedBlock {
-    let mut b = Block::new().markdown_description("`spec.activeWindow` of every SveltosCluster.");
+    let mut b = Block::new().markdown_description(
+        "`spec.activeWindow` of every SveltosCluster: sveltoscluster-manager pauses the cluster (`spec.paused = true`) \
+         when `to` fires and unpauses it (removing `spec.paused`) when `from` fires, checking about once a minute. \
+         It then owns `spec.paused`: the bridge never writes it for a cluster with a window, and refuses `paused` and \
+         `unhealthy = \"pause\"` next to one.",
+    );
     for a in window_attributes() {
         b = b.attribute(a);
     }

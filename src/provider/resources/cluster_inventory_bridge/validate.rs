@@ -141,6 +141,7 @@ impl BridgeConfig {
             AttributePath::attr("active_window"),
             &window_of(&self.active_window),
         );
+        self.check_paused_beside_windows(err);
         Parsed {
             label_selector,
             unhealthy,
@@ -355,6 +356,63 @@ impl BridgeConfig {
         }
     }
 
+    /// With an active window, sveltoscluster-manager owns `spec.paused` (it sets it outside the window and removes
+    /// it inside, on every flip): `paused` and `unhealthy = "pause"` would fight it, so neither may apply to a
+    /// cluster with a window. The error is at the most specific attribute that brings the two together.
+    fn check_paused_beside_windows(&self, err: &mut impl Report) {
+        let window_here = self.active_window.is_some();
+        let overrides = self.overrides.iter().flatten();
+        let windows: Vec<&String> = overrides
+            .clone()
+            .filter(|(_, o)| o.active_window.is_some())
+            .map(|(k, _)| k)
+            .collect();
+        if self.unhealthy.as_deref() == Some("pause") && (window_here || !windows.is_empty()) {
+            let which = if window_here {
+                "active_window".to_string()
+            } else {
+                format!("overrides[{:?}].active_window", windows[0])
+            };
+            err(
+                AttributePath::attr("unhealthy"),
+                "unhealthy = \"pause\" next to an active window",
+                format!(
+                    "unhealthy = \"pause\" pauses an unhealthy cluster through spec.paused, which sveltoscluster-manager \
+                     owns for a cluster with an active window ({which}): {WINDOW_OWNS_PAUSED} Use unhealthy = \"keep\" or \
+                     \"remove\", or drop the window."
+                ),
+            );
+        }
+        if window_here && self.paused.is_some() {
+            err(
+                AttributePath::attr("paused"),
+                PAUSED_BESIDE_WINDOW,
+                paused_detail("active_window"),
+            );
+        }
+        for (k, o) in overrides {
+            let base = AttributePath::attr("overrides").then_key(k);
+            if o.paused.is_some() && (window_here || o.active_window.is_some()) {
+                let which = if o.active_window.is_some() {
+                    "its active_window"
+                } else {
+                    "active_window"
+                };
+                err(
+                    base.then_attr("paused"),
+                    PAUSED_BESIDE_WINDOW,
+                    paused_detail(which),
+                );
+            } else if o.paused.is_none() && self.paused.is_some() && o.active_window.is_some() {
+                err(
+                    base.then_attr("active_window"),
+                    PAUSED_BESIDE_WINDOW,
+                    paused_detail("this active_window, with the bridge-wide paused"),
+                );
+            }
+        }
+    }
+
     fn check_claim_namespace_and_manager(&self, err: &mut impl Report) {
         if let Some(ns) = &self.claim_namespace
             && let Err(e) = names::dns1123_label(ns)
@@ -415,6 +473,21 @@ impl BridgeConfig {
             config_record: self.record(),
         }
     }
+}
+
+/// The summary of `paused` set for a cluster that has an active window.
+const PAUSED_BESIDE_WINDOW: &str = "paused next to an active window";
+
+/// Why the bridge does not set `spec.paused` where a window is (completed by the callers).
+const WINDOW_OWNS_PAUSED: &str = "it sets spec.paused = true outside the window and removes it inside, on every flip, \
+     and a bridge that also set it would undo each flip at the next apply and show it as a change in every plan.";
+
+/// The detail of [`PAUSED_BESIDE_WINDOW`]; `which`: the window concerned.
+fn paused_detail(which: &str) -> String {
+    format!(
+        "With an active window ({which}), sveltoscluster-manager owns spec.paused: {WINDOW_OWNS_PAUSED} Remove \
+         paused here to let the window pause and unpause the cluster, or drop the window to pause it yourself."
+    )
 }
 
 /// Whether a `copy_labels` element is a label key, or a key prefix ending in `*`.
