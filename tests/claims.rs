@@ -330,6 +330,12 @@ fn rows() -> Vec<Row> {
         ),
         ("claim_namespace", "claim_namespace = {v}", Name, r3),
         ("unhealthy", "unhealthy = {v}", Other("delete"), r3),
+        (
+            "deregistration",
+            "deregistration = {v}",
+            Other("delete"),
+            r3,
+        ),
         ("deletion_timeout", "deletion_timeout = {v}", Duration, r3),
         (
             "credentials.consumer",

@@ -1,15 +1,18 @@
 //! Kubernetes API types the provider reads and writes, and the CRDs generated from them.
 //!
 //! `ClusterProfile` (KEP-4322, `multicluster.x-k8s.io/v1alpha1`) and `SveltosCluster`
-//! (`lib.projectsveltos.io/v1beta1`) are modelled with kube's `CustomResource` derive. Field names follow
+//! (`lib.projectsveltos.io/v1beta1`) are modelled with kube's `CustomResource` derive; Sveltos' `ClusterSummary`
+//! (`config.projectsveltos.io/v1beta1`), which the bridge only lists, by its metadata alone. Field names follow
 //! upstream exactly; only the fields the provider reads or writes are modelled (a spec type's doc comment names
 //! the upstream fields it leaves out, as `SveltosClusterSpec`'s does). The CRDs installed by the test environment are generated from these types
 //! (`testenv/crds/`), and a test compares them with the upstream copies.
 
 mod clusterprofile;
+mod clustersummary;
 mod sveltoscluster;
 
 pub use clusterprofile::*;
+pub use clustersummary::*;
 pub use sveltoscluster::*;
 
 use kube::CustomResourceExt;
@@ -36,6 +39,12 @@ pub mod keys {
     pub const EXPIRES_ANNOTATION: &str = "sveltos.clusterinventory.io/credential-expires-at";
     /// Label written by sveltoscluster-manager; never touched by the bridge.
     pub const SVELTOS_K8S_VERSION_LABEL: &str = "projectsveltos.io/k8s-version";
+    /// Label addon-controller sets on a `ClusterSummary`: the name of its cluster.
+    pub const CLUSTER_SUMMARY_CLUSTER_NAME_LABEL: &str = "projectsveltos.io/cluster-name";
+    /// Label addon-controller sets on a `ClusterSummary`: the type of its cluster ([`SVELTOS_CLUSTER_TYPE`]).
+    pub const CLUSTER_SUMMARY_CLUSTER_TYPE_LABEL: &str = "projectsveltos.io/cluster-type";
+    /// The cluster type of a SveltosCluster, as addon-controller labels its `ClusterSummary` objects.
+    pub const SVELTOS_CLUSTER_TYPE: &str = "Sveltos";
     /// The ClusterProfile condition type that reports control plane health.
     pub const CONTROL_PLANE_HEALTHY: &str = "ControlPlaneHealthy";
     /// The access provider that names a Secret holding a complete kubeconfig.

@@ -418,7 +418,9 @@ fn cluster_annotations(
 }
 
 /// The SveltosCluster's spec: the override's settings over the bridge's, paused while unhealthy when
-/// `health_pause`.
+/// `health_pause`. With an active window, `spec.paused` is sveltoscluster-manager's (it pauses and unpauses the
+/// cluster on every flip of the window) and never written here; validation refuses `paused` and
+/// `unhealthy = "pause"` for such a cluster.
 fn cluster_spec(
     spec: &BridgeSpec,
     over: Option<&Override>,
@@ -426,20 +428,24 @@ fn cluster_spec(
     health_pause: bool,
     renewal: Option<TokenRenewal>,
 ) -> SveltosClusterSpec {
+    let active_window = over
+        .and_then(|o| o.active_window.clone())
+        .or_else(|| spec.active_window.clone());
+    let paused = if active_window.is_some() {
+        None
+    } else if health_pause {
+        Some(true)
+    } else {
+        over.and_then(|o| o.paused).or(spec.paused)
+    };
     SveltosClusterSpec {
         kubeconfig_name: Some(secret_name(name)),
         kubeconfig_key_name: Some(SECRET_KEY.into()),
-        paused: if health_pause {
-            Some(true)
-        } else {
-            over.and_then(|o| o.paused).or(spec.paused)
-        },
+        paused,
         consecutive_failure_threshold: over
             .and_then(|o| o.consecutive_failure_threshold)
             .or(spec.consecutive_failure_threshold),
-        active_window: over
-            .and_then(|o| o.active_window.clone())
-            .or_else(|| spec.active_window.clone()),
+        active_window,
         token_request_renewal_option: renewal.map(|r| TokenRequestRenewalOption {
             renew_token_request_interval: r.interval,
             token_duration: r.token_duration,
@@ -603,6 +609,43 @@ mod tests {
         assert_eq!(b.sveltos_cluster.unwrap().spec.paused, Some(true));
         assert_eq!(b.entry.labels["tier"], "gold");
         assert_ne!(a.entry.config_sha256, b.entry.config_sha256);
+    }
+
+    #[test]
+    fn paused_is_never_written_where_a_window_is() {
+        let p = profile("team-a", "c1", &[]);
+        let window = crate::api::ActiveWindow {
+            from: "0 20 * * 5".into(),
+            to: "0 7 * * 1".into(),
+        };
+        // Bridge-wide window, paused from everywhere (validation refuses these; the spec never carries them).
+        let mut spec = BridgeSpec {
+            name: "main".into(),
+            paused: Some(false),
+            active_window: Some(window.clone()),
+            ..Default::default()
+        };
+        spec.overrides.insert(
+            "team-a/c1".into(),
+            Override {
+                paused: Some(true),
+                ..Default::default()
+            },
+        );
+        for health_pause in [false, true] {
+            let sc = desired(&spec, &p, &src(), &bytes(), health_pause)
+                .sveltos_cluster
+                .unwrap();
+            assert_eq!(sc.spec.paused, None, "health_pause = {health_pause}");
+            assert_eq!(sc.spec.active_window.as_ref(), Some(&window));
+        }
+        // A window of this cluster alone.
+        spec.active_window = None;
+        spec.overrides.get_mut("team-a/c1").unwrap().active_window = Some(window);
+        let sc = desired(&spec, &p, &src(), &bytes(), false)
+            .sveltos_cluster
+            .unwrap();
+        assert_eq!(sc.spec.paused, None);
     }
 
     #[test]

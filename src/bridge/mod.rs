@@ -77,8 +77,11 @@ pub struct BridgeSpec {
     pub max_removals: Option<usize>,
     /// Which profile labels are copied onto SveltosClusters.
     pub copy_labels: LabelCopy,
-    /// How long deregistration waits for a SveltosCluster to be gone (Sveltos' finalizers) before it deletes
-    /// the kubeconfig Secret.
+    /// What deregistration does with the add-ons Sveltos deployed to a cluster.
+    pub deregistration: Deregistration,
+    /// How long deregistration may wait for one cluster: for addon-controller to withdraw its add-ons
+    /// ([`Deregistration::Withdraw`]), then for its SveltosCluster to be gone (a finalizer may hold it), before
+    /// the kubeconfig Secret is deleted.
     pub deletion_timeout: std::time::Duration,
     /// Namespace of the bridge's claim ConfigMap.
     pub claim_namespace: String,
@@ -102,6 +105,33 @@ pub struct TokenRenewal {
     /// `saName`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sa_name: Option<String>,
+}
+
+/// What deregistering a cluster does with the add-ons Sveltos deployed to it (`deregistration`).
+///
+/// addon-controller withdraws a cluster's add-ons when the cluster stops matching a Sveltos profile while it is
+/// still registered (`stopMatchingBehavior: WithdrawPolicies`, Sveltos' default); it does not when the
+/// SveltosCluster is deleted: it then drops its `ClusterSummary` objects and leaves the add-ons on the cluster.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Deregistration {
+    /// The cluster stops matching first: the labels the bridge wrote on its SveltosCluster are removed (the
+    /// ownership label stays), the bridge waits until addon-controller has no `ClusterSummary` left for it (its
+    /// add-ons withdrawn), then deletes the SveltosCluster and then its kubeconfig Secret (default).
+    #[default]
+    Withdraw,
+    /// The SveltosCluster and then its Secret are deleted at once: add-ons stay on the cluster, no longer
+    /// managed by anyone.
+    Orphan,
+}
+
+impl Deregistration {
+    /// The attribute's value: `withdraw` or `orphan`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Deregistration::Withdraw => "withdraw",
+            Deregistration::Orphan => "orphan",
+        }
+    }
 }
 
 /// Default `deletion_timeout`.
@@ -180,6 +210,7 @@ impl Default for BridgeSpec {
             unhealthy: UnhealthyPolicy::default(),
             max_removals: None,
             copy_labels: LabelCopy::default(),
+            deregistration: Deregistration::default(),
             deletion_timeout: DEFAULT_DELETION_TIMEOUT,
             claim_namespace: ownership::DEFAULT_CLAIM_NAMESPACE.to_string(),
             token_renewal: None,

@@ -2,7 +2,10 @@
 //! attribute paths) and the typed errors of the Kubernetes layer (each naming its cluster and object).
 
 use crate::{
-    bridge::problem::{Problem, Severity, Step},
+    bridge::{
+        plan::name_list,
+        problem::{Problem, Severity, Step},
+    },
     k8s::{
         bridge::{
             apply::{DestroyStop, NotApplied},
@@ -110,26 +113,76 @@ pub fn remove_diag(e: &RemoveError) -> Diagnostic {
             name,
             timeout,
             already_terminating,
-        } => {
-            let waited = if *already_terminating {
-                "was already being deleted when this run started (so it was not waited for again)"
-                    .to_string()
-            } else {
-                format!(
-                    "was asked to go but still exists after deletion_timeout ({}s)",
-                    timeout.as_secs()
-                )
-            };
-            Diagnostic::error(
-                format!("SveltosCluster {namespace}/{name} is still being deleted"),
-                format!(
-                    "ClusterProfile {key}: the SveltosCluster {waited}: a finalizer holds it (Sveltos itself puts \
-                     none on SveltosClusters; see its metadata.finalizers). Its kubeconfig Secret was kept; once \
-                     the finalizer is removed, apply (or destroy) finishes removing it."
-                ),
-            )
-        }
+        } => still_terminating_diag(key, (namespace, name), *timeout, *already_terminating),
+        RemoveError::NotWithdrawn {
+            key,
+            namespace,
+            name,
+            summaries,
+            timeout,
+            resumed,
+        } => not_withdrawn_diag(key, (namespace, name), summaries, *timeout, *resumed),
     }
+}
+
+fn still_terminating_diag(
+    key: &str,
+    (namespace, name): (&str, &str),
+    timeout: std::time::Duration,
+    already_terminating: bool,
+) -> Diagnostic {
+    let waited = if already_terminating {
+        "was already being deleted when this run started (so it was not waited for again)"
+            .to_string()
+    } else {
+        format!(
+            "was asked to go but still exists after deletion_timeout ({}s)",
+            timeout.as_secs()
+        )
+    };
+    Diagnostic::error(
+        format!("SveltosCluster {namespace}/{name} is still being deleted"),
+        format!(
+            "ClusterProfile {key}: the SveltosCluster {waited}: a finalizer holds it (Sveltos itself puts none on \
+             SveltosClusters; see its metadata.finalizers). Its kubeconfig Secret was kept; once the finalizer is \
+             removed, apply (or destroy) finishes removing it."
+        ),
+    )
+}
+
+fn not_withdrawn_diag(
+    key: &str,
+    (namespace, name): (&str, &str),
+    summaries: &[String],
+    timeout: std::time::Duration,
+    resumed: bool,
+) -> Diagnostic {
+    let held = format!(
+        "addon-controller still keeps {} ClusterSummary object(s) for it ({})",
+        summaries.len(),
+        name_list(summaries.iter().map(String::as_str))
+    );
+    let when = if resumed {
+        "; the labels the bridge wrote on it were already gone (removed by an earlier run, or it had none), so \
+         this run did not wait"
+            .to_string()
+    } else {
+        format!(
+            " after deletion_timeout ({}s), the labels the bridge wrote on it removed",
+            timeout.as_secs()
+        )
+    };
+    Diagnostic::error(
+        format!("Add-ons of SveltosCluster {namespace}/{name} not withdrawn"),
+        format!(
+            "ClusterProfile {key}: {held}{when}. The SveltosCluster and its kubeconfig Secret were kept, so that \
+             Sveltos can still reach the cluster and withdraw them. Sveltos withdraws nothing from a paused cluster \
+             (paused, or outside its active window) or an unreachable one, nor while a Sveltos profile selects the \
+             cluster by clusterRefs, by the bridge's ownership label or by a label the bridge does not write. Once \
+             they are gone, apply (or destroy) finishes removing it; deregistration = \"orphan\" removes it now \
+             and leaves its add-ons on the cluster."
+        ),
+    )
 }
 
 /// Removals that failed, one diagnostic each.
@@ -207,6 +260,37 @@ mod tests {
         });
         assert_eq!(d.summary, "SveltosCluster ns/c1 is still being deleted");
         assert!(d.detail.contains("deletion_timeout (300s)"), "{}", d.detail);
+        assert!(!d.detail.contains("  "), "runs of spaces: {:?}", d.detail);
+    }
+
+    #[test]
+    fn add_ons_not_withdrawn_name_the_cluster_its_summaries_and_the_ways_out() {
+        let e = |resumed| RemoveError::NotWithdrawn {
+            key: "ns/c1".into(),
+            namespace: "ns".into(),
+            name: "c1".into(),
+            summaries: vec!["web-sveltos-c1".into()],
+            timeout: std::time::Duration::from_secs(300),
+            resumed,
+        };
+        let d = remove_diag(&e(false));
+        assert_eq!(d.summary, "Add-ons of SveltosCluster ns/c1 not withdrawn");
+        for part in [
+            "ClusterProfile ns/c1: addon-controller still keeps 1 ClusterSummary object(s) for it (web-sveltos-c1)",
+            "after deletion_timeout (300s)",
+            "were kept",
+            "deregistration = \"orphan\"",
+        ] {
+            assert!(d.detail.contains(part), "{part:?} not in {:?}", d.detail);
+        }
+        assert!(!d.detail.contains("  "), "runs of spaces: {:?}", d.detail);
+        let d = remove_diag(&e(true));
+        assert!(
+            d.detail.contains("so this run did not wait"),
+            "{}",
+            d.detail
+        );
+        assert!(!d.detail.contains("deletion_timeout"), "{}", d.detail);
         assert!(!d.detail.contains("  "), "runs of spaces: {:?}", d.detail);
     }
 }

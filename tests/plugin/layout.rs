@@ -1,5 +1,5 @@
-//! The layout of `tests/`: two test binaries by what a test needs (`e2e/`: the control plane; `plugin/`: none),
-//! one test file that must run alone (`claims.rs`, which says why at its top), and the support library
+//! The layout of `tests/`: three test binaries by what a test needs (`e2e/`: the control plane; `plugin/`: none;
+//! `sveltos/`: the real Sveltos controllers, on a control plane of its own), one test file that must run alone (`claims.rs`, which says why at its top), and the support library
 //! (`support/`). Every file of a binary's folder is a module its `main.rs` declares (cargo compiles only those: a
 //! file it does not declare would never run), and CONTRIBUTING.md's test map has one line for each module.
 
@@ -11,7 +11,7 @@ fn tests_dir() -> PathBuf {
 }
 
 /// The test binaries with a folder, and the test files that are a binary alone.
-const BINARIES: [&str; 2] = ["e2e", "plugin"];
+const BINARIES: [&str; 3] = ["e2e", "plugin", "sveltos"];
 const ALONE: [&str; 1] = ["claims.rs"];
 
 fn entries(dir: &str) -> BTreeSet<String> {
@@ -52,15 +52,15 @@ fn modules() -> BTreeSet<String> {
 }
 
 #[test]
-fn tests_holds_the_two_binaries_the_lone_file_and_support() {
+fn tests_holds_the_three_binaries_the_lone_file_and_support() {
     let mut expected: BTreeSet<String> = BINARIES.iter().map(|b| b.to_string()).collect();
     expected.extend(ALONE.iter().map(|f| f.to_string()));
     expected.insert("support".to_string());
     let found = entries("");
     assert_eq!(
         found, expected,
-        "tests/ holds something else: put a new test file in tests/e2e (it needs the control plane) or tests/plugin \
-         (it does not) and declare it in that folder's main.rs"
+        "tests/ holds something else: put a new test file in tests/e2e (it needs the control plane), tests/plugin \
+         (it does not) or tests/sveltos (it needs the real Sveltos controllers) and declare it in that folder's main.rs"
     );
 }
 

@@ -79,7 +79,11 @@ pub struct Inv {
 impl Inv {
     /// The shared control plane ([`TestEnv::get`]).
     pub async fn new() -> Self {
-        let env = TestEnv::get();
+        Self::of(TestEnv::get()).await
+    }
+
+    /// The control plane of `env` (the `sveltos` test binary's own: [`crate::sveltos::Sveltos`]).
+    pub async fn of(env: &TestEnv) -> Self {
         Inv {
             client: env.client().await,
             kubeconfig: env.kubeconfig.clone(),

@@ -1,8 +1,9 @@
 //! The integration tests' fixtures: a real control plane, a namespace per test, a runner for the real `tofu` /
 //! `terraform` CLIs driving the freshly built provider, and the vocabulary the tests share. A library (package
 //! `support`, a dev-dependency of the provider's package) used by every test binary: `tests/e2e` (needs the
-//! control plane), `tests/plugin` (needs none) and `tests/claims.rs` (alone), and by the benchmarks
-//! ([`fixtures`]). Each test binary's root invokes [`test_binary!`] once.
+//! control plane), `tests/plugin` (needs none), `tests/sveltos` (the real Sveltos controllers) and
+//! `tests/claims.rs` (alone), and by the benchmarks ([`fixtures`]). Each test binary's root invokes
+//! [`test_binary!`] once.
 //!
 //! * [`TestEnv::get`] starts `scripts/testenv up --managed --owner-pid <this test binary>` once per
 //!   test binary (or reuses the environment that `KUBECONFIG`, `TESTENV_BIN`, `TESTENV_DIR` and
@@ -22,6 +23,8 @@
 //!   configuration (shared with `benches/`).
 //! * [`inventory`], [`metrics`], [`fault_proxy`], [`apiserver`]: a test's inventory on the control plane, the
 //!   API server's request counters, a fault-injecting proxy in front of it, an API server to kill and restart.
+//! * [`sveltos`]: the real Sveltos controllers (sveltoscluster-manager, addon-controller, from `../shared/sveltos`)
+//!   against a control plane of their own, for the `sveltos` test binary.
 //! * [`plugin`]: the toy provider and the mutual-TLS client of the plugin-layer tests; [`workflow_lint`]: the
 //!   checks of GitHub workflows.
 //!
@@ -44,6 +47,8 @@ pub mod metrics;
 pub mod needs;
 /// The toy provider and mutual-TLS client of the plugin-layer tests.
 pub mod plugin;
+/// The real Sveltos controllers, against a control plane of their own.
+pub mod sveltos;
 /// An actionlint-style checker of GitHub workflows.
 pub mod workflow_lint;
 

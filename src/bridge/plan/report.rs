@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::{Inputs, Plan};
 use crate::bridge::{
-    BridgeSpec,
+    BridgeSpec, Deregistration,
     problem::{Problem, Step},
 };
 
@@ -233,13 +233,22 @@ fn removals_problem(spec: &BridgeSpec, removals: &[String], bridged: usize) -> O
     let names = name_list(removals.iter().map(String::as_str));
     let limit = removal_limit(spec.max_removals, bridged);
     if n <= limit {
+        let what = match spec.deregistration {
+            Deregistration::Withdraw => {
+                "Their add-ons are withdrawn first: the labels the bridge wrote on their SveltosClusters are \
+                 removed and apply waits (deletion_timeout) until addon-controller has taken off the clusters what \
+                 Sveltos deployed there (deregistration = \"withdraw\")"
+            }
+            Deregistration::Orphan => {
+                "Add-ons Sveltos deployed there stay on the clusters, managed by no one (deregistration = \
+                 \"orphan\"; addon-controller does not withdraw them when a SveltosCluster is deleted)"
+            }
+        };
         return Some(Problem::warning(
             vec![],
             format!("This plan deregisters {n} cluster(s)"),
             format!(
-                "{names}. Sveltos stops managing them: add-ons it deployed there stay on the clusters, no \
-                 longer managed (Sveltos does not withdraw them when a SveltosCluster is deleted). max_removals \
-                 caps how many one plan may deregister (now {limit})."
+                "{names}. {what}. max_removals caps how many one plan may deregister (now {limit})."
             ),
         ));
     }
@@ -259,13 +268,21 @@ fn removals_problem(spec: &BridgeSpec, removals: &[String], bridged: usize) -> O
             ),
         ),
     };
+    let consequence = match spec.deregistration {
+        Deregistration::Withdraw => {
+            "Deregistering a cluster withdraws every add-on Sveltos deployed there (deregistration = \"withdraw\")."
+        }
+        Deregistration::Orphan => {
+            "Deregistering a cluster leaves the add-ons Sveltos deployed there managed by no one (deregistration = \
+             \"orphan\")."
+        }
+    };
     Some(Problem::error(
         vec![Step::Attr("max_removals")],
         summary,
         format!(
-            "Deregistering a cluster takes it out of Sveltos' management, add-ons included. Clusters: {names}. Nothing was \
-             written. {hint}; otherwise check label_selector, namespaces and names (and that the inventory \
-             lists its ClusterProfiles)."
+            "{consequence} Clusters: {names}. Nothing was written. {hint}; otherwise check label_selector, \
+             namespaces and names (and that the inventory lists its ClusterProfiles)."
         ),
     ))
 }
@@ -322,10 +339,18 @@ mod tests {
             "{e:?}"
         );
         assert_eq!(e.path, vec![Step::Attr("max_removals")]);
-        // A routine decommission passes with a warning naming the limit.
+        // A routine decommission passes with a warning naming the limit and what happens to the add-ons.
         let w = removals_problem(&spec, &keys(25), 100).unwrap();
         assert_eq!(w.severity, Severity::Warning);
         assert!(w.detail.contains("(now 25)"), "{w:?}");
+        assert!(w.detail.contains("add-ons are withdrawn first"), "{w:?}");
+        let orphan = BridgeSpec {
+            deregistration: Deregistration::Orphan,
+            ..BridgeSpec::default()
+        };
+        let w = removals_problem(&orphan, &keys(25), 100).unwrap();
+        assert!(w.detail.contains("managed by no one"), "{w:?}");
+        assert!(!w.detail.contains("  "), "runs of spaces: {:?}", w.detail);
         // Small fleets: up to ten.
         assert_eq!(
             removals_problem(&spec, &keys(10), 12).unwrap().severity,

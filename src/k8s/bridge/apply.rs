@@ -12,7 +12,7 @@ use std::{
 use kube::Client;
 
 use super::{
-    deregister::{DestroyError, RemoveError, delete_all},
+    deregister::{DestroyError, Removal, RemoveError, delete_all},
     execute::{Outcome, execute},
     snapshot::{HeadStart, read_owned, snapshot},
 };
@@ -201,8 +201,9 @@ async fn settle(
     }
 }
 
-/// What a destroy is told: the bridge, what it owns, how long Sveltos may take per cluster (`deletion_timeout`)
-/// and the destroy in all (`timeouts.delete`), and the claim to release last.
+/// What a destroy is told: the bridge, what it owns, how clusters are removed (`deregistration`, and how long
+/// Sveltos may take per cluster: `deletion_timeout`) and the destroy in all (`timeouts.delete`), and the claim to
+/// release last.
 pub struct DestroyRun<'a> {
     /// The cluster the bridge writes to.
     pub client: &'a Client,
@@ -210,8 +211,8 @@ pub struct DestroyRun<'a> {
     pub bridge: &'a str,
     /// What it owns.
     pub ledger: Ledger,
-    /// How long each SveltosCluster may take to go.
-    pub deletion_timeout: Duration,
+    /// How each cluster is removed.
+    pub removal: Removal,
     /// How long the destroy may take.
     pub limit: Duration,
     /// The namespace of the bridge's claim.
@@ -245,12 +246,12 @@ pub async fn destroy(run: DestroyRun<'_>) -> Result<(), (DestroyStop, ReadBack)>
         client,
         bridge,
         ledger,
-        deletion_timeout,
+        removal,
         limit,
         claim_namespace,
         instance,
     } = run;
-    let deleting = delete_all(client, bridge, &ledger, deletion_timeout);
+    let deleting = delete_all(client, bridge, &ledger, removal);
     let (stop, ledger) = match tokio::time::timeout(limit, deleting).await {
         Ok(Ok(())) => match release_claim(client, claim_namespace, bridge, instance).await {
             Ok(()) => return Ok(()),

@@ -10,7 +10,7 @@ use kube::Client;
 
 use super::{
     CONCURRENCY, Namespaced,
-    deregister::{RemoveError, Removed, deregister},
+    deregister::{Removal, RemoveError, Removed, deregister},
     snapshot::Snapshot,
 };
 use crate::{
@@ -154,8 +154,8 @@ impl Outcome {
     }
 }
 
-/// Writes (Secret before SveltosCluster) and deletes (SveltosCluster, wait until it is gone, then Secret) with
-/// bounded concurrency.
+/// Writes (Secret before SveltosCluster) and deletes (add-ons withdrawn, SveltosCluster, wait until it is gone,
+/// then Secret) with bounded concurrency.
 pub async fn execute(
     client: &Client,
     spec: &BridgeSpec,
@@ -170,7 +170,7 @@ pub async fn execute(
         .buffer_unordered(CONCURRENCY)
         .collect()
         .await;
-    let removed = deregister(client, &snap.observed, deletes, spec.deletion_timeout).await;
+    let removed = deregister(client, &snap.observed, deletes, Removal::of(spec)).await;
     let mut out = Outcome {
         minted: BTreeMap::new(),
         written: Vec::new(),

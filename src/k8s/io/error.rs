@@ -62,6 +62,15 @@ impl IoError {
 }
 
 impl IoError {
+    /// Whether the API server does not serve the resource at all (HTTP 404 on a collection: its CRD is not
+    /// installed), as opposed to a missing object.
+    pub fn not_served(&self) -> bool {
+        matches!(
+            self.kube_error(),
+            Some(kube::Error::Api(s)) if s.code == 404 && is_not_served(&s.message)
+        )
+    }
+
     /// The Kubernetes client error behind this one, if it came from the client or the API server.
     pub fn kube_error(&self) -> Option<&kube::Error> {
         match &self.source {
@@ -79,15 +88,17 @@ pub(super) fn status(err: &kube::Error) -> Option<&Status> {
     }
 }
 
+/// Whether a 404's message says the API server serves no such resource (rather than no such object): its answer
+/// for a resource of a group it serves, or the plain `404 page not found` for a group it does not serve at all.
+fn is_not_served(message: &str) -> bool {
+    message.contains("the server could not find the requested resource")
+        || message.trim() == "404 page not found"
+}
+
 /// What went wrong, in words, with a hint where one helps (a CRD not installed, access not granted).
 fn describe(err: &kube::Error, kind: &str) -> String {
     match err {
-        kube::Error::Api(s)
-            if s.code == 404
-                && s.reason == "NotFound"
-                && s.message
-                    .contains("the server could not find the requested resource") =>
-        {
+        kube::Error::Api(s) if s.code == 404 && is_not_served(&s.message) => {
             format!("the {kind} API is not served by this cluster: install its CRD (HTTP 404)")
         }
         kube::Error::Api(s) if s.code == 403 => format!(
@@ -96,5 +107,41 @@ fn describe(err: &kube::Error, kind: &str) -> String {
         ),
         kube::Error::Api(s) => format!("{} (HTTP {}, reason {})", s.message, s.code, s.reason),
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use kube::core::Status;
+
+    use super::*;
+
+    fn error(code: u16, message: &str, reason: &str) -> IoError {
+        let e = kube::Error::Api(Status::failure(message, reason).with_code(code).boxed());
+        IoError::new(
+            "list",
+            "ClusterSummary in namespace ns",
+            "ClusterSummary",
+            IoCause::Kube(e),
+        )
+    }
+
+    #[test]
+    fn a_resource_or_a_group_not_served_is_told_from_a_missing_object() {
+        // A group the API server serves without that resource, and a group it does not serve at all (kube gets a
+        // plain-text body it cannot parse as a Status).
+        for (message, reason) in [
+            (
+                "the server could not find the requested resource",
+                "NotFound",
+            ),
+            ("404 page not found\n", "Failed to parse error data"),
+        ] {
+            let e = error(404, message, reason);
+            assert!(e.not_served(), "{message}");
+            assert!(e.message.contains("API is not served"), "{}", e.message);
+        }
+        assert!(!error(404, "clustersummaries \"x\" not found", "NotFound").not_served());
+        assert!(!error(403, "forbidden", "Forbidden").not_served());
     }
 }

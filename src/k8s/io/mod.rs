@@ -10,6 +10,7 @@
 //! | `get.rs` | Reads of one object by name |
 //! | `apply.rs` | Server-side apply, and adoption ([`take_ownership`]) |
 //! | `delete.rs` | Deletes, with the owner's UID as a precondition ([`delete_owned`]) |
+//! | `patch.rs` | Labels removed by a merge patch guarded by the owner's UID ([`remove_labels`]) |
 //! | `target.rs` | Where an object lives: its [`api`] and the names its errors give it |
 //!
 //! # Retries
@@ -27,6 +28,7 @@ mod delete;
 mod error;
 mod get;
 mod list;
+mod patch;
 mod retry;
 mod target;
 
@@ -41,6 +43,7 @@ pub use list::{
     PAGE_SIZE, list, list_cluster_scoped, list_each, list_metadata, list_metadata_each,
     list_tolerant, paginate,
 };
+pub use patch::{Patched, remove_labels};
 pub use retry::{ATTEMPT_TIMEOUT, MAX_ATTEMPTS, OPERATION_BOUND, RETRY_WINDOW, with_retry};
 pub use target::api;
 

@@ -6,12 +6,10 @@
 use std::collections::BTreeMap;
 
 use crate::{
-    bridge::{
-        BridgeSpec, DEFAULT_DELETION_TIMEOUT, desired::ClusterEntry, exec::ProvidersFile,
-        ownership::Ledger,
-    },
+    bridge::{BridgeSpec, desired::ClusterEntry, exec::ProvidersFile, ownership::Ledger},
     k8s::bridge::{
         apply::{Applied, ApplyRun, DestroyRun, End, NotApplied, ReadBack, Stop, apply, destroy},
+        deregister::Removal,
         inventory::reads_sha256,
     },
     provider::{
@@ -213,15 +211,16 @@ async fn destroy_bridge(
     let bridge = prior.get_attr("name").as_str().unwrap_or_default();
     let bridge = bridge.to_string();
     let config = BridgeConfig::of_state(&prior);
-    let deletion_timeout = config
+    // The removal the prior state was configured with (the defaults if it no longer validates).
+    let removal = config
         .to_spec()
-        .map_or(DEFAULT_DELETION_TIMEOUT, |s| s.deletion_timeout);
+        .map_or_else(|_| Removal::default(), |s| Removal::of(&s));
     let claim_namespace = claim_namespace(&prior);
     let run = DestroyRun {
         client,
         bridge: &bridge,
         ledger,
-        deletion_timeout,
+        removal,
         limit: timeouts::delete_limit(config.timeouts.as_ref()),
         claim_namespace: &claim_namespace,
         instance: prior.get_attr("instance_id").as_str(),

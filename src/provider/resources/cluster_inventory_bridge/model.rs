@@ -79,6 +79,9 @@ pub struct BridgeConfig {
     /// The `copy_labels` block.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub copy_labels: Option<CopyLabelsConfig>,
+    /// `deregistration`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deregistration: Option<String>,
     /// `deletion_timeout`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deletion_timeout: Option<String>,

@@ -160,7 +160,9 @@ fn sveltos_cluster_attributes() -> Vec<Attribute> {
         ),
         md(
             Attribute::bool("paused").optional(),
-            "`spec.paused` of every SveltosCluster.",
+            "`spec.paused` of every SveltosCluster. Not with an `active_window` (here or in `overrides`): \
+             sveltoscluster-manager owns `spec.paused` of a cluster with a window, and the bridge never writes it \
+             there.",
         ),
         md(
             Attribute::number("consecutive_failure_threshold").optional(),
@@ -193,8 +195,9 @@ fn safety_attributes() -> Vec<Attribute> {
             Attribute::string("unhealthy").optional(),
             "With `require_healthy`: what happens to an already bridged cluster whose ClusterProfile is no longer \
              healthy. `keep` (default) leaves it registered as it is, `pause` sets `spec.paused = true` on its \
-             SveltosCluster until it is healthy again, `remove` deregisters it. New clusters are registered only \
-             when healthy.",
+             SveltosCluster until it is healthy again (not with an `active_window`, here or in `overrides`: \
+             sveltoscluster-manager owns `spec.paused` there), `remove` deregisters it. New clusters are registered \
+             only when healthy.",
         ),
         md(
             Attribute::number("max_removals").optional(),
@@ -205,11 +208,26 @@ fn safety_attributes() -> Vec<Attribute> {
              warning listing them.",
         ),
         md(
+            Attribute::string("deregistration").optional(),
+            "What deregistering a cluster (a removal, destroy) does with the add-ons Sveltos deployed to it. \
+             `withdraw` (default, like Sveltos' own `stopMatchingBehavior`): the cluster first stops matching \
+             Sveltos profiles (the labels the bridge wrote on its SveltosCluster are removed; its ownership label \
+             stays), the bridge waits until addon-controller has withdrawn its add-ons (no `ClusterSummary` left \
+             for the cluster), then deletes the SveltosCluster, then its kubeconfig Secret. Add-ons not withdrawn \
+             within `deletion_timeout` (a paused or unreachable cluster, a Sveltos profile selecting it by \
+             `clusterRefs` or by a label the bridge does not write) keep the cluster registered, reported in a \
+             warning naming it (an error with `strict`), and the next apply checks again without waiting. Without \
+             Sveltos' add-on API (no addon-controller) there is nothing to withdraw. `orphan`: the SveltosCluster \
+             and its Secret are deleted at once, and the add-ons stay on the cluster, managed by no one \
+             (addon-controller does not withdraw them when a SveltosCluster is deleted).",
+        ),
+        md(
             Attribute::string("deletion_timeout").optional(),
-            "How long deregistration waits for a SveltosCluster to be gone (a finalizer may hold it) before it \
-             deletes the kubeconfig Secret (Go duration, default `5m`). On timeout the cluster keeps its Secret and \
-             is reported in a warning naming it (an error with `strict`), every other cluster is applied, and the \
-             next apply resumes without waiting for it again.",
+            "How long deregistration waits for one cluster: for its add-ons to be withdrawn (`deregistration = \
+             \"withdraw\"`), then for its SveltosCluster to be gone (a finalizer may hold it), before it deletes the \
+             kubeconfig Secret (Go duration, default `5m`). On timeout the cluster keeps its SveltosCluster or Secret \
+             and is reported in a warning naming it (an error with `strict`), every other cluster is applied, and \
+             the next apply resumes without waiting for it again.",
         ),
         md(
             Attribute::bool("adopt").optional(),
@@ -230,11 +248,12 @@ fn window_attributes() -> [Attribute; 2] {
     [
         md(
             Attribute::string("from").required(),
-            "Cron schedule opening the window.",
+            "Cron schedule opening the window (standard five fields, UTC, or a descriptor such as `@every 2h`): \
+             when it fires, the cluster is unpaused.",
         ),
         md(
             Attribute::string("to").required(),
-            "Cron schedule closing the window.",
+            "Cron schedule closing the window (same format): when it fires, the cluster is paused.",
         ),
     ]
 }
@@ -251,7 +270,11 @@ fn overrides_attribute() -> Attribute {
                     Attribute::map("extra_annotations", Type::String).optional(),
                     "Extra annotations for this cluster.",
                 ),
-                md(Attribute::bool("paused").optional(), "`spec.paused` for this cluster."),
+                md(
+                    Attribute::bool("paused").optional(),
+                    "`spec.paused` for this cluster. Not when the cluster has an `active_window` (its own or the \
+                     bridge-wide one).",
+                ),
                 md(Attribute::bool("skip").optional(), "Do not bridge this cluster."),
                 md(
                     Attribute::nested("token_renewal", Nesting::Single, token_renewal_attributes()).optional(),
@@ -259,7 +282,8 @@ fn overrides_attribute() -> Attribute {
                 ),
                 md(
                     Attribute::nested("active_window", Nesting::Single, window_attributes()).optional(),
-                    "`spec.activeWindow` for this cluster.",
+                    "`spec.activeWindow` for this cluster (wins over the bridge-wide `active_window`): \
+                     sveltoscluster-manager then owns its `spec.paused`.",
                 ),
                 md(
                     Attribute::number("consecutive_failure_threshold").optional(),
@@ -314,7 +338,12 @@ fn token_renewal_block() -> NestedBlock {
 
 /// The bridge-wide `active_window` block.
 fn active_window_block() -> NestedBlock {
-    let mut b = Block::new().markdown_description("`spec.activeWindow` of every SveltosCluster.");
+    let mut b = Block::new().markdown_description(
+        "`spec.activeWindow` of every SveltosCluster: sveltoscluster-manager pauses the cluster (`spec.paused = true`) \
+         when `to` fires and unpauses it (removing `spec.paused`) when `from` fires, checking about once a minute. \
+         It then owns `spec.paused`: the bridge never writes it for a cluster with a window, and refuses `paused` and \
+         `unhealthy = \"pause\"` next to one.",
+    );
     for a in window_attributes() {
         b = b.attribute(a);
     }

@@ -7,8 +7,8 @@ use super::model::{BridgeConfig, OverrideConfig, TokenRenewalConfig, WindowConfi
 use crate::{
     api::ActiveWindow,
     bridge::{
-        BridgeSpec, DEFAULT_DELETION_TIMEOUT, LabelCopy, Override, Selection, TokenRenewal,
-        UnhealthyPolicy,
+        BridgeSpec, DEFAULT_DELETION_TIMEOUT, Deregistration, LabelCopy, Override, Selection,
+        TokenRenewal, UnhealthyPolicy,
         credentials::{CredentialOptions, options::validate as validate_credentials},
         duration::parse_duration,
         names,
@@ -28,6 +28,7 @@ struct Parsed {
     unhealthy: UnhealthyPolicy,
     max_removals: Option<usize>,
     copy_labels: LabelCopy,
+    deregistration: Deregistration,
     deletion_timeout: std::time::Duration,
 }
 
@@ -125,6 +126,7 @@ impl BridgeConfig {
         let unhealthy = self.parse_unhealthy(err);
         let max_removals = self.parse_max_removals(err);
         let copy_labels = self.parse_copy_labels(err);
+        let deregistration = self.parse_deregistration(err);
         let deletion_timeout = self.parse_deletion_timeout(err);
         self.check_name_lists(err);
         check_renewal(
@@ -139,11 +141,13 @@ impl BridgeConfig {
             AttributePath::attr("active_window"),
             &window_of(&self.active_window),
         );
+        self.check_paused_beside_windows(err);
         Parsed {
             label_selector,
             unhealthy,
             max_removals,
             copy_labels,
+            deregistration,
             deletion_timeout,
         }
     }
@@ -275,6 +279,24 @@ impl BridgeConfig {
         copy_labels
     }
 
+    fn parse_deregistration(&self, err: &mut impl Report) -> Deregistration {
+        match self.deregistration.as_deref() {
+            None | Some("withdraw") => Deregistration::Withdraw,
+            Some("orphan") => Deregistration::Orphan,
+            Some(other) => {
+                err(
+                    AttributePath::attr("deregistration"),
+                    "Invalid deregistration",
+                    format!(
+                        "deregistration must be \"withdraw\" or \"orphan\", got {:?}.",
+                        other.chars().take(64).collect::<String>()
+                    ),
+                );
+                Deregistration::Withdraw
+            }
+        }
+    }
+
     fn parse_deletion_timeout(&self, err: &mut impl Report) -> std::time::Duration {
         match self.deletion_timeout.as_deref().map(parse_duration) {
             None => DEFAULT_DELETION_TIMEOUT,
@@ -334,6 +356,63 @@ impl BridgeConfig {
         }
     }
 
+    /// With an active window, sveltoscluster-manager owns `spec.paused` (it sets it outside the window and removes
+    /// it inside, on every flip): `paused` and `unhealthy = "pause"` would fight it, so neither may apply to a
+    /// cluster with a window. The error is at the most specific attribute that brings the two together.
+    fn check_paused_beside_windows(&self, err: &mut impl Report) {
+        let window_here = self.active_window.is_some();
+        let overrides = self.overrides.iter().flatten();
+        let windows: Vec<&String> = overrides
+            .clone()
+            .filter(|(_, o)| o.active_window.is_some())
+            .map(|(k, _)| k)
+            .collect();
+        if self.unhealthy.as_deref() == Some("pause") && (window_here || !windows.is_empty()) {
+            let which = if window_here {
+                "active_window".to_string()
+            } else {
+                format!("overrides[{:?}].active_window", windows[0])
+            };
+            err(
+                AttributePath::attr("unhealthy"),
+                "unhealthy = \"pause\" next to an active window",
+                format!(
+                    "unhealthy = \"pause\" pauses an unhealthy cluster through spec.paused, which sveltoscluster-manager \
+                     owns for a cluster with an active window ({which}): {WINDOW_OWNS_PAUSED} Use unhealthy = \"keep\" or \
+                     \"remove\", or drop the window."
+                ),
+            );
+        }
+        if window_here && self.paused.is_some() {
+            err(
+                AttributePath::attr("paused"),
+                PAUSED_BESIDE_WINDOW,
+                paused_detail("active_window"),
+            );
+        }
+        for (k, o) in overrides {
+            let base = AttributePath::attr("overrides").then_key(k);
+            if o.paused.is_some() && (window_here || o.active_window.is_some()) {
+                let which = if o.active_window.is_some() {
+                    "its active_window"
+                } else {
+                    "active_window"
+                };
+                err(
+                    base.then_attr("paused"),
+                    PAUSED_BESIDE_WINDOW,
+                    paused_detail(which),
+                );
+            } else if o.paused.is_none() && self.paused.is_some() && o.active_window.is_some() {
+                err(
+                    base.then_attr("active_window"),
+                    PAUSED_BESIDE_WINDOW,
+                    paused_detail("this active_window, with the bridge-wide paused"),
+                );
+            }
+        }
+    }
+
     fn check_claim_namespace_and_manager(&self, err: &mut impl Report) {
         if let Some(ns) = &self.claim_namespace
             && let Err(e) = names::dns1123_label(ns)
@@ -384,6 +463,7 @@ impl BridgeConfig {
             unhealthy: parsed.unhealthy,
             max_removals: parsed.max_removals,
             copy_labels: parsed.copy_labels,
+            deregistration: parsed.deregistration,
             deletion_timeout: parsed.deletion_timeout,
             token_renewal: renewal_of(&self.token_renewal),
             claim_namespace: self
@@ -393,6 +473,21 @@ impl BridgeConfig {
             config_record: self.record(),
         }
     }
+}
+
+/// The summary of `paused` set for a cluster that has an active window.
+const PAUSED_BESIDE_WINDOW: &str = "paused next to an active window";
+
+/// Why the bridge does not set `spec.paused` where a window is (completed by the callers).
+const WINDOW_OWNS_PAUSED: &str = "it sets spec.paused = true outside the window and removes it inside, on every flip, \
+     and a bridge that also set it would undo each flip at the next apply and show it as a change in every plan.";
+
+/// The detail of [`PAUSED_BESIDE_WINDOW`]; `which`: the window concerned.
+fn paused_detail(which: &str) -> String {
+    format!(
+        "With an active window ({which}), sveltoscluster-manager owns spec.paused: {WINDOW_OWNS_PAUSED} Remove \
+         paused here to let the window pause and unpause the cluster, or drop the window to pause it yourself."
+    )
 }
 
 /// Whether a `copy_labels` element is a label key, or a key prefix ending in `*`.

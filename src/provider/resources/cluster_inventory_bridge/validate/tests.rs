@@ -68,3 +68,137 @@ fn every_error_has_an_attribute_path() {
     assert_eq!(diags.len(), 5, "{paths:?}");
     assert!(diags.iter().all(|d| d.attribute.is_some()));
 }
+
+#[test]
+fn deregistration_is_withdraw_unless_orphan_is_asked_for() {
+    let mut c = config();
+    assert_eq!(
+        c.to_spec().unwrap().deregistration,
+        Deregistration::Withdraw
+    );
+    c.deregistration = Some("orphan".into());
+    assert_eq!(c.to_spec().unwrap().deregistration, Deregistration::Orphan);
+    c.deregistration = Some("withdraw".into());
+    assert_eq!(
+        c.to_spec().unwrap().deregistration,
+        Deregistration::Withdraw
+    );
+    c.deregistration = Some("delete".into());
+    let diags = c.to_spec().unwrap_err();
+    let d = diags.iter().next().unwrap();
+    assert_eq!(d.summary, "Invalid deregistration");
+    assert_eq!(d.attribute, Some(AttributePath::attr("deregistration")));
+    assert!(
+        d.detail.contains("\"withdraw\" or \"orphan\""),
+        "{}",
+        d.detail
+    );
+}
+
+fn window() -> Option<WindowConfig> {
+    Some(WindowConfig {
+        from: "0 20 * * 5".into(),
+        to: "0 7 * * 1".into(),
+    })
+}
+
+/// The attribute paths of `c`'s errors whose summary is `summary`, and their details.
+fn errors_at(c: &BridgeConfig, summary: &str) -> Vec<(String, String)> {
+    c.to_spec()
+        .err()
+        .map(|d| {
+            d.iter()
+                .filter(|d| d.summary == summary)
+                .map(|d| {
+                    (
+                        format!("{}", d.attribute.clone().unwrap()),
+                        d.detail.clone(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn paused_or_unhealthy_pause_next_to_an_active_window_is_refused_at_its_attribute() {
+    const PAUSED: &str = "paused next to an active window";
+    const UNHEALTHY: &str = "unhealthy = \"pause\" next to an active window";
+    // The bridge-wide pair.
+    let mut c = BridgeConfig {
+        name: "main".into(),
+        paused: Some(false),
+        active_window: window(),
+        ..Default::default()
+    };
+    let e = errors_at(&c, PAUSED);
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert_eq!(e[0].0, "paused");
+    assert!(
+        e[0].1.contains("sveltoscluster-manager owns spec.paused"),
+        "{}",
+        e[0].1
+    );
+    // Without the window, paused is fine; so is a window without paused.
+    c.active_window = None;
+    assert!(c.to_spec().is_ok());
+    c.paused = None;
+    c.active_window = window();
+    assert!(c.to_spec().is_ok());
+    // An override's paused under the bridge-wide window, and the bridge-wide paused under an override's window.
+    c.overrides = Some(BTreeMap::from([(
+        "ns/c1".into(),
+        OverrideConfig {
+            paused: Some(true),
+            ..Default::default()
+        },
+    )]));
+    let e = errors_at(&c, PAUSED);
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert_eq!(e[0].0, "overrides[\"ns/c1\"]");
+    assert!(
+        e[0].1.starts_with("overrides[\"ns/c1\"].paused: "),
+        "{}",
+        e[0].1
+    );
+    c.active_window = None;
+    assert!(
+        c.to_spec().is_ok(),
+        "an override's paused without any window"
+    );
+    c.paused = Some(true);
+    c.overrides = Some(BTreeMap::from([(
+        "ns/c1".into(),
+        OverrideConfig {
+            active_window: window(),
+            ..Default::default()
+        },
+    )]));
+    let e = errors_at(&c, PAUSED);
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(
+        e[0].1.starts_with("overrides[\"ns/c1\"].active_window: "),
+        "{}",
+        e[0].1
+    );
+    // unhealthy = "pause" with any window.
+    c.paused = None;
+    c.unhealthy = Some("pause".into());
+    let e = errors_at(&c, UNHEALTHY);
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert_eq!(e[0].0, "unhealthy");
+    assert!(
+        e[0].1.contains("overrides[\"ns/c1\"].active_window"),
+        "{}",
+        e[0].1
+    );
+    c.overrides = None;
+    assert!(
+        c.to_spec().is_ok(),
+        "unhealthy = \"pause\" without a window"
+    );
+    c.active_window = window();
+    assert_eq!(errors_at(&c, UNHEALTHY).len(), 1);
+    c.unhealthy = Some("remove".into());
+    assert!(c.to_spec().is_ok());
+}
