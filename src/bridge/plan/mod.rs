@@ -246,6 +246,9 @@ pub fn plan(
     for (key, why) in inputs.undecodable {
         plan.isolate(inputs.observed, key, Cause::Undecodable, why.clone());
     }
+    for (key, why) in &inputs.observed.unreadable {
+        plan.isolate(inputs.observed, key, Cause::UnreadableObject, why.clone());
+    }
     for key in &plan.health_paused.clone() {
         plan.issues.push(ClusterIssue {
             key: key.clone(),

@@ -38,6 +38,8 @@ pub enum Cause {
     /// The ClusterProfile as stored does not decode (its writer stored a value the API server's schema admits
     /// and the bridge cannot read, such as a malformed timestamp).
     Undecodable,
+    /// One of the bridge's own objects of the cluster (its SveltosCluster or Secret) does not decode.
+    UnreadableObject,
 }
 
 impl Cause {
@@ -49,6 +51,7 @@ impl Cause {
             Self::Unhealthy => "the ClusterProfile is not healthy",
             Self::ChangedSincePlan => "the ClusterProfile changed since plan",
             Self::Undecodable => "the ClusterProfile cannot be read",
+            Self::UnreadableObject => "an object of this bridge cannot be read",
             Self::NameTooLong => {
                 "the ClusterProfile's name is too long for its kubeconfig Secret's name"
             }
@@ -74,6 +77,10 @@ impl Cause {
             }
             Self::Undecodable => {
                 "They are kept as they are (or stay unregistered) until their writer fixes the field named."
+            }
+            Self::UnreadableObject => {
+                "Nothing is written to or deleted from those clusters until the object named decodes again \
+                 (someone stored a value in it the bridge cannot read); fix or delete it."
             }
             Self::NameTooLong => {
                 "The Secret is named <name>-sveltos-kubeconfig and a name has at most 253 characters: such a \
@@ -125,7 +132,9 @@ fn cause_problem(spec: &BridgeSpec, cause: Cause, mut issues: Vec<&ClusterIssue>
         Cause::Credentials(_) => {
             spec.strict || (spec.require_credentials && issues.iter().any(|i| !i.kept))
         }
-        Cause::Collision | Cause::Undecodable | Cause::NameTooLong => spec.strict,
+        Cause::Collision | Cause::Undecodable | Cause::UnreadableObject | Cause::NameTooLong => {
+            spec.strict
+        }
     };
     let kept = issues.iter().filter(|i| i.kept).count();
     let lines: Vec<String> = issues
@@ -165,7 +174,10 @@ fn cause_problem(spec: &BridgeSpec, cause: Cause, mut issues: Vec<&ClusterIssue>
         Cause::Credentials(_) => vec![Step::Attr("credentials")],
         Cause::Collision => vec![Step::Attr("adopt")],
         Cause::Unhealthy => vec![Step::Attr("require_healthy")],
-        Cause::ChangedSincePlan | Cause::Undecodable | Cause::NameTooLong => vec![],
+        Cause::ChangedSincePlan
+        | Cause::Undecodable
+        | Cause::UnreadableObject
+        | Cause::NameTooLong => vec![],
     };
     if error {
         Problem::error(path, summary, detail)

@@ -107,7 +107,13 @@ pub struct ReadBack {
 
 /// Reads what the bridge owns after a failure (see [`ReadBack`]).
 pub async fn read_back(client: &Client, bridge: &str, ledger: Ledger) -> ReadBack {
-    let observed = read_owned(client, bridge, &ledger).await;
+    let observed = read_owned(
+        client,
+        bridge,
+        &ledger,
+        &crate::k8s::io::ReadBudget::default(),
+    )
+    .await;
     ReadBack { ledger, observed }
 }
 

@@ -186,7 +186,7 @@ pub async fn delete_all(
     ledger: &Ledger,
     timeout: Duration,
 ) -> Result<(), DestroyError> {
-    let observed = read_owned(client, bridge, ledger)
+    let observed = read_owned(client, bridge, ledger, &io::ReadBudget::default())
         .await
         .map_err(DestroyError::Read)?;
     // Against an empty plan (made for apply: nothing to write), every owned cluster is a delete.

@@ -21,17 +21,19 @@ pub type InventoryReads = (
     credentials::CredentialReads,
 );
 
-/// Reads the inventory a plan of `spec` needs, whatever the bridge owns: the ClusterProfiles of its namespaces
-/// and the credential sources (labelled Secrets, consumer namespaces), concurrently. What it reads depends only on
-/// `spec.selection.namespaces`, `spec.credentials` and the `inventory` connection.
+/// Reads the inventory a plan of `spec` needs, whatever the bridge owns: the ClusterProfiles of its namespaces,
+/// then the credential sources (consumer namespaces, the labelled Secrets within `budget`). What it reads depends only on `spec.selection.namespaces`, `spec.credentials` and
+/// the `inventory` connection.
 pub async fn read_inventory(
     inventory: &Client,
     spec: &BridgeSpec,
+    budget: &io::ReadBudget,
 ) -> Result<InventoryReads, IoError> {
     let (profiles, undecodable) =
-        io::list_tolerant::<ClusterProfile>(inventory, &spec.selection.namespaces, None).await?;
+        io::list::<ClusterProfile>(inventory, &spec.selection.namespaces, None).await?;
     let profile_keys: Vec<String> = profiles.iter().map(|p| p.key()).collect();
-    let sources = credentials::read_sources(inventory, &spec.credentials, &profile_keys).await?;
+    let sources =
+        credentials::read_sources(inventory, &spec.credentials, &profile_keys, budget).await?;
     Ok((profiles, undecodable, sources))
 }
 
