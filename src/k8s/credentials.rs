@@ -3,7 +3,7 @@
 //! passed the core's namespace rules), and the operator's providers file.
 //!
 //! Cost: one LIST of consumer-labelled namespaces (only with a consumer); a metadata LIST of the labelled Secrets
-//! (paginated, within the run's [`io::ReadBudget`]), then the bodies
+//! of the namespaces that may supply credentials (paginated, within the run's [`io::ReadBudget`]), then the bodies
 //! of the sole candidate of each profile in scope ([`read_labelled_bodies`], bounded as `crate::k8s::bodies`
 //! says); for named Secrets, concurrent GETs, or a LIST of a namespace that holds many of them and little else.
 
@@ -79,8 +79,40 @@ fn unreadable_mark(secret: &mut Secret, reason: &str) {
     )]));
 }
 
+/// Above this many namespaces that may supply credentials, the credential Secrets are listed in all namespaces (one
+/// paginated LIST within the run's budget) rather than one namespace at a time.
+pub const CREDENTIAL_NAMESPACES: usize = 32;
+
+/// The namespaces whose labelled Secrets may supply credentials to the profiles `profile_keys`: theirs (unless
+/// `consumer` was set explicitly), `secret_namespaces`, and the namespaces labelled for the consumer. Empty: none;
+/// `None`: so many that one LIST of all namespaces is cheaper ([`CREDENTIAL_NAMESPACES`]).
+fn credential_namespaces(
+    options: &CredentialOptions,
+    profile_keys: &[String],
+    namespace_labels: &NamespaceLabels,
+) -> Option<Vec<String>> {
+    let mut out: BTreeSet<String> = options.secret_namespaces.iter().cloned().collect();
+    if !options.consumer_only {
+        out.extend(
+            profile_keys
+                .iter()
+                .filter_map(|k| k.split_once('/').map(|(ns, _)| ns.to_string())),
+        );
+    }
+    if let Some(consumer) = &options.consumer {
+        out.extend(
+            namespace_labels
+                .iter()
+                .filter(|(_, l)| l.get(keys::CONSUMER_NAMESPACE_LABEL) == Some(consumer))
+                .map(|(ns, _)| ns.clone()),
+        );
+    }
+    (out.len() <= CREDENTIAL_NAMESPACES).then(|| out.into_iter().collect())
+}
+
 /// Reads what credential lookups for `profile_keys` (`namespace/name`) start from: with a consumer, the
-/// consumer-labelled namespaces; the labelled Secrets (a metadata LIST within `budget`), and the data of the sole candidate of each of
+/// consumer-labelled namespaces; then the labelled Secrets of the namespaces that may supply these profiles
+/// ([`credential_namespaces`]; a metadata LIST within `budget`), and the data of the sole candidate of each of
 /// these profiles only ([`read_labelled_bodies`]). A Secret that does not decode is kept as unreadable
 /// ([`unreadable`]): the problem of the profile it would serve.
 pub async fn read_sources(
@@ -104,12 +136,19 @@ pub async fn read_sources(
             .collect()
     };
     let mut labelled = Vec::new();
-    let label = &options.secret_label;
-    let bad = io::list_metadata_each::<Secret>(client, &[], Some(label), budget, |metas| {
-        labelled.extend(metas.into_iter().map(|m| slim(m, label)))
-    })
-    .await?;
-    labelled.extend(bad.iter().map(|b| unreadable(b, label)));
+    let namespaces = credential_namespaces(options, profile_keys, &namespace_labels);
+    if namespaces.as_ref().is_none_or(|n| !n.is_empty()) {
+        let label = &options.secret_label;
+        let bad = io::list_metadata_each::<Secret>(
+            client,
+            namespaces.as_deref().unwrap_or_default(),
+            Some(label),
+            budget,
+            |metas| labelled.extend(metas.into_iter().map(|m| slim(m, label))),
+        )
+        .await?;
+        labelled.extend(bad.iter().map(|b| unreadable(b, label)));
+    }
     let mut reads = CredentialReads {
         labelled,
         namespace_labels,
@@ -281,4 +320,87 @@ pub fn read_providers_file(path: &str) -> Result<ProvidersFile, ProvidersFileErr
         path: path.to_string(),
         detail: e.to_string(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(consumer: Option<&str>, consumer_only: bool, listed: &[&str]) -> CredentialOptions {
+        CredentialOptions {
+            consumer: consumer.map(String::from),
+            consumer_only,
+            secret_namespaces: listed.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn credential_secrets_are_listed_only_where_they_may_supply_a_profile_in_scope() {
+        let keys = vec!["a/p1".to_string(), "a/p2".to_string(), "b/p".to_string()];
+        let labels: NamespaceLabels = BTreeMap::from([
+            (
+                "kep".into(),
+                BTreeMap::from([(keys::CONSUMER_NAMESPACE_LABEL.into(), "sveltos".into())]),
+            ),
+            (
+                "other".into(),
+                BTreeMap::from([(keys::CONSUMER_NAMESPACE_LABEL.into(), "else".into())]),
+            ),
+        ]);
+        let ns = |o: &CredentialOptions, keys: &[String]| credential_namespaces(o, keys, &labels);
+        // Default: the profiles' own namespaces, the listed ones, and the consumer's.
+        assert_eq!(
+            ns(&options(Some("sveltos"), false, &["creds"]), &keys),
+            Some(vec!["a".into(), "b".into(), "creds".into(), "kep".into()])
+        );
+        // `consumer = "else"` set explicitly: the profiles' namespaces no longer supply them.
+        assert_eq!(
+            ns(&options(Some("else"), true, &[]), &keys),
+            Some(vec!["other".into()])
+        );
+        // `consumer = ""`: own namespaces and listed ones only.
+        assert_eq!(
+            ns(&options(None, false, &[]), &keys),
+            Some(vec!["a".into(), "b".into()])
+        );
+        // Nothing in scope reads nothing; very many namespaces read all at once.
+        assert_eq!(ns(&options(None, false, &[]), &[]), Some(vec![]));
+        let many: Vec<String> = (0..=CREDENTIAL_NAMESPACES)
+            .map(|i| format!("n{i}/p"))
+            .collect();
+        assert_eq!(ns(&options(None, false, &[]), &many), None);
+    }
+
+    #[test]
+    fn a_listed_secret_keeps_only_what_the_lookup_reads() {
+        let meta = ObjectMeta {
+            namespace: Some("a".into()),
+            name: Some("s".into()),
+            labels: Some(BTreeMap::from([
+                ("x-k8s.io/cluster-profile".into(), "p".into()),
+                (keys::CLUSTER_PROFILE_NAMESPACE_LABEL.into(), "b".into()),
+                ("big".into(), "x".repeat(60)),
+            ])),
+            annotations: Some(BTreeMap::from([(UNREADABLE_MARK.into(), "forged".into())])),
+            ..Default::default()
+        };
+        let s = slim(meta.clone(), "x-k8s.io/cluster-profile");
+        assert_eq!(s.metadata.labels.as_ref().unwrap().len(), 2);
+        assert!(
+            !is_unreadable(&s),
+            "a mark read from the cluster is never kept"
+        );
+        let bad = io::Undecodable {
+            meta,
+            reason: "invalid type".into(),
+            ..Default::default()
+        };
+        let u = unreadable(&bad, "x-k8s.io/cluster-profile");
+        assert!(is_unreadable(&u) && u.data.is_none());
+        assert_eq!(
+            u.metadata.annotations.unwrap()[UNREADABLE_MARK],
+            "invalid type"
+        );
+    }
 }
