@@ -373,3 +373,31 @@ impl Scope<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_run_budget_fails_closed_naming_the_namespaces_that_hold_the_most() {
+        let budget = ReadBudget::new(10 << 20);
+        let mib = |n: u64| n << 20;
+        budget
+            .charge(
+                6 << 20,
+                BTreeMap::from([("a".to_string(), mib(1)), ("flood".to_string(), mib(5))]),
+            )
+            .unwrap();
+        let why = budget
+            .charge(5 << 20, BTreeMap::from([("flood".to_string(), mib(5))]))
+            .unwrap_err();
+        assert!(why.contains("budget of 10 MiB"), "{why}");
+        assert!(
+            why.contains("largest: namespace flood: 10.0 MiB, namespace a: 1.0 MiB"),
+            "{why}"
+        );
+        // Spent is spent: every later answer fails too.
+        assert!(budget.charge(1, BTreeMap::new()).is_err());
+        assert_eq!(ReadBudget::default().limit, RUN_BYTES);
+    }
+}
