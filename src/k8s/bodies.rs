@@ -118,10 +118,11 @@ pub fn plan_reads(
 
 /// Reads the bodies of `wanted` among `listed` (see [`plan_reads`]), handing them to `each` in batches; returns
 /// the wanted objects whose bodies do not decode (each its writer's problem, for the caller to confine). An object
-/// gone since it was listed is skipped; `label_selector` is the one `listed` was read with.
+/// gone since it was listed is skipped; `label_selector` and `scope` (namespaces, empty: all) are those `listed`
+/// was read with: a LIST of "all namespaces" covers `scope` only, since nothing is known of the others.
 pub async fn read_bodies<K>(
     client: &Client,
-    label_selector: Option<&str>,
+    (label_selector, scope): (Option<&str>, &[String]),
     listed: &[ObjectKey],
     wanted: &BTreeSet<ObjectKey>,
     mut each: impl FnMut(Vec<K>),
@@ -134,6 +135,11 @@ where
     for read in plan_reads(listed, wanted, label_selector.is_some()) {
         match read {
             Reads::List(namespaces) => {
+                let namespaces = if namespaces.is_empty() {
+                    scope.to_vec()
+                } else {
+                    namespaces
+                };
                 let unread = io::list_each::<K>(client, &namespaces, label_selector, |page| {
                     let kept: Vec<K> = page
                         .into_iter()

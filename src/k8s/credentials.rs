@@ -155,19 +155,21 @@ pub async fn read_sources(
     };
     let wanted = SecretIndex::new(&reads.labelled, options, &reads.namespace_labels)
         .sole_candidates(profile_keys.iter().map(String::as_str));
-    read_labelled_bodies(client, options, &mut reads, &wanted).await?;
+    let scope = namespaces.unwrap_or_default();
+    read_labelled_bodies(client, options, &mut reads, (&wanted, &scope)).await?;
     Ok(reads)
 }
 
 /// Fills in the data of the labelled Secrets in `wanted` (`(namespace, name)`, the sole candidates of the
 /// profiles in scope: `crate::bridge::credentials::SecretIndex::sole_candidates`). Only the values of
 /// `credentials.kubeconfig_keys` are kept (the other keys stay, empty, so that a lookup can name them). One whose
-/// body does not decode is marked unreadable; one already unreadable is not read again.
+/// body does not decode is marked unreadable; one already unreadable is not read again. `scope`: the namespaces
+/// the Secrets were listed in (empty: all).
 async fn read_labelled_bodies(
     client: &Client,
     options: &CredentialOptions,
     reads: &mut CredentialReads,
-    wanted: &BTreeSet<(String, String)>,
+    (wanted, scope): (&BTreeSet<(String, String)>, &[String]),
 ) -> Result<(), IoError> {
     let listed: Vec<bodies::ObjectKey> = reads
         .labelled
@@ -184,7 +186,7 @@ async fn read_labelled_bodies(
     let mut data: BTreeMap<bodies::ObjectKey, Secret> = BTreeMap::new();
     let bad = bodies::read_bodies::<Secret>(
         client,
-        Some(&options.secret_label),
+        (Some(&options.secret_label), scope),
         &listed,
         &wanted,
         |page| {
@@ -265,7 +267,7 @@ pub async fn read_named_secrets(
             // One GET each: listed as if nothing else were there.
             listed.extend(here.iter().cloned());
         }
-        let bad = bodies::read_bodies::<Secret>(client, None, &listed, &here, |page| {
+        let bad = bodies::read_bodies::<Secret>(client, (None, &[]), &listed, &here, |page| {
             for mut secret in page {
                 // Only the provider marks a Secret unreadable.
                 if let Some(a) = secret.metadata.annotations.as_mut() {

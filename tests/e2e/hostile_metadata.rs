@@ -281,9 +281,10 @@ output "clusters" {{
 /// Secrets of the flood: [`FLOOD`] of them.
 const FLOOD: usize = 120;
 
-/// A Secret whose metadata is about 1.4 MB as served: the credential label naming a profile that does not exist,
-/// 1,600 labels with 253-character key prefixes and 63-character values, and one annotation of 250,000 bytes.
-fn flood_secret(ns: &str, i: usize) -> Secret {
+/// A Secret whose metadata is about 1.4 MB as served: the credential label naming a profile that does not exist and
+/// the label of bridge `bridge`, 1,600 labels with 253-character key prefixes and 63-character values, and one
+/// annotation of 250,000 bytes.
+fn flood_secret(ns: &str, i: usize, bridge: &str) -> Secret {
     let prefix = [
         "a".repeat(63),
         "b".repeat(63),
@@ -303,6 +304,8 @@ fn flood_secret(ns: &str, i: usize) -> Secret {
         keys::CLUSTER_PROFILE_LABEL.to_string(),
         format!("nothing-{i}"),
     );
+    // And the bridge's own label: its objects are listed where it selects or wrote, never here.
+    labels.insert(keys::BRIDGE_LABEL.to_string(), bridge.to_string());
     Secret {
         metadata: ObjectMeta {
             name: Some(format!("flood-{i:03}")),
@@ -317,8 +320,8 @@ fn flood_secret(ns: &str, i: usize) -> Secret {
 }
 
 /// The flood: [`FLOOD`] Secrets of about 1.4 MB of metadata each (the review measured 180 of them at 492 MiB of
-/// provider RSS, 61 at 180 MiB) in a namespace no bridge reads: the plan succeeds and the provider's peak RSS stays
-/// under 100 MiB. With the namespace listed in `secret_namespaces` (the operator's choice), the plan fails closed
+/// provider RSS, 61 at 180 MiB), carrying the credential label and the bridge's own, in a namespace the bridge does
+/// not select: the plan succeeds and the provider's peak RSS stays under 100 MiB. With the namespace listed in `secret_namespaces` (the operator's choice), the plan fails closed
 /// naming it, within the same bound.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_metadata_flood_costs_bounded_memory() {
@@ -334,10 +337,10 @@ async fn a_metadata_flood_costs_bounded_memory() {
     stream::iter(0..FLOOD)
         .for_each_concurrent(8, |i| {
             let secrets = secrets.clone();
-            let flood = flood.clone();
+            let (flood, fleet) = (flood.clone(), fleet.clone());
             async move {
                 secrets
-                    .create(&PostParams::default(), &flood_secret(&flood, i))
+                    .create(&PostParams::default(), &flood_secret(&flood, i, &fleet))
                     .await
                     .unwrap_or_else(|e| panic!("creating flood Secret {i}: {e}"));
             }

@@ -49,25 +49,45 @@ fn owner_selector(bridge: &str) -> String {
     format!("{}={bridge}", keys::BRIDGE_LABEL)
 }
 
-/// What this bridge owns. Secrets (which anyone who can create a Secret in a namespace can label): a metadata
-/// LIST of those carrying the bridge's label (cluster-wide, within `budget`), then the bodies of those the ledger
-/// recognises only (`k8s::bodies`); labelled Secrets it does not recognise are impostors, known from their
-/// metadata. SveltosClusters: one LIST by the label (creating SveltosClusters is a right of Sveltos' administrators,
-/// not of the inventory's tenants, so the metadata step would only cost time), impostors sorted out as it is
-/// decoded. An object of the bridge's that does not decode is kept as it is, its cluster's problem
-/// ([`Observed::add_unreadable`]).
+/// Above this many namespaces, what the bridge owns is listed in all namespaces at once.
+const OWNED_NAMESPACES: usize = 32;
+
+/// Where the bridge's own objects are listed: the namespaces it selects (`selected`; empty: all) and every
+/// namespace its ledger names (where it wrote before the selection changed); all namespaces after an import
+/// (which takes over labelled objects wherever they are) or past [`OWNED_NAMESPACES`]. Labelled objects anywhere
+/// else are nobody's business: anyone who can create a Secret can label it, and is then not read.
+pub fn owned_scope(selected: &[String], ledger: &Ledger) -> Vec<String> {
+    let Some(mut scope) = ledger.namespaces().filter(|_| !selected.is_empty()) else {
+        return Vec::new();
+    };
+    scope.extend(selected.iter().cloned());
+    if scope.len() > OWNED_NAMESPACES {
+        return Vec::new();
+    }
+    scope.into_iter().collect()
+}
+
+/// What this bridge owns, listed where it may be ([`owned_scope`] of `selected`). Secrets (which anyone who can
+/// create a Secret in a namespace can label): a metadata LIST of those carrying the bridge's label (within
+/// `budget`), then the bodies of those the ledger recognises only (`k8s::bodies`); labelled Secrets it does not
+/// recognise are impostors, known from their metadata. SveltosClusters: one LIST by the label (creating
+/// SveltosClusters is a right of Sveltos' administrators, not of the inventory's tenants, so the metadata step
+/// would only cost time), impostors sorted out as it is decoded. An object of the bridge's that does not decode is
+/// kept as it is, its cluster's problem ([`Observed::add_unreadable`]).
 pub async fn read_owned(
     client: &Client,
     bridge: &str,
     ledger: &Ledger,
+    selected: &[String],
     budget: &io::ReadBudget,
 ) -> Result<Observed, IoError> {
+    let scope = owned_scope(selected, ledger);
     let sel = owner_selector(bridge);
     // Each batch of bodies is reduced to what the bridge keeps of it (identities and hashes) as it is decoded:
     // the listed objects, Secrets with their kubeconfig bytes, are never all held at once.
     let (mut clusters, mut secrets) = (Observed::default(), Observed::default());
     let unreadable = async {
-        let bad = io::list_each::<SveltosCluster>(client, &[], Some(&sel), |page| {
+        let bad = io::list_each::<SveltosCluster>(client, &scope, Some(&sel), |page| {
             clusters.add_owned_clusters(bridge, ledger, &page)
         })
         .await?;
@@ -80,7 +100,7 @@ pub async fn read_owned(
         unreadable,
         read_labelled::<Secret>(
             client,
-            &sel,
+            (&sel, &scope),
             (bridge, ledger, budget),
             Kind::Secret,
             &mut secrets,
@@ -94,14 +114,14 @@ pub async fn read_owned(
 /// [`read_owned`] for one kind.
 async fn read_labelled<K: Namespaced>(
     client: &Client,
-    selector: &str,
+    (selector, scope): (&str, &[String]),
     (bridge, ledger, budget): (&str, &Ledger, &io::ReadBudget),
     kind: Kind,
     observed: &mut Observed,
     add: impl Fn(&mut Observed, &[K]),
 ) -> Result<(), IoError> {
     let (mut listed, mut wanted) = (Vec::new(), BTreeSet::new());
-    let bad = io::list_metadata_each::<K>(client, &[], Some(selector), budget, |metas| {
+    let bad = io::list_metadata_each::<K>(client, scope, Some(selector), budget, |metas| {
         wanted.extend(observed.sort_labelled(bridge, ledger, kind, &metas));
         listed.extend(metas.iter().map(bodies::key_of));
     })
@@ -109,7 +129,7 @@ async fn read_labelled<K: Namespaced>(
     for u in bad {
         observed.add_unreadable(ledger, kind, &u.meta, &u.reason);
     }
-    let bad = bodies::read_bodies::<K>(client, Some(selector), &listed, &wanted, |page| {
+    let bad = bodies::read_bodies::<K>(client, (Some(selector), scope), &listed, &wanted, |page| {
         add(observed, &page)
     })
     .await?;
@@ -162,7 +182,10 @@ pub async fn snapshot(
         async {
             match owned {
                 Some(observed) => Ok(observed),
-                None => read_owned(client, &spec.name, ledger, &budget).await,
+                None => {
+                    let selected = &spec.selection.namespaces;
+                    read_owned(client, &spec.name, ledger, selected, &budget).await
+                }
             }
         },
     )?;
@@ -294,5 +317,25 @@ impl Snapshot {
         let inputs = self.inputs(spec, now, phase, planned_mints);
         let located = locate_all(&inputs);
         plan(&inputs, &located, &self.fetched)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bridges_objects_are_listed_where_it_selects_or_wrote() {
+        let mut ledger = Ledger::default();
+        ledger.record(Kind::SveltosCluster, "old/c1", "u1");
+        ledger.record(Kind::Secret, "old/c1-sveltos-kubeconfig", "u2");
+        ledger.trust_name(Kind::Secret, "legacy/c2-sveltos-kubeconfig");
+        let selected = ["b".to_string(), "a".to_string()];
+        assert_eq!(owned_scope(&selected, &ledger), ["a", "b", "legacy", "old"]);
+        // Every namespace selected, or taken over by an import, or too many: all namespaces.
+        assert!(owned_scope(&[], &ledger).is_empty());
+        assert!(owned_scope(&selected, &Ledger::trusting()).is_empty());
+        let many: Vec<String> = (0..=OWNED_NAMESPACES).map(|i| format!("n{i}")).collect();
+        assert!(owned_scope(&many, &ledger).is_empty());
     }
 }

@@ -205,6 +205,7 @@ async fn destroy_bridge(
         .to_spec()
         .map_or(DEFAULT_DELETION_TIMEOUT, |s| s.deletion_timeout);
     let claim_namespace = claim_namespace(&prior);
+    let namespaces = config.namespaces.clone().unwrap_or_default();
     let run = DestroyRun {
         client,
         bridge: &bridge,
@@ -212,6 +213,7 @@ async fn destroy_bridge(
         deletion_timeout,
         limit: timeouts::delete_limit(config.timeouts.as_ref()),
         claim_namespace: &claim_namespace,
+        namespaces: &namespaces,
         instance: prior.get_attr("instance_id").as_str(),
     };
     let Err((stop, read_back)) = destroy(run).await else {
