@@ -106,6 +106,66 @@ fn assert_kept_deep(env: &TestEnv, ns: &str, kind: &str, name: &str) {
     );
 }
 
+/// As an identity that can only create Secrets in `ns` (a namespace no bridge reads): one Secret carrying the
+/// credential label with `managedFields` nested [`DEPTH`] levels, kept so by the API server.
+fn plant_deep_secret(env: &TestEnv, dir: &Path, ns: &str) {
+    let nobody = identity(
+        env,
+        dir,
+        ns,
+        "nobody",
+        json!([{"apiGroups": [""], "resources": ["secrets"], "verbs": ["create"]}]),
+    );
+    let secret = format!(
+        r#"{{"apiVersion":"v1","kind":"Secret","metadata":{{"name":"deep","namespace":"{ns}","labels":{{"{}":"nothing"}},"managedFields":{}}},"data":{{"k":"dg=="}}}}"#,
+        keys::CLUSTER_PROFILE_LABEL,
+        deep_managed_fields("v1")
+    );
+    env.kubectl_at(&nobody, &["create", "-f", &file(dir, "deep.json", &secret)]);
+    assert_kept_deep(env, ns, "secret", "deep");
+}
+
+/// As the tenant of `ns` (patch on its Secrets, ClusterProfiles and SveltosClusters, nothing else): `managedFields`
+/// nested [`DEPTH`] levels on its bridged SveltosCluster `t1`, its ClusterProfile `t1` and its credential Secret
+/// `t1-src`, each kept so by the API server.
+fn tenant_turns_its_objects(env: &TestEnv, dir: &Path, ns: &str) {
+    let tenant = identity(
+        env,
+        dir,
+        ns,
+        "tenant",
+        json!([
+            {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "patch"]},
+            {"apiGroups": ["multicluster.x-k8s.io"], "resources": ["clusterprofiles"], "verbs": ["get", "patch"]},
+            {"apiGroups": ["lib.projectsveltos.io"], "resources": ["sveltosclusters"], "verbs": ["get", "patch"]}
+        ]),
+    );
+    for (kind, object, api_version) in [
+        ("sveltoscluster", "t1", "lib.projectsveltos.io/v1beta1"),
+        ("clusterprofile", "t1", "multicluster.x-k8s.io/v1alpha1"),
+        ("secret", "t1-src", "v1"),
+    ] {
+        let patch = format!(
+            r#"{{"metadata":{{"managedFields":{}}}}}"#,
+            deep_managed_fields(api_version)
+        );
+        let patch = file(dir, &format!("{kind}.patch.json"), &patch);
+        let args = [
+            "patch",
+            kind,
+            object,
+            "-n",
+            ns,
+            "--type",
+            "merge",
+            "--patch-file",
+            &patch,
+        ];
+        env.kubectl_at(&tenant, &args);
+        assert_kept_deep(env, ns, kind, object);
+    }
+}
+
 /// One Secret with `managedFields` nested 200 levels, in a namespace no bridge reads, made by an identity that can
 /// only create Secrets there; then the tenant's own SveltosCluster, ClusterProfile and credential Secret patched the
 /// same way by the tenant's identity. Every plan, apply and data source works and bridges every cluster (the
@@ -125,20 +185,7 @@ async fn deep_managed_fields_anywhere_fail_nothing() {
     }
     let scratch = tempfile::tempdir().unwrap();
     let dir = scratch.path();
-    let nobody = identity(
-        env,
-        dir,
-        &elsewhere,
-        "nobody",
-        json!([{"apiGroups": [""], "resources": ["secrets"], "verbs": ["create"]}]),
-    );
-    let secret = format!(
-        r#"{{"apiVersion":"v1","kind":"Secret","metadata":{{"name":"deep","namespace":"{elsewhere}","labels":{{"{}":"nothing"}},"managedFields":{}}},"data":{{"k":"dg=="}}}}"#,
-        keys::CLUSTER_PROFILE_LABEL,
-        deep_managed_fields("v1")
-    );
-    env.kubectl_at(&nobody, &["create", "-f", &file(dir, "deep.json", &secret)]);
-    assert_kept_deep(env, &elsewhere, "secret", "deep");
+    plant_deep_secret(env, dir, &elsewhere);
 
     let cli = Cli::tofu();
     let name = fleet.as_str();
@@ -146,44 +193,7 @@ async fn deep_managed_fields_anywhere_fail_nothing() {
     let out = apply_ok(&tf);
     assert_eq!(state_clusters(&tf).len(), 3, "{out}");
 
-    // The tenant turns its own objects.
-    let tenant_kc = identity(
-        env,
-        dir,
-        &tenant,
-        "tenant",
-        json!([
-            {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "patch"]},
-            {"apiGroups": ["multicluster.x-k8s.io"], "resources": ["clusterprofiles"], "verbs": ["get", "patch"]},
-            {"apiGroups": ["lib.projectsveltos.io"], "resources": ["sveltosclusters"], "verbs": ["get", "patch"]}
-        ]),
-    );
-    for (kind, object, api_version) in [
-        ("sveltoscluster", "t1", "lib.projectsveltos.io/v1beta1"),
-        ("clusterprofile", "t1", "multicluster.x-k8s.io/v1alpha1"),
-        ("secret", "t1-src", "v1"),
-    ] {
-        let patch = format!(
-            r#"{{"metadata":{{"managedFields":{}}}}}"#,
-            deep_managed_fields(api_version)
-        );
-        let patch = file(dir, &format!("{kind}.patch.json"), &patch);
-        env.kubectl_at(
-            &tenant_kc,
-            &[
-                "patch",
-                kind,
-                object,
-                "-n",
-                &tenant,
-                "--type",
-                "merge",
-                "--patch-file",
-                &patch,
-            ],
-        );
-        assert_kept_deep(env, &tenant, kind, object);
-    }
+    tenant_turns_its_objects(env, dir, &tenant);
 
     let (ok, out) = run(&tf, &["plan", "-input=false", "-no-color"]);
     assert!(ok, "plan failed:\n{out}");
@@ -319,6 +329,33 @@ fn flood_secret(ns: &str, i: usize, bridge: &str) -> Secret {
     }
 }
 
+/// Creates the [`FLOOD`] Secrets of [`flood_secret`] in `ns` (carrying the label of bridge `bridge`); returns the
+/// size of one as the API server serves it (`managedFields` included).
+async fn create_flood(secrets: &Api<Secret>, ns: &str, bridge: &str) -> usize {
+    stream::iter(0..FLOOD)
+        .for_each_concurrent(8, |i| async move {
+            secrets
+                .create(&PostParams::default(), &flood_secret(ns, i, bridge))
+                .await
+                .unwrap_or_else(|e| panic!("creating flood Secret {i}: {e}"));
+        })
+        .await;
+    let served = TestEnv::get()
+        .kubectl(&[
+            "get",
+            "secret",
+            "flood-000",
+            "-n",
+            ns,
+            "-o",
+            "json",
+            "--show-managed-fields",
+        ])
+        .len();
+    assert!(served > 1_300_000, "a flood Secret is {served} bytes");
+    served
+}
+
 /// The flood: [`FLOOD`] Secrets of about 1.4 MB of metadata each (the review measured 180 of them at 492 MiB of
 /// provider RSS, 61 at 180 MiB), carrying the credential label and the bridge's own, in a namespace the bridge does
 /// not select: the plan succeeds and the provider's peak RSS stays under 100 MiB. With the namespace listed in `secret_namespaces` (the operator's choice), the plan fails closed
@@ -334,31 +371,7 @@ async fn a_metadata_flood_costs_bounded_memory() {
             .await;
     }
     let secrets: Api<Secret> = Api::namespaced(inv.client.clone(), &flood);
-    stream::iter(0..FLOOD)
-        .for_each_concurrent(8, |i| {
-            let secrets = secrets.clone();
-            let (flood, fleet) = (flood.clone(), fleet.clone());
-            async move {
-                secrets
-                    .create(&PostParams::default(), &flood_secret(&flood, i, &fleet))
-                    .await
-                    .unwrap_or_else(|e| panic!("creating flood Secret {i}: {e}"));
-            }
-        })
-        .await;
-    let served = TestEnv::get()
-        .kubectl(&[
-            "get",
-            "secret",
-            "flood-000",
-            "-n",
-            &flood,
-            "-o",
-            "json",
-            "--show-managed-fields",
-        ])
-        .len();
-    assert!(served > 1_300_000, "a flood Secret is {served} bytes");
+    let served = create_flood(&secrets, &flood, &fleet).await;
 
     let cli = Cli::tofu();
     let tf = inv.tf(&cli, &bridge(&fleet, &[&fleet], ""));
