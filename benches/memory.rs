@@ -2,7 +2,7 @@
 //! builds (the listed inventory, what the bridge owns, the plan, the planned `clusters` value and its msgpack
 //! encoding), measured with a counting global allocator. Objects are built the way a LIST delivers them: as
 //! JSON with server-set metadata (UID, resource version, creation time, the writer's `managedFields`),
-//! deserialized and compacted as `k8s::io` does page by page.
+//! decoded as `k8s::io` decodes every object (`decode_object`).
 //!
 //! `cargo test --release --bench memory -- --nocapture` (or without `--release`: the byte counts are the same)
 
@@ -14,7 +14,7 @@ use k8s_openapi::api::core::v1::Secret;
 use serde::de::DeserializeOwned;
 use tfsveltos::api::{SveltosCluster, keys};
 use tfsveltos::bridge::BridgeSpec;
-use tfsveltos::bridge::observed::{Observed, compact_managed_fields};
+use tfsveltos::bridge::observed::Observed;
 use tfsveltos::bridge::ownership::{IMPORTED, Ledger};
 use tfsveltos::bridge::plan::{Inputs, Phase, locate_all, plan};
 use tfsveltos::provider::resources::cluster_inventory_bridge::{
@@ -92,10 +92,8 @@ fn listed<T: serde::Serialize + DeserializeOwned + kube::Resource>(
         "fieldsV1": {"f:metadata": {"f:labels": {"f:env": {}, "f:region": {}, "f:tier": {}},
                      "f:annotations": {"f:a": {}}}, "f:spec": {"f:kubeconfigName": {}, "f:kubeconfigKeyName": {}}}
     }]);
-    let text = serde_json::to_vec(&v).expect("serializes");
-    let mut obj: T = serde_json::from_slice(&text).expect("deserializes");
-    compact_managed_fields(obj.meta_mut());
-    obj
+    let text = serde_json::to_string(&v).expect("serializes");
+    tfsveltos::k8s::io::decode_object(&text).expect("deserializes")
 }
 
 #[test]

@@ -325,6 +325,27 @@ impl Ledger {
         }
     }
 
+    /// The namespaces of every name this ledger holds (recorded, trusted by name, or tombstoned): where what the
+    /// bridge owns may be besides the namespaces it selects now. `None` after an import, which takes over labelled
+    /// objects wherever they are.
+    pub fn namespaces(&self) -> Option<BTreeSet<String>> {
+        if self.take_over_labelled {
+            return None;
+        }
+        let names = self
+            .objects
+            .keys()
+            .chain(self.since.keys())
+            .chain(self.tombstones.keys())
+            .chain(self.trusted_names.iter());
+        Some(
+            names
+                .filter_map(|slot| slot.split_once(' ')?.1.split_once('/'))
+                .map(|(ns, _)| ns.to_string())
+                .collect(),
+        )
+    }
+
     /// The recorded objects of `kind`: `(namespace/name, UID)`.
     pub fn recorded_of(&self, kind: Kind) -> impl Iterator<Item = (&str, &str)> {
         of_kind(&self.objects, kind)

@@ -116,23 +116,31 @@ pub fn plan_reads(
     reads
 }
 
-/// Reads the bodies of `wanted` among `listed` (see [`plan_reads`]), handing them to `each` in batches. An object
-/// gone since it was listed is skipped; `label_selector` is the one `listed` was read with.
+/// Reads the bodies of `wanted` among `listed` (see [`plan_reads`]), handing them to `each` in batches; returns
+/// the wanted objects whose bodies do not decode (each its writer's problem, for the caller to confine). An object
+/// gone since it was listed is skipped; `label_selector` and `scope` (namespaces, empty: all) are those `listed`
+/// was read with: a LIST of "all namespaces" covers `scope` only, since nothing is known of the others.
 pub async fn read_bodies<K>(
     client: &Client,
-    label_selector: Option<&str>,
+    (label_selector, scope): (Option<&str>, &[String]),
     listed: &[ObjectKey],
     wanted: &BTreeSet<ObjectKey>,
     mut each: impl FnMut(Vec<K>),
-) -> Result<(), IoError>
+) -> Result<Vec<io::Undecodable>, IoError>
 where
     K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Debug,
     <K as Resource>::DynamicType: Default,
 {
+    let mut bad = Vec::new();
     for read in plan_reads(listed, wanted, label_selector.is_some()) {
         match read {
             Reads::List(namespaces) => {
-                io::list_each::<K>(client, &namespaces, label_selector, |page| {
+                let namespaces = if namespaces.is_empty() {
+                    scope.to_vec()
+                } else {
+                    namespaces
+                };
+                let unread = io::list_each::<K>(client, &namespaces, label_selector, |page| {
                     let kept: Vec<K> = page
                         .into_iter()
                         .filter(|o| wanted.contains(&key_of(o.meta())))
@@ -142,9 +150,14 @@ where
                     }
                 })
                 .await?;
+                bad.extend(
+                    unread
+                        .into_iter()
+                        .filter(|u| wanted.contains(&key_of(&u.meta))),
+                );
             }
             Reads::Get(keys) => {
-                let got: Vec<Option<K>> = stream::iter(keys)
+                let got: Vec<io::Got<K>> = stream::iter(keys)
                     .map(|(ns, name)| async move {
                         match label_selector {
                             // Labelled objects: read under the `list` right their metadata LIST needed.
@@ -152,20 +165,27 @@ where
                                 io::get_by_list::<K>(client, &ns, &name, label_selector).await
                             }
                             // Objects named by others (secretreader Secrets): a GET, as RBAC grants it.
-                            None => io::get_opt::<K>(client, &ns, &name).await,
+                            None => io::get::<K>(client, &ns, &name).await,
                         }
                     })
                     .buffer_unordered(CONCURRENCY)
                     .try_collect()
                     .await?;
-                let got: Vec<K> = got.into_iter().flatten().collect();
-                if !got.is_empty() {
-                    each(got);
+                let mut found = Vec::new();
+                for g in got {
+                    match g {
+                        io::Got::Found(k) => found.push(k),
+                        io::Got::Undecodable(u) => bad.push(*u),
+                        io::Got::Absent => {}
+                    }
+                }
+                if !found.is_empty() {
+                    each(found);
                 }
             }
         }
     }
-    Ok(())
+    Ok(bad)
 }
 
 #[cfg(test)]

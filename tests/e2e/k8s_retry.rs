@@ -95,7 +95,7 @@ async fn a_failing_server_costs_a_bounded_number_of_requests_and_time() {
     }
 
     // A LIST (paginated) goes through the same policy.
-    let listed = io::list::<ConfigMap>(&client, std::slice::from_ref(&ns), None)
+    let (listed, _) = io::list::<ConfigMap>(&client, std::slice::from_ref(&ns), None)
         .await
         .expect("list through the proxy");
     assert!(

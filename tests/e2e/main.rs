@@ -20,6 +20,7 @@ mod dying_runs;
 mod ephemeral_credentials;
 mod exec_scope;
 mod fleet_safety;
+mod hostile_metadata;
 mod inventory_hub;
 mod k8s_retry;
 mod kubeconfig_oracle;

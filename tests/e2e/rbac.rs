@@ -5,8 +5,6 @@
 //! credential source that needs a rule of its own (a labelled Secret with `consumer`, a `kubeconfig-secretreader`
 //! Secret in `secret_reader_namespaces`). The same identity is then refused what the role does not grant.
 
-use std::path::Path;
-
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
 use kube::api::{Api, DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};
 use serde_json::{Value as Json, json};
@@ -71,26 +69,6 @@ fn manifest(file: &str, n: &Names) -> String {
         assert!(out.contains(&n.vault), "{file}: binds cluster-credentials");
     }
     out
-}
-
-/// The admin kubeconfig of the test environment with its token replaced by `token`: same server, same CA.
-fn kubeconfig_with_token(admin: &Path, token: &str) -> String {
-    let text = std::fs::read_to_string(admin).unwrap();
-    let mut replaced = 0;
-    let lines: Vec<String> = text
-        .lines()
-        .map(|l| {
-            if l.trim_start().starts_with("token:") {
-                replaced += 1;
-                let indent = &l[..l.len() - l.trim_start().len()];
-                format!("{indent}token: {token}")
-            } else {
-                l.to_string()
-            }
-        })
-        .collect();
-    assert_eq!(replaced, 1, "the admin kubeconfig has one token");
-    lines.join("\n") + "\n"
 }
 
 async fn sveltos_cluster(admin: &kube::Client, ns: &str, name: &str) -> Option<SveltosCluster> {
@@ -166,7 +144,11 @@ async fn the_example_rbac_runs_the_whole_lifecycle_and_nothing_more() {
     let token = token.trim();
     assert!(!token.is_empty(), "kubectl create token printed no token");
     let kubeconfig = tf.dir().join("bridge.kubeconfig");
-    std::fs::write(&kubeconfig, kubeconfig_with_token(&env.kubeconfig, token)).unwrap();
+    std::fs::write(
+        &kubeconfig,
+        support::kubeconfig_with_token(&env.kubeconfig, token),
+    )
+    .unwrap();
     let bridge = support::client_for(&kubeconfig).await;
 
     // The inventory: a labelled Secret next to a profile in the consumer namespace; a kubeconfig-secretreader

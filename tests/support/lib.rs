@@ -420,6 +420,27 @@ pub async fn client_for(kubeconfig: &Path) -> kube::Client {
     kube::Client::try_from(config).expect("kube client")
 }
 
+/// The admin kubeconfig `admin` of the test environment with its token replaced by `token`: same server, same CA
+/// (a ServiceAccount's identity, for tests that act with only some rights).
+pub fn kubeconfig_with_token(admin: &Path, token: &str) -> String {
+    let text = std::fs::read_to_string(admin).unwrap();
+    let mut replaced = 0;
+    let lines: Vec<String> = text
+        .lines()
+        .map(|l| {
+            if l.trim_start().starts_with("token:") {
+                replaced += 1;
+                let indent = &l[..l.len() - l.trim_start().len()];
+                format!("{indent}token: {token}")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    assert_eq!(replaced, 1, "the admin kubeconfig has one token");
+    lines.join("\n") + "\n"
+}
+
 /// A name no other test (of this or a concurrent run) uses: `<prefix>-<pid>-<n>-<time>`,
 /// lowercased and cut to a valid DNS label.
 pub fn unique_name(prefix: &str) -> String {

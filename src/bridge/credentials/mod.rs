@@ -21,6 +21,10 @@ pub use locate::{CredentialSource, Lookup, SecretIndex, access_providers, exec_e
 pub use options::{CredentialOptions, CredentialsConfig, default_kubeconfig_keys};
 pub use resolve::{CheckedKubeconfigs, CredentialSecrets, Resolved, resolve};
 
+/// The annotation `crate::k8s` puts on its own copy of a credential Secret that exists but does not decode (its
+/// value: why). Never read from the cluster: the copies a lookup indexes carry no annotation of the Secret's own.
+pub const UNREADABLE_MARK: &str = "sveltos.clusterinventory.io/provider-internal-unreadable";
+
 /// Why a profile's credentials cannot be used. Displays name objects (namespace/name, keys, fields), never
 /// credential content.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -64,6 +68,14 @@ pub enum CredentialProblem {
     SecretMissing {
         /// `namespace/name`.
         secret: String,
+    },
+    /// The Secret exists but does not decode (someone stored a value the bridge cannot read in it).
+    #[error("Secret {secret} cannot be read: {reason}")]
+    Unreadable {
+        /// `namespace/name`.
+        secret: String,
+        /// The decoder's message, escaped and bounded.
+        reason: String,
     },
     /// The Secret has none of the keys tried.
     #[error(
@@ -110,6 +122,7 @@ impl CredentialProblem {
                 "kubeconfig-secretreader names its Secret with an invalid value"
             }
             Self::Kubeconfig { .. } => "kubeconfig refused",
+            Self::Unreadable { .. } => "a credential Secret cannot be read",
             Self::Exec { .. } => "exec provider refused",
         }
     }

@@ -207,6 +207,17 @@ fn from_secret(
     context: Option<&str>,
     checked: Option<&CheckedKubeconfigs>,
 ) -> Result<Resolved, CredentialProblem> {
+    if let Some(reason) = secret
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(super::UNREADABLE_MARK))
+    {
+        return Err(CredentialProblem::Unreadable {
+            secret: object_id(&secret.metadata),
+            reason: reason.clone(),
+        });
+    }
     let (_, bytes) = kubeconfig_in_secret(secret, keys)?;
     let policy = policy_of(options);
     let cached = context

@@ -5,7 +5,7 @@
 //! |---|---|
 //! | `objects.rs` | One cluster's objects as found: [`ObservedSecret`], [`ObservedCluster`], together [`BridgedObjects`] |
 //! | `observe.rs` | One owned object read back ([`observe_cluster`], [`observe_secret`]) |
-//! | `managed_fields.rs` | What our field manager owns, and [`compact_managed_fields`] |
+//! | `managed_fields.rs` | What our field manager owns, and [`decode_managed_fields`] |
 //! | `meta.rs` | What is read of any object's metadata: `namespace/name`, owner label, run mark, profile key |
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -26,7 +26,7 @@ mod observe;
 #[cfg(test)]
 pub(crate) mod tests;
 
-pub use managed_fields::compact_managed_fields;
+pub use managed_fields::decode_managed_fields;
 use meta::{id, mark_of, owner, profile_key};
 pub use objects::{BridgedObjects, ObservedCluster, ObservedSecret};
 pub use observe::{observe_cluster, observe_secret};
@@ -45,6 +45,9 @@ pub struct Observed {
     /// Objects (`"<Kind> namespace/name"`) that carry this bridge's ownership label but whose UID it never
     /// recorded: someone else made them. Never updated or deleted.
     pub impostors: BTreeSet<String>,
+    /// Clusters (profile key) one of whose owned objects does not decode, with the object and why: each is kept as
+    /// it is, never written or deregistered for it ([`Observed::add_unreadable`]).
+    pub unreadable: BTreeMap<String, String>,
 }
 
 impl Observed {
@@ -153,6 +156,49 @@ impl Observed {
         }
     }
 
+    /// Records an object carrying this bridge's label that does not decode (`meta`: what could be read of its
+    /// metadata; `why`: the decoder's message, escaped). The bridge's own (by the ledger) stays owned, known by its
+    /// name and UID only, and its cluster is kept as it is (see [`Observed::unreadable`]); anyone else's is an
+    /// impostor.
+    pub fn add_unreadable(&mut self, ledger: &Ledger, kind: Kind, meta: &ObjectMeta, why: &str) {
+        let object = id(meta);
+        if !ledger.owns_marked(kind, &object, meta.uid.as_deref(), mark_of(meta)) {
+            self.impostors.insert(format!("{} {object}", kind.prefix()));
+            return;
+        }
+        let strip = match kind {
+            Kind::SveltosCluster => "",
+            Kind::Secret => SECRET_SUFFIX,
+        };
+        let key = profile_key(meta, strip);
+        let objects = self.owned.entry(key.clone()).or_default();
+        let uid = meta.uid.clone();
+        match kind {
+            Kind::SveltosCluster => {
+                objects.sveltos_cluster = Some(ObservedCluster {
+                    id: object.clone(),
+                    uid,
+                    ..Default::default()
+                })
+            }
+            Kind::Secret => {
+                objects.secret = Some(ObservedSecret {
+                    id: object.clone(),
+                    uid,
+                    ..Default::default()
+                })
+            }
+        }
+        self.unreadable.insert(
+            key,
+            format!(
+                "{} {} cannot be read: {why}",
+                kind.prefix(),
+                crate::bridge::text::shown(&object, 520)
+            ),
+        );
+    }
+
     /// Joins what two partial views found: `other`'s Secrets (and impostors) into this one's SveltosClusters.
     pub fn join(&mut self, other: Observed) {
         for (key, o) in other.owned {
@@ -166,6 +212,7 @@ impl Observed {
         }
         self.records.extend(other.records);
         self.impostors.extend(other.impostors);
+        self.unreadable.extend(other.unreadable);
         self.foreign_clusters.extend(other.foreign_clusters);
         self.foreign_secrets.extend(other.foreign_secrets);
     }

@@ -248,6 +248,9 @@ pub fn plan(
     for (key, why) in inputs.undecodable {
         plan.isolate(inputs.observed, key, Cause::Undecodable, why.clone());
     }
+    for (key, why) in &inputs.observed.unreadable {
+        plan.isolate(inputs.observed, key, Cause::UnreadableObject, why.clone());
+    }
     for key in &plan.health_paused.clone() {
         plan.issues.push(ClusterIssue {
             key: key.clone(),
@@ -446,6 +449,61 @@ mod tests {
             issues[0].detail
         );
         assert!(!p.has_errors());
+    }
+
+    #[test]
+    fn an_unreadable_object_or_credential_secret_is_its_clusters_problem() {
+        use crate::bridge::{credentials::UNREADABLE_MARK, ownership::Kind};
+        let mut f = Fixture::new();
+        let p = f.run();
+        f.observed = observed_after(&p, "main");
+        // b/c1's SveltosCluster stops decoding and its profile goes: kept as it is, never deregistered for it.
+        let uid = f.observed.owned["b/c1"]
+            .sveltos_cluster
+            .as_ref()
+            .unwrap()
+            .uid
+            .clone();
+        let meta = k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+            namespace: Some("b".into()),
+            name: Some("c1".into()),
+            uid,
+            ..Default::default()
+        };
+        let ledger = crate::bridge::ownership::Ledger::trusting();
+        f.observed
+            .add_unreadable(&ledger, Kind::SveltosCluster, &meta, "recursion limit");
+        f.profiles.retain(|p| p.key() != "b/c1");
+        // a/c1's credential Secret does not decode either.
+        f.secrets[0].metadata.annotations = Some(BTreeMap::from([(
+            UNREADABLE_MARK.into(),
+            "invalid type".into(),
+        )]));
+        let p = f.run();
+        assert!(p.desired.is_empty(), "{:?}", p.desired.keys());
+        assert!(p.kept.contains_key("a/c1") && p.kept.contains_key("b/c1"));
+        assert!(p.removals.is_empty(), "{:?}", p.removals);
+        let issue = |key: &str| p.issues.iter().find(|i| i.key == key).unwrap();
+        assert_eq!(issue("b/c1").cause, Cause::UnreadableObject);
+        assert!(
+            issue("b/c1")
+                .detail
+                .contains("SveltosCluster b/c1 cannot be read: recursion limit")
+        );
+        assert_eq!(
+            issue("a/c1").cause,
+            Cause::Credentials("a credential Secret cannot be read")
+        );
+        assert!(
+            issue("a/c1")
+                .detail
+                .contains("a/s1 cannot be read: invalid type"),
+            "{}",
+            issue("a/c1").detail
+        );
+        assert!(!p.has_errors());
+        f.spec.strict = true;
+        assert!(f.run().has_errors());
     }
 
     #[test]

@@ -41,6 +41,8 @@ pub enum Cause {
     /// The ClusterProfile has more labels to copy than the bridge copies
     /// ([`MAX_COPIED_LABELS`](crate::bridge::desired::MAX_COPIED_LABELS)).
     TooManyLabels,
+    /// One of the bridge's own objects of the cluster (its SveltosCluster or Secret) does not decode.
+    UnreadableObject,
 }
 
 impl Cause {
@@ -52,6 +54,7 @@ impl Cause {
             Self::Unhealthy => "the ClusterProfile is not healthy",
             Self::ChangedSincePlan => "the ClusterProfile changed since plan",
             Self::Undecodable => "the ClusterProfile cannot be read",
+            Self::UnreadableObject => "an object of this bridge cannot be read",
             Self::NameTooLong => {
                 "the ClusterProfile's name is too long for its kubeconfig Secret's name"
             }
@@ -80,6 +83,10 @@ impl Cause {
             }
             Self::Undecodable => {
                 "They are kept as they are (or stay unregistered) until their writer fixes the field named."
+            }
+            Self::UnreadableObject => {
+                "Nothing is written to or deleted from those clusters until the object named decodes again \
+                 (someone stored a value in it the bridge cannot read); fix or delete it."
             }
             Self::NameTooLong => {
                 "The Secret is named <name>-sveltos-kubeconfig and a name has at most 253 characters: such a \
@@ -136,9 +143,11 @@ fn cause_problem(spec: &BridgeSpec, cause: Cause, mut issues: Vec<&ClusterIssue>
         Cause::Credentials(_) => {
             spec.strict || (spec.require_credentials && issues.iter().any(|i| !i.kept))
         }
-        Cause::Collision | Cause::Undecodable | Cause::NameTooLong | Cause::TooManyLabels => {
-            spec.strict
-        }
+        Cause::Collision
+        | Cause::Undecodable
+        | Cause::UnreadableObject
+        | Cause::NameTooLong
+        | Cause::TooManyLabels => spec.strict,
     };
     let kept = issues.iter().filter(|i| i.kept).count();
     let lines: Vec<String> = issues
@@ -179,7 +188,10 @@ fn cause_problem(spec: &BridgeSpec, cause: Cause, mut issues: Vec<&ClusterIssue>
         Cause::Collision => vec![Step::Attr("adopt")],
         Cause::Unhealthy => vec![Step::Attr("require_healthy")],
         Cause::TooManyLabels => vec![Step::Attr("copy_labels")],
-        Cause::ChangedSincePlan | Cause::Undecodable | Cause::NameTooLong => vec![],
+        Cause::ChangedSincePlan
+        | Cause::Undecodable
+        | Cause::UnreadableObject
+        | Cause::NameTooLong => vec![],
     };
     if error {
         Problem::error(path, summary, detail)

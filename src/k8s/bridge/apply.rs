@@ -105,9 +105,14 @@ pub struct ReadBack {
     pub observed: Result<Observed, IoError>,
 }
 
-/// Reads what the bridge owns after a failure (see [`ReadBack`]).
-pub async fn read_back(client: &Client, bridge: &str, ledger: Ledger) -> ReadBack {
-    let observed = read_owned(client, bridge, &ledger).await;
+/// Reads what the bridge owns after a failure (see [`ReadBack`]; `selected`: the namespaces it selects).
+pub async fn read_back(
+    client: &Client,
+    (bridge, selected): (&str, &[String]),
+    ledger: Ledger,
+) -> ReadBack {
+    let budget = crate::k8s::io::ReadBudget::default();
+    let observed = read_owned(client, bridge, &ledger, selected, &budget).await;
     ReadBack { ledger, observed }
 }
 
@@ -145,7 +150,8 @@ pub async fn apply(
         // Objects written before the timeout carry the label at the names this apply meant to write.
         let trusted = trusting_targets(snap.observed.ledger(&ledger), plan.desired.values());
         drop((plan, snap));
-        let read_back = read_back(client, &spec.name, trusted).await;
+        let selected = &spec.selection.namespaces;
+        let read_back = read_back(client, (&spec.name, selected), trusted).await;
         let cause = Stop::TimedOut(limit);
         let end = End::ReadBack { cause, read_back };
         return Ok(Applied { problems, end });
@@ -188,7 +194,8 @@ async fn settle(
         // apply's (the snapshot found those names free or owned) and are recorded when read back.
         let ledger = trusting_targets(ledger, failed.iter().filter_map(|k| plan.desired.get(k)));
         drop(plan);
-        let read_back = read_back(client, &spec.name, ledger).await;
+        let selected = &spec.selection.namespaces;
+        let read_back = read_back(client, (&spec.name, selected), ledger).await;
         let cause = Stop::Failed(outcome);
         return End::ReadBack { cause, read_back };
     }
@@ -217,6 +224,8 @@ pub struct DestroyRun<'a> {
     pub limit: Duration,
     /// The namespace of the bridge's claim.
     pub claim_namespace: &'a str,
+    /// The namespaces the bridge selected (empty: all): with the ledger's, where what it owns may be.
+    pub namespaces: &'a [String],
     /// The state's instance id (`None`: a state older than claims, which releases any claim at the name).
     pub instance: Option<&'a str>,
 }
@@ -249,9 +258,10 @@ pub async fn destroy(run: DestroyRun<'_>) -> Result<(), (DestroyStop, ReadBack)>
         removal,
         limit,
         claim_namespace,
+        namespaces,
         instance,
     } = run;
-    let deleting = delete_all(client, bridge, &ledger, removal);
+    let deleting = delete_all(client, (bridge, namespaces), &ledger, removal);
     let (stop, ledger) = match tokio::time::timeout(limit, deleting).await {
         Ok(Ok(())) => match release_claim(client, claim_namespace, bridge, instance).await {
             Ok(()) => return Ok(()),
@@ -261,7 +271,7 @@ pub async fn destroy(run: DestroyRun<'_>) -> Result<(), (DestroyStop, ReadBack)>
         Ok(Err(DestroyError::Read(e))) => (DestroyStop::Read(e), ledger),
         Err(_) => (DestroyStop::TimedOut(limit), ledger),
     };
-    Err((stop, read_back(client, bridge, ledger).await))
+    Err((stop, read_back(client, (bridge, namespaces), ledger).await))
 }
 
 /// Deletes the claim of `bridge` if it is this state's (`instance`; a state older than claims has none and

@@ -317,16 +317,17 @@ async fn wait_gone(
     }
 }
 
-/// Deletes everything this bridge owns (destroy), whatever the inventory looks like, as [`deregister`] does: add-ons
-/// withdrawn (with [`Deregistration::Withdraw`]), SveltosClusters, then, once each is gone, its Secret. On failure,
-/// the error holds the ledger of what is left.
+/// Deletes everything this bridge owns (destroy), whatever the inventory looks like (listed where it may be:
+/// `selected`, the namespaces the bridge selected, and the ledger's), as [`deregister`] does: add-ons withdrawn
+/// (with [`Deregistration::Withdraw`]), SveltosClusters, then, once each is gone, its Secret. On failure, the error
+/// holds the ledger of what is left.
 pub async fn delete_all(
     client: &Client,
-    bridge: &str,
+    (bridge, selected): (&str, &[String]),
     ledger: &Ledger,
     removal: Removal,
 ) -> Result<(), DestroyError> {
-    let observed = read_owned(client, bridge, ledger)
+    let observed = read_owned(client, bridge, ledger, selected, &io::ReadBudget::default())
         .await
         .map_err(DestroyError::Read)?;
     // Against an empty plan (made for apply: nothing to write), every owned cluster is a delete.

@@ -21,22 +21,26 @@ pub type InventoryReads = (
     credentials::CredentialReads,
 );
 
-/// Reads the inventory a plan of `spec` needs, whatever the bridge owns: the ClusterProfiles of its namespaces
-/// and the credential sources (labelled Secrets, consumer namespaces), concurrently. What it reads depends only on
-/// `spec.selection.namespaces`, `spec.credentials` and the `inventory` connection.
+/// Reads the inventory a plan of `spec` needs, whatever the bridge owns: the ClusterProfiles of its namespaces,
+/// then the credential sources (consumer namespaces, the labelled Secrets of the namespaces that may supply those
+/// profiles, within `budget`). What it reads depends only on `spec.selection.namespaces`, `spec.credentials` and
+/// the `inventory` connection.
 pub async fn read_inventory(
     inventory: &Client,
     spec: &BridgeSpec,
+    budget: &io::ReadBudget,
 ) -> Result<InventoryReads, IoError> {
     let (profiles, undecodable) =
-        io::list_tolerant::<ClusterProfile>(inventory, &spec.selection.namespaces, None).await?;
+        io::list::<ClusterProfile>(inventory, &spec.selection.namespaces, None).await?;
     let profile_keys: Vec<String> = profiles.iter().map(|p| p.key()).collect();
-    let sources = credentials::read_sources(inventory, &spec.credentials, &profile_keys).await?;
+    let sources =
+        credentials::read_sources(inventory, &spec.credentials, &profile_keys, budget).await?;
     Ok((profiles, undecodable, sources))
 }
 
 /// A digest of what [`read_inventory`] reads for `spec` through the provider's connection: the namespaces, the
-/// credential label and the consumer (the other credential options only change how the plan uses what was read).
+/// credential label, the consumer and `secret_namespaces` (the other credential options only change how the plan
+/// uses what was read).
 /// Apply records it in the ledger; a refresh reads ahead only when the state's configuration gives the recorded
 /// digest, and a plan uses that read only when its own configuration gives it too.
 pub fn reads_sha256(spec: &BridgeSpec) -> String {
@@ -44,6 +48,8 @@ pub fn reads_sha256(spec: &BridgeSpec) -> String {
         &spec.selection.namespaces,
         &spec.credentials.secret_label,
         &spec.credentials.consumer,
+        &spec.credentials.consumer_only,
+        &spec.credentials.secret_namespaces,
     );
     crate::bridge::sha256_hex(&serde_json::to_vec(&reads).unwrap_or_default())
 }

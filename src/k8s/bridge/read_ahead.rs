@@ -24,7 +24,9 @@ impl ReadAhead {
     /// Starts reading, through `client`, the inventory of `spec`, then checking the kubeconfigs read.
     pub fn start(client: Client, spec: BridgeSpec) -> Self {
         Self(Some(tokio::spawn(async move {
-            let reads = read_inventory(&client, &spec).await.ok()?;
+            let reads = read_inventory(&client, &spec, &crate::k8s::io::ReadBudget::default())
+                .await
+                .ok()?;
             // Parsing ten thousand kubeconfigs is CPU work: a blocking thread, not a runtime worker, does it. (A
             // cancelled read-ahead lets it finish; nothing waits for it.)
             tokio::task::spawn_blocking(move || {

@@ -71,8 +71,16 @@ pub(super) async fn withdraw(
 /// none when Sveltos' add-on API is not served (no addon-controller, so no add-on to withdraw).
 async fn summaries_of(client: &Client, ns: &str, name: &str) -> Result<Vec<String>, IoError> {
     let selector = cluster_summaries_of(name);
-    match io::list_metadata::<ClusterSummary>(client, &[ns.to_string()], Some(&selector)).await {
-        Ok(found) => Ok(found.into_iter().filter_map(|m| m.name).collect()),
+    let budget = io::ReadBudget::default();
+    let namespaces = [ns.to_string()];
+    let listed = io::list_metadata::<ClusterSummary>(client, &namespaces, Some(&selector), &budget);
+    match listed.await {
+        // An item that does not decode still stands for an add-on not withdrawn.
+        Ok((found, undecodable)) => Ok(found
+            .into_iter()
+            .filter_map(|m| m.name)
+            .chain(undecodable.into_iter().map(|u| u.name))
+            .collect()),
         Err(e) if e.not_served() => Ok(Vec::new()),
         Err(e) => Err(e),
     }

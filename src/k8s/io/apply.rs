@@ -10,7 +10,9 @@ use kube::{
 use serde::{Serialize, de::DeserializeOwned};
 
 use super::{
+    decode::{Undecodable, decode_object},
     error::{IoCause, IoError},
+    get::undecodable_error,
     retry::with_retry,
     target::{Target, target},
 };
@@ -23,10 +25,7 @@ where
     <K as Resource>::DynamicType: Default,
 {
     let Target {
-        kind,
-        object,
-        name,
-        api,
+        kind, object, name, ..
     } = target(client, obj);
     let pp = PatchParams::apply(FIELD_MANAGER).force();
     // The body carries apiVersion/kind, as server-side apply requires.
@@ -41,7 +40,39 @@ where
     body["apiVersion"] = K::api_version(&Default::default()).to_string().into();
     body["kind"] = kind.clone().into();
     let patch = Patch::Apply(&body);
-    with_retry("apply", &kind, &object, || api.patch(&name, &pp, &patch)).await
+    let answer = with_retry("apply", &kind, &object, || {
+        patch_text::<K, _>(client, &object, &name, &pp, &patch)
+    })
+    .await?;
+    decode_object::<K>(&answer).map_err(|e| {
+        let mut err = undecodable_error(&kind, &object, &Undecodable::of(&answer, &e));
+        err.action = "apply";
+        err
+    })
+}
+
+/// PATCHes `namespace/name` (`object`) of `K` and returns the answer's text (decoded by the caller as every answer
+/// is, [`decode_object`]).
+async fn patch_text<K, P>(
+    client: &Client,
+    object: &str,
+    name: &str,
+    pp: &PatchParams,
+    patch: &Patch<P>,
+) -> Result<String, kube::Error>
+where
+    K: Resource,
+    <K as Resource>::DynamicType: Default,
+    P: Serialize + Debug,
+{
+    let namespace = object.split_once('/').map(|(ns, _)| ns);
+    let url = K::url_path(&Default::default(), namespace);
+    let req = kube::core::Request::new(url)
+        .patch(name, pp, patch)
+        .map_err(kube::Error::BuildRequest)?;
+    super::capped_text(client, req, None)
+        .await
+        .map(Option::unwrap_or_default)
 }
 
 /// Removes from `fields` (a `fieldsV1` tree of another manager) every field that `body` sets.
@@ -101,9 +132,11 @@ where
         "metadata": {"managedFields": entries, "resourceVersion": current.meta().resource_version}
     }));
     let pp = PatchParams::default();
-    with_retry("adopt", &kind, &object, || api.patch(&name, &pp, &patch))
-        .await
-        .map(|_| ())
+    with_retry("adopt", &kind, &object, || {
+        patch_text::<K, _>(client, &object, &name, &pp, &patch)
+    })
+    .await
+    .map(|_| ())
 }
 
 #[cfg(test)]

@@ -1,24 +1,39 @@
-//! The body of a LIST answer, decoded item by item into batches of [`PAGE_SIZE`](super::PAGE_SIZE), and the items
-//! that do not decode ([`Undecodable`]).
+//! The one way an object from the API server is decoded ([`decode_object`]): depth-safe, with `managedFields`
+//! reduced to what the bridge reads while it is decoded; a LIST answer decoded item by item with it
+//! ([`decode_items`]), an item that does not decode set aside by name ([`Undecodable`]).
+//!
+//! Every object the provider reads may have been written by someone else (ClusterProfiles and Secrets by the
+//! inventory's tenants, the bridge's own objects patched by them), and the API server keeps whatever a client
+//! writes into `metadata.managedFields`, nested as deep as it likes. So no item is decoded as part of its list
+//! (one item must not fail the others), and `managedFields` is never decoded as it stands: it is cut out of the
+//! item's text and decoded by `crate::bridge::observed::decode_managed_fields`, which keeps our field manager's
+//! owned paths and skips everything else without recursing. Everything else in an item is skipped the same way
+//! (as raw text) until the item is decoded as its type, whose fields are bounded by its schema.
 
-use std::marker::PhantomData;
+use std::{borrow::Cow, collections::BTreeMap, marker::PhantomData};
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Resource;
 use serde::de::{
-    DeserializeOwned, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor,
+    DeserializeOwned, DeserializeSeed, Deserializer, Error as _, IgnoredAny, MapAccess, SeqAccess,
+    Visitor,
 };
+use serde_json::value::RawValue;
 
 use super::list::PAGE_SIZE;
-use crate::bridge::observed::compact_managed_fields;
+use crate::bridge::observed::decode_managed_fields;
 
-/// An item of a LIST that does not decode as the expected type: written by whoever can write it, it is that
-/// object's problem, not the whole list's.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// An item of a LIST (or the answer of a GET) that does not decode as the expected type: written by whoever can
+/// write it, it is that object's problem, not the whole list's.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Undecodable {
-    /// Its namespace (empty when even that cannot be read).
+    /// Its namespace, escaped and bounded for messages (empty when even that cannot be read).
     pub namespace: String,
-    /// Its name (empty when even that cannot be read).
+    /// Its name, escaped and bounded for messages (empty when even that cannot be read).
     pub name: String,
+    /// What could be read of its metadata, field by field (`namespace`, `name`, `uid`, `labels`, `annotations`;
+    /// a field that does not decode is left out): enough to tell whose it is.
+    pub meta: ObjectMeta,
     /// Why it does not decode: the decoder's message, escaped and bounded (it may quote the value, which whoever
     /// wrote the item chose).
     pub reason: String,
@@ -26,87 +41,195 @@ pub struct Undecodable {
 
 impl Undecodable {
     /// Undecodable items by `namespace/name`, with why.
-    pub fn by_key(items: Vec<Undecodable>) -> std::collections::BTreeMap<String, String> {
-        items
-            .into_iter()
-            .map(|u| (format!("{}/{}", u.namespace, u.name), u.reason))
-            .collect()
+    pub fn by_key(items: Vec<Undecodable>) -> BTreeMap<String, String> {
+        items.into_iter().map(|u| (u.id(), u.reason)).collect()
+    }
+
+    /// `namespace/name`, as shown in messages.
+    pub fn id(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+
+    /// What is known of the object `raw` that did not decode (`e`).
+    pub fn of(raw: &str, e: &serde_json::Error) -> Self {
+        let meta = lenient_meta(raw);
+        let shown =
+            |s: &Option<String>| crate::bridge::text::shown(s.as_deref().unwrap_or(""), 253);
+        Undecodable {
+            namespace: shown(&meta.namespace),
+            name: shown(&meta.name),
+            meta,
+            reason: crate::bridge::text::shown(&e.to_string(), 200),
+        }
     }
 }
 
-/// What is known of an item that does not decode: its namespace and name when those decode, and the decoder's
-/// message (which names the field and what was expected, and holds no value of the item).
-fn undecodable(raw: &str, e: &serde_json::Error) -> Undecodable {
-    #[derive(serde::Deserialize, Default)]
-    #[serde(default)]
-    struct Meta {
-        namespace: String,
-        name: String,
-    }
-    #[derive(serde::Deserialize, Default)]
-    #[serde(default)]
-    struct Item {
-        metadata: Meta,
-    }
-    let item: Item = serde_json::from_str(raw).unwrap_or_default();
-    let shown = |s: &str| crate::bridge::text::shown(s, 253);
-    Undecodable {
-        namespace: shown(&item.metadata.namespace),
-        name: shown(&item.metadata.name),
-        reason: crate::bridge::text::shown(&e.to_string(), 200),
+/// The metadata fields of `raw` that decode, each on its own (depth-safe: only `metadata`'s members are looked at,
+/// and each is decoded as a string or a map of strings).
+fn lenient_meta(raw: &str) -> ObjectMeta {
+    let Ok(Some(meta)) = member(raw, "metadata") else {
+        return ObjectMeta::default();
+    };
+    let field = |key: &str| member(meta.get(), key).ok().flatten();
+    let string = |key: &str| field(key).and_then(|v| serde_json::from_str::<String>(v.get()).ok());
+    let map = |key: &str| field(key).and_then(|v| serde_json::from_str(v.get()).ok());
+    ObjectMeta {
+        namespace: string("namespace"),
+        name: string("name"),
+        uid: string("uid"),
+        labels: map("labels"),
+        annotations: map("annotations"),
+        ..Default::default()
     }
 }
-/// Decodes the `items` of a LIST answer one by one, handing them to `each` in batches of [`PAGE_SIZE`]. With
-/// `bad`, an item that does not decode as `K` is recorded there and skipped (each item is then first taken as
-/// raw JSON text, then decoded on its own).
+
+/// The value of member `key` of the JSON object `raw`, as raw text borrowed from `raw`; `None` when `raw` is not an
+/// object or has no such member. Every other member is skipped without being built (no depth limit applies).
+/// Two members named `key` are an error: a reader taking the first and one taking the last would disagree.
+fn member<'a>(raw: &'a str, key: &str) -> Result<Option<&'a RawValue>, serde_json::Error> {
+    struct Member<'k>(&'k str);
+    impl<'de> Visitor<'de> for Member<'_> {
+        type Value = Option<&'de RawValue>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut found = None;
+            while let Some(k) = map.next_key::<Cow<'de, str>>()? {
+                if k != self.0 {
+                    map.next_value::<IgnoredAny>()?;
+                } else if found.is_some() {
+                    return Err(A::Error::custom(format_args!("duplicate field `{k}`")));
+                } else {
+                    found = Some(map.next_value::<&'de RawValue>()?);
+                }
+            }
+            Ok(found)
+        }
+    }
+    if !raw.trim_start().starts_with('{') {
+        return Ok(None);
+    }
+    serde_json::Deserializer::from_str(raw).deserialize_map(Member(key))
+}
+
+/// The `kind` of the object `raw`, if it has one that is a string.
+pub(super) fn kind_of(raw: &str) -> Option<String> {
+    let kind = member(raw, "kind").ok()??;
+    serde_json::from_str(kind.get()).ok()
+}
+
+/// Where `part` (a slice of `whole`) starts in `whole`.
+fn offset_in(whole: &str, part: &str) -> Option<usize> {
+    let start = (part.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
+    (whole.get(start..start + part.len())? == part).then_some(start)
+}
+
+/// Decodes one object as the API server serves it, depth-safe: its `metadata.managedFields` is cut out of the text
+/// and decoded on its own by [`decode_managed_fields`] (our field manager's owned paths only), the rest decoded as
+/// `K`. An object whose `metadata` or `managedFields` appears twice is refused.
+pub fn decode_object<K: DeserializeOwned + Resource>(raw: &str) -> Result<K, serde_json::Error> {
+    let managed = match member(raw, "metadata")? {
+        Some(meta) => member(meta.get(), "managedFields")?,
+        None => None,
+    };
+    let Some(managed) = managed else {
+        return serde_json::from_str(raw);
+    };
+    let entries = decode_managed_fields(managed.get())?;
+    let part = managed.get();
+    let start = offset_in(raw, part)
+        .ok_or_else(|| serde_json::Error::custom("managedFields is not part of the object"))?;
+    let mut text = String::with_capacity(raw.len() - part.len() + 4);
+    text.push_str(&raw[..start]);
+    text.push_str("null");
+    text.push_str(&raw[start + part.len()..]);
+    let mut object: K = serde_json::from_str(&text)?;
+    object.meta_mut().managed_fields = entries;
+    Ok(object)
+}
+
+/// What a LIST answer says besides its items: where the next page starts.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct ListMeta {
+    /// The `continue` token of a paginated LIST (`None` on the last page).
+    pub(super) next: Option<String>,
+}
+
+/// Decodes the `items` of a LIST answer one by one, each with [`decode_object`], handing them to `each` in batches
+/// of [`PAGE_SIZE`]; an item that does not decode is recorded in `bad` and skipped. `sizes` is told each item's
+/// namespace (as far as it can be read) and the length of its text.
 pub(super) fn decode_items<K: DeserializeOwned + Resource>(
     body: &str,
     each: &mut impl FnMut(Vec<K>),
-    bad: Option<&mut Vec<Undecodable>>,
-) -> Result<(), serde_json::Error> {
+    bad: &mut Vec<Undecodable>,
+    sizes: &mut impl FnMut(&str, usize),
+) -> Result<ListMeta, serde_json::Error> {
     let mut de = serde_json::Deserializer::from_str(body);
-    de.deserialize_map(ListBody(each, bad, PhantomData))?;
-    de.end()
+    let meta = de.deserialize_map(ListBody(Sinks { each, bad, sizes }, PhantomData))?;
+    de.end()?;
+    Ok(meta)
 }
 
-/// Where the items that do not decode go, when they are set aside.
-type Bad<'b> = Option<&'b mut Vec<Undecodable>>;
+/// Where decoded items, items that do not decode, and item sizes go.
+struct Sinks<'s, F, S> {
+    each: &'s mut F,
+    bad: &'s mut Vec<Undecodable>,
+    sizes: &'s mut S,
+}
 
-/// The LIST answer: a map whose `items` are read by [`Items`], every other field skipped.
-struct ListBody<'f, 'b, K, F>(&'f mut F, Bad<'b>, PhantomData<K>);
+/// The LIST answer: a map whose `items` are read by [`Items`] and whose `metadata.continue` is kept, every other
+/// field skipped.
+struct ListBody<'s, K, F, S>(Sinks<'s, F, S>, PhantomData<K>);
 
 /// The `items` of a LIST answer (null or a sequence), handed on in batches.
-struct Items<'f, 'b, K, F>(&'f mut F, Bad<'b>, PhantomData<K>);
+struct Items<'a, 's, K, F, S>(&'a mut Sinks<'s, F, S>, PhantomData<K>);
 
-impl<'de, K: DeserializeOwned + Resource, F: FnMut(Vec<K>)> Visitor<'de>
-    for ListBody<'_, '_, K, F>
+impl<'de, K, F, S> Visitor<'de> for ListBody<'_, K, F, S>
+where
+    K: DeserializeOwned + Resource,
+    F: FnMut(Vec<K>),
+    S: FnMut(&str, usize),
 {
-    type Value = ();
+    type Value = ListMeta;
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("a Kubernetes list")
     }
-    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
-        let mut items = false;
-        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-            if key == "items" {
-                if items {
-                    return Err(serde::de::Error::duplicate_field("items"));
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<ListMeta, A::Error> {
+        #[derive(serde::Deserialize, Default)]
+        #[serde(default)]
+        struct Meta {
+            #[serde(rename = "continue")]
+            next: Option<String>,
+        }
+        let (mut items, mut meta) = (false, None);
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            match key.as_ref() {
+                "items" if items => return Err(A::Error::duplicate_field("items")),
+                "items" => {
+                    map.next_value_seed(Items(&mut self.0, PhantomData))?;
+                    items = true;
                 }
-                map.next_value_seed(Items(&mut *self.0, self.1.as_deref_mut(), PhantomData))?;
-                items = true;
-            } else {
-                map.next_value::<IgnoredAny>()?;
+                "metadata" if meta.is_some() => return Err(A::Error::duplicate_field("metadata")),
+                "metadata" => meta = Some(map.next_value::<Option<Meta>>()?.unwrap_or_default()),
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
             }
         }
         if !items {
-            return Err(serde::de::Error::missing_field("items"));
+            return Err(A::Error::missing_field("items"));
         }
-        Ok(())
+        let next = meta.and_then(|m| m.next).filter(|t| !t.is_empty());
+        Ok(ListMeta { next })
     }
 }
 
-impl<'de, K: DeserializeOwned + Resource, F: FnMut(Vec<K>)> DeserializeSeed<'de>
-    for Items<'_, '_, K, F>
+impl<'de, K, F, S> DeserializeSeed<'de> for Items<'_, '_, K, F, S>
+where
+    K: DeserializeOwned + Resource,
+    F: FnMut(Vec<K>),
+    S: FnMut(&str, usize),
 {
     type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
@@ -114,7 +237,12 @@ impl<'de, K: DeserializeOwned + Resource, F: FnMut(Vec<K>)> DeserializeSeed<'de>
     }
 }
 
-impl<'de, K: DeserializeOwned + Resource, F: FnMut(Vec<K>)> Visitor<'de> for Items<'_, '_, K, F> {
+impl<'de, K, F, S> Visitor<'de> for Items<'_, '_, K, F, S>
+where
+    K: DeserializeOwned + Resource,
+    F: FnMut(Vec<K>),
+    S: FnMut(&str, usize),
+{
     type Value = ();
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("a list of items")
@@ -126,107 +254,31 @@ impl<'de, K: DeserializeOwned + Resource, F: FnMut(Vec<K>)> Visitor<'de> for Ite
         d.deserialize_seq(self)
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let sinks = self.0;
         let mut batch = Vec::new();
-        let mut push = |mut item: K, batch: &mut Vec<K>| {
-            compact_managed_fields(item.meta_mut());
-            batch.push(item);
-            if batch.len() == PAGE_SIZE as usize {
-                (self.0)(std::mem::take(batch));
-            }
-        };
-        match self.1 {
-            None => {
-                while let Some(item) = seq.next_element::<K>()? {
-                    push(item, &mut batch);
-                }
-            }
-            Some(bad) => {
-                while let Some(raw) = seq.next_element::<&'de serde_json::value::RawValue>()? {
-                    match serde_json::from_str::<K>(raw.get()) {
-                        Ok(item) => push(item, &mut batch),
-                        Err(e) => bad.push(undecodable(raw.get(), &e)),
+        while let Some(raw) = seq.next_element::<&'de RawValue>()? {
+            let raw = raw.get();
+            match decode_object::<K>(raw) {
+                Ok(item) => {
+                    (sinks.sizes)(item.meta().namespace.as_deref().unwrap_or(""), raw.len());
+                    batch.push(item);
+                    if batch.len() == PAGE_SIZE as usize {
+                        (sinks.each)(std::mem::take(&mut batch));
                     }
+                }
+                Err(e) => {
+                    let bad = Undecodable::of(raw, &e);
+                    (sinks.sizes)(bad.meta.namespace.as_deref().unwrap_or(""), raw.len());
+                    sinks.bad.push(bad);
                 }
             }
         }
         if !batch.is_empty() {
-            (self.0)(batch);
+            (sinks.each)(batch);
         }
         Ok(())
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_list_body_is_decoded_in_batches_with_managed_fields_compacted() {
-        use k8s_openapi::api::core::v1::ConfigMap;
-        let item = |i: usize| {
-            serde_json::json!({
-                "metadata": {
-                    "name": format!("c{i}"),
-                    "managedFields": [{"manager": "someone-else", "operation": "Update", "fieldsV1": {"f:data": {}}}]
-                },
-                "data": {"k": "v"}
-            })
-        };
-        let items: Vec<_> = (0..1201).map(item).collect();
-        let body = serde_json::json!({
-            "kind": "ConfigMapList",
-            "metadata": {"resourceVersion": "7"},
-            "items": items,
-            "extra": [1, 2, {"x": null}]
-        })
-        .to_string();
-        let mut batches = Vec::new();
-        decode_items::<ConfigMap>(&body, &mut |b| batches.push(b), None).unwrap();
-        let sizes: Vec<usize> = batches.iter().map(Vec::len).collect();
-        assert_eq!(sizes, [500, 500, 201]);
-        assert_eq!(batches[2][200].metadata.name.as_deref(), Some("c1200"));
-        assert!(
-            batches
-                .iter()
-                .flatten()
-                .all(|c| c.metadata.managed_fields.is_none())
-        );
-
-        let mut none = 0;
-        decode_items::<ConfigMap>(
-            r#"{"kind":"ConfigMapList","items":null}"#,
-            &mut |_| none += 1,
-            None,
-        )
-        .unwrap();
-        decode_items::<ConfigMap>(r#"{"items":[]}"#, &mut |_| none += 1, None).unwrap();
-        assert_eq!(none, 0);
-        for bad in [
-            r#"{"kind":"Status"}"#,
-            r#"{"items":[{"metadata":3}]}"#,
-            r#"{"items":[]} x"#,
-            "[]",
-        ] {
-            assert!(
-                decode_items::<ConfigMap>(bad, &mut |_| {}, None).is_err(),
-                "{bad}"
-            );
-        }
-        // Tolerant: a bad item is set aside with its name, the others decode.
-        let mut bad = Vec::new();
-        let mut got = Vec::new();
-        decode_items::<ConfigMap>(
-            r#"{"items":[{"metadata":{"name":"a","namespace":"n"}},{"metadata":{"name":"b","namespace":"n"},"data":{"k":3}},{"metadata":{"name":"c"}}]}"#,
-            &mut |b| got.extend(b),
-            Some(&mut bad),
-        )
-        .unwrap();
-        let names: Vec<_> = got.iter().filter_map(|c| c.metadata.name.clone()).collect();
-        assert_eq!(names, ["a", "c"]);
-        assert_eq!(
-            (bad[0].namespace.as_str(), bad[0].name.as_str()),
-            ("n", "b")
-        );
-        assert!(bad[0].reason.contains("invalid type"), "{}", bad[0].reason);
-    }
-}
+mod tests;

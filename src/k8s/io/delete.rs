@@ -6,7 +6,10 @@ use k8s_openapi::{NamespaceResourceScope, apimachinery::pkg::apis::meta::v1::Obj
 use kube::{Client, Resource, api::DeleteParams};
 use serde::de::DeserializeOwned;
 
+use kube::core::PartialObjectMeta;
+
 use super::{
+    decode::decode_object,
     error::IoError,
     retry::with_retry,
     target::{Target, named},
@@ -49,9 +52,8 @@ where
     K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Debug,
     <K as Resource>::DynamicType: Default,
 {
-    let Target {
-        kind, object, api, ..
-    } = named::<K>(client, namespace, name);
+    let Target { kind, object, .. } = named::<K>(client, namespace, name);
+    let url = K::url_path(&Default::default(), Some(namespace));
     let mut dp = DeleteParams::background();
     if let Some(uid) = uid {
         dp = dp.preconditions(kube::api::Preconditions {
@@ -61,13 +63,15 @@ where
     }
     let dp = &dp;
     with_retry("delete", &kind, &object, || async {
-        match api.delete(name, dp).await {
+        let req = kube::core::Request::new(&url)
+            .delete(name, dp)
+            .map_err(kube::Error::BuildRequest)?;
+        match super::capped_text(client, req, None).await {
             // The API server answers a delete with the object when it still exists (marked for deletion), and
-            // with a Status, or (custom resources) the object as it was removed, when it is gone.
-            Ok(answer) => Ok(match answer.left() {
-                Some(obj) if still_exists(obj.meta()) => Deleted::Terminating,
-                _ => Deleted::Yes,
-            }),
+            // with a Status, or (custom resources) the object as it was removed, when it is gone. The object is
+            // decoded as every answer is (its metadata only); one that does not decode is taken as still there,
+            // and waiting for it to go names it.
+            Ok(answer) => Ok(gone_or_not::<K>(&answer.unwrap_or_default())),
             Err(kube::Error::Api(s)) if s.code == 404 => Ok(Deleted::Absent),
             Err(kube::Error::Api(s))
                 if s.code == 409 && s.message.contains("Precondition failed") =>
@@ -78,6 +82,17 @@ where
         }
     })
     .await
+}
+
+/// What a delete's answer `text` says.
+fn gone_or_not<K: Resource>(text: &str) -> Deleted {
+    if super::decode::kind_of(text).as_deref() == Some("Status") {
+        return Deleted::Yes;
+    }
+    match decode_object::<PartialObjectMeta<K>>(text) {
+        Ok(obj) if !still_exists(&obj.metadata) => Deleted::Yes,
+        _ => Deleted::Terminating,
+    }
 }
 
 /// Whether a delete answered with `meta` left the object in storage: it is marked for deletion (a

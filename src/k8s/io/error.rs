@@ -33,6 +33,12 @@ pub enum IoCause {
     /// The last attempt got no complete answer within [`ATTEMPT_TIMEOUT`](super::ATTEMPT_TIMEOUT).
     #[error("no answer within {0:?}")]
     Timeout(Duration),
+    /// The answer is an object that does not decode as its kind (the message names the field).
+    #[error("the object does not decode")]
+    Undecodable,
+    /// The answers passed a read budget ([`ReadBudget`](super::ReadBudget)); the message says which.
+    #[error("over the read budget")]
+    Budget,
 }
 
 impl IoError {
@@ -50,6 +56,8 @@ impl IoError {
                 format!("no complete answer from the API server within {t:?}"),
                 None,
             ),
+            IoCause::Undecodable => ("the object does not decode".into(), None),
+            IoCause::Budget => ("over the read budget".into(), None),
         };
         IoError {
             action,

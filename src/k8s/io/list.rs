@@ -1,21 +1,33 @@
-//! LISTs: of objects or of metadata only, in some namespaces or all, paginated or in one request per namespace.
+//! LISTs: of objects (one request per namespace) or of metadata only (paginated, within a [`ReadBudget`]), every
+//! item decoded on its own ([`super::decode`]): an item that does not decode is set aside by name
+//! ([`Undecodable`]) and handed back to the caller, whose problem it is to confine.
 
-use std::{fmt::Debug, future::Future};
+use std::{collections::BTreeMap, fmt::Debug, sync::Mutex};
 
-use k8s_openapi::{NamespaceResourceScope, apimachinery::pkg::apis::meta::v1::ObjectMeta};
-use kube::{Api, Client, Resource, api::ListParams};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::{Client, Resource, api::ListParams};
 use serde::de::DeserializeOwned;
 
 use super::{
     decode::{Undecodable, decode_items},
     error::{IoCause, IoError},
     retry::with_retry,
-    target::api,
 };
-use crate::bridge::observed::compact_managed_fields;
 
-/// Page size of every LIST.
+/// Page size of every paginated LIST, and the size of the batches LIST items are handed on in.
 pub const PAGE_SIZE: u32 = 500;
+
+/// Longest answer to one page of a metadata LIST, in bytes. A longer answer is not read to its end: the page is
+/// asked for again with half as many items (down to one object, whose metadata the API server's object size limit
+/// keeps far below this), so what is held at once is at most this much text and the items decoded from it.
+pub const ANSWER_BYTES: usize = 8 << 20;
+
+/// Most bytes of metadata LIST answers one run (a plan, an apply, a refresh, a data source's read) reads: past it
+/// the run fails, naming the namespaces that hold the most. Metadata of a real object is a few KiB at most (about
+/// 1 KiB for the objects the bridge reads), so this is room for over a hundred thousand objects; labels (which the
+/// API server does not bound in total) and `managedFields` (which repeats every key) let anyone who can create a
+/// Secret make one object's metadata over a MiB.
+pub const RUN_BYTES: u64 = 128 << 20;
 
 fn scope_label(namespace: Option<&str>) -> String {
     namespace
@@ -23,223 +35,369 @@ fn scope_label(namespace: Option<&str>) -> String {
         .unwrap_or_else(|| "in all namespaces".into())
 }
 
-/// Runs a paginated LIST (pages of [`PAGE_SIZE`]) to the end, with retries on every page. Each page's items have
-/// their `managedFields` compacted as they arrive ([`compact_managed_fields`]): callers never see other managers'
-/// entries. (Metadata-only and cluster-scoped lists; [`list_each`] lists objects in one request.)
-pub async fn paginate<T, F, Fut>(
-    kind: &str,
-    scope: &str,
-    label_selector: Option<&str>,
-    mut page: F,
-) -> Result<Vec<T>, IoError>
-where
-    T: Clone + Resource,
-    F: FnMut(ListParams) -> Fut,
-    Fut: Future<Output = Result<kube::core::ObjectList<T>, kube::Error>>,
-{
-    let mut out = Vec::new();
-    let mut token: Option<String> = None;
-    loop {
-        let mut lp = ListParams::default().limit(PAGE_SIZE);
-        if let Some(sel) = label_selector {
-            lp = lp.labels(sel);
-        }
-        if let Some(t) = &token {
-            lp = lp.continue_token(t);
-        }
-        let list = with_retry("list", kind, scope, || page(lp.clone())).await?;
-        token = list.metadata.continue_.clone().filter(|t| !t.is_empty());
-        let mut items = list.items;
-        for item in &mut items {
-            compact_managed_fields(item.meta_mut());
-        }
-        out.extend(items);
-        if token.is_none() {
-            return Ok(out);
-        }
+/// What the metadata LISTs of one run may still read ([`RUN_BYTES`]), and how much each namespace took.
+#[derive(Debug)]
+pub struct ReadBudget {
+    limit: u64,
+    spent: Mutex<(u64, BTreeMap<String, u64>)>,
+}
+
+impl Default for ReadBudget {
+    fn default() -> Self {
+        Self::new(RUN_BYTES)
     }
 }
 
-fn scopes(namespaces: &[String]) -> Vec<Option<&str>> {
-    if namespaces.is_empty() {
-        vec![None]
-    } else {
-        namespaces.iter().map(|n| Some(n.as_str())).collect()
+impl ReadBudget {
+    /// A budget of `limit` bytes.
+    pub fn new(limit: u64) -> Self {
+        Self {
+            limit,
+            spent: Mutex::new((0, BTreeMap::new())),
+        }
+    }
+
+    /// Charges one answer of `bytes`, whose items took `by_namespace`; an error naming the namespaces that hold
+    /// the most once the run's total passes the limit.
+    fn charge(&self, bytes: usize, by_namespace: BTreeMap<String, u64>) -> Result<(), String> {
+        let mut spent = self.spent.lock().unwrap_or_else(|e| e.into_inner());
+        spent.0 += bytes as u64;
+        for (ns, n) in by_namespace {
+            *spent.1.entry(ns).or_default() += n;
+        }
+        if spent.0 <= self.limit {
+            return Ok(());
+        }
+        let mut largest: Vec<(&String, &u64)> = spent.1.iter().collect();
+        largest.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let named: Vec<String> = largest
+            .iter()
+            .take(3)
+            .map(|(ns, n)| format!("namespace {ns}: {:.1} MiB", **n as f64 / 1048576.0))
+            .collect();
+        Err(format!(
+            "the metadata read by this run passed its budget of {} MiB (largest: {}). Someone who can create \
+             objects there made their labels or managedFields large: remove those objects, or leave that \
+             namespace out of what the bridge reads",
+            self.limit >> 20,
+            named.join(", ")
+        ))
     }
 }
 
-/// Lists every `K` in the given namespaces (all when empty) matching `label_selector` (see [`list_each`]).
+/// How a LIST is made: whole objects in one request per namespace, or metadata page by page within a budget.
+#[derive(Clone, Copy)]
+enum Mode<'b> {
+    Objects,
+    Metadata(&'b ReadBudget),
+}
+
+/// Lists every `K` in the given namespaces (all when empty) matching `label_selector`; the items that do not
+/// decode are returned beside them.
 pub async fn list<K>(
-    client: &Client,
-    namespaces: &[String],
-    label_selector: Option<&str>,
-) -> Result<Vec<K>, IoError>
-where
-    K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Debug,
-    <K as Resource>::DynamicType: Default,
-{
-    let mut out = Vec::new();
-    list_each(client, namespaces, label_selector, |page| out.extend(page)).await?;
-    Ok(out)
-}
-
-/// Like [`list`], but an item that does not decode is set aside ([`Undecodable`]) instead of failing the LIST:
-/// for objects others write (ClusterProfiles), where one bad item must not hide every other one.
-pub async fn list_tolerant<K>(
     client: &Client,
     namespaces: &[String],
     label_selector: Option<&str>,
 ) -> Result<(Vec<K>, Vec<Undecodable>), IoError>
 where
-    K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Debug,
+    K: Resource + DeserializeOwned + Debug,
     <K as Resource>::DynamicType: Default,
 {
     let mut out = Vec::new();
-    let mut bad = Vec::new();
-    list_pages::<K, K>(
-        client,
-        namespaces,
-        label_selector,
-        false,
-        Some(&mut bad),
-        |page| out.extend(page),
-    )
-    .await?;
+    let bad = list_each(client, namespaces, label_selector, |page| out.extend(page)).await?;
     Ok((out, bad))
 }
 
 /// Lists every `K` in the given namespaces (all when empty) matching `label_selector`, handing the items to
-/// `each` in batches of [`PAGE_SIZE`] (their `managedFields` compacted) as they are decoded.
+/// `each` in batches of [`PAGE_SIZE`] as they are decoded; returns the items that do not decode.
 ///
 /// One LIST per namespace, not paginated: the API server answers it from its watch cache (a consistent read,
 /// as a paginated LIST is), where every page of a paginated LIST of custom resources is read from etcd; measured
 /// at 10,000 SveltosClusters, 0.9 s against 2.6 s. The body is decoded item by item, so what is held at once is
 /// the body and one batch, never every parsed object. A failed request is retried ([`with_retry`]); the body is
-/// decoded once, after the request succeeded. The whole LIST is one attempt of [`ATTEMPT_TIMEOUT`]. (Older API
-/// servers, without consistent reads from the cache, read an unpaginated LIST from etcd in one go.)
+/// decoded once, after the request succeeded. The whole LIST is one attempt of
+/// [`ATTEMPT_TIMEOUT`](super::ATTEMPT_TIMEOUT).
 pub async fn list_each<K>(
     client: &Client,
     namespaces: &[String],
     label_selector: Option<&str>,
     each: impl FnMut(Vec<K>),
-) -> Result<(), IoError>
+) -> Result<Vec<Undecodable>, IoError>
 where
-    K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Debug,
+    K: Resource + DeserializeOwned + Debug,
     <K as Resource>::DynamicType: Default,
 {
-    list_pages::<K, K>(client, namespaces, label_selector, false, None, each).await
+    let lp = params(label_selector, None);
+    list_pages::<K, K>(client, namespaces, &lp, Mode::Objects, each).await
 }
 
-/// Like [`list_each`], metadata only (no object bodies cross the wire; `managedFields` compacted): for objects
-/// whose number and size others choose, read first as metadata so that only the bodies needed are read
-/// (`crate::k8s::bodies`).
+/// Like [`list_each`], metadata only (no object bodies cross the wire), page by page ([`PAGE_SIZE`] items, each
+/// answer at most [`ANSWER_BYTES`]) within `budget`: for objects whose number and size others choose, read first
+/// as metadata so that only the bodies needed are read (`crate::k8s::bodies`).
 pub async fn list_metadata_each<K>(
     client: &Client,
     namespaces: &[String],
     label_selector: Option<&str>,
+    budget: &ReadBudget,
     mut each: impl FnMut(Vec<ObjectMeta>),
-) -> Result<(), IoError>
+) -> Result<Vec<Undecodable>, IoError>
 where
-    K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Debug,
+    K: Resource + Debug,
     <K as Resource>::DynamicType: Default,
 {
+    let lp = params(label_selector, None);
     list_pages::<K, kube::core::PartialObjectMeta<K>>(
         client,
         namespaces,
-        label_selector,
-        true,
-        None,
+        &lp,
+        Mode::Metadata(budget),
         |page| each(page.into_iter().map(|o| o.metadata).collect()),
     )
     .await
 }
 
-/// [`list_each`] of `K`s decoded as `T` (`K` itself, or its metadata with `metadata_only`); with `bad`, items
-/// that do not decode go there instead of failing the LIST.
-async fn list_pages<K, T>(
+/// Like [`list_metadata_each`], collected.
+pub async fn list_metadata<K>(
     client: &Client,
     namespaces: &[String],
     label_selector: Option<&str>,
-    metadata_only: bool,
-    mut bad: Option<&mut Vec<Undecodable>>,
-    mut each: impl FnMut(Vec<T>),
-) -> Result<(), IoError>
+    budget: &ReadBudget,
+) -> Result<(Vec<ObjectMeta>, Vec<Undecodable>), IoError>
 where
-    K: Resource<Scope = NamespaceResourceScope>,
+    K: Resource + Debug,
+    <K as Resource>::DynamicType: Default,
+{
+    let mut out = Vec::new();
+    let bad = list_metadata_each::<K>(client, namespaces, label_selector, budget, |page| {
+        out.extend(page)
+    })
+    .await?;
+    Ok((out, bad))
+}
+
+/// Reads the objects named `name` in `namespace` (at most one) with a LIST narrowed to that name and
+/// `label_selector`: the object, or what is known of it when it does not decode.
+pub(super) async fn list_named<K>(
+    client: &Client,
+    namespace: &str,
+    name: &str,
+    label_selector: Option<&str>,
+) -> Result<(Option<K>, Option<Undecodable>), IoError>
+where
+    K: Resource + DeserializeOwned + Debug,
+    <K as Resource>::DynamicType: Default,
+{
+    let lp = params(label_selector, Some(&format!("metadata.name={name}")));
+    let mut found = None;
+    let bad = list_pages::<K, K>(
+        client,
+        &[namespace.to_string()],
+        &lp,
+        Mode::Objects,
+        |page| {
+            found = found.take().or(page.into_iter().next());
+        },
+    )
+    .await?;
+    Ok((found, bad.into_iter().next()))
+}
+
+/// Lists every cluster-scoped `K` matching `label_selector` (objects written by the cluster's administrators:
+/// one that does not decode fails the LIST, naming it).
+pub async fn list_cluster_scoped<K>(
+    client: &Client,
+    label_selector: Option<&str>,
+) -> Result<Vec<K>, IoError>
+where
+    K: Resource<Scope = k8s_openapi::ClusterResourceScope> + DeserializeOwned + Debug,
+    <K as Resource>::DynamicType: Default,
+{
+    let kind = K::kind(&Default::default()).to_string();
+    let (out, bad) = list::<K>(client, &[], label_selector).await?;
+    match bad.into_iter().next() {
+        None => Ok(out),
+        Some(u) => Err(IoError {
+            action: "list",
+            object: format!("{kind} {}", u.name),
+            message: format!("it does not decode as {kind}: {}", u.reason),
+            code: None,
+            source: IoCause::Undecodable,
+        }),
+    }
+}
+
+fn params(label_selector: Option<&str>, field_selector: Option<&str>) -> ListParams {
+    let mut lp = ListParams::default();
+    if let Some(sel) = label_selector {
+        lp = lp.labels(sel);
+    }
+    if let Some(sel) = field_selector {
+        lp = lp.fields(sel);
+    }
+    lp
+}
+
+/// [`list_each`] of `K`s decoded as `T` (`K` itself, or its metadata with [`Mode::Metadata`]), namespace by
+/// namespace (all at once when `namespaces` is empty); returns the items that do not decode.
+async fn list_pages<K, T>(
+    client: &Client,
+    namespaces: &[String],
+    lp: &ListParams,
+    mode: Mode<'_>,
+    mut each: impl FnMut(Vec<T>),
+) -> Result<Vec<Undecodable>, IoError>
+where
+    K: Resource,
     <K as Resource>::DynamicType: Default,
     T: DeserializeOwned + Resource,
 {
     let kind = K::kind(&Default::default()).to_string();
-    for ns in scopes(namespaces) {
-        let scope = scope_label(ns);
-        let mut lp = ListParams::default();
-        if let Some(sel) = label_selector {
-            lp = lp.labels(sel);
+    let scopes: Vec<Option<&str>> = if namespaces.is_empty() {
+        vec![None]
+    } else {
+        namespaces.iter().map(|n| Some(n.as_str())).collect()
+    };
+    let mut bad = Vec::new();
+    for ns in scopes {
+        let at = Scope {
+            client,
+            kind: &kind,
+            url: K::url_path(&Default::default(), ns),
+            label: scope_label(ns),
+        };
+        match mode {
+            Mode::Objects => {
+                let body = at.answer(lp, false, None).await?.unwrap_or_default();
+                decode_items(&body, &mut each, &mut bad, &mut |_, _| {})
+                    .map_err(|e| at.not_a_list(e))?;
+            }
+            Mode::Metadata(budget) => at.pages(lp, budget, &mut each, &mut bad).await?,
         }
-        let request = || {
+    }
+    Ok(bad)
+}
+
+/// One collection a LIST reads: a kind in one namespace or in all.
+struct Scope<'a> {
+    client: &'a Client,
+    kind: &'a str,
+    url: String,
+    label: String,
+}
+
+impl Scope<'_> {
+    /// One answer (with retries): `None` when longer than `cap`.
+    async fn answer(
+        &self,
+        lp: &ListParams,
+        metadata_only: bool,
+        cap: Option<usize>,
+    ) -> Result<Option<String>, IoError> {
+        with_retry("list", self.kind, &self.label, || {
             let lp = lp.clone();
             async move {
-                let request = kube::core::Request::new(K::url_path(&Default::default(), ns));
+                let request = kube::core::Request::new(&self.url);
                 let req = if metadata_only {
                     request.list_metadata(&lp)
                 } else {
                     request.list(&lp)
                 }
                 .map_err(kube::Error::BuildRequest)?;
-                client.request_text(req).await
+                super::capped_text(self.client, req, cap).await
             }
-        };
-        let body = with_retry("list", &kind, &scope, request).await?;
-        decode_items::<T>(&body, &mut each, bad.as_deref_mut()).map_err(|e| IoError {
+        })
+        .await
+    }
+
+    /// The metadata of the collection, page by page, each answer within [`ANSWER_BYTES`] and all within
+    /// `budget`.
+    async fn pages<T: DeserializeOwned + Resource>(
+        &self,
+        base: &ListParams,
+        budget: &ReadBudget,
+        each: &mut impl FnMut(Vec<T>),
+        bad: &mut Vec<Undecodable>,
+    ) -> Result<(), IoError> {
+        let (mut limit, mut token) = (PAGE_SIZE, None::<String>);
+        loop {
+            let mut lp = base.clone().limit(limit);
+            if let Some(t) = &token {
+                lp = lp.continue_token(t);
+            }
+            let Some(body) = self.answer(&lp, true, Some(ANSWER_BYTES)).await? else {
+                if limit == 1 {
+                    return Err(self.refused(format!(
+                        "one object's metadata is longer than {} MiB",
+                        ANSWER_BYTES >> 20
+                    )));
+                }
+                limit /= 2;
+                continue;
+            };
+            let mut by_namespace: BTreeMap<String, u64> = BTreeMap::new();
+            let meta = decode_items(&body, each, bad, &mut |ns, n| {
+                *by_namespace.entry(ns.to_string()).or_default() += n as u64
+            })
+            .map_err(|e| self.not_a_list(e))?;
+            budget
+                .charge(body.len(), by_namespace)
+                .map_err(|why| self.refused(why))?;
+            match meta.next {
+                Some(next) => token = Some(next),
+                None => return Ok(()),
+            }
+        }
+    }
+
+    /// The error for an answer that is not a list at all (an item that does not decode is not one).
+    fn not_a_list(&self, e: serde_json::Error) -> IoError {
+        IoError {
             action: "list",
-            object: format!("{kind} {scope}"),
-            message: format!("the API server's answer is not a list of {kind}: {e}"),
+            object: format!("{} {}", self.kind, self.label),
+            message: format!(
+                "the API server's answer is not a list of {}: {e}",
+                self.kind
+            ),
             code: None,
             source: IoCause::Kube(kube::Error::SerdeError(e)),
-        })?;
+        }
     }
-    Ok(())
+
+    fn refused(&self, why: String) -> IoError {
+        IoError {
+            action: "list",
+            object: format!("{} {}", self.kind, self.label),
+            message: why,
+            code: None,
+            source: IoCause::Budget,
+        }
+    }
 }
 
-/// Like [`list`], metadata only (no object bodies cross the wire), of the objects matching `label_selector` when
-/// one is given (evaluated by the API server).
-pub async fn list_metadata<K>(
-    client: &Client,
-    namespaces: &[String],
-    label_selector: Option<&str>,
-) -> Result<Vec<ObjectMeta>, IoError>
-where
-    K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Debug,
-    <K as Resource>::DynamicType: Default,
-{
-    let kind = K::kind(&Default::default()).to_string();
-    let mut out = Vec::new();
-    for ns in scopes(namespaces) {
-        let api: Api<K> = api(client, ns);
-        let api = &api;
-        let page = paginate(&kind, &scope_label(ns), label_selector, |lp| async move {
-            api.list_metadata(&lp).await
-        })
-        .await?;
-        out.extend(page.into_iter().map(|o| o.metadata));
-    }
-    Ok(out)
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// Lists every cluster-scoped `K` matching `label_selector`, page by page.
-pub async fn list_cluster_scoped<K>(
-    client: &Client,
-    label_selector: Option<&str>,
-) -> Result<Vec<K>, IoError>
-where
-    K: Resource<Scope = k8s_openapi::ClusterResourceScope> + Clone + DeserializeOwned + Debug,
-    <K as Resource>::DynamicType: Default,
-{
-    let kind = K::kind(&Default::default()).to_string();
-    let api: Api<K> = Api::all(client.clone());
-    let api = &api;
-    paginate(&kind, "(cluster-scoped)", label_selector, |lp| async move {
-        api.list(&lp).await
-    })
-    .await
+    #[test]
+    fn the_run_budget_fails_closed_naming_the_namespaces_that_hold_the_most() {
+        let budget = ReadBudget::new(10 << 20);
+        let mib = |n: u64| n << 20;
+        budget
+            .charge(
+                6 << 20,
+                BTreeMap::from([("a".to_string(), mib(1)), ("flood".to_string(), mib(5))]),
+            )
+            .unwrap();
+        let why = budget
+            .charge(5 << 20, BTreeMap::from([("flood".to_string(), mib(5))]))
+            .unwrap_err();
+        assert!(why.contains("budget of 10 MiB"), "{why}");
+        assert!(
+            why.contains("largest: namespace flood: 10.0 MiB, namespace a: 1.0 MiB"),
+            "{why}"
+        );
+        // Spent is spent: every later answer fails too.
+        assert!(budget.charge(1, BTreeMap::new()).is_err());
+        assert_eq!(ReadBudget::default().limit, RUN_BYTES);
+    }
 }

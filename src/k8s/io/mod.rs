@@ -5,8 +5,8 @@
 //! |---|---|
 //! | `retry.rs` | The one retry policy ([`with_retry`]) and its bounds |
 //! | `error.rs` | [`IoError`]: the verb, the object, the HTTP code and the cause |
-//! | `list.rs` | LISTs, of objects or metadata, paginated ([`paginate`]) or one request per namespace ([`list_each`]) |
-//! | `decode.rs` | A LIST answer decoded item by item; the items that do not decode ([`Undecodable`]) |
+//! | `list.rs` | LISTs: of objects, one request per namespace ([`list_each`]); of metadata, paginated within a [`ReadBudget`] ([`list_metadata_each`]) |
+//! | `decode.rs` | Every answer decoded depth-safe ([`decode_object`]), a LIST's item by item; the items that do not decode ([`Undecodable`]) |
 //! | `get.rs` | Reads of one object by name |
 //! | `apply.rs` | Server-side apply, and adoption ([`take_ownership`]) |
 //! | `delete.rs` | Deletes, with the owner's UID as a precondition ([`delete_owned`]) |
@@ -35,17 +35,45 @@ mod target;
 use kube::Client;
 
 pub use apply::{apply, take_ownership};
-pub use decode::Undecodable;
+pub use decode::{Undecodable, decode_object};
 pub use delete::{Deleted, delete, delete_owned};
 pub use error::{IoCause, IoError};
-pub use get::{get_by_list, get_metadata_opt, get_opt};
+pub use get::{Got, get, get_by_list, get_metadata, get_metadata_opt, get_opt};
 pub use list::{
-    PAGE_SIZE, list, list_cluster_scoped, list_each, list_metadata, list_metadata_each,
-    list_tolerant, paginate,
+    ANSWER_BYTES, PAGE_SIZE, RUN_BYTES, ReadBudget, list, list_cluster_scoped, list_each,
+    list_metadata, list_metadata_each,
 };
 pub use patch::{Patched, remove_labels};
 pub use retry::{ATTEMPT_TIMEOUT, MAX_ATTEMPTS, OPERATION_BOUND, RETRY_WINDOW, with_retry};
 pub use target::api;
+
+/// The body of the answer to `request`, read to at most `cap` bytes: `None` when it is longer (the rest is not
+/// read). Without a cap, the whole body. An error answer (4xx, 5xx) is the API server's Status, as
+/// [`Client::request_text`] gives it.
+async fn capped_text(
+    client: &Client,
+    request: http::Request<Vec<u8>>,
+    cap: Option<usize>,
+) -> Result<Option<String>, kube::Error> {
+    use futures::AsyncReadExt;
+    let Some(cap) = cap else {
+        return client.request_text(request).await.map(Some);
+    };
+    let body = client.request_stream(request).await?;
+    let mut bytes = Vec::new();
+    Box::pin(body)
+        .take(cap as u64 + 1)
+        .read_to_end(&mut bytes)
+        .await
+        // A transport failure while reading the body: retried, as the client's own failures are.
+        .map_err(|e| kube::Error::Service(Box::new(e)))?;
+    if bytes.len() > cap {
+        return Ok(None);
+    }
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(kube::Error::FromUtf8)
+}
 
 /// Builds the client for `config` with kube's own retry layer turned off: [`with_retry`] is the only one.
 pub fn client(mut config: kube::Config) -> Result<Client, kube::Error> {

@@ -153,8 +153,12 @@ fn selection(config: &ProfilesConfig) -> Result<Selection, Diagnostics> {
     })
 }
 
-/// The warning naming the ClusterProfiles that cannot be read (at most 20 of them); `None` when every one was read.
-fn undecodable_warning(undecodable: Vec<io::Undecodable>) -> Option<Diagnostic> {
+/// The warning naming the objects of `kind` that exist but cannot be read (at most 20 of them); `None` when every
+/// one was read.
+pub(super) fn undecodable_warning(
+    kind: &str,
+    undecodable: Vec<io::Undecodable>,
+) -> Option<Diagnostic> {
     let bad = io::Undecodable::by_key(undecodable);
     if bad.is_empty() {
         return None;
@@ -165,10 +169,7 @@ fn undecodable_warning(undecodable: Vec<io::Undecodable>) -> Option<Diagnostic> 
         .map(|(k, why)| format!("- {k}: {why}"))
         .collect();
     Some(Diagnostic::warning(
-        format!(
-            "{} ClusterProfile(s) cannot be read and are not listed",
-            bad.len()
-        ),
+        format!("{} {kind}(s) cannot be read and are not listed", bad.len()),
         lines.join("\n"),
     ))
 }
@@ -234,7 +235,7 @@ impl DataSource for ClusterProfilesDataSource {
                 Err(resp) => return *resp,
             };
         let (mut profiles, undecodable): (Vec<ClusterProfile>, _) =
-            match io::list_tolerant(&client, &sel.namespaces, None).await {
+            match io::list(&client, &sel.namespaces, None).await {
                 Ok(p) => p,
                 Err(e) => {
                     return failed(
@@ -271,7 +272,7 @@ impl DataSource for ClusterProfilesDataSource {
             state,
             ..DataReadResponse::default()
         };
-        if let Some(w) = undecodable_warning(undecodable) {
+        if let Some(w) = undecodable_warning("ClusterProfile", undecodable) {
             resp.diagnostics.push(w);
         }
         resp

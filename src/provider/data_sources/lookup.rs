@@ -13,7 +13,7 @@ use crate::{
     },
     k8s::{
         credentials::{read_named_secrets, read_sources},
-        io::IoError,
+        io::{self, IoError},
     },
 };
 
@@ -65,13 +65,14 @@ pub async fn credential_statuses(
         return Ok(Vec::new());
     }
     let keys: Vec<String> = profiles.iter().map(|p| p.key()).collect();
-    let reads = read_sources(client, options, &keys).await?;
+    let budget = io::ReadBudget::default();
+    let reads = read_sources(client, options, &keys, &budget).await?;
     let index = SecretIndex::new(&reads.labelled, options, &reads.namespace_labels);
     let lookups: Vec<Lookup> = profiles
         .iter()
         .map(|p| locate(p, options, providers, &index))
         .collect();
-    let fetched = read_named_secrets(client, &secrets_to_read(&lookups)).await?;
+    let fetched = read_named_secrets(client, &secrets_to_read(&lookups), &budget).await?;
     tracing::debug!(
         profiles = profiles.len(),
         labelled_secrets = reads.labelled.len(),

@@ -68,13 +68,34 @@ pub fn locate(
             .map(|r| format!("Secret {r} ignored")),
     );
     looked_at.push(format!(
-        "no Secret labelled {}={}",
+        "no Secret labelled {}={} {}",
         options.secret_label,
-        profile.metadata.name.as_deref().unwrap_or_default()
+        profile.metadata.name.as_deref().unwrap_or_default(),
+        where_secrets_may_be(
+            profile.metadata.namespace.as_deref().unwrap_or_default(),
+            options
+        )
     ));
     Lookup::Unusable(CredentialProblem::NotFound {
         looked_at: looked_at.join("; "),
     })
+}
+
+/// Where a labelled Secret may supply a profile in namespace `ns` from (the only namespaces whose Secrets are read
+/// for it), in words.
+fn where_secrets_may_be(ns: &str, options: &CredentialOptions) -> String {
+    let mut places = Vec::new();
+    if !options.consumer_only {
+        places.push(format!("namespace {ns}"));
+    }
+    places.push("credentials.secret_namespaces".to_string());
+    if let Some(consumer) = &options.consumer {
+        places.push(format!(
+            "namespaces labelled {}={consumer}",
+            keys::CONSUMER_NAMESPACE_LABEL
+        ));
+    }
+    format!("in {}", places.join(", "))
 }
 
 /// The order access providers are tried in: the providers file's, then the built-in `kubeconfig-secretreader`

@@ -60,6 +60,8 @@ struct Found {
     clusters: Vec<SveltosCluster>,
     secrets: Vec<ObjectMeta>,
     ownership: BridgeOwnership,
+    /// SveltosClusters that exist but do not decode (not listed; a warning names them).
+    unreadable: Vec<io::Undecodable>,
 }
 
 /// Reads what `q` needs: a number of requests that does not depend on the number of clusters.
@@ -73,15 +75,20 @@ async fn read_objects(client: &kube::Client, q: &Query) -> Result<Found, Diagnos
             ),
         )
     };
-    let clusters: Vec<SveltosCluster> = io::list(client, &q.namespaces, None)
+    let (clusters, unreadable): (Vec<SveltosCluster>, _) = io::list(client, &q.namespaces, None)
         .await
         .map_err(read_failed)?;
     let (secrets, ownership) = match &q.bridge {
         Some(b) if !clusters.is_empty() => {
-            let secrets =
-                io::list_metadata::<Secret>(client, &q.namespaces, Some(&owner_prefilter(b)))
-                    .await
-                    .map_err(read_failed)?;
+            // A Secret that does not decode has no expiry to tell: its cluster's is null.
+            let (secrets, _) = io::list_metadata::<Secret>(
+                client,
+                &q.namespaces,
+                Some(&owner_prefilter(b)),
+                &io::ReadBudget::default(),
+            )
+            .await
+            .map_err(read_failed)?;
             let (ownership, instance) = BridgeOwnership::read(client, &q.claim_namespace, b)
                 .await
                 .map_err(|e| {
@@ -106,6 +113,7 @@ async fn read_objects(client: &kube::Client, q: &Query) -> Result<Found, Diagnos
         clusters,
         secrets,
         ownership,
+        unreadable,
     })
 }
 
@@ -215,6 +223,11 @@ impl DataSource for SveltosClustersDataSource {
             "read SveltosClusters"
         );
         let mut diagnostics = Diagnostics::new();
+        if let Some(w) =
+            super::clusterprofiles::undecodable_warning("SveltosCluster", found.unreadable)
+        {
+            diagnostics.push(w);
+        }
         match (&found.ownership, q.bridge.as_deref()) {
             (BridgeOwnership::Unknown, _) => diagnostics.push(unknown_ownership(&q)),
             (BridgeOwnership::NoClaim, Some(b)) => {

@@ -124,7 +124,8 @@ pub(super) async fn mint(
             namespace: namespace.into(),
             name: name.into(),
         })?;
-    let reads = read_sources(client, options, &[profile.key()])
+    let budget = io::ReadBudget::default();
+    let reads = read_sources(client, options, &[profile.key()], &budget)
         .await
         .map_err(|source| CredentialsError::ReadSources { source })?;
     let index = SecretIndex::new(&reads.labelled, options, &reads.namespace_labels);
@@ -133,7 +134,7 @@ pub(super) async fn mint(
         Lookup::Found(s) => s.clone(),
         Lookup::Unusable(p) => return Err(CredentialsError::Refused { source: p.clone() }),
     };
-    let fetched = read_named_secrets(client, &secrets_to_read([&lookup]))
+    let fetched = read_named_secrets(client, &secrets_to_read([&lookup]), &budget)
         .await
         .map_err(|source| CredentialsError::ReadSources { source })?;
     let secrets = CredentialSecrets::new(&reads.labelled, &fetched);

@@ -216,6 +216,7 @@ async fn destroy_bridge(
         .to_spec()
         .map_or_else(|_| Removal::default(), |s| Removal::of(&s));
     let claim_namespace = claim_namespace(&prior);
+    let namespaces = config.namespaces.clone().unwrap_or_default();
     let run = DestroyRun {
         client,
         bridge: &bridge,
@@ -223,6 +224,7 @@ async fn destroy_bridge(
         removal,
         limit: timeouts::delete_limit(config.timeouts.as_ref()),
         claim_namespace: &claim_namespace,
+        namespaces: &namespaces,
         instance: prior.get_attr("instance_id").as_str(),
     };
     let Err((stop, read_back)) = destroy(run).await else {

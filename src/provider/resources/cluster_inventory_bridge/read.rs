@@ -70,7 +70,12 @@ pub(super) async fn read_bridge(
     let ledger = ledger_of(&req.private, &req.current_state)?;
     let ledger = with_claimed_run_keys(&client, &req.current_state, &bridge, ledger).await;
     let started = std::time::Instant::now();
-    let observed = read_owned(&client, &bridge, &ledger).await;
+    // Where the bridge's objects may be: the namespaces the state selects (and those of its ledger).
+    let selected = super::model::BridgeConfig::of_state(&req.current_state)
+        .namespaces
+        .unwrap_or_default();
+    let budget = crate::k8s::io::ReadBudget::default();
+    let observed = read_owned(&client, &bridge, &ledger, &selected, &budget).await;
     tracing::debug!(%bridge, elapsed_ms = started.elapsed().as_millis() as u64, "read what the bridge owns");
     let observed = observed.map_err(io_diags)?;
     // The state is rebuilt from what exists: its old `clusters` was not decoded (a state older than the UID

@@ -8,8 +8,8 @@
 //!   list the same objects again. Only a plan whose prior private data is exactly what the refresh returned uses
 //!   it (that data's ledger decides what is owned).
 //! * **The inventory** (ClusterProfiles, credential sources) is read in the background from the moment the
-//!   refresh has answered ([`InventoryAhead`]). What is read depends only on the namespaces, the credential label and
-//!   the consumer ([`reads_sha256`]), taken from the refreshed state (the configuration last applied); a plan whose
+//!   refresh has answered ([`InventoryAhead`]). What is read depends only on the namespaces, the credential label, the
+//!   consumer and `secret_namespaces` ([`reads_sha256`]), taken from the refreshed state (the configuration last applied); a plan whose
 //!   configuration differs in any of them, or reads through an `inventory` block, cancels it and reads for itself.
 //!   The kubeconfigs of the credential Secrets read are then checked, as the plan would check them, under the
 //!   kubeconfig policy last applied (`CheckedKubeconfigs`): the plan does not parse again a kubeconfig with the

@@ -1,0 +1,421 @@
+//! Issue 33, items 1 and 2, end to end: metadata that whoever can write an object chooses, read by the bridge.
+//!
+//! - `managedFields` nested past any decoder's recursion limit (the API server keeps a client's entries as they
+//!   come): on a Secret in a namespace no bridge reads, made by an identity that can only create Secrets there,
+//!   and on a tenant's own bridged SveltosCluster, ClusterProfile and credential Secret, patched by the tenant's
+//!   identity. Plan, apply, destroy and every data source work for every cluster.
+//! - A flood of Secrets whose metadata is over a MiB each (labels have no size limit, `managedFields` repeats their
+//!   keys): in a namespace no bridge reads it costs nothing; in one the operator lists, the plan fails closed within
+//!   the read budget, naming the namespace. The provider's peak RSS stays bounded either way.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use futures::{StreamExt, stream};
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, PostParams};
+use serde_json::{Value as Json, json};
+use support::inventory::{
+    Inv, apply_ok, bridge, diagnostics, flat, measure, report, run, state_clusters, text,
+};
+use support::{Cli, TestEnv, fixtures, unique_namespace};
+use tfsveltos::api::keys;
+
+/// Nesting of the hostile `fieldsV1`: past `serde_json`'s default recursion limit (128), as in the review.
+const DEPTH: usize = 200;
+
+/// A `fieldsV1` value nested [`DEPTH`] levels, as JSON text.
+fn deep_fields() -> String {
+    let open: String = (0..DEPTH).map(|i| format!("{{\"f:a{i}\":")).collect();
+    format!("{open}{{}}{}", "}".repeat(DEPTH))
+}
+
+/// A `managedFields` list holding one client-written entry with [`deep_fields`].
+fn deep_managed_fields(api_version: &str) -> String {
+    format!(
+        r#"[{{"manager":"tenant-tool","operation":"Update","apiVersion":"{api_version}","time":"2026-01-01T00:00:00Z","fieldsType":"FieldsV1","fieldsV1":{}}}]"#,
+        deep_fields()
+    )
+}
+
+/// A ServiceAccount `name` in `ns` holding only `rules` (a Role there and its RoleBinding): the kubeconfig of its
+/// token, written in `dir`.
+fn identity(env: &TestEnv, dir: &Path, ns: &str, name: &str, rules: Json) -> PathBuf {
+    let manifest = json!({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": ns}},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": name, "namespace": ns},
+         "rules": rules},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": name, "namespace": ns},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+         "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": ns}]}
+    ]});
+    let file = dir.join(format!("{name}-rbac.json"));
+    std::fs::write(&file, manifest.to_string()).unwrap();
+    env.kubectl(&["apply", "-f", &file.display().to_string()]);
+    let token = env.kubectl(&["create", "token", name, "-n", ns, "--duration", "1h"]);
+    let kubeconfig = dir.join(format!("{name}.kubeconfig"));
+    std::fs::write(
+        &kubeconfig,
+        support::kubeconfig_with_token(&env.kubeconfig, token.trim()),
+    )
+    .unwrap();
+    kubeconfig
+}
+
+/// Whether SveltosCluster `ns/name` exists, read as the provider reads it (a plain client cannot decode the
+/// tenant's).
+async fn sc_exists(inv: &Inv, ns: &str, name: &str) -> bool {
+    tfsveltos::k8s::io::get_opt::<tfsveltos::api::SveltosCluster>(&inv.client, ns, name)
+        .await
+        .unwrap_or_else(|e| panic!("reading SveltosCluster {ns}/{name}: {e}"))
+        .is_some()
+}
+
+/// The warnings in `out` other than the CLI's own about development overrides.
+fn provider_warnings(out: &str) -> Vec<&str> {
+    diagnostics(out, "Warning", "")
+        .into_iter()
+        .filter(|w| !w.contains("development overrides"))
+        .collect()
+}
+
+/// Writes `body` to a file in `dir` and returns its path, for `kubectl -f` / `--patch-file`.
+fn file(dir: &Path, name: &str, body: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, body).unwrap();
+    path.display().to_string()
+}
+
+/// The object as the API server serves it is as hostile as meant: its JSON is nested past what a plain decoder
+/// reads.
+fn assert_kept_deep(env: &TestEnv, ns: &str, kind: &str, name: &str) {
+    let served = env.kubectl(&[
+        "get",
+        kind,
+        name,
+        "-n",
+        ns,
+        "-o",
+        "json",
+        "--show-managed-fields",
+    ]);
+    let plain = serde_json::from_str::<Json>(&served).expect_err("nested past the limit");
+    assert!(
+        plain.to_string().contains("recursion limit"),
+        "{kind} {ns}/{name}: {plain}"
+    );
+}
+
+/// As an identity that can only create Secrets in `ns` (a namespace no bridge reads): one Secret carrying the
+/// credential label with `managedFields` nested [`DEPTH`] levels, kept so by the API server.
+fn plant_deep_secret(env: &TestEnv, dir: &Path, ns: &str) {
+    let nobody = identity(
+        env,
+        dir,
+        ns,
+        "nobody",
+        json!([{"apiGroups": [""], "resources": ["secrets"], "verbs": ["create"]}]),
+    );
+    let secret = format!(
+        r#"{{"apiVersion":"v1","kind":"Secret","metadata":{{"name":"deep","namespace":"{ns}","labels":{{"{}":"nothing"}},"managedFields":{}}},"data":{{"k":"dg=="}}}}"#,
+        keys::CLUSTER_PROFILE_LABEL,
+        deep_managed_fields("v1")
+    );
+    env.kubectl_at(&nobody, &["create", "-f", &file(dir, "deep.json", &secret)]);
+    assert_kept_deep(env, ns, "secret", "deep");
+}
+
+/// As the tenant of `ns` (patch on its Secrets, ClusterProfiles and SveltosClusters, nothing else): `managedFields`
+/// nested [`DEPTH`] levels on its bridged SveltosCluster `t1`, its ClusterProfile `t1` and its credential Secret
+/// `t1-src`, each kept so by the API server.
+fn tenant_turns_its_objects(env: &TestEnv, dir: &Path, ns: &str) {
+    let tenant = identity(
+        env,
+        dir,
+        ns,
+        "tenant",
+        json!([
+            {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "patch"]},
+            {"apiGroups": ["multicluster.x-k8s.io"], "resources": ["clusterprofiles"], "verbs": ["get", "patch"]},
+            {"apiGroups": ["lib.projectsveltos.io"], "resources": ["sveltosclusters"], "verbs": ["get", "patch"]}
+        ]),
+    );
+    for (kind, object, api_version) in [
+        ("sveltoscluster", "t1", "lib.projectsveltos.io/v1beta1"),
+        ("clusterprofile", "t1", "multicluster.x-k8s.io/v1alpha1"),
+        ("secret", "t1-src", "v1"),
+    ] {
+        let patch = format!(
+            r#"{{"metadata":{{"managedFields":{}}}}}"#,
+            deep_managed_fields(api_version)
+        );
+        let patch = file(dir, &format!("{kind}.patch.json"), &patch);
+        let args = [
+            "patch",
+            kind,
+            object,
+            "-n",
+            ns,
+            "--type",
+            "merge",
+            "--patch-file",
+            &patch,
+        ];
+        env.kubectl_at(&tenant, &args);
+        assert_kept_deep(env, ns, kind, object);
+    }
+}
+
+/// One Secret with `managedFields` nested 200 levels, in a namespace no bridge reads, made by an identity that can
+/// only create Secrets there; then the tenant's own SveltosCluster, ClusterProfile and credential Secret patched the
+/// same way by the tenant's identity. Every plan, apply and data source works and bridges every cluster (the
+/// tenant's too: nothing in them is unreadable once `managedFields` is skipped); the plan after apply is empty;
+/// destroy removes everything.
+#[tokio::test(flavor = "multi_thread")]
+async fn deep_managed_fields_anywhere_fail_nothing() {
+    let inv = Inv::new().await;
+    let env = TestEnv::get();
+    let fleet = unique_namespace(&inv.client, "deep-fleet").await;
+    let tenant = unique_namespace(&inv.client, "deep-tenant").await;
+    let elsewhere = unique_namespace(&inv.client, "deep-elsewhere").await;
+    for (ns, name) in [(&fleet, "f1"), (&fleet, "f2"), (&tenant, "t1")] {
+        let kc = fixtures::unreachable_kubeconfig(name);
+        inv.profile_with_secret(ns, name, &[], Json::Null, &kc)
+            .await;
+    }
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
+    plant_deep_secret(env, dir, &elsewhere);
+
+    let cli = Cli::tofu();
+    let name = fleet.as_str();
+    let tf = inv.tf(&cli, &bridge(name, &[&fleet, &tenant], ""));
+    let out = apply_ok(&tf);
+    assert_eq!(state_clusters(&tf).len(), 3, "{out}");
+
+    tenant_turns_its_objects(env, dir, &tenant);
+
+    let (ok, out) = run(&tf, &["plan", "-input=false", "-no-color"]);
+    assert!(ok, "plan failed:\n{out}");
+    let out = apply_ok(&tf);
+    assert!(
+        !out.contains("recursion limit") && provider_warnings(&out).is_empty(),
+        "{out}"
+    );
+    let clusters = state_clusters(&tf);
+    for key in [
+        format!("{fleet}/f1"),
+        format!("{fleet}/f2"),
+        format!("{tenant}/t1"),
+    ] {
+        assert!(clusters.contains_key(&key), "{key}: {clusters:?}");
+    }
+    assert!(sc_exists(&inv, &tenant, "t1").await);
+    assert_eq!(tf.plan(), 0, "the plan after apply is empty");
+
+    data_sources_work(&inv, &cli, name, &fleet, &tenant);
+
+    let (ok, out) = run(
+        &tf,
+        &["destroy", "-input=false", "-no-color", "-auto-approve"],
+    );
+    assert!(ok, "destroy failed:\n{out}");
+    for (ns, n) in [(&fleet, "f1"), (&fleet, "f2"), (&tenant, "t1")] {
+        assert!(!sc_exists(&inv, ns, n).await, "{ns}/{n} left behind");
+    }
+}
+
+/// `sveltos_clusterprofiles`, `sveltos_clusterprofile` and `sveltos_clusters` over the namespaces of
+/// [`deep_managed_fields_anywhere_fail_nothing`]: every profile ready, every cluster owned, no warning.
+fn data_sources_work(inv: &Inv, cli: &Cli, bridge_name: &str, fleet: &str, tenant: &str) {
+    let ds = inv.tf(
+        cli,
+        &format!(
+            r#"
+data "sveltos_clusterprofiles" "all" {{
+  namespaces = ["{fleet}", "{tenant}"]
+}}
+data "sveltos_clusterprofile" "t1" {{
+  namespace = "{tenant}"
+  name      = "t1"
+}}
+data "sveltos_clusters" "owned" {{
+  namespaces = ["{fleet}", "{tenant}"]
+  bridge     = "{bridge_name}"
+}}
+output "profiles" {{
+  value = [for p in data.sveltos_clusterprofiles.all.cluster_profiles : "${{p.id}}:${{p.ready_to_bridge}}"]
+}}
+output "t1" {{
+  value = data.sveltos_clusterprofile.t1.credential_source
+}}
+output "clusters" {{
+  value = [for c in data.sveltos_clusters.owned.clusters : "${{c.id}}:${{c.owned}}"]
+}}
+"#
+        ),
+    );
+    let out = apply_ok(&ds);
+    assert!(provider_warnings(&out).is_empty(), "{out}");
+    let outputs = ds.outputs_json();
+    let list = |k: &str| -> Vec<String> {
+        outputs[k]["value"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{k}: {outputs}"))
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        list("profiles"),
+        [
+            format!("{fleet}/f1:true"),
+            format!("{fleet}/f2:true"),
+            format!("{tenant}/t1:true")
+        ]
+    );
+    assert_eq!(
+        outputs["t1"]["value"],
+        format!("secret:{tenant}/t1-src#Config")
+    );
+    assert_eq!(
+        list("clusters"),
+        [
+            format!("{fleet}/f1:true"),
+            format!("{fleet}/f2:true"),
+            format!("{tenant}/t1:true")
+        ]
+    );
+}
+
+/// Secrets of the flood: [`FLOOD`] of them.
+const FLOOD: usize = 120;
+
+/// A Secret whose metadata is about 1.4 MB as served: the credential label naming a profile that does not exist and
+/// the label of bridge `bridge`, 1,600 labels with 253-character key prefixes and 63-character values, and one
+/// annotation of 250,000 bytes.
+fn flood_secret(ns: &str, i: usize, bridge: &str) -> Secret {
+    let prefix = [
+        "a".repeat(63),
+        "b".repeat(63),
+        "c".repeat(63),
+        "d".repeat(61),
+    ]
+    .join(".");
+    let mut labels: BTreeMap<String, String> = (0..1600)
+        .map(|j| {
+            (
+                format!("{prefix}/k{j:04}{}", "x".repeat(58)),
+                "v".repeat(63),
+            )
+        })
+        .collect();
+    labels.insert(
+        keys::CLUSTER_PROFILE_LABEL.to_string(),
+        format!("nothing-{i}"),
+    );
+    // And the bridge's own label: its objects are listed where it selects or wrote, never here.
+    labels.insert(keys::BRIDGE_LABEL.to_string(), bridge.to_string());
+    Secret {
+        metadata: ObjectMeta {
+            name: Some(format!("flood-{i:03}")),
+            namespace: Some(ns.to_string()),
+            labels: Some(labels),
+            annotations: Some(BTreeMap::from([("bulk".to_string(), "z".repeat(250_000))])),
+            ..Default::default()
+        },
+        string_data: Some(BTreeMap::from([("k".to_string(), "data".to_string())])),
+        ..Default::default()
+    }
+}
+
+/// Creates the [`FLOOD`] Secrets of [`flood_secret`] in `ns` (carrying the label of bridge `bridge`); returns the
+/// size of one as the API server serves it (`managedFields` included).
+async fn create_flood(secrets: &Api<Secret>, ns: &str, bridge: &str) -> usize {
+    stream::iter(0..FLOOD)
+        .for_each_concurrent(8, |i| async move {
+            secrets
+                .create(&PostParams::default(), &flood_secret(ns, i, bridge))
+                .await
+                .unwrap_or_else(|e| panic!("creating flood Secret {i}: {e}"));
+        })
+        .await;
+    let served = TestEnv::get()
+        .kubectl(&[
+            "get",
+            "secret",
+            "flood-000",
+            "-n",
+            ns,
+            "-o",
+            "json",
+            "--show-managed-fields",
+        ])
+        .len();
+    assert!(served > 1_300_000, "a flood Secret is {served} bytes");
+    served
+}
+
+/// The flood: [`FLOOD`] Secrets of about 1.4 MB of metadata each (the review measured 180 of them at 492 MiB of
+/// provider RSS, 61 at 180 MiB), carrying the credential label and the bridge's own, in a namespace the bridge does
+/// not select: the plan succeeds and the provider's peak RSS stays under 100 MiB. With the namespace listed in `secret_namespaces` (the operator's choice), the plan fails closed
+/// naming it, within the same bound.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_metadata_flood_costs_bounded_memory() {
+    let inv = Inv::new().await;
+    let fleet = unique_namespace(&inv.client, "flood-fleet").await;
+    let flood = unique_namespace(&inv.client, "flood-meta").await;
+    for name in ["c1", "c2"] {
+        let kc = fixtures::unreachable_kubeconfig(name);
+        inv.profile_with_secret(&fleet, name, &[], Json::Null, &kc)
+            .await;
+    }
+    let secrets: Api<Secret> = Api::namespaced(inv.client.clone(), &flood);
+    let served = create_flood(&secrets, &flood, &fleet).await;
+
+    let cli = Cli::tofu();
+    let tf = inv.tf(&cli, &bridge(&fleet, &[&fleet], ""));
+    let m = measure(&tf, &["plan", "-input=false", "-no-color"]);
+    let out = text(&m.output);
+    report(&format!(
+        "metadata flood ({FLOOD} Secrets of {served} bytes, unselected namespace): plan peak RSS {:.1} MiB, {:.2} s",
+        m.provider_peak_rss_kib as f64 / 1024.0,
+        m.wall.as_secs_f64()
+    ));
+    assert!(m.output.status.success(), "plan failed:\n{out}");
+    assert!(
+        out.contains("2 to add") || out.contains("will be created"),
+        "{out}"
+    );
+    assert!(m.provider_processes > 0 && m.provider_peak_rss_kib > 0);
+    assert!(
+        m.provider_peak_rss_kib < 100 * 1024,
+        "provider peak RSS {} KiB",
+        m.provider_peak_rss_kib
+    );
+
+    // The operator lists the flooded namespace: the credential LIST reads it, up to the run's budget.
+    let listed = format!("  credentials {{\n    secret_namespaces = [\"{flood}\"]\n  }}");
+    inv.rewrite(&tf, &bridge(&fleet, &[&fleet], &listed));
+    let m = measure(&tf, &["plan", "-input=false", "-no-color"]);
+    let out = text(&m.output);
+    report(&format!(
+        "metadata flood, namespace listed: plan failed closed, peak RSS {:.1} MiB, {:.2} s",
+        m.provider_peak_rss_kib as f64 / 1024.0,
+        m.wall.as_secs_f64()
+    ));
+    assert!(!m.output.status.success(), "plan succeeded:\n{out}");
+    assert!(
+        flat(&out).contains("budget") && flat(&out).contains(&format!("namespace {flood}:")),
+        "the error names the budget and the namespace:\n{out}"
+    );
+    assert!(
+        m.provider_peak_rss_kib < 100 * 1024,
+        "provider peak RSS {} KiB",
+        m.provider_peak_rss_kib
+    );
+    secrets
+        .delete_collection(&DeleteParams::default(), &ListParams::default())
+        .await
+        .expect("removing the flood");
+}
