@@ -23,5 +23,6 @@ mod plugin_proto;
 mod plugin_reattach;
 mod plugin_redaction;
 mod plugin_values;
+mod release_signing;
 mod support_items;
 mod workflows;
