@@ -13,6 +13,7 @@ mod doc_truth;
 mod docs;
 mod duration_oracle;
 mod exec_plugin;
+mod install;
 mod layers;
 mod layout;
 mod plugin_binary;
