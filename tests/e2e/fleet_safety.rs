@@ -710,6 +710,10 @@ async fn a_strict_bridge_with_a_broken_profile_is_destroyed_without_refresh() {
     let (ok, out) = run(&tf, &destroy);
     assert!(!ok, "destroy succeeded:\n{out}");
     assert!(flat(&out).contains(&format!("{ns}/s2")), "{out}");
+    assert!(
+        flat(&out).contains("A destroy stopped by this error runs with -refresh=false"),
+        "the error says how to destroy regardless: {out}"
+    );
     for n in ["s1", "s2", "s3"] {
         assert!(
             inv.sc(&ns, n).await.is_some(),

@@ -405,7 +405,7 @@ fn github_workflows_pass_the_repositorys_workflow_checks_and_run_real_commands()
         "{crons:?}"
     );
     assert!(wf["on"].get("workflow_dispatch").is_some());
-    // A merge and a scheduled run queue behind each other.
+    // A merge and a scheduled run never apply side by side (one concurrency group).
     assert_eq!(
         groups.get("scheduled-apply/github-actions.yml"),
         groups.get("plan-on-pr/github-actions.yml"),
@@ -617,6 +617,41 @@ fn fleet_states_differ_where_they_must_and_each_identity_writes_only_its_own_nam
     }
 }
 
+/// The fleet recipe's command for the shared ClusterRoles, as kubectl runs it from the recipe's directory
+/// (`--dry-run=server`): exactly the two ClusterRoles, none of the files' bindings to the single-state identity.
+#[tokio::test]
+async fn fleet_recipe_applies_only_the_shared_cluster_roles() {
+    let env = support::TestEnv::get();
+    let dir = recipes().join("fleet-of-states");
+    let readme = recipe("fleet-of-states/README.md");
+    let line = readme
+        .lines()
+        .find(|l| l.starts_with("kubectl apply -l "))
+        .expect("the README applies the ClusterRoles with a label selector");
+    let words: Vec<&str> = line.split_whitespace().skip(1).collect();
+    let mut args: Vec<String> = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        let after_f = i > 0 && words[i - 1] == "-f";
+        args.push(if after_f {
+            dir.join(w).display().to_string()
+        } else {
+            w.to_string()
+        });
+    }
+    args.extend(["--dry-run=server", "-o", "name"].map(String::from));
+    let out = env.kubectl(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let mut applied: Vec<&str> = out.lines().collect();
+    applied.sort();
+    assert_eq!(
+        applied,
+        [
+            "clusterrole.rbac.authorization.k8s.io/sveltos-bridge-cluster",
+            "clusterrole.rbac.authorization.k8s.io/sveltos-bridge-inventory"
+        ],
+        "{line}"
+    );
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // end to end: handover and migration
 // ---------------------------------------------------------------------------------------------------------------
@@ -671,12 +706,39 @@ fn output_keys(tf: &Tf) -> Vec<String> {
         .collect()
 }
 
+/// The step of `handover/README.md` before step 1: the namespaces its `kubectl create namespace` lines name (the
+/// configurations' default `claim_namespace`) are created as those lines would (already there from an earlier run
+/// against the same control plane is fine: each run's bridge names, and so its claims, are its own).
+async fn create_claim_namespaces(inv: &Inv) {
+    let readme = recipe("handover/README.md");
+    let names: Vec<&str> = readme
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("kubectl create namespace "))
+        .collect();
+    assert_eq!(
+        names,
+        ["sveltos-bridge-a", "sveltos-bridge-b"],
+        "the README's step"
+    );
+    for name in names {
+        let ns: k8s_openapi::api::core::v1::Namespace =
+            serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
+        let api = kube::Api::<k8s_openapi::api::core::v1::Namespace>::all(inv.client.clone());
+        match api.create(&Default::default(), &ns).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(e)) if e.code == 409 => {}
+            Err(e) => panic!("creating namespace {name}: {e}"),
+        }
+    }
+}
+
 /// The order of `handover/README.md`, with its files: step 1 `b` adopts, step 2 `a` stops selecting, step 3 `b`
 /// stops adopting; a run of `a` in between and the wrong order are tried too.
 #[tokio::test]
 async fn handover_keeps_the_cluster_registered() {
     let started = std::time::Instant::now();
     let inv = Inv::new().await;
+    create_claim_namespaces(&inv).await;
     let ns = unique_namespace(&inv.client, "handover").await;
     for name in ["x", "y"] {
         inv.profile_with_secret(
@@ -707,7 +769,7 @@ async fn handover_keeps_the_cluster_registered() {
     let a_vars = |handed_over: &[&str]| {
         vars(
             &a,
-            json!({"kubeconfig": kubeconfig, "namespaces": [ns], "claim_namespace": ns, "handed_over": handed_over}),
+            json!({"kubeconfig": kubeconfig, "namespaces": [ns], "handed_over": handed_over}),
         )
     };
     let b = Tf::new(&cli);
@@ -715,7 +777,7 @@ async fn handover_keeps_the_cluster_registered() {
     let b_vars = |adopt: bool| {
         vars(
             &b,
-            json!({"kubeconfig": kubeconfig, "claim_namespace": ns, "taken_over": [x], "adopt": adopt}),
+            json!({"kubeconfig": kubeconfig, "taken_over": [x], "adopt": adopt}),
         )
     };
 

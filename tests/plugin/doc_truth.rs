@@ -890,7 +890,7 @@ fn parse_version(v: &str) -> Vec<u64> {
 }
 
 /// Whether `version` satisfies a Terraform version constraint (`~>`, `>=`, `>`, `<=`, `<`, `=`, `!=`, bare).
-fn admits(constraint: &str, version: &str) -> bool {
+pub(crate) fn admits(constraint: &str, version: &str) -> bool {
     let have = parse_version(version);
     constraint.split(',').all(|c| {
         let c = c.trim();

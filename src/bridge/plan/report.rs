@@ -182,7 +182,17 @@ fn cause_problem(spec: &BridgeSpec, cause: Cause, mut issues: Vec<&ClusterIssue>
         issues.len(),
         cause.describe()
     );
-    let detail = format!("{}{more}\n\n{} {after}", lines.join("\n"), cause.hint());
+    // `destroy` plans the configuration first: the same error would stop it, and -refresh=false skips that plan.
+    let destroy = if error && !matches!(cause, Cause::ChangedSincePlan) {
+        " A destroy stopped by this error runs with -refresh=false, which skips this plan."
+    } else {
+        ""
+    };
+    let detail = format!(
+        "{}{more}\n\n{} {after}{destroy}",
+        lines.join("\n"),
+        cause.hint()
+    );
     let path = match cause {
         Cause::Credentials(_) => vec![Step::Attr("credentials")],
         Cause::Collision => vec![Step::Attr("adopt")],

@@ -122,6 +122,7 @@ fn exec_block() -> NestedBlock {
             .attribute(
                 Attribute::map("env", Type::String)
                     .optional()
+                    .sensitive()
                     .markdown_description("Extra environment variables for the plugin."),
             ),
     )

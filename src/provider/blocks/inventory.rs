@@ -321,6 +321,13 @@ mod tests {
         );
         assert!(
             b.block
+                .block_named("exec")
+                .and_then(|e| e.block.attribute_named("env"))
+                .is_some_and(|a| a.sensitive),
+            "exec.env carries secrets (a vault token): hidden in plan output"
+        );
+        assert!(
+            b.block
                 .attributes
                 .iter()
                 .all(|a| !a.description.contains("KUBE_")),

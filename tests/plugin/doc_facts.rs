@@ -1,0 +1,387 @@
+//! Facts in the prose that have one source elsewhere, checked against it (`tests/plugin/doc_truth.rs` checks the
+//! quoted diagnostics, the registry, the RBAC and the examples' pins):
+//!
+//! 1. **The README's performance figures are generated from `docs/benchmarks.md`** (which `scripts/bench`
+//!    writes): the paragraph between [`BEGIN`] and [`END`] in the README is the one [`figures`] makes from the
+//!    page's tables, and `UPDATE_DOCS=1 cargo test --test plugin doc_facts::` rewrites it after a new run.
+//! 2. **Every test the prose names exists.** A code span naming a file under `tests/` or `src/` (README,
+//!    CHANGELOG, CONTRIBUTING, `docs/`, the examples' READMEs) names a file that exists, and a code span right after
+//!    it, in the form `` (`tests/e2e/x.rs`, `the_test`) ``, names a function defined in that file: a claim backed
+//!    by a test loses that backing visibly when the test is renamed or removed.
+//! 3. **One version.** The crate's version is the one the CHANGELOG releases (a `## [VERSION] - date` section, or,
+//!    before the release, the `[Unreleased]` section's announcement of it in bold), the README's configuration
+//!    pins a constraint that admits it, and the CHANGELOG has each kind of section at most once per version.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The line before the generated figures in the README.
+const BEGIN: &str = "<!-- figures generated from docs/benchmarks.md (UPDATE_DOCS=1 cargo test --test plugin doc_facts::) -->";
+/// The line after them.
+const END: &str = "<!-- end of generated figures -->";
+
+fn repo() -> PathBuf {
+    support::repo_root()
+}
+
+fn read(rel: &str) -> String {
+    let path = repo().join(rel);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 1. README figures
+// ---------------------------------------------------------------------------------------------------------------
+
+/// A markdown table: its header cells and rows.
+struct Table {
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// The first table after the heading `## <title>` of `md`.
+    fn after(md: &str, title: &str) -> Table {
+        let at = md
+            .find(&format!("\n## {title}"))
+            .unwrap_or_else(|| panic!("docs/benchmarks.md has no section {title:?}"));
+        let cells = |l: &str| -> Vec<String> {
+            l.trim()
+                .trim_matches('|')
+                .split('|')
+                .map(|c| c.trim().to_string())
+                .collect()
+        };
+        let mut lines = md[at..].lines().skip_while(|l| !l.starts_with('|'));
+        let header = cells(lines.next().expect("a table"));
+        let rows = lines
+            .skip(1)
+            .take_while(|l| l.starts_with('|'))
+            .map(cells)
+            .collect();
+        Table { header, rows }
+    }
+
+    /// The cell of `column` in the row of `step` at `n`; panics when it is absent or empty (`–`).
+    fn cell(&self, step: &str, n: &str, column: &str) -> String {
+        let c = self
+            .header
+            .iter()
+            .position(|h| h == column)
+            .unwrap_or_else(|| panic!("no column {column:?} in {:?}", self.header));
+        let row = self
+            .rows
+            .iter()
+            .find(|r| r[0] == step && r[1] == n)
+            .unwrap_or_else(|| panic!("no row {step:?}, N = {n}"));
+        assert!(
+            row[c] != "–" && !row[c].is_empty(),
+            "{step}, N = {n}: no {column}"
+        );
+        row[c].clone()
+    }
+}
+
+/// The value after `- <label>: ` in the page's list of run facts, up to the first `;`.
+fn fact<'a>(md: &'a str, label: &str) -> &'a str {
+    let line = md
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("- {label}: ")))
+        .unwrap_or_else(|| panic!("docs/benchmarks.md has no \"- {label}:\" line"));
+    line.split(';').next().unwrap().trim()
+}
+
+/// The README's performance figures, made from `docs/benchmarks.md`.
+fn figures(md: &str) -> String {
+    let wall = Table::after(md, "Wall time");
+    let requests = Table::after(md, "API requests per step");
+    let t = |step: &str, n: &str, col: &str| wall.cell(step, n, col);
+    let (plan, apply, changes, destroy) = (
+        "plan, no change",
+        "apply from empty",
+        "apply of that plan",
+        "destroy",
+    );
+    let versions = fact(md, "Versions");
+    let tofu = versions.split(',').next().unwrap().trim();
+    let commit = versions
+        .split("terraform-provider-sveltos at `")
+        .nth(1)
+        .and_then(|r| r.split('`').next())
+        .expect("the provider's commit in the Versions line");
+    let cores = fact(md, "Machine").split(" (").next().unwrap();
+    let date = fact(md, "Date");
+    format!(
+        "From the run of {date} (provider at `{commit}`, {tofu}, {cores}): with 1,000 ClusterProfiles a no-change \
+         plan takes {} s ({} requests: {}; the floor {} s) where the per-object resources take {} s; creating the \
+         1,000 SveltosClusters and Secrets takes {} s against {} s, and {} s for the bare 2,000 server-side applies. \
+         With 10,000, a no-change plan takes {} s (the floor {} s) and the provider peaks at {} MB in it and at {} \
+         MB in an apply of 1 % changes; destroy takes {} s, against {} s for the bare 20,000 deletes.",
+        t(plan, "1000", "ours"),
+        requests
+            .cell(plan, "1000", "ours")
+            .split_whitespace()
+            .filter_map(|w| w.parse::<u32>().ok())
+            .sum::<u32>(),
+        requests.cell(plan, "1000", "ours"),
+        t(plan, "1000", "floor"),
+        t(plan, "1000", "peer"),
+        t(apply, "1000", "ours"),
+        t(apply, "1000", "peer"),
+        t(apply, "1000", "limit"),
+        t(plan, "10000", "ours"),
+        t(plan, "10000", "floor"),
+        t(plan, "10000", "ours peak RSS (MB)"),
+        t(changes, "10000", "ours peak RSS (MB)"),
+        t(destroy, "10000", "ours"),
+        t(destroy, "10000", "limit"),
+    )
+}
+
+/// `text` wrapped at 116 columns, as the README's paragraphs are.
+fn wrap(text: &str) -> String {
+    let mut out = String::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.len() + 1 + word.len() > 116 {
+            out += &line;
+            out.push('\n');
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line += word;
+    }
+    out + &line + "\n"
+}
+
+#[test]
+fn readme_figures_are_generated_from_the_benchmarks_page() {
+    let wanted = format!(
+        "{BEGIN}\n{}{END}",
+        wrap(&figures(&read("docs/benchmarks.md")))
+    );
+    let readme = read("README.md");
+    let (b, e) = (readme.find(BEGIN), readme.find(END));
+    let (Some(b), Some(e)) = (b, e) else {
+        panic!("README.md has no generated figures between {BEGIN:?} and {END:?}")
+    };
+    let current = &readme[b..e + END.len()];
+    if current == wanted {
+        return;
+    }
+    if std::env::var_os("UPDATE_DOCS").is_some() {
+        let updated = format!("{}{wanted}{}", &readme[..b], &readme[e + END.len()..]);
+        std::fs::write(repo().join("README.md"), updated).unwrap();
+        return;
+    }
+    panic!(
+        "README.md's figures are not docs/benchmarks.md's (UPDATE_DOCS=1 cargo test --test plugin doc_facts:: \
+         rewrites them):\n--- README\n{current}\n--- generated\n{wanted}"
+    );
+}
+
+#[test]
+fn the_figures_follow_the_page() {
+    // A page whose no-change plan at N = 1000 took 9.99 s gives that figure.
+    let md = read("docs/benchmarks.md");
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| plan, no change | 1000 |"))
+        .expect("the row")
+        .to_string();
+    let mut cells: Vec<String> = row.split('|').map(str::to_string).collect();
+    cells[3] = " 9.99 ".to_string();
+    let after = figures(&md.replacen(&row, &cells.join("|"), 1));
+    assert_ne!(figures(&md), after);
+    assert!(after.contains("a no-change plan takes 9.99 s"), "{after}");
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 2. Tests named in the prose
+// ---------------------------------------------------------------------------------------------------------------
+
+/// The markdown files whose references are checked.
+fn prose() -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>, readme_only: bool) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out, readme_only);
+            } else if p.extension().is_some_and(|x| x == "md")
+                && (!readme_only || p.file_name().is_some_and(|n| n == "README.md"))
+            {
+                out.push(p);
+            }
+        }
+    }
+    let mut out: Vec<PathBuf> = ["README.md", "CHANGELOG.md", "CONTRIBUTING.md"]
+        .iter()
+        .map(|f| repo().join(f))
+        .collect();
+    walk(&repo().join("docs"), &mut out, false);
+    walk(&repo().join("examples"), &mut out, true);
+    out.sort();
+    out
+}
+
+/// The code spans of `md`, in order.
+fn code_spans(md: &str) -> Vec<String> {
+    let squashed = md.split_whitespace().collect::<Vec<_>>().join(" ");
+    squashed
+        .split("```")
+        .step_by(2)
+        .flat_map(|outside| {
+            outside
+                .split('`')
+                .skip(1)
+                .step_by(2)
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// `(path, function)` pairs and lone paths the prose of `md` names under `tests/` and `src/`.
+fn references(md: &str) -> Vec<(String, Option<String>)> {
+    let spans = code_spans(md);
+    let squashed = md.split_whitespace().collect::<Vec<_>>().join(" ");
+    let is_path = |s: &str| {
+        (s.starts_with("tests/") || s.starts_with("src/")) && s.ends_with(".rs") && !s.contains(' ')
+    };
+    let is_ident = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    };
+    let mut out = Vec::new();
+    for (i, s) in spans.iter().enumerate() {
+        if is_path(s) {
+            let next = spans
+                .get(i + 1)
+                .filter(|n| is_ident(n) && squashed.contains(&format!("`{s}`, `{n}`")));
+            out.push((s.clone(), next.cloned()));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_test_the_prose_names_exists() {
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    for file in prose() {
+        let md = std::fs::read_to_string(&file).unwrap();
+        let rel = file.strip_prefix(repo()).unwrap().display().to_string();
+        for (path, function) in references(&md) {
+            checked += 1;
+            let Ok(source) = std::fs::read_to_string(repo().join(&path)) else {
+                wrong.push(format!("{rel}: `{path}` does not exist"));
+                continue;
+            };
+            if let Some(f) = function
+                && !source.contains(&format!("fn {f}("))
+            {
+                wrong.push(format!("{rel}: `{path}` defines no `{f}`"));
+            }
+        }
+    }
+    assert!(
+        checked > 20,
+        "only {checked} references found: is the pattern still the prose's?"
+    );
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn references_are_read_from_code_spans() {
+    let md =
+        "backed by (`tests/e2e/a.rs`, `one_test`) and `src/x.rs`; not ```\n`tests/no.rs`\n``` here";
+    assert_eq!(
+        references(md),
+        vec![
+            ("tests/e2e/a.rs".to_string(), Some("one_test".to_string())),
+            ("src/x.rs".to_string(), None)
+        ]
+    );
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 3. The version
+// ---------------------------------------------------------------------------------------------------------------
+
+/// The CHANGELOG's version sections: heading line → the kinds (`### Kind`) in it.
+fn changelog_sections(text: &str) -> BTreeMap<String, (String, Vec<String>)> {
+    let mut out: BTreeMap<String, (String, Vec<String>)> = BTreeMap::new();
+    let mut current: Option<String> = None;
+    for line in text.lines() {
+        if let Some(h) = line.strip_prefix("## ") {
+            current = Some(h.to_string());
+            out.insert(h.to_string(), (String::new(), Vec::new()));
+        } else if let Some(c) = &current {
+            let entry = out.get_mut(c).unwrap();
+            if let Some(kind) = line.strip_prefix("### ") {
+                entry.1.push(kind.to_string());
+            }
+            entry.0 += line;
+            entry.0.push('\n');
+        }
+    }
+    out
+}
+
+#[test]
+fn one_version_in_cargo_the_changelog_and_the_readme() {
+    let version = env!("CARGO_PKG_VERSION");
+    let changelog = read("CHANGELOG.md");
+    let sections = changelog_sections(&changelog);
+    let kinds = [
+        "Added",
+        "Changed",
+        "Deprecated",
+        "Removed",
+        "Fixed",
+        "Security",
+    ];
+    for (heading, (_, found)) in &sections {
+        for k in found {
+            assert!(
+                kinds.contains(&k.as_str()),
+                "CHANGELOG {heading}: unknown kind {k:?}"
+            );
+            let n = found.iter().filter(|f| *f == k).count();
+            assert_eq!(
+                n, 1,
+                "CHANGELOG {heading}: {n} sections ### {k} (one per kind)"
+            );
+        }
+    }
+    let released = sections
+        .keys()
+        .any(|h| h.starts_with(&format!("[{version}] - ")));
+    let unreleased = &sections
+        .get("[Unreleased]")
+        .expect("an [Unreleased] section")
+        .0;
+    assert!(
+        released || unreleased.contains(&format!("**{version}**")),
+        "Cargo.toml's version {version} is neither a released section of the CHANGELOG nor announced in **bold** \
+         in its [Unreleased] section"
+    );
+    assert!(
+        !sections.keys().any(|h| h.contains("not yet released")),
+        "a version section that is not released: that is what [Unreleased] is for"
+    );
+    let readme = read("README.md");
+    let pin = readme
+        .lines()
+        .find(|l| l.contains("source = \"clusterinventory/sveltos\""))
+        .and_then(|l| l.split("version = \"").nth(1))
+        .and_then(|r| r.split('"').next())
+        .expect("the README's configuration pins a version");
+    assert!(
+        crate::doc_truth::admits(pin, version),
+        "README.md pins {pin:?}, which does not admit {version}"
+    );
+}
