@@ -256,8 +256,25 @@ fn up_then_down_leaves_no_process() {
     for p in &pids {
         assert!(!support::pid_alive(*p), "pid {p} survived down");
     }
-    let left = support::pids_with_cmdline_containing(&needle);
-    assert!(left.is_empty(), "processes of {needle} survived: {left:?}");
+    // A helper of `up` (its watchdog, a probe) killed with the daemons may take a moment to be reaped on a busy
+    // machine: wait for the observable end, within a hang guard.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut left = support::pids_with_cmdline_containing(&needle);
+    while !left.is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        left = support::pids_with_cmdline_containing(&needle);
+    }
+    let described: Vec<String> = left
+        .iter()
+        .map(|p| {
+            let cmd = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+            format!("{p}: {}", String::from_utf8_lossy(&cmd).replace('\0', " "))
+        })
+        .collect();
+    assert!(
+        left.is_empty(),
+        "processes of {needle} survived: {described:?}"
+    );
     assert!(!dir.exists(), "{needle} was not removed");
 }
 
