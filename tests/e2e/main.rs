@@ -30,4 +30,5 @@ mod sveltos_clusters;
 mod testenv;
 mod token_renewal;
 mod trust_boundaries;
+mod unknown_values;
 mod write_only;

@@ -101,6 +101,7 @@ pub(super) async fn plan_bridge(
         PlanInputs::Ready(spec, client, inventory) => (*spec, client, inventory),
         PlanInputs::Unknown(deferred) => {
             planned.set_attr("id", name_value);
+            planned.set_attr("instance_id", planned_instance(&req.prior_state));
             return Ok(unknown_plan(req, planned, requires_replace, deferred));
         }
     };
@@ -111,10 +112,7 @@ pub(super) async fn plan_bridge(
     let claim = check_claim_of(&client, &spec, instance.as_deref(), existing, refreshed);
     let claim = claim.await.map_err(failed)?;
     let ledger = ledger.with_run_keys(claim.map(|c| c.keys).unwrap_or_default());
-    planned.set_attr(
-        "instance_id",
-        instance.map(Value::string).unwrap_or_else(Value::unknown),
-    );
+    planned.set_attr("instance_id", planned_instance(&req.prior_state));
     let ahead = head_start(pending, &spec, req);
     let phase = |spec: &BridgeSpec| memo.plan_phase(&spec.name, existing);
     let (entries, skipped, diagnostics) =
@@ -128,6 +126,15 @@ pub(super) async fn plan_bridge(
         diagnostics: diagnostics.into(),
         ..PlanResponse::planned(req, planned_state)
     })
+}
+
+/// The planned `instance_id`: the prior state's, kept by every apply of this state; unknown for a new bridge (or a
+/// state written before claims existed), whose apply takes it from the claim it writes.
+fn planned_instance(prior: &Value) -> Value {
+    match prior.get_attr("instance_id").as_str() {
+        Some(instance) => Value::string(instance),
+        None => Value::unknown(),
+    }
 }
 
 /// The plan of a bridge whose configuration or connection is not known yet: `clusters` and `skipped` known after
