@@ -26,6 +26,7 @@ mod quickstart;
 mod rbac;
 mod recipes;
 mod release_install;
+mod replace;
 mod sveltos_clusters;
 mod testenv;
 mod token_renewal;

@@ -895,7 +895,7 @@ fn assert_registered(tf: &Tf, cases: &[Case]) {
 }
 
 /// With `cli`: every case planned and applied with its value unknown (on creation), then with it unknown again on
-/// the existing bridges (`terraform_data` replaced).
+/// the existing bridges (`terraform_data` replaced, or the conditional's bridge replaced with `-replace`).
 async fn unknown_with(inv: &Inv, shared: &Shared, cli: &Cli) {
     let how = Unknown::of(cli);
     let cases = cases(inv, shared, cli).await;
@@ -908,11 +908,13 @@ async fn unknown_with(inv: &Inv, shared: &Shared, cli: &Cli) {
     tf.write_main(&configuration(inv, &cases, how).await);
     converge(&tf, &cases, &[], &[], "created with unknown values");
     assert_registered(&tf, &cases);
-    if how == Unknown::Data {
-        let again = ["-var=round=2"];
-        converge(&tf, &cases, &again, &again, "updated with unknown values");
-        assert_registered(&tf, &cases);
-    }
+    let replace = format!("-replace={TF_RESOURCE}.unknown_source");
+    let (apply, plan) = match how {
+        Unknown::Data => (["-var=round=2"], vec!["-var=round=2"]),
+        Unknown::Conditional => ([replace.as_str()], vec![]),
+    };
+    converge(&tf, &cases, &apply, &plan, "updated with unknown values");
+    assert_registered(&tf, &cases);
 }
 
 /// Every argument of the bridge, made unknown in turn (whole, and one element of a list or map), with every CLI:

@@ -79,7 +79,8 @@ pub(super) async fn apply_bridge(
     let applied = apply(apply_run, ledger, args.planned).await;
     let mut result = respond(req, base, &args.spec, applied);
     let private = result.as_ref().ok().map(|r| r.private.clone());
-    if let Some(w) = finish_run(&client, &args.spec, run, private.as_deref()).await {
+    let failed = result.as_ref().map_or(true, |r| r.diagnostics.has_errors());
+    if let Some(w) = finish_run(&client, &args.spec, run, private.as_deref(), failed).await {
         match &mut result {
             Ok(resp) => resp.diagnostics.push(w),
             Err(d) => d.push(w),

@@ -22,7 +22,7 @@ use crate::{
 };
 
 use super::{
-    claim::{check_claim_of, ledger_of},
+    claim::{Checker, check_claim_of, ledger_of},
     clusters::clusters_value,
     model::BridgeConfig,
     phase::PhaseMemo,
@@ -108,17 +108,31 @@ pub(super) async fn plan_bridge(
     let instance = req.prior_state.get_attr("instance_id").as_str();
     let instance = instance.map(String::from);
     let existing = !req.prior_state.is_null();
-    let refreshed = memo.refreshed_instance(&spec.name);
-    let claim = check_claim_of(&client, &spec, instance.as_deref(), existing, refreshed);
-    let claim = claim.await.map_err(failed)?;
-    let ledger = ledger.with_run_keys(claim.map(|c| c.keys).unwrap_or_default());
+    if existing {
+        memo.seen(&spec.name, instance.clone());
+    }
+    let who = Checker {
+        instance: instance.as_deref(),
+        existing,
+        seen: memo.seen_instance(&spec.name),
+        // Terraform plans the replacement of an existing object with the private data of that object's plan.
+        replacement: !existing && !req.prior_private.is_empty(),
+    };
+    let checked = check_claim_of(&client, &spec, who).await.map_err(failed)?;
+    let replaces_own = checked.replaces_own;
+    let ledger = ledger.with_run_keys(checked.claim.map(|c| c.keys).unwrap_or_default());
     planned.set_attr("instance_id", planned_instance(&req.prior_state));
     let ahead = head_start(pending, &spec, req);
     let phase = |spec: &BridgeSpec| memo.plan_phase(&spec.name, existing);
+    let reads = Reads {
+        client: &client,
+        inventory: &inventory,
+        spec: &spec,
+        ledger: &ledger,
+        replaces_own,
+    };
     let (entries, skipped, diagnostics) =
-        planned_entries(&client, &inventory, &spec, &ledger, ahead, phase)
-            .await
-            .map_err(failed)?;
+        planned_entries(reads, ahead, phase).await.map_err(failed)?;
     planned.set_attr("skipped", skipped_value(&skipped));
     let planned_state = with_clusters(planned, &spec.name, clusters_value(&entries));
     Ok(PlanResponse {
@@ -243,19 +257,39 @@ async fn read_snapshot(
         .map_err(io_diags)
 }
 
+/// What a plan reads with: the provider's client and the inventory's, the settings, the ledger, and whether the
+/// plan replaces this state's own bridge (`-replace`: what it owns is destroyed before the replacement is
+/// created, so the plan is that of a bridge that owns nothing).
+struct Reads<'a> {
+    client: &'a kube::Client,
+    inventory: &'a kube::Client,
+    spec: &'a BridgeSpec,
+    ledger: &'a Ledger,
+    replaces_own: bool,
+}
+
 /// Reads the inventory and what exists, plans, and returns the planned entries with the plan's diagnostics.
 /// `phase` tells the first plan from the plan made again before apply; it is asked once the reads succeeded.
 async fn planned_entries(
-    client: &kube::Client,
-    inventory: &kube::Client,
-    spec: &BridgeSpec,
-    ledger: &Ledger,
+    reads: Reads<'_>,
     ahead: HeadStart,
     phase: impl FnOnce(&BridgeSpec) -> Phase,
 ) -> Result<PlannedEntries, Diagnostics> {
+    let Reads {
+        client,
+        inventory,
+        spec,
+        ledger,
+        replaces_own,
+    } = reads;
     let started = std::time::Instant::now();
     let (reused, read_ahead) = (ahead.owned.is_some(), ahead.inventory.is_some());
-    let snap = read_snapshot(client, inventory, spec, ledger, ahead).await?;
+    let mut snap = read_snapshot(client, inventory, spec, ledger, ahead).await?;
+    if replaces_own {
+        // The destroy that comes first removes every object the bridge owns.
+        snap.observed.owned.clear();
+        snap.observed.records.clear();
+    }
     tracing::debug!(
         bridge = %spec.name,
         elapsed_ms = started.elapsed().as_millis() as u64,
