@@ -14,6 +14,7 @@ pub mod ownership;
 pub mod plan;
 pub mod problem;
 pub mod selector;
+pub mod skipped_record;
 #[cfg(test)]
 pub(crate) mod testutil;
 pub mod text;

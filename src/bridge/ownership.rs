@@ -423,6 +423,8 @@ pub struct Claim {
     /// The SveltosClusters the bridge recorded at the end of its last apply, encoded
     /// ([`super::ledger_copy::LedgerCopy`]), for readers without the state.
     pub ledger_copy: Option<String>,
+    /// The bridge's `skipped` at the end of its last apply, encoded ([`super::skipped_record`]), for `import`.
+    pub skipped: Option<String>,
 }
 
 /// How many run keys a claim keeps: the current run's and those of the runs before it, so that objects of a run
@@ -438,6 +440,7 @@ impl Claim {
             keys: Vec::new(),
             run: None,
             ledger_copy: None,
+            skipped: None,
         }
     }
 

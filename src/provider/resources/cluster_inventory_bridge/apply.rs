@@ -26,10 +26,10 @@ use crate::{
 };
 
 use super::{
-    claim::{claim_for_apply, claim_namespace, finish_run, ledger_of},
+    claim::{RunEnd, claim_for_apply, claim_namespace, finish_run, ledger_of},
     clusters::{clusters_value, entries_from_value},
     model::BridgeConfig,
-    schema::{null_state, with_clusters},
+    schema::{null_state, skipped_of, with_clusters},
     timeouts,
 };
 
@@ -78,9 +78,12 @@ pub(super) async fn apply_bridge(
     };
     let applied = apply(apply_run, ledger, args.planned).await;
     let mut result = respond(req, base, &args.spec, applied);
-    let private = result.as_ref().ok().map(|r| r.private.clone());
-    let failed = result.as_ref().map_or(true, |r| r.diagnostics.has_errors());
-    if let Some(w) = finish_run(&client, &args.spec, run, private.as_deref(), failed).await {
+    let end = RunEnd {
+        failed: result.as_ref().map_or(true, |r| r.diagnostics.has_errors()),
+        private: result.as_ref().ok().map(|r| r.private.clone()),
+        skipped: result.as_ref().ok().and_then(|r| skipped_of(&r.new_state)),
+    };
+    if let Some(w) = finish_run(&client, &args.spec, run, end).await {
         match &mut result {
             Ok(resp) => resp.diagnostics.push(w),
             Err(d) => d.push(w),

@@ -9,11 +9,15 @@ use crate::{
             Claim, ClaimConflict, DEFAULT_CLAIM_NAMESPACE, KEPT_RUN_KEYS, Kind, Ledger, Run,
             RunKey, check_claim, claim_name,
         },
+        plan::Skipped,
+        skipped_record,
     },
     k8s::claim as k8s_claim,
     provider::diag::io_diags,
     tfplugin::{AttributePath, Diagnostic, Diagnostics, Value},
 };
+
+use std::collections::BTreeMap;
 
 use super::clusters::entries_from_value;
 
@@ -191,6 +195,7 @@ pub(super) async fn claim_for_apply(
         keys: keys.clone(),
         // The copy of the last finished apply, until this one finishes (see `finish_run`).
         ledger_copy: claim.as_ref().and_then(|c| c.ledger_copy.clone()),
+        skipped: claim.as_ref().and_then(|c| c.skipped.clone()),
         run: Some(Run {
             holder: k8s_claim::holder(),
             started: now.to_string(),
@@ -225,16 +230,24 @@ async fn write_claim(
     .map_err(io_diags)
 }
 
-/// Records in the claim that the run finished (the provider is answering Terraform), whether it `failed` (answers
-/// with an error), with the copy of the ledger it answers with (`private`, the new private state; `None` when the
-/// apply wrote nothing: the copy is kept). A failure is a warning: the run is then taken for dead once its time is
-/// up, which only matters to a state without the bridge, and the copy is the last apply's.
+/// How an apply answers Terraform, as its claim records it: whether it `failed` (answers with an error), the new
+/// private state (`None` when the apply wrote nothing: the claim's copy of the ledger is kept) and `skipped` in the
+/// new state (`None`: the claim's record is kept).
+pub(super) struct RunEnd {
+    pub failed: bool,
+    pub private: Option<Vec<u8>>,
+    pub skipped: Option<BTreeMap<String, Skipped>>,
+}
+
+/// Records in the claim that the run finished (the provider is answering Terraform) and how (`end`): with the copy
+/// of the ledger it answers with, and its `skipped` (for `import`). A failure is a warning: the run is then taken
+/// for dead once its time is up, which only matters to a state without the bridge, and the copy is the last
+/// apply's.
 pub(super) async fn finish_run(
     client: &kube::Client,
     spec: &BridgeSpec,
     mut run: ClaimedRun,
-    private: Option<&[u8]>,
-    failed: bool,
+    end: RunEnd,
 ) -> Option<Diagnostic> {
     // A CLI that is gone saves no state: the run stays unfinished, so that the next run of the same state, which
     // will not have this run's answer, recovers its objects.
@@ -243,8 +256,12 @@ pub(super) async fn finish_run(
     }
     if let Some(r) = run.claim.run.as_mut() {
         r.done = true;
-        r.failed = Some(failed);
+        r.failed = Some(end.failed);
     }
+    if let Some(skipped) = &end.skipped {
+        run.claim.skipped = Some(skipped_record::encode(skipped));
+    }
+    let private = end.private.as_deref();
     if let Some(ledger) = private.and_then(|p| Ledger::from_private(p, Vec::new).ok()) {
         // A copy the claim cannot hold (some 20,000 clusters) is left out when written: readers then say they
         // cannot tell.

@@ -3,7 +3,10 @@
 //! carrying the bridge's label and restores the instance id and configuration from the claim.
 
 use crate::{
-    bridge::ownership::{IMPORTED, claim_name},
+    bridge::{
+        ownership::{IMPORTED, claim_name},
+        skipped_record,
+    },
     k8s::claim as k8s_claim,
     provider::diag::io_diags,
     tfplugin::{
@@ -15,7 +18,7 @@ use crate::{
 use super::{
     claim::claim_namespace,
     model::BridgeConfig,
-    schema::{TYPE_NAME, null_state, schema},
+    schema::{TYPE_NAME, null_state, schema, skipped_value},
 };
 
 /// The import of `req.id`: `<bridge name>`, or `<claim namespace>/<bridge name>` for a claim outside the default
@@ -48,9 +51,10 @@ pub(super) fn import(req: &ImportRequest) -> ImportResponse {
     resp
 }
 
-/// At the first refresh after an import: restores into `state` the instance id and configuration recorded in the
-/// claim of `bridge`: every argument and block, `inventory` without its secrets (`token`, `client_key`, `exec.env`
-/// and their write-only twins are never recorded: the configuration supplies them) and `timeouts`.
+/// At the first refresh after an import: restores into `state` the instance id, `skipped` and configuration
+/// recorded in the claim of `bridge`: every argument and block, `inventory` without its secrets (`token`,
+/// `client_key`, `exec.env` and their write-only twins are never recorded: the configuration supplies them) and
+/// `timeouts`.
 /// Returns the warnings of a configuration not restored; `Err` when the claim cannot be read.
 pub(super) async fn restore_imported(
     client: &kube::Client,
@@ -63,6 +67,12 @@ pub(super) async fn restore_imported(
         .map_err(io_diags)?;
     if let Some(c) = &claim {
         state.set_attr("instance_id", Value::string(&c.instance));
+    }
+    // `skipped` as the last apply left it (a claim without the record, of an older version or too large, restores
+    // none: the next plan shows the skipped clusters as a change).
+    let skipped = claim.as_ref().and_then(|c| c.skipped.as_deref());
+    if let Some(skipped) = skipped.and_then(skipped_record::decode) {
+        state.set_attr("skipped", skipped_value(&skipped));
     }
     let record = claim.and_then(|c| c.config);
     let mut warnings = Diagnostics::new();

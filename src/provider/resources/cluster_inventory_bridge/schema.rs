@@ -32,6 +32,20 @@ pub fn skipped_value(skipped: &BTreeMap<String, Skipped>) -> Value {
     }))
 }
 
+/// The `skipped` attribute of `state` (`None` when it is null or not known, or does not read).
+pub fn skipped_of(state: &Value) -> Option<BTreeMap<String, Skipped>> {
+    let Value::Map(m) = state.get_attr("skipped") else {
+        return None;
+    };
+    m.iter()
+        .map(|(k, v)| {
+            let cause = v.get_attr("cause").as_str()?.to_string();
+            let kept = v.get_attr("kept").as_bool()?;
+            Some((k.clone(), Skipped { cause, kept }))
+        })
+        .collect()
+}
+
 /// The type of one `clusters` entry.
 pub fn cluster_entry_type() -> Type {
     Type::object([
