@@ -18,6 +18,7 @@ mod data_sources;
 mod dying_runs;
 mod ephemeral_credentials;
 mod exec_scope;
+mod fail_on_skipped;
 mod fleet_safety;
 mod inventory_hub;
 mod k8s_retry;

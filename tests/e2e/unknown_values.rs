@@ -169,6 +169,7 @@ fn top_level_examples(
     add("consecutive_failure_threshold", json!(3), vec![]);
     add("claim_namespace", json!(c.ns), vec![]);
     add("strict", json!(false), vec![]);
+    add("fail_on_skipped", json!(true), vec![]);
     add(
         "unhealthy",
         json!("pause"),

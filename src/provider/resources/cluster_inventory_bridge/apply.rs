@@ -28,8 +28,9 @@ use crate::{
 use super::{
     claim::{RunEnd, claim_for_apply, claim_namespace, finish_run, ledger_of},
     clusters::{clusters_value, entries_from_value},
+    gate,
     model::BridgeConfig,
-    schema::{null_state, skipped_of, with_clusters},
+    schema::{null_state, skipped_of, skipped_value, with_clusters},
     timeouts,
 };
 
@@ -149,9 +150,13 @@ fn respond(
     spec: &BridgeSpec,
     applied: Result<Applied, NotApplied>,
 ) -> Result<ApplyResponse, Diagnostics> {
-    let Applied { problems, end } = applied.map_err(not_applied_diags)?;
+    let Applied {
+        problems,
+        skipped,
+        end,
+    } = applied.map_err(not_applied_diags)?;
     let mut diagnostics = problems_diags(&problems);
-    match end {
+    let mut resp = match end {
         End::Written {
             entries,
             ledger,
@@ -161,16 +166,23 @@ fn respond(
             if let Some(outcome) = confined {
                 diagnostics.extend(confined_diags(&outcome));
             }
-            Ok(written(req, spec, entries, ledger, diagnostics))
+            written(req, spec, entries, ledger, diagnostics)
         }
         End::ReadBack { cause, read_back } => {
             match cause {
                 Stop::TimedOut(limit) => diagnostics.push(apply_timed_out_diag(limit)),
                 Stop::Failed(outcome) => diagnostics.extend(outcome_diags(&outcome)),
             }
-            Ok(read_back_state(base, &spec.name, read_back, diagnostics))
+            read_back_state(base, &spec.name, read_back, diagnostics)
         }
+    };
+    // A plan that left `skipped` unknown (`fail_on_skipped` while clusters are skipped): the apply's own plan says.
+    if !resp.new_state.is_null() && !resp.new_state.get_attr("skipped").is_known() {
+        resp.new_state.set_attr("skipped", skipped_value(&skipped));
     }
+    resp.diagnostics
+        .extend(gate::at_apply(spec.fail_on_skipped, &skipped));
+    Ok(resp)
 }
 
 /// The answer of an apply that wrote what it planned: the planned state with `entries`, and the ledger.

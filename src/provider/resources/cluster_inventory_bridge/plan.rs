@@ -22,8 +22,9 @@ use crate::{
 };
 
 use super::{
-    claim::{Checker, check_claim_of, ledger_of},
+    claim::{Checked, Checker, check_claim_of, ledger_of},
     clusters::clusters_value,
+    gate::{self, AtPlan},
     model::BridgeConfig,
     phase::PhaseMemo,
     read_ahead::Pending,
@@ -105,20 +106,10 @@ pub(super) async fn plan_bridge(
             return Ok(unknown_plan(req, planned, requires_replace, deferred));
         }
     };
-    let instance = req.prior_state.get_attr("instance_id").as_str();
-    let instance = instance.map(String::from);
     let existing = !req.prior_state.is_null();
-    if existing {
-        memo.seen(&spec.name, instance.clone());
-    }
-    let who = Checker {
-        instance: instance.as_deref(),
-        existing,
-        seen: memo.seen_instance(&spec.name),
-        // Terraform plans the replacement of an existing object with the private data of that object's plan.
-        replacement: !existing && !req.prior_private.is_empty(),
-    };
-    let checked = check_claim_of(&client, &spec, who).await.map_err(failed)?;
+    let checked = claim_check(memo, &client, &spec, req)
+        .await
+        .map_err(failed)?;
     let replaces_own = checked.replaces_own;
     let ledger = ledger.with_run_keys(checked.claim.map(|c| c.keys).unwrap_or_default());
     planned.set_attr("instance_id", planned_instance(&req.prior_state));
@@ -131,15 +122,61 @@ pub(super) async fn plan_bridge(
         ledger: &ledger,
         replaces_own,
     };
-    let (entries, skipped, diagnostics) =
+    let (entries, skipped, mut diagnostics) =
         planned_entries(reads, ahead, phase).await.map_err(failed)?;
-    planned.set_attr("skipped", skipped_value(&skipped));
+    let skipped = gated_skipped(&spec, existing, &skipped, &mut diagnostics).map_err(failed)?;
+    planned.set_attr("skipped", skipped);
     let planned_state = with_clusters(planned, &spec.name, clusters_value(&entries));
     Ok(PlanResponse {
         requires_replace,
         diagnostics: diagnostics.into(),
         ..PlanResponse::planned(req, planned_state)
     })
+}
+
+/// Checks the claim of the bridge `req` plans (see [`Checker`]), having recorded the prior state's instance id as
+/// seen by this process.
+async fn claim_check(
+    memo: &PhaseMemo,
+    client: &kube::Client,
+    spec: &BridgeSpec,
+    req: &PlanRequest,
+) -> Result<Checked, Diagnostics> {
+    let instance = req.prior_state.get_attr("instance_id").as_str();
+    let existing = !req.prior_state.is_null();
+    if existing {
+        memo.seen(&spec.name, instance.map(String::from));
+    }
+    let who = Checker {
+        instance,
+        existing,
+        seen: memo.seen_instance(&spec.name),
+        // Terraform plans the replacement of an existing object with the private data of that object's plan.
+        replacement: !existing && !req.prior_private.is_empty(),
+    };
+    check_claim_of(client, spec, who).await
+}
+
+/// The planned `skipped`, through the `fail_on_skipped` gate (see [`gate`]): known, or unknown with a warning that
+/// the apply will fail after its writes; `Err` (the plan's diagnostics and the gate's error) when the bridge is
+/// being created.
+fn gated_skipped(
+    spec: &BridgeSpec,
+    existing: bool,
+    skipped: &BTreeMap<String, Skipped>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Result<Value, Diagnostics> {
+    match gate::at_plan(spec.fail_on_skipped, existing, skipped) {
+        AtPlan::Open => Ok(skipped_value(skipped)),
+        AtPlan::FailsAfterApply(warning) => {
+            diagnostics.push(warning);
+            Ok(Value::unknown())
+        }
+        AtPlan::Refused(error) => {
+            diagnostics.push(error);
+            Err(std::mem::take(diagnostics).into())
+        }
+    }
 }
 
 /// The planned `instance_id`: the prior state's, kept by every apply of this state; unknown for a new bridge (or a
