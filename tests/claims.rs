@@ -889,3 +889,72 @@ async fn import_restores_inventory_and_timeouts() {
         import_round(&inv, &cli, &ns, &body, &[("hub_token", &token)]).await;
     }
 }
+
+/// The resource change of the bridge in a saved plan's `show -json`.
+fn bridge_change(tf: &Tf) -> Json {
+    let plan = tf.plan_json();
+    plan["resource_changes"]
+        .as_array()
+        .and_then(|rc| rc.iter().find(|r| r["address"] == ADDR))
+        .cloned()
+        .unwrap_or_else(|| panic!("{}: no change of {ADDR} in the plan: {plan}", tf.cli.name))
+}
+
+/// Import restores `skipped` (a cluster kept as it is, one not registered) from the claim, so that the plan right
+/// after is empty: with the CLI's `import` (every CLI), and with an `import` block (its plan imports and changes
+/// nothing; not Terraform 1.0.3, which has no import blocks).
+#[tokio::test(flavor = "multi_thread")]
+async fn import_restores_skipped() {
+    let _serial = SC_WRITERS.lock().await;
+    let inv = Inv::new().await;
+    let kc = fixtures::unreachable_kubeconfig("t");
+    for cli in Cli::all() {
+        let ns = unique_namespace(&inv.client, "claims-skipped").await;
+        for p in ["ok", "gone"] {
+            inv.profile_with_secret(&ns, p, &[], Json::Null, &kc).await;
+        }
+        inv.profile(&ns, "none", &[], Json::Null).await;
+        let body = bridge_only(&ns, "");
+        let first = inv.tf(&cli, &body);
+        apply_ok(&first);
+        inv.delete_secret(&ns, "gone-src").await;
+        apply_ok(&first);
+        let recorded = first.state_resources()[ADDR]["values"]["skipped"].clone();
+        assert_eq!(recorded[format!("{ns}/gone")]["kept"], true, "{recorded}");
+        assert_eq!(recorded[format!("{ns}/none")]["kept"], false, "{recorded}");
+        first.run_ok(&["state", "rm", "-no-color", ADDR]);
+
+        let second = inv.tf(&cli, &body);
+        second.import(ADDR, &ns);
+        let restored = second.state_resources()[ADDR]["values"]["skipped"].clone();
+        assert_eq!(restored, recorded, "{}: skipped after import", cli.name);
+        assert_eq!(
+            second.plan(),
+            0,
+            "{}: the plan after import is not empty",
+            cli.name
+        );
+        if cli.name == "terraform-1.0.3" {
+            second.destroy();
+            continue;
+        }
+        second.run_ok(&["state", "rm", "-no-color", ADDR]);
+        let block = format!("import {{\n  to = {ADDR}\n  id = \"{ns}\"\n}}\n{body}");
+        let third = inv.tf(&cli, &block);
+        let change = bridge_change(&third);
+        assert!(
+            change["change"]["actions"] == serde_json::json!(["no-op"])
+                && change["change"]["importing"].is_object(),
+            "{}: the import block's plan changes the bridge: {change}",
+            cli.name
+        );
+        apply_ok(&third);
+        assert_eq!(
+            third.plan(),
+            0,
+            "{}: the plan after the import block",
+            cli.name
+        );
+        third.destroy();
+    }
+}

@@ -14,6 +14,7 @@ pub mod ownership;
 pub mod plan;
 pub mod problem;
 pub mod selector;
+pub mod skipped_record;
 #[cfg(test)]
 pub(crate) mod testutil;
 pub mod text;
@@ -71,6 +72,9 @@ pub struct BridgeSpec {
     pub config_record: Option<String>,
     /// Make every per-cluster problem an error that stops the plan (default: a warning, that cluster kept).
     pub strict: bool,
+    /// Fail the run when clusters are skipped, once every other cluster is applied (the resource's gate; the core
+    /// plans the same either way).
+    pub fail_on_skipped: bool,
     /// What happens to a bridged cluster whose profile turns unhealthy (with `require_healthy`).
     pub unhealthy: UnhealthyPolicy,
     /// A plan that would deregister more clusters than this fails.
@@ -207,6 +211,7 @@ impl Default for BridgeSpec {
             adopt: false,
             config_record: None,
             strict: false,
+            fail_on_skipped: false,
             unhealthy: UnhealthyPolicy::default(),
             max_removals: None,
             copy_labels: LabelCopy::default(),

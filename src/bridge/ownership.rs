@@ -475,6 +475,18 @@ pub struct Run {
     /// Whether it was the bridge's first apply (its state had no bridge yet): only such a run, once dead, may be
     /// taken over by a state without the bridge; a later run belongs to a state that has it.
     pub first: bool,
+    /// Whether the run answered Terraform with an error (`None`: not finished, or recorded by a version that did
+    /// not say). A first apply that failed is what Terraform marks tainted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<bool>,
+}
+
+impl Run {
+    /// Whether this run may be a first apply that failed (so that Terraform marked its bridge tainted): a first
+    /// apply that failed, or whose end was recorded by a version that did not say how it ended.
+    pub fn may_have_failed_first(&self) -> bool {
+        self.first && self.failed != Some(false)
+    }
 }
 
 /// The claim a bridge name holds on a management cluster: one ConfigMap per bridge name, holding a random
@@ -495,6 +507,8 @@ pub struct Claim {
     /// The SveltosClusters the bridge recorded at the end of its last apply, encoded
     /// ([`super::ledger_copy::LedgerCopy`]), for readers without the state.
     pub ledger_copy: Option<String>,
+    /// The bridge's `skipped` at the end of its last apply, encoded ([`super::skipped_record`]), for `import`.
+    pub skipped: Option<String>,
 }
 
 /// How many run keys a claim keeps: the current run's and those of the runs before it, so that objects of a run
@@ -510,6 +524,7 @@ impl Claim {
             keys: Vec::new(),
             run: None,
             ledger_copy: None,
+            skipped: None,
         }
     }
 
@@ -631,6 +646,7 @@ mod tests {
                 .to_string(),
             done,
             first,
+            failed: None,
         };
         let claim = |r: Option<Run>| Claim {
             run: r,
@@ -661,6 +677,35 @@ mod tests {
             !claim(Some(run(false, false, -1))).abandoned(now, dead),
             "a later run of a state that has it"
         );
+    }
+
+    #[test]
+    fn a_run_tells_how_it_ended_and_older_records_read() {
+        let recorded = r#"{"holder":"h:1","started":"s","until":"u","done":true,"first":true}"#;
+        let older: Run = serde_json::from_str(recorded).unwrap();
+        assert_eq!(older.failed, None);
+        assert!(older.may_have_failed_first(), "an older record cannot tell");
+        let ok = Run {
+            failed: Some(false),
+            ..older.clone()
+        };
+        assert!(!ok.may_have_failed_first());
+        let later = Run {
+            first: false,
+            failed: Some(true),
+            ..older.clone()
+        };
+        assert!(
+            !later.may_have_failed_first(),
+            "only a first apply is tainted"
+        );
+        let failed = Run {
+            failed: Some(true),
+            ..older
+        };
+        let back: Run = serde_json::from_str(&serde_json::to_string(&failed).unwrap()).unwrap();
+        assert_eq!(back, failed);
+        assert!(back.may_have_failed_first());
     }
 
     #[test]

@@ -17,6 +17,7 @@ const CONFIG_KEY: &str = "config";
 const KEYS_KEY: &str = "runKeys";
 const RUN_KEY: &str = "run";
 const LEDGER_COPY_KEY: &str = "ownedClusters";
+const SKIPPED_KEY: &str = "skipped";
 
 /// What a claim's data may hold in all: a ConfigMap's keys and values are limited to 1 MiB; a little is left
 /// for the API server's own accounting.
@@ -52,6 +53,7 @@ pub async fn read_with_uid(
             keys,
             run: data.get(RUN_KEY).and_then(|r| serde_json::from_str(r).ok()),
             ledger_copy: data.get(LEDGER_COPY_KEY).cloned(),
+            skipped: data.get(SKIPPED_KEY).cloned(),
         };
         (claim, cm.metadata.uid)
     }))
@@ -79,15 +81,27 @@ pub async fn write(
             serde_json::to_string(run).unwrap_or_default(),
         );
     }
-    if let Some(copy) = &claim.ledger_copy {
+    // Readers of a record left out say they cannot tell (server-side apply removes an earlier one).
+    for (key, value, what) in [
+        (
+            LEDGER_COPY_KEY,
+            &claim.ledger_copy,
+            "the copy of the ledger",
+        ),
+        (
+            SKIPPED_KEY,
+            &claim.skipped,
+            "the record of the skipped clusters",
+        ),
+    ] {
+        let Some(value) = value else { continue };
         let others: usize = data.iter().map(|(k, v)| k.len() + v.len()).sum();
-        if others + LEDGER_COPY_KEY.len() + copy.len() <= MAX_CLAIM_BYTES {
-            data.insert(LEDGER_COPY_KEY.to_string(), copy.clone());
+        if others + key.len() + value.len() <= MAX_CLAIM_BYTES {
+            data.insert(key.to_string(), value.clone());
         } else {
-            // Readers then say they cannot tell (server-side apply removes an earlier copy).
             tracing::warn!(
-                bytes = copy.len(),
-                "the copy of the ledger does not fit in the claim; it is left out"
+                bytes = value.len(),
+                "{what} does not fit in the claim; it is left out"
             );
         }
     }

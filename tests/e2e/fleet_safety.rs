@@ -734,7 +734,8 @@ async fn a_strict_bridge_with_a_broken_profile_is_destroyed_without_refresh() {
 }
 
 /// Problems as data: a cluster left out is in the bridge's `skipped` attribute (cause, kept), so a `check` block
-/// reports it and a `postcondition` fails the run (the CI pattern of docs/guides/running-in-ci.md); a newly
+/// reports it and a `postcondition` fails the run (alternatives to `fail_on_skipped` in
+/// docs/guides/running-in-ci.md); a newly
 /// skipped cluster makes `plan -detailed-exitcode` return 2, and the next plan after recording it is empty.
 #[tokio::test(flavor = "multi_thread")]
 async fn skipped_clusters_are_data_a_check_and_a_pipeline_can_fail_on() {

@@ -29,9 +29,11 @@ resource "sveltos_cluster_inventory_bridge" "fleet" {
   name       = "fleet"
   namespaces = var.namespaces
 
-  # An unattended run must not end green with clusters left out: every problem confined to one cluster (no usable
-  # credential, two candidate Secrets, a name collision, ...) stops the plan, so the pipeline fails and names it.
-  strict = true
+  # An unattended run must not end green with clusters left out. A problem confined to one cluster (no usable
+  # credential, two candidate Secrets, a name collision, ...) leaves that cluster out; the apply registers every
+  # other cluster, records them, then fails naming the left-out ones and their causes, at every run until they are
+  # fixed. (`strict = true` would stop the plan instead, applying nothing.)
+  fail_on_skipped = true
 
   # A selector typo or an emptied namespace cannot deregister the fleet in a run nobody watches: a plan that would
   # remove more than this fails before anything is written. Raise it for a planned decommissioning.

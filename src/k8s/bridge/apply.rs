@@ -24,7 +24,7 @@ use crate::{
         observed::Observed,
         ownership::{Ledger, RunKey, claim_name},
         plan::{
-            Phase, Plan, Problem, entries_despite_failures, isolate_drift, plan_errors,
+            Phase, Plan, Problem, Skipped, entries_despite_failures, isolate_drift, plan_errors,
             planned_mints, trusting_targets,
         },
     },
@@ -62,6 +62,9 @@ pub enum NotApplied {
 pub struct Applied {
     /// The errors of the plan at apply: the clusters whose profile changed since plan, kept as they are.
     pub problems: Vec<Problem>,
+    /// The clusters the plan at apply leaves out or keeps as they are: `skipped` where the plan left it unknown, and
+    /// what the `fail_on_skipped` gate names.
+    pub skipped: BTreeMap<String, Skipped>,
     /// How the writes ended.
     pub end: End,
 }
@@ -144,6 +147,7 @@ pub async fn apply(
     // What plan promised is done with (tens of megabytes at ten thousand clusters).
     drop(planned);
     let problems = plan_errors(&plan);
+    let skipped = plan.skipped();
     let Ok(outcome) =
         tokio::time::timeout(limit, execute(client, spec, &snap, &plan, run_key)).await
     else {
@@ -154,13 +158,21 @@ pub async fn apply(
         let read_back = read_back(client, (&spec.name, selected), trusted).await;
         let cause = Stop::TimedOut(limit);
         let end = End::ReadBack { cause, read_back };
-        return Ok(Applied { problems, end });
+        return Ok(Applied {
+            problems,
+            skipped,
+            end,
+        });
     };
     let ledger = outcome.ledger(&snap.observed, &ledger);
     // The inventory is done with before the new state is built.
     drop(snap);
     let end = settle(client, spec, plan, outcome, ledger, !problems.is_empty()).await;
-    Ok(Applied { problems, end })
+    Ok(Applied {
+        problems,
+        skipped,
+        end,
+    })
 }
 
 /// How the writes ended: the plan's entries with the minted credentials, or, after a failure that concerns more

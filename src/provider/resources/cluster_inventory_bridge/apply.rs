@@ -24,10 +24,11 @@ use crate::{
 };
 
 use super::{
-    claim::{claim_for_apply, claim_namespace, finish_run, ledger_of},
+    claim::{RunEnd, claim_for_apply, claim_namespace, finish_run, ledger_of},
     clusters::{clusters_value, entries_from_value},
+    gate,
     model::BridgeConfig,
-    schema::{null_state, with_clusters},
+    schema::{null_state, skipped_of, skipped_value, with_clusters},
     timeouts,
 };
 
@@ -88,8 +89,12 @@ pub(super) async fn apply_bridge(
     };
     let applied = apply(apply_run, ledger, args.planned).await;
     let mut result = respond(req, base, &args.spec, applied);
-    let private = result.as_ref().ok().map(|r| r.private.clone());
-    if let Some(w) = finish_run(&client, &args.spec, run, private.as_deref()).await {
+    let end = RunEnd {
+        failed: result.as_ref().map_or(true, |r| r.diagnostics.has_errors()),
+        private: result.as_ref().ok().map(|r| r.private.clone()),
+        skipped: result.as_ref().ok().and_then(|r| skipped_of(&r.new_state)),
+    };
+    if let Some(w) = finish_run(&client, &args.spec, run, end).await {
         match &mut result {
             Ok(resp) => resp.diagnostics.push(w),
             Err(d) => d.push(w),
@@ -155,9 +160,13 @@ fn respond(
     spec: &BridgeSpec,
     applied: Result<Applied, NotApplied>,
 ) -> Result<ApplyResponse, Diagnostics> {
-    let Applied { problems, end } = applied.map_err(not_applied_diags)?;
+    let Applied {
+        problems,
+        skipped,
+        end,
+    } = applied.map_err(not_applied_diags)?;
     let mut diagnostics = problems_diags(&problems);
-    match end {
+    let mut resp = match end {
         End::Written {
             entries,
             ledger,
@@ -167,16 +176,23 @@ fn respond(
             if let Some(outcome) = confined {
                 diagnostics.extend(confined_diags(&outcome));
             }
-            Ok(written(req, spec, entries, ledger, diagnostics))
+            written(req, spec, entries, ledger, diagnostics)
         }
         End::ReadBack { cause, read_back } => {
             match cause {
                 Stop::TimedOut(limit) => diagnostics.push(apply_timed_out_diag(limit)),
                 Stop::Failed(outcome) => diagnostics.extend(outcome_diags(&outcome)),
             }
-            Ok(read_back_state(base, &spec.name, read_back, diagnostics))
+            read_back_state(base, &spec.name, read_back, diagnostics)
         }
+    };
+    // A plan that left `skipped` unknown (`fail_on_skipped` while clusters are skipped): the apply's own plan says.
+    if !resp.new_state.is_null() && !resp.new_state.get_attr("skipped").is_known() {
+        resp.new_state.set_attr("skipped", skipped_value(&skipped));
     }
+    resp.diagnostics
+        .extend(gate::at_apply(spec.fail_on_skipped, &skipped));
+    Ok(resp)
 }
 
 /// The answer of an apply that wrote what it planned: the planned state with `entries`, and the ledger.

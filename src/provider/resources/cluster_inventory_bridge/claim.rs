@@ -6,14 +6,18 @@ use crate::{
         BridgeSpec,
         ledger_copy::LedgerCopy,
         ownership::{
-            Claim, DEFAULT_CLAIM_NAMESPACE, KEPT_RUN_KEYS, Kind, Ledger, Run, RunKey, check_claim,
-            claim_name,
+            Claim, ClaimConflict, DEFAULT_CLAIM_NAMESPACE, KEPT_RUN_KEYS, Kind, Ledger, Run,
+            RunKey, check_claim, claim_name,
         },
+        plan::Skipped,
+        skipped_record,
     },
     k8s::claim as k8s_claim,
     provider::diag::io_diags,
     tfplugin::{AttributePath, Diagnostic, Diagnostics, Value},
 };
+
+use std::collections::BTreeMap;
 
 use super::clusters::entries_from_value;
 
@@ -26,66 +30,123 @@ pub(super) fn claim_namespace(state: &Value) -> String {
         .to_string()
 }
 
-/// Plan-time check that this state may use the bridge's name (see `crate::bridge::ownership::Claim`). An imported
+/// Who checks the claim: this state's instance id (`None`: a new resource, or a state older than claims), whether
+/// the state has the bridge, the instance id of this bridge's state this process saw last (refreshed or planned:
+/// Terraform refreshes a bridge, then plans its replacement with no prior state), and whether Terraform plans
+/// this resource as the replacement of an existing one (`-replace`, `replace_triggered_by`: it then passes the
+/// private data of the plan of the object it replaces; a replacement of a tainted object gets none). An imported
 /// state takes over the claim of the instance its import found (`takes_over`), and only that one.
+pub(super) struct Checker<'a> {
+    pub instance: Option<&'a str>,
+    pub takes_over: Option<&'a str>,
+    pub existing: bool,
+    pub seen: Option<String>,
+    pub replacement: bool,
+}
+
+/// What a claim check found.
+pub(super) struct Checked {
+    /// The claim, if the name has one.
+    pub claim: Option<Claim>,
+    /// The claim is this state's own bridge, which this plan replaces (`-replace`): destroyed first, it releases
+    /// the claim and removes its clusters, and the replacement registers them again.
+    pub replaces_own: bool,
+}
+
+/// Checks that this state may use the bridge's name (see `crate::bridge::ownership::Claim`).
 pub(super) async fn check_claim_of(
     client: &kube::Client,
     spec: &BridgeSpec,
-    instance: Option<&str>,
-    takes_over: Option<&str>,
-    existing: bool,
-    refreshed: Option<String>,
-) -> Result<Option<Claim>, Diagnostics> {
+    who: Checker<'_>,
+) -> Result<Checked, Diagnostics> {
     let name = claim_name(&spec.name);
     let claim = k8s_claim::read(client, &spec.claim_namespace, &name)
         .await
         .map_err(io_diags)?;
-    let instance = match (&claim, takes_over) {
-        (Some(c), Some(from)) if c.instance == from => Some(from),
-        _ => instance,
-    };
     // A state written before claims existed has no instance id: it takes the claim over. So does a new resource
     // whose own first apply died (the claim's run never finished and its process is gone or its time is up).
-    let legacy = existing && instance.is_none();
-    let abandoned = !existing
+    let legacy = who.existing && who.instance.is_none();
+    let abandoned = !who.existing
         && claim
             .as_ref()
             .is_some_and(|c| c.abandoned(jiff::Timestamp::now(), k8s_claim::holder_alive));
-    check_claim(
+    let instance = match (&claim, who.takes_over) {
+        (Some(c), Some(from)) if c.instance == from => Some(from),
+        _ => who.instance,
+    };
+    let conflict = check_claim(
         &spec.name,
         &format!("{}/{name}", spec.claim_namespace),
         instance,
         legacy,
         claim.as_ref(),
         abandoned,
+    );
+    let replaces_own = match conflict {
+        Ok(()) => false,
+        // This state's own bridge, seen in this plan, planned again with no prior state.
+        Err(e) if who.instance.is_none() && who.seen.as_deref() == Some(e.other.as_str()) => {
+            if !who.replacement {
+                let run = claim.as_ref().and_then(|c| c.run.as_ref());
+                return Err(at_name(tainted(&e, run)));
+            }
+            true
+        }
+        Err(e) => return Err(at_name(used_by_another_state(&e))),
+    };
+    Ok(Checked {
+        claim,
+        replaces_own,
+    })
+}
+
+fn at_name(d: Diagnostic) -> Diagnostics {
+    Diagnostics::from(d.with_attribute(AttributePath::attr("name")))
+}
+
+/// This state's own bridge, marked tainted: Terraform plans to replace it without telling the provider what it
+/// owns. After a failed first apply the apply resumes once untainted; otherwise the bridge was tainted on
+/// purpose, and `-replace` is how to ask for a replacement.
+fn tainted(e: &ClaimConflict, run: Option<&Run>) -> Diagnostic {
+    if run.is_some_and(Run::may_have_failed_first) {
+        return Diagnostic::error(
+            "Bridge tainted after a failed first apply",
+            format!(
+                "Bridge {:?} is this state's own (instance {}), marked tainted by Terraform because its first \
+                 apply failed part-way. Replacing it would deregister every cluster it registered and register \
+                 them again, so nothing was planned. Run `terraform untaint` (or `tofu untaint`) with the \
+                 resource's address; the next apply then resumes where the failed one stopped.",
+                e.bridge, e.other
+            ),
+        );
+    }
+    Diagnostic::error(
+        "Bridge tainted",
+        format!(
+            "Bridge {:?} is this state's own (instance {}) and its last apply succeeded, but it is marked tainted \
+             (`terraform taint`), so Terraform plans to replace it. A tainted bridge is replaced without the record \
+             of what it owns, so nothing was planned. Run `terraform untaint` (or `tofu untaint`) with the \
+             resource's address to keep it; to replace it (deregister every cluster, then register them again), \
+             untaint it and run `terraform apply -replace=<address>`.",
+            e.bridge, e.other
+        ),
     )
-    .map_err(|e| {
-        let diagnostic = if instance.is_none() && refreshed.as_deref() == Some(e.other.as_str()) {
-            Diagnostic::error(
-                "Bridge tainted after a failed first apply",
-                format!(
-                    "Bridge {:?} is this state's own (instance {}), marked tainted by Terraform because its first \
-                     apply failed part-way. Replacing it would deregister every cluster it registered and register \
-                     them again, so nothing was planned. Run `terraform untaint` (or `tofu untaint`) with the \
-                     resource's address; the next apply then resumes where the failed one stopped.",
-                    e.bridge, e.other
-                ),
-            )
-        } else {
-            Diagnostic::error(
-                "Bridge name already used by another state",
-                format!(
-                    "{e}. Two states managing one bridge name would delete each other's clusters, so nothing was \
-                     written. If the bridge belongs in another state, use another name here. If another state \
-                     imported this bridge, it holds it now: remove it from this state (`terraform state rm \
-                     <address>`). (A first apply of this state that was interrupted is taken over once its run is \
-                     gone, at the latest when its timeout has passed.)"
-                ),
-            )
-        };
-        Diagnostics::from(diagnostic.with_attribute(AttributePath::attr("name")))
-    })?;
-    Ok(claim)
+}
+
+/// The name is claimed by another instance: another state's bridge, or the bridge this resource replaces with
+/// `create_before_destroy` (not destroyed yet; the provider cannot tell the two apart then).
+fn used_by_another_state(e: &ClaimConflict) -> Diagnostic {
+    Diagnostic::error(
+        "Bridge name already used by another state",
+        format!(
+            "{e}. Two states managing one bridge name would delete each other's clusters, so nothing was \
+             written. If the bridge belongs in another state, use another name here. If another state imported \
+             this bridge, it holds it now: remove it from this state (`terraform state rm <address>`). (A first \
+             apply of this state that was interrupted is taken over once its run is gone, at the latest when \
+             its timeout has passed. A replacement of this bridge with `create_before_destroy` cannot take the \
+             name while the bridge it replaces holds it: remove `create_before_destroy` from its `lifecycle`.)"
+        ),
+    )
 }
 
 /// What the claim gives an apply: this state's instance id, the key of this run, and every run key the claim
@@ -108,8 +169,14 @@ pub(super) async fn claim_for_apply(
     limit: std::time::Duration,
 ) -> Result<ClaimedRun, Diagnostics> {
     let mine = prior.get_attr("instance_id").as_str().map(String::from);
-    let existing = !prior.is_null();
-    let claim = check_claim_of(client, spec, mine.as_deref(), takes_over, existing, None).await?;
+    let who = Checker {
+        instance: mine.as_deref(),
+        takes_over,
+        existing: !prior.is_null(),
+        seen: None,
+        replacement: false,
+    };
+    let claim = check_claim_of(client, spec, who).await?.claim;
     // Checked above: a claim another state holds stops here; one left by a first apply that died is taken over.
     let instance = mine
         .or_else(|| claim.as_ref().map(|c| c.instance.clone()))
@@ -134,12 +201,14 @@ pub(super) async fn claim_for_apply(
         keys: keys.clone(),
         // The copy of the last finished apply, until this one finishes (see `finish_run`).
         ledger_copy: claim.as_ref().and_then(|c| c.ledger_copy.clone()),
+        skipped: claim.as_ref().and_then(|c| c.skipped.clone()),
         run: Some(Run {
             holder: k8s_claim::holder(),
             started: now.to_string(),
             until: until.to_string(),
             done: false,
             first: prior.is_null(),
+            failed: None,
         }),
     };
     write_claim(client, spec, &wanted).await?;
@@ -167,15 +236,24 @@ async fn write_claim(
     .map_err(io_diags)
 }
 
-/// Records in the claim that the run finished (the provider is answering Terraform), with the copy of the ledger
-/// it answers with (`private`, the new private state; `None` when the apply wrote nothing: the copy is kept). A
-/// failure is a warning: the run is then taken for dead once its time is up, which only matters to a state without
-/// the bridge, and the copy is the last apply's.
+/// How an apply answers Terraform, as its claim records it: whether it `failed` (answers with an error), the new
+/// private state (`None` when the apply wrote nothing: the claim's copy of the ledger is kept) and `skipped` in the
+/// new state (`None`: the claim's record is kept).
+pub(super) struct RunEnd {
+    pub failed: bool,
+    pub private: Option<Vec<u8>>,
+    pub skipped: Option<BTreeMap<String, Skipped>>,
+}
+
+/// Records in the claim that the run finished (the provider is answering Terraform) and how (`end`): with the copy
+/// of the ledger it answers with, and its `skipped` (for `import`). A failure is a warning: the run is then taken
+/// for dead once its time is up, which only matters to a state without the bridge, and the copy is the last
+/// apply's.
 pub(super) async fn finish_run(
     client: &kube::Client,
     spec: &BridgeSpec,
     mut run: ClaimedRun,
-    private: Option<&[u8]>,
+    end: RunEnd,
 ) -> Option<Diagnostic> {
     // A CLI that is gone saves no state: the run stays unfinished, so that the next run of the same state, which
     // will not have this run's answer, recovers its objects.
@@ -184,7 +262,12 @@ pub(super) async fn finish_run(
     }
     if let Some(r) = run.claim.run.as_mut() {
         r.done = true;
+        r.failed = Some(end.failed);
     }
+    if let Some(skipped) = &end.skipped {
+        run.claim.skipped = Some(skipped_record::encode(skipped));
+    }
+    let private = end.private.as_deref();
     if let Some(ledger) = private.and_then(|p| Ledger::from_private(p, Vec::new).ok()) {
         // A copy the claim cannot hold (some 20,000 clusters) is left out when written: readers then say they
         // cannot tell.

@@ -5,7 +5,10 @@
 //! bridge any more (its next plan fails, naming the claim).
 
 use crate::{
-    bridge::ownership::{IMPORTED, claim_name},
+    bridge::{
+        ownership::{IMPORTED, claim_name},
+        skipped_record,
+    },
     k8s::claim as k8s_claim,
     provider::diag::io_diags,
     tfplugin::{
@@ -17,7 +20,7 @@ use crate::{
 use super::{
     claim::claim_namespace,
     model::BridgeConfig,
-    schema::{TYPE_NAME, null_state, schema},
+    schema::{TYPE_NAME, null_state, schema, skipped_value},
 };
 
 /// The import of `req.id`: `<bridge name>`, or `<claim namespace>/<bridge name>` for a claim outside the default
@@ -57,11 +60,11 @@ pub(super) struct Restored {
     pub takes_over: Option<String>,
 }
 
-/// At the first refresh after an import: restores into `state` the configuration recorded in the claim of
-/// `bridge` (every argument and block, `inventory` without its secrets: `token`, `client_key`, `exec.env` and their
-/// write-only twins are never recorded, the configuration supplies them; and `timeouts`) and gives it a new
-/// instance id. The claim's instance id is not copied: a state that copied it could not be told from the state it
-/// was copied from, and both would manage the bridge. `Err` when the claim cannot be read.
+/// At the first refresh after an import: restores into `state` the `skipped` and configuration recorded in the
+/// claim of `bridge` (every argument and block, `inventory` without its secrets: `token`, `client_key`, `exec.env`
+/// and their write-only twins are never recorded, the configuration supplies them; and `timeouts`) and gives it a
+/// new instance id. The claim's instance id is not copied: a state that copied it could not be told from the state
+/// it was copied from, and both would manage the bridge. `Err` when the claim cannot be read.
 pub(super) async fn restore_imported(
     client: &kube::Client,
     state: &mut Value,
@@ -73,6 +76,12 @@ pub(super) async fn restore_imported(
         .map_err(io_diags)?;
     state.set_attr("instance_id", Value::string(k8s_claim::new_instance_id()));
     let takes_over = claim.as_ref().map(|c| c.instance.clone());
+    // `skipped` as the last apply left it (a claim without the record, of an older version or too large, restores
+    // none: the next plan shows the skipped clusters as a change).
+    let skipped = claim.as_ref().and_then(|c| c.skipped.as_deref());
+    if let Some(skipped) = skipped.and_then(skipped_record::decode) {
+        state.set_attr("skipped", skipped_value(&skipped));
+    }
     let record = claim.and_then(|c| c.config);
     let mut warnings = Diagnostics::new();
     // Only the claim, in the operator's namespace: the bridged SveltosClusters carry a copy of the record too, but

@@ -70,6 +70,9 @@ pub struct BridgeConfig {
     /// `strict`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub strict: Option<bool>,
+    /// `fail_on_skipped`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fail_on_skipped: Option<bool>,
     /// `unhealthy`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unhealthy: Option<String>,

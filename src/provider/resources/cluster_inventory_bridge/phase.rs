@@ -17,9 +17,10 @@ use super::read_ahead::Pending;
 struct Seen {
     refreshed: bool,
     planned: bool,
-    /// The instance id of the state refreshed last: Terraform refreshes a tainted bridge, then plans its
-    /// replacement with no prior state; this tells that case from another state using the name.
-    refreshed_instance: Option<String>,
+    /// The instance id of the state refreshed or planned last: Terraform refreshes a tainted bridge, then plans
+    /// its replacement with no prior state, and plans a bridge to `-replace` with its prior state, then its
+    /// replacement with none; this tells those cases from another state using the name.
+    seen_instance: Option<String>,
     /// Reads started ahead for the next refresh or plan of this bridge (see `super::read_ahead`).
     pending: Pending,
 }
@@ -39,13 +40,18 @@ impl PhaseMemo {
         self.with(bridge, |m| {
             m.refreshed = true;
             m.planned = false;
-            m.refreshed_instance = instance;
+            m.seen_instance = instance;
         });
     }
 
-    /// The instance id of the state of `bridge` this process refreshed last.
-    pub fn refreshed_instance(&self, bridge: &str) -> Option<String> {
-        self.with(bridge, |m| m.refreshed_instance.clone())
+    /// A plan of `bridge` with a prior state whose instance id is `instance` (without a refresh, `-refresh=false`).
+    pub fn seen(&self, bridge: &str, instance: Option<String>) {
+        self.with(bridge, |m| m.seen_instance = instance);
+    }
+
+    /// The instance id of the state of `bridge` this process refreshed or planned last.
+    pub fn seen_instance(&self, bridge: &str) -> Option<String> {
+        self.with(bridge, |m| m.seen_instance.clone())
     }
 
     /// The phase of a plan of `bridge` (`existing`: it has a prior state), recorded as made: the first plan after
@@ -110,8 +116,10 @@ mod tests {
     fn bridges_are_told_apart_by_name() {
         let memo = PhaseMemo::default();
         memo.refreshed("a", Some("i-a".into()));
-        assert_eq!(memo.refreshed_instance("a").as_deref(), Some("i-a"));
-        assert_eq!(memo.refreshed_instance("b"), None);
+        assert_eq!(memo.seen_instance("a").as_deref(), Some("i-a"));
+        assert_eq!(memo.seen_instance("b"), None);
+        memo.seen("b", Some("i-b".into()));
+        assert_eq!(memo.seen_instance("b").as_deref(), Some("i-b"));
         assert_eq!(memo.plan_phase("b", true), Phase::Replan);
         assert_eq!(memo.plan_phase("a", true), Phase::Plan);
     }

@@ -22,8 +22,9 @@ use crate::{
 };
 
 use super::{
-    claim::{check_claim_of, ledger_of},
+    claim::{Checked, Checker, check_claim_of, ledger_of},
     clusters::clusters_value,
+    gate::{self, AtPlan},
     model::BridgeConfig,
     phase::PhaseMemo,
     read_ahead::Pending,
@@ -101,41 +102,93 @@ pub(super) async fn plan_bridge(
         PlanInputs::Ready(spec, client, inventory) => (*spec, client, inventory),
         PlanInputs::Unknown(deferred) => {
             planned.set_attr("id", name_value);
+            planned.set_attr("instance_id", planned_instance(&req.prior_state));
             return Ok(unknown_plan(req, planned, requires_replace, deferred));
         }
     };
-    let instance = req.prior_state.get_attr("instance_id").as_str();
-    let instance = instance.map(String::from);
     let existing = !req.prior_state.is_null();
-    let refreshed = memo.refreshed_instance(&spec.name);
     let takes_over = ledger.takes_over().map(String::from);
-    let claim = check_claim_of(
-        &client,
-        &spec,
-        instance.as_deref(),
-        takes_over.as_deref(),
-        existing,
-        refreshed,
-    );
-    let claim = claim.await.map_err(failed)?;
-    let ledger = ledger.with_run_keys(claim.map(|c| c.keys).unwrap_or_default());
-    planned.set_attr(
-        "instance_id",
-        instance.map(Value::string).unwrap_or_else(Value::unknown),
-    );
+    let checked = claim_check(memo, &client, &spec, req, takes_over.as_deref())
+        .await
+        .map_err(failed)?;
+    let replaces_own = checked.replaces_own;
+    let ledger = ledger.with_run_keys(checked.claim.map(|c| c.keys).unwrap_or_default());
+    planned.set_attr("instance_id", planned_instance(&req.prior_state));
     let ahead = head_start(pending, &spec, req);
     let phase = |spec: &BridgeSpec| memo.plan_phase(&spec.name, existing);
-    let (entries, skipped, diagnostics) =
-        planned_entries(&client, &inventory, &spec, &ledger, ahead, phase)
-            .await
-            .map_err(failed)?;
-    planned.set_attr("skipped", skipped_value(&skipped));
+    let reads = Reads {
+        client: &client,
+        inventory: &inventory,
+        spec: &spec,
+        ledger: &ledger,
+        replaces_own,
+    };
+    let (entries, skipped, mut diagnostics) =
+        planned_entries(reads, ahead, phase).await.map_err(failed)?;
+    let skipped = gated_skipped(&spec, existing, &skipped, &mut diagnostics).map_err(failed)?;
+    planned.set_attr("skipped", skipped);
     let planned_state = with_clusters(planned, &spec.name, clusters_value(&entries));
     Ok(PlanResponse {
         requires_replace,
         diagnostics: diagnostics.into(),
         ..PlanResponse::planned(req, planned_state)
     })
+}
+
+/// Checks the claim of the bridge `req` plans (see [`Checker`]), having recorded the prior state's instance id as
+/// seen by this process.
+async fn claim_check(
+    memo: &PhaseMemo,
+    client: &kube::Client,
+    spec: &BridgeSpec,
+    req: &PlanRequest,
+    takes_over: Option<&str>,
+) -> Result<Checked, Diagnostics> {
+    let instance = req.prior_state.get_attr("instance_id").as_str();
+    let existing = !req.prior_state.is_null();
+    if existing {
+        memo.seen(&spec.name, instance.map(String::from));
+    }
+    let who = Checker {
+        instance,
+        takes_over,
+        existing,
+        seen: memo.seen_instance(&spec.name),
+        // Terraform plans the replacement of an existing object with the private data of that object's plan.
+        replacement: !existing && !req.prior_private.is_empty(),
+    };
+    check_claim_of(client, spec, who).await
+}
+
+/// The planned `skipped`, through the `fail_on_skipped` gate (see [`gate`]): known, or unknown with a warning that
+/// the apply will fail after its writes; `Err` (the plan's diagnostics and the gate's error) when the bridge is
+/// being created.
+fn gated_skipped(
+    spec: &BridgeSpec,
+    existing: bool,
+    skipped: &BTreeMap<String, Skipped>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Result<Value, Diagnostics> {
+    match gate::at_plan(spec.fail_on_skipped, existing, skipped) {
+        AtPlan::Open => Ok(skipped_value(skipped)),
+        AtPlan::FailsAfterApply(warning) => {
+            diagnostics.push(warning);
+            Ok(Value::unknown())
+        }
+        AtPlan::Refused(error) => {
+            diagnostics.push(error);
+            Err(std::mem::take(diagnostics).into())
+        }
+    }
+}
+
+/// The planned `instance_id`: the prior state's, kept by every apply of this state; unknown for a new bridge (or a
+/// state written before claims existed), whose apply takes it from the claim it writes.
+fn planned_instance(prior: &Value) -> Value {
+    match prior.get_attr("instance_id").as_str() {
+        Some(instance) => Value::string(instance),
+        None => Value::unknown(),
+    }
 }
 
 /// The plan of a bridge whose configuration or connection is not known yet: `clusters` and `skipped` known after
@@ -244,19 +297,39 @@ async fn read_snapshot(
         .map_err(io_diags)
 }
 
+/// What a plan reads with: the provider's client and the inventory's, the settings, the ledger, and whether the
+/// plan replaces this state's own bridge (`-replace`: what it owns is destroyed before the replacement is
+/// created, so the plan is that of a bridge that owns nothing).
+struct Reads<'a> {
+    client: &'a kube::Client,
+    inventory: &'a kube::Client,
+    spec: &'a BridgeSpec,
+    ledger: &'a Ledger,
+    replaces_own: bool,
+}
+
 /// Reads the inventory and what exists, plans, and returns the planned entries with the plan's diagnostics.
 /// `phase` tells the first plan from the plan made again before apply; it is asked once the reads succeeded.
 async fn planned_entries(
-    client: &kube::Client,
-    inventory: &kube::Client,
-    spec: &BridgeSpec,
-    ledger: &Ledger,
+    reads: Reads<'_>,
     ahead: HeadStart,
     phase: impl FnOnce(&BridgeSpec) -> Phase,
 ) -> Result<PlannedEntries, Diagnostics> {
+    let Reads {
+        client,
+        inventory,
+        spec,
+        ledger,
+        replaces_own,
+    } = reads;
     let started = std::time::Instant::now();
     let (reused, read_ahead) = (ahead.owned.is_some(), ahead.inventory.is_some());
-    let snap = read_snapshot(client, inventory, spec, ledger, ahead).await?;
+    let mut snap = read_snapshot(client, inventory, spec, ledger, ahead).await?;
+    if replaces_own {
+        // The destroy that comes first removes every object the bridge owns.
+        snap.observed.owned.clear();
+        snap.observed.records.clear();
+    }
     tracing::debug!(
         bridge = %spec.name,
         elapsed_ms = started.elapsed().as_millis() as u64,

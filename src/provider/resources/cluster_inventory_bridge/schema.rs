@@ -32,6 +32,20 @@ pub fn skipped_value(skipped: &BTreeMap<String, Skipped>) -> Value {
     }))
 }
 
+/// The `skipped` attribute of `state` (`None` when it is null or not known, or does not read).
+pub fn skipped_of(state: &Value) -> Option<BTreeMap<String, Skipped>> {
+    let Value::Map(m) = state.get_attr("skipped") else {
+        return None;
+    };
+    m.iter()
+        .map(|(k, v)| {
+            let cause = v.get_attr("cause").as_str()?.to_string();
+            let kept = v.get_attr("kept").as_bool()?;
+            Some((k.clone(), Skipped { cause, kept }))
+        })
+        .collect()
+}
+
 /// The type of one `clusters` entry.
 pub fn cluster_entry_type() -> Type {
     Type::object([
@@ -97,8 +111,10 @@ pub fn schema() -> Schema {
              `namespace/name`: `cause` (the cause in words, as the plan's warning summary says it; never credential \
              content) and `kept` (`true`: its SveltosCluster and Secret stay as they are; `false`: it is not \
              registered). Empty when every selected ClusterProfile is bridged. A newly skipped cluster is a change \
-             in the plan, so `plan -detailed-exitcode` returns 2; fail a pipeline on it with a `check` block or a \
-             `postcondition` (`length(self.skipped) == 0`), or make every such problem an error with `strict = true`.",
+             in the plan, so `plan -detailed-exitcode` returns 2. To fail a pipeline on skipped clusters: \
+             `fail_on_skipped = true` fails the run once every other cluster is applied; a `postcondition` \
+             (`length(self.skipped) == 0`) fails it at plan, before anything is applied; `strict = true` makes every \
+             such problem an error that stops the plan. A `check` block only warns.",
         ))
         .block(crate::provider::blocks::credentials::block())
         .block(crate::provider::blocks::inventory::resource_block())
@@ -190,6 +206,15 @@ fn safety_attributes() -> Vec<Attribute> {
              credential, a name collision, ...) an error that stops the plan. Default false: that cluster is kept \
              exactly as it is (or not registered), every other cluster is planned and applied, and one warning \
              per cause lists the clusters concerned.",
+        ),
+        md(
+            Attribute::bool("fail_on_skipped").optional(),
+            "Fail the run when clusters are skipped (see `skipped`), once every other cluster is applied: the apply \
+             registers, updates and deregisters every other cluster as planned, records them in the state, then \
+             fails with an error listing the skipped clusters and their causes. Default false. While a cluster is \
+             skipped, `skipped` is known only after apply, so every plan shows a change and every apply fails. \
+             Terraform marks a resource whose creation fails tainted, so the plan that creates the bridge (or \
+             replaces it) fails instead, and nothing is applied. `strict = true` stops the plan instead.",
         ),
         md(
             Attribute::string("unhealthy").optional(),

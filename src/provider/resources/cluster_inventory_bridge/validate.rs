@@ -460,6 +460,7 @@ impl BridgeConfig {
                 .collect(),
             adopt: self.adopt.unwrap_or(false),
             strict: self.strict.unwrap_or(false),
+            fail_on_skipped: self.fail_on_skipped.unwrap_or(false),
             unhealthy: parsed.unhealthy,
             max_removals: parsed.max_removals,
             copy_labels: parsed.copy_labels,
