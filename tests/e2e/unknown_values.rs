@@ -137,7 +137,7 @@ fn examples(c: &Ctx) -> BTreeMap<&'static str, Example> {
         assert!(t.insert(path, (value, with)).is_none(), "{path} twice");
     };
     top_level_examples(c, &mut add);
-    override_examples(c, &mut add);
+    override_examples(&mut add);
     credentials_examples(c, &mut add);
     block_examples(&mut add);
     inventory_examples(c, &mut add);
@@ -181,8 +181,7 @@ fn top_level_examples(
     add("overrides", json!({ c.key(): {"paused": true} }), vec![]);
 }
 
-fn override_examples(c: &Ctx, add: &mut impl FnMut(&'static str, Json, Vec<(&'static str, Json)>)) {
-    let _ = c;
+fn override_examples(add: &mut impl FnMut(&'static str, Json, Vec<(&'static str, Json)>)) {
     let interval = || vec![("overrides[k].token_renewal.interval", json!("1h"))];
     add("overrides[k].extra_labels", json!({"ring": "0"}), vec![]);
     add(
@@ -323,112 +322,100 @@ fn block_examples(add: &mut impl FnMut(&'static str, Json, Vec<(&'static str, Js
     );
 }
 
-/// The `inventory` block: the test environment's API server as the hub, reached in each way the block offers.
+/// The companions of an `inventory` argument reaching the test environment's API server by `host`.
+fn by_host(c: &Ctx, with: &[&'static str]) -> Vec<(&'static str, Json)> {
+    with.iter()
+        .map(|path| {
+            let v = match *path {
+                "inventory.host" => json!(c.server),
+                "inventory.insecure" => json!(true),
+                "inventory.token" => json!(c.token),
+                "inventory.cluster_ca_certificate" => json!(c.ca_pem),
+                "inventory.client_certificate" => json!(c.cert_pem),
+                "inventory.client_key" => json!(c.key_pem),
+                "inventory.exec.api_version" => json!("client.authentication.k8s.io/v1"),
+                "inventory.exec.command" => json!(c.exec_script),
+                other => panic!("no companion value for {other}"),
+            };
+            (*path, v)
+        })
+        .collect()
+}
+
+/// The `inventory` block: the test environment's API server as the hub, through its kubeconfig.
 fn inventory_examples(
     c: &Ctx,
     add: &mut impl FnMut(&'static str, Json, Vec<(&'static str, Json)>),
 ) {
-    let host = ("inventory.host", json!(c.server));
-    let insecure = ("inventory.insecure", json!(true));
-    let token = ("inventory.token", json!(c.token));
-    let path = ("inventory.config_path", json!(c.kubeconfig));
-    let ca = ("inventory.cluster_ca_certificate", json!(c.ca_pem));
-    let cert = ("inventory.client_certificate", json!(c.cert_pem));
-    let key = ("inventory.client_key", json!(c.key_pem));
-    let api = (
-        "inventory.exec.api_version",
-        json!("client.authentication.k8s.io/v1"),
-    );
-    let command = ("inventory.exec.command", json!(c.exec_script));
+    let path = || vec![("inventory.config_path", json!(c.kubeconfig))];
     add("inventory.config_path", json!(c.kubeconfig), vec![]);
     add("inventory.config_paths", json!([c.kubeconfig]), vec![]);
-    add(
-        "inventory.config_context",
-        json!("main"),
-        vec![path.clone()],
+    add("inventory.config_context", json!("main"), path());
+    add("inventory.config_context_auth_info", json!("admin"), path());
+    add("inventory.config_context_cluster", json!("main"), path());
+    inventory_host_examples(c, add);
+    inventory_exec_examples(c, add);
+}
+
+/// The `inventory` block by `host`: a token, a CA and a server name, a client certificate, a proxy.
+fn inventory_host_examples(
+    c: &Ctx,
+    add: &mut impl FnMut(&'static str, Json, Vec<(&'static str, Json)>),
+) {
+    let [host, insecure, token] = ["inventory.host", "inventory.insecure", "inventory.token"];
+    let (ca, cert) = (
+        "inventory.cluster_ca_certificate",
+        "inventory.client_certificate",
     );
-    add(
-        "inventory.config_context_auth_info",
-        json!("admin"),
-        vec![path.clone()],
-    );
-    add(
-        "inventory.config_context_cluster",
-        json!("main"),
-        vec![path],
-    );
-    add(
-        "inventory.host",
-        json!(c.server),
-        vec![insecure.clone(), token.clone()],
-    );
-    add(
-        "inventory.insecure",
-        json!(true),
-        vec![host.clone(), token.clone()],
-    );
-    add(
-        "inventory.token",
-        json!(c.token),
-        vec![host.clone(), insecure.clone()],
-    );
+    let key = "inventory.client_key";
+    add(host, json!(c.server), by_host(c, &[insecure, token]));
+    add(insecure, json!(true), by_host(c, &[host, token]));
+    add(token, json!(c.token), by_host(c, &[host, insecure]));
     add(
         "inventory.token_wo",
         json!(c.token),
-        vec![host.clone(), insecure.clone()],
+        by_host(c, &[host, insecure]),
     );
-    add(
-        "inventory.cluster_ca_certificate",
-        json!(c.ca_pem),
-        vec![host.clone(), token.clone()],
-    );
-    let tls = vec![host.clone(), token.clone(), ca];
+    add(ca, json!(c.ca_pem), by_host(c, &[host, token]));
+    let tls = by_host(c, &[host, token, ca]);
     add("inventory.tls_server_name", json!("kubernetes"), tls);
-    let client = |other| vec![other, host.clone(), insecure.clone(), token.clone()];
     add(
-        "inventory.client_certificate",
+        cert,
         json!(c.cert_pem),
-        client(key),
+        by_host(c, &[key, host, insecure, token]),
     );
     add(
-        "inventory.client_key",
+        key,
         json!(c.key_pem),
-        client(cert.clone()),
+        by_host(c, &[cert, host, insecure, token]),
     );
-    add("inventory.client_key_wo", json!(c.key_pem), client(cert));
+    let wo = by_host(c, &[cert, host, insecure, token]);
+    add("inventory.client_key_wo", json!(c.key_pem), wo);
+    let proxied = by_host(c, &[host, insecure, token]);
+    add("inventory.proxy_url", json!(c.proxy_url), proxied);
+}
+
+/// The `inventory` block's `exec` plugin (a script answering the test environment's token).
+fn inventory_exec_examples(
+    c: &Ctx,
+    add: &mut impl FnMut(&'static str, Json, Vec<(&'static str, Json)>),
+) {
+    let [host, insecure] = ["inventory.host", "inventory.insecure"];
+    let [api, command] = ["inventory.exec.api_version", "inventory.exec.command"];
+    let api_value = json!("client.authentication.k8s.io/v1");
+    add(api, api_value, by_host(c, &[command, host, insecure]));
     add(
-        "inventory.proxy_url",
-        json!(c.proxy_url),
-        vec![host.clone(), insecure.clone(), token],
+        command,
+        json!(c.exec_script),
+        by_host(c, &[api, host, insecure]),
     );
-    let exec = |mut with: Vec<(&'static str, Json)>| {
-        with.extend([host.clone(), insecure.clone()]);
-        with
-    };
-    add(
-        "inventory.exec.api_version",
-        api.1.clone(),
-        exec(vec![command.clone()]),
-    );
-    add(
-        "inventory.exec.command",
-        command.1.clone(),
-        exec(vec![api.clone()]),
-    );
-    add(
-        "inventory.exec.args",
-        json!(["--unknown-values"]),
-        exec(vec![api.clone(), command.clone()]),
-    );
-    add(
-        "inventory.exec.env",
-        json!({"UNKNOWN_VALUES": "1"}),
-        exec(vec![api.clone(), command.clone()]),
-    );
+    let all = || by_host(c, &[api, command, host, insecure]);
+    add("inventory.exec.args", json!(["--unknown-values"]), all());
+    add("inventory.exec.env", json!({"UNKNOWN_VALUES": "1"}), all());
     add(
         "inventory.exec.env_wo",
         json!({"UNKNOWN_VALUES": "1"}),
-        exec(vec![api, command]),
+        all(),
     );
 }
 
