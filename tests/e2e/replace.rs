@@ -261,7 +261,8 @@ async fn a_replacement_created_before_the_destroy_is_refused() {
     inv.rewrite(&tf, &bridge(&ns, &[&ns], ""));
     tf.run_ok(&["state", "rm", "-no-color", ADDR]);
     tf.import(ADDR, &ns);
-    assert_eq!(instance(&tf), old_instance);
+    // An instance of its own, which takes the claim over at its first apply (destroy releases it all the same).
+    assert_ne!(instance(&tf), old_instance);
     assert_eq!(
         tf.plan(),
         0,
@@ -269,4 +270,9 @@ async fn a_replacement_created_before_the_destroy_is_refused() {
     );
     tf.destroy();
     assert!(labelled(&inv, &ns, &ns).await.is_empty());
+    assert_eq!(
+        claim_instance(&inv, &ns).await,
+        None,
+        "destroy left the claim"
+    );
 }

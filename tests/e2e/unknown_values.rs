@@ -178,6 +178,7 @@ fn top_level_examples(
     add("max_removals", json!(5), vec![]);
     add("deletion_timeout", json!("2m"), vec![]);
     add("adopt", json!(false), vec![]);
+    add("deregistration", json!("orphan"), vec![]);
     add("overrides", json!({ c.key(): {"paused": true} }), vec![]);
 }
 

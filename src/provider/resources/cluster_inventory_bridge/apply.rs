@@ -233,6 +233,11 @@ async fn destroy_bridge(
         .map_or_else(|_| Removal::default(), |s| Removal::of(&s));
     let claim_namespace = claim_namespace(&prior);
     let namespaces = config.namespaces.clone().unwrap_or_default();
+    // An imported state that has not applied yet still finds the claim under the instance it takes over.
+    let takes_over = ledger.takes_over().map(String::from);
+    let instance = takes_over
+        .as_deref()
+        .or(prior.get_attr("instance_id").as_str());
     let run = DestroyRun {
         client,
         bridge: &bridge,
@@ -241,7 +246,7 @@ async fn destroy_bridge(
         limit: timeouts::delete_limit(config.timeouts.as_ref()),
         claim_namespace: &claim_namespace,
         namespaces: &namespaces,
-        instance: prior.get_attr("instance_id").as_str(),
+        instance,
     };
     let Err((stop, read_back)) = destroy(run).await else {
         return Ok(ApplyResponse::default());
