@@ -10,28 +10,11 @@
 //! server, the Secrets the bridge wrote read back and judged by kubectl.
 
 use std::path::Path;
-use std::process::Command;
 
 use proptest::prelude::*;
 use serde_json::Value as Json;
-use support::{Cli, TestEnv, bin_dir, inventory::*, unique_name, unique_namespace};
+use support::{Cli, TestEnv, client_go_view, inventory::*, unique_name, unique_namespace};
 use tfsveltos::bridge::credentials::{CredentialOptions, resolve::check_kubeconfig};
-
-/// What client-go makes of a kubeconfig file: `kubectl config view --raw -o json`, or its error.
-fn client_go_view(dir: &Path, bytes: &[u8]) -> Result<Json, String> {
-    let file = dir.join("kubeconfig");
-    std::fs::write(&file, bytes).unwrap();
-    let out = Command::new(bin_dir().join("kubectl"))
-        .args(["config", "view", "--raw", "-o", "json", "--kubeconfig"])
-        .arg(&file)
-        .env_remove("KUBECONFIG")
-        .output()
-        .expect("running kubectl");
-    if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
-    }
-    serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())
-}
 
 /// The fields client-go found that run a command, read a file, impersonate or carry extensions.
 fn active_fields(view: &Json, allow_exec: bool) -> Vec<String> {

@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use futures::{StreamExt, stream};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, ListParams, ObjectMeta, PostParams};
+use support::Rng;
 use support::{TestEnv, unique_namespace};
 use tfsveltos::bridge::selector::Selector;
 
@@ -256,20 +257,10 @@ fn hand_written() -> Vec<String> {
     out
 }
 
-/// A deterministic pseudo-random sequence (xorshift64).
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
-    }
-
-    fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
-        from[self.below(from.len())]
-    }
+/// What this corpus draws from [`Rng`] besides `below` and `pick`.
+trait SelectorRng {
+    fn below(&mut self, n: usize) -> usize;
+    fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str;
 
     /// Mostly from `good`, one time in `one_in` from `bad`.
     fn mostly<'a>(&mut self, good: &[&'a str], bad: &[&'a str], one_in: usize) -> &'a str {
@@ -335,6 +326,16 @@ impl Rng {
             "a.b-c_d",
         ];
         self.mostly(&good, &["-x", "x_", "a b", "é", "(x)", "a,b"], 20)
+    }
+}
+
+impl SelectorRng for Rng {
+    fn below(&mut self, n: usize) -> usize {
+        Rng::below(self, n)
+    }
+
+    fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
+        Rng::pick(self, from)
     }
 }
 

@@ -14,7 +14,7 @@ use serde_json::{Value as Json, json};
 use support::inventory::{
     Inv, Plugin, apply_ok, bridge, exec_status, plan_clusters, state_clusters,
 };
-use support::{Cli, TestEnv, bin_dir, unique_namespace, write_executable};
+use support::{Cli, TestEnv, bin_dir, client_go_view, unique_namespace, write_executable};
 use tfsveltos::api::keys;
 use tfsveltos::bridge::sha256_hex;
 
@@ -124,20 +124,6 @@ fn exec_bridge(ns: &str, providers_file: &Path, providers: &[&str]) -> String {
     )
 }
 
-/// What client-go makes of `bytes` as a kubeconfig file (`kubectl config view --raw -o json`).
-fn client_go_view(dir: &Path, bytes: &[u8]) -> Json {
-    let file = dir.join("bridged-kubeconfig");
-    std::fs::write(&file, bytes).unwrap();
-    let out = Command::new(bin_dir().join("kubectl"))
-        .args(["config", "view", "--raw", "-o", "json", "--kubeconfig"])
-        .arg(&file)
-        .env_remove("KUBECONFIG")
-        .output()
-        .expect("running kubectl");
-    assert!(out.status.success(), "client-go cannot read it: {out:?}");
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
 /// A tenant swaps the exec-minted kubeconfig of its cluster for a `tokenFile` one and sets the expiry annotation
 /// to 2099: the next plan shows the change (a credential minted at apply, `kubeconfig_sha256` unknown), apply
 /// runs the plugin once and writes its credential back (client-go reads the plugin's token for the profile's
@@ -180,7 +166,8 @@ async fn a_swapped_exec_kubeconfig_with_a_forged_expiry_is_shown_and_written_bac
     assert_eq!(plugin.runs().len(), 2, "{:?}", plugin.runs());
 
     let written = inv.bridged_kubeconfig(&ns, "t2").await.unwrap();
-    let view = client_go_view(scratch.path(), &written);
+    let view = client_go_view(scratch.path(), &written)
+        .unwrap_or_else(|e| panic!("client-go cannot read it: {e}"));
     let user = &view["users"][0]["user"];
     let fields: Vec<&String> = user.as_object().unwrap().keys().collect();
     assert_eq!(fields, ["token"], "what client-go reads: {view}");

@@ -13,6 +13,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde::Deserialize;
+use support::Rng;
 use support::{needed, repo_root, target_tmpdir};
 use tfsveltos::bridge::duration::{DurationError, parse_duration};
 
@@ -90,25 +91,20 @@ fn ask_go(exe: &Path, inputs: &[String]) -> Vec<Answer> {
     answers
 }
 
-/// A deterministic pseudo-random sequence (xorshift64).
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
-    }
-
-    fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
-        from[self.below(from.len())]
-    }
+/// What this corpus draws from [`Rng`] besides `below` and `pick`.
+trait DurationRng {
+    fn below(&mut self, n: usize) -> usize;
 
     fn digits(&mut self, max: usize) -> String {
         (0..self.below(max + 1))
             .map(|_| char::from(b'0' + self.below(10) as u8))
             .collect()
+    }
+}
+
+impl DurationRng for Rng {
+    fn below(&mut self, n: usize) -> usize {
+        Rng::below(self, n)
     }
 }
 

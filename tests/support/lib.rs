@@ -919,3 +919,38 @@ pub fn describe_output(out: &Output) -> String {
         String::from_utf8_lossy(&out.stderr)
     )
 }
+
+/// What client-go makes of `bytes` as a kubeconfig file (`kubectl config view --raw -o json`, with the file written
+/// to `dir`), or kubectl's error: the real consumer's judgement of a kubeconfig.
+pub fn client_go_view(dir: &Path, bytes: &[u8]) -> Result<serde_json::Value, String> {
+    let file = dir.join("client-go-view-kubeconfig");
+    std::fs::write(&file, bytes).expect("writing the kubeconfig to judge");
+    let out = Command::new(bin_dir().join("kubectl"))
+        .args(["config", "view", "--raw", "-o", "json", "--kubeconfig"])
+        .arg(&file)
+        .env_remove("KUBECONFIG")
+        .output()
+        .expect("running kubectl");
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())
+}
+
+/// A deterministic pseudo-random sequence (xorshift64), for generated corpora that must be the same in every run.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// A number below `n`.
+    pub fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+
+    /// One of `from`.
+    pub fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
+        from[self.below(from.len())]
+    }
+}
