@@ -17,7 +17,6 @@ use std::io::Read;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use futures::StreamExt;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, ListParams};
 use serde_json::Value as Json;
@@ -42,20 +41,6 @@ const APPLY: &[&str] = &["apply", "-input=false", "-no-color", "-auto-approve"];
 
 fn name(i: usize) -> String {
     format!("c{i:03}")
-}
-
-/// `PROFILES` ClusterProfiles in `ns`, each with a labelled kubeconfig Secret next to it.
-async fn seed(inv: &Inv, ns: &str) {
-    let kc = fixtures::unreachable_kubeconfig("t");
-    futures::stream::iter(0..PROFILES)
-        .for_each_concurrent(16, |i| {
-            let kc = &kc;
-            async move {
-                inv.profile_with_secret(ns, &name(i), &[], Json::Null, kc)
-                    .await
-            }
-        })
-        .await;
 }
 
 /// A working directory whose provider talks to the proxy; the bridge is named `ns` and selects `ns`.
@@ -344,7 +329,7 @@ async fn apply_through_a_cut(proxy: &FaultProxy, tf: &Tf, cut: Duration) -> (Run
 async fn a_short_restart_mid_apply_is_ridden_out_or_named_and_the_next_apply_converges() {
     let inv = Inv::new().await;
     let ns = unique_namespace(&inv.client, "restart-short").await;
-    seed(&inv, &ns).await;
+    inv.numbered_profiles(&ns, 0..PROFILES).await;
     let proxy = FaultProxy::start(inv.client.clone()).await;
     let tf = workspace(&proxy, &ns);
 
@@ -378,7 +363,7 @@ async fn a_short_restart_mid_apply_is_ridden_out_or_named_and_the_next_apply_con
 async fn a_long_outage_mid_apply_fails_naming_objects_and_the_next_apply_converges() {
     let inv = Inv::new().await;
     let ns = unique_namespace(&inv.client, "restart-long").await;
-    seed(&inv, &ns).await;
+    inv.numbered_profiles(&ns, 0..PROFILES).await;
     let proxy = FaultProxy::start(inv.client.clone()).await;
     let tf = workspace(&proxy, &ns);
     write_workspace(&tf, &proxy, &ns, "  strict = true");

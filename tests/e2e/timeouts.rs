@@ -20,10 +20,8 @@ use std::collections::BTreeSet;
 use std::ops::Range;
 use std::process::Output;
 
-use futures::StreamExt;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, ListParams, ObjectMeta};
-use serde_json::Value as Json;
 use support::fault_proxy::FaultProxy;
 use support::inventory::{Inv, bridge, diagnostics, flat, one_diagnostic, report, text};
 use support::{Cli, Tf, fixtures, unique_namespace};
@@ -55,20 +53,6 @@ fn objects_of(ns: &str, name: &str) -> [String; 2] {
 
 fn name(i: usize) -> String {
     format!("c{i:03}")
-}
-
-/// The profiles `range` in `ns`, each with a labelled kubeconfig Secret next to it.
-async fn seed(inv: &Inv, ns: &str, range: Range<usize>) {
-    let kc = fixtures::unreachable_kubeconfig("t");
-    futures::stream::iter(range)
-        .for_each_concurrent(16, |i| {
-            let kc = &kc;
-            async move {
-                inv.profile_with_secret(ns, &name(i), &[], Json::Null, kc)
-                    .await
-            }
-        })
-        .await;
 }
 
 /// A working directory for `cli` whose provider talks to the proxy; the bridge is named `ns`, selects `ns`, and
@@ -300,7 +284,7 @@ fn tainted(tf: &Tf) -> bool {
 async fn applies_past_their_limit(cli: Cli) {
     let inv = Inv::new().await;
     let ns = unique_namespace(&inv.client, "timeouts-apply").await;
-    seed(&inv, &ns, 0..PROFILES).await;
+    inv.numbered_profiles(&ns, 0..PROFILES).await;
     let proxy = FaultProxy::start(inv.client.clone()).await;
     let tf = workspace(&cli, &proxy, &ns);
     let who = &cli.name;
@@ -319,7 +303,7 @@ async fn applies_past_their_limit(cli: Cli) {
     tf.run_ok(&["untaint", "-no-color", ADDRESS]);
     assert_converges(&inv, &tf, &ns, PROFILES).await;
 
-    seed(&inv, &ns, PROFILES..2 * PROFILES).await;
+    inv.numbered_profiles(&ns, PROFILES..2 * PROFILES).await;
     run_held(&proxy, &tf, APPLY, "Apply timed out").await;
     let server = assert_recorded(&inv, &tf, &ns, 2 * PROFILES + LET_THROUGH).await;
     let (whole, absent) = whole_and_absent(&server, &ns, PROFILES..2 * PROFILES);
@@ -341,7 +325,7 @@ async fn applies_past_their_limit(cli: Cli) {
 async fn a_destroy_past_its_limit(cli: Cli) {
     let inv = Inv::new().await;
     let ns = unique_namespace(&inv.client, "timeouts-destroy").await;
-    seed(&inv, &ns, 0..PROFILES).await;
+    inv.numbered_profiles(&ns, 0..PROFILES).await;
     let proxy = FaultProxy::start(inv.client.clone()).await;
     let tf = workspace(&cli, &proxy, &ns);
     let who = &cli.name;

@@ -124,6 +124,22 @@ impl Inv {
         .await;
     }
 
+    /// The ClusterProfiles `c000`, `c001`, ... numbered `range` in `ns`, each with a labelled kubeconfig Secret
+    /// (an unreachable cluster) next to it, created 16 at a time.
+    pub async fn numbered_profiles(&self, ns: &str, range: std::ops::Range<usize>) {
+        use futures::StreamExt;
+        let kc = crate::fixtures::unreachable_kubeconfig("t");
+        futures::stream::iter(range)
+            .for_each_concurrent(16, |i| {
+                let kc = &kc;
+                async move {
+                    self.profile_with_secret(ns, &format!("c{i:03}"), &[], Json::Null, kc)
+                        .await
+                }
+            })
+            .await;
+    }
+
     /// Deletes ClusterProfile `ns/name`.
     pub async fn delete_profile(&self, ns: &str, name: &str) {
         Api::<ClusterProfile>::namespaced(self.client.clone(), ns)
