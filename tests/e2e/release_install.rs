@@ -24,17 +24,8 @@ const NAME: &str = "terraform-provider-sveltos";
 /// 2023-11-14T22:13:20Z, as SOURCE_DATE_EPOCH.
 const EPOCH: u64 = 1_700_000_000;
 
-fn platform() -> String {
-    let arch = match std::env::consts::ARCH {
-        "x86_64" => "amd64",
-        "aarch64" => "arm64",
-        other => other,
-    };
-    format!("{}_{arch}", std::env::consts::OS)
-}
-
 fn zip_name() -> String {
-    format!("{NAME}_{VERSION}_{}.zip", platform())
+    format!("{NAME}_{VERSION}_{}.zip", support::release_platform())
 }
 
 /// `scripts/release --package-only --binary BINARY --out OUT VERSION` with a fixed
@@ -444,7 +435,7 @@ async fn release_zip_installs_from_a_filesystem_mirror_and_plans_with_every_cli(
             .join(host_for(cli))
             .join(PROVIDER_SOURCE)
             .join(VERSION)
-            .join(platform())
+            .join(support::release_platform())
             .join(&binary_name);
         assert_eq!(
             sha256_file(&installed),

@@ -14,15 +14,6 @@ use support::{Cli, PROVIDER_HOSTS, PROVIDER_SOURCE, Tf};
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 const NAME: &str = "terraform-provider-sveltos";
 
-fn platform() -> String {
-    let arch = match std::env::consts::ARCH {
-        "x86_64" => "amd64",
-        "aarch64" => "arm64",
-        other => other,
-    };
-    format!("{}_{arch}", std::env::consts::OS)
-}
-
 /// The first ```terraform block of the README's "## Usage" section: what a new user copies.
 fn readme_configuration() -> String {
     let readme = std::fs::read_to_string(support::repo_root().join("README.md")).unwrap();
@@ -99,7 +90,7 @@ fn installed_binary(tf: &Tf) -> PathBuf {
         .join(host)
         .join(PROVIDER_SOURCE)
         .join(VERSION)
-        .join(platform())
+        .join(support::release_platform())
         .join(format!("{NAME}_v{VERSION}"))
 }
 
@@ -112,7 +103,7 @@ fn installed_provider_is_found_by_a_plain_init_of_the_readme_configuration() {
         out.stdout.is_empty(),
         "no CLI configuration to print: {out:?}"
     );
-    let zip = format!("{NAME}_{VERSION}_{}.zip", platform());
+    let zip = format!("{NAME}_{VERSION}_{}.zip", support::release_platform());
     for host in PROVIDER_HOSTS {
         let at = home
             .path()

@@ -954,3 +954,13 @@ impl Rng {
         from[self.below(from.len())]
     }
 }
+
+/// This machine's platform in the release zips' `OS_ARCH` form (`linux_amd64`).
+pub fn release_platform() -> String {
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        other => other,
+    };
+    format!("{}_{arch}", std::env::consts::OS)
+}
