@@ -13,10 +13,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use k8s_openapi::api::core::v1::Secret;
 use serde::de::DeserializeOwned;
 use tfsveltos::api::{SveltosCluster, keys};
-use tfsveltos::bridge::BridgeSpec;
-use tfsveltos::bridge::observed::Observed;
-use tfsveltos::bridge::ownership::{IMPORTED, Ledger};
-use tfsveltos::bridge::plan::{Inputs, Phase, locate_all, plan};
+use tfsveltos::domain::BridgeSpec;
+use tfsveltos::domain::observed::Observed;
+use tfsveltos::domain::ownership::{IMPORTED, Ledger};
+use tfsveltos::domain::plan::{Inputs, Phase, locate_all, plan};
 use tfsveltos::provider::resources::cluster_inventory_bridge::{
     cluster_entry_type, clusters::clusters_value,
 };
@@ -153,7 +153,7 @@ fn memory_of_a_no_change_plan_at_10000() {
         now,
         phase,
         planned_mints: None,
-        undecodable: &tfsveltos::bridge::plan::NO_UNDECODABLE,
+        undecodable: &tfsveltos::domain::plan::NO_UNDECODABLE,
     };
     let first = {
         let i = inputs(&empty, Phase::Apply);
@@ -170,7 +170,7 @@ fn memory_of_a_no_change_plan_at_10000() {
                     listed(
                         d.sveltos_cluster.as_ref().unwrap(),
                         i,
-                        tfsveltos::bridge::FIELD_MANAGER,
+                        tfsveltos::domain::FIELD_MANAGER,
                     )
                 })
                 .collect();
@@ -181,7 +181,7 @@ fn memory_of_a_no_change_plan_at_10000() {
                 .filter_map(|(i, d)| {
                     d.secret
                         .as_ref()
-                        .map(|s| listed(s, i, tfsveltos::bridge::FIELD_MANAGER))
+                        .map(|s| listed(s, i, tfsveltos::domain::FIELD_MANAGER))
                 })
                 .collect();
             (c, s)
@@ -208,7 +208,7 @@ fn memory_of_a_no_change_plan_at_10000() {
                         listed(
                             d.sveltos_cluster.as_ref().unwrap(),
                             p * 500 + j,
-                            tfsveltos::bridge::FIELD_MANAGER,
+                            tfsveltos::domain::FIELD_MANAGER,
                         )
                     })
                     .collect();
@@ -219,7 +219,7 @@ fn memory_of_a_no_change_plan_at_10000() {
                     .filter_map(|(j, d)| {
                         d.secret
                             .as_ref()
-                            .map(|s| listed(s, p * 500 + j, tfsveltos::bridge::FIELD_MANAGER))
+                            .map(|s| listed(s, p * 500 + j, tfsveltos::domain::FIELD_MANAGER))
                     })
                     .collect();
                 secrets.add_owned_secrets(&spec.name, &ledger, &page);

@@ -10,10 +10,10 @@ use std::hint::black_box;
 use criterion::{Criterion, criterion_main};
 use k8s_openapi::api::core::v1::Secret;
 use tfsveltos::api::{ClusterProfile, keys};
-use tfsveltos::bridge::BridgeSpec;
-use tfsveltos::bridge::observed::Observed;
-use tfsveltos::bridge::ownership::{IMPORTED, Ledger};
-use tfsveltos::bridge::plan::{Inputs, Phase, locate_all, plan};
+use tfsveltos::domain::BridgeSpec;
+use tfsveltos::domain::observed::Observed;
+use tfsveltos::domain::ownership::{IMPORTED, Ledger};
+use tfsveltos::domain::plan::{Inputs, Phase, locate_all, plan};
 
 // The test data of the integration tests (pure values).
 use support::fixtures;
@@ -70,7 +70,7 @@ fn bench(c: &mut Criterion) {
         now,
         phase,
         planned_mints: None,
-        undecodable: &tfsveltos::bridge::plan::NO_UNDECODABLE,
+        undecodable: &tfsveltos::domain::plan::NO_UNDECODABLE,
     };
 
     // What exists after the first apply: exactly what the plan against the empty cluster wants.

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_main};
-use tfsveltos::bridge::desired::ClusterEntry;
+use tfsveltos::domain::desired::ClusterEntry;
 use tfsveltos::provider::resources::cluster_inventory_bridge::{
     cluster_entry_type, clusters::clusters_value,
 };

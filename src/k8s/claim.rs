@@ -1,4 +1,4 @@
-//! The claim ConfigMap of a bridge name (see `crate::bridge::ownership::Claim`): read, write (server-side apply)
+//! The claim ConfigMap of a bridge name (see `crate::domain::ownership::Claim`): read, write (server-side apply)
 //! and delete. The claim is owned by the operator's namespace of choice (`claim_namespace`), not the inventory's.
 
 use std::collections::BTreeMap;
@@ -9,7 +9,7 @@ use kube::Client;
 use super::io::{self, IoError};
 use crate::{
     api::keys,
-    bridge::ownership::{Claim, RunKey},
+    domain::ownership::{Claim, RunKey},
 };
 
 const INSTANCE_KEY: &str = "instance";
@@ -118,7 +118,7 @@ pub async fn write(
         data: Some(data),
         ..Default::default()
     };
-    io::apply(client, &cm).await.map(|_| ())
+    io::server_side_apply(client, &cm).await.map(|_| ())
 }
 
 /// Deletes the claim read with `uid` (absent is fine): the delete carries the UID as a precondition, so a claim

@@ -1,4 +1,4 @@
-//! The reads the credential path (`crate::bridge::credentials`) asks for: the labelled credential Secrets, the
+//! The reads the credential path (`crate::domain::credentials`) asks for: the labelled credential Secrets, the
 //! labels of consumer namespaces, the Secrets named by `kubeconfig-secretreader` providers (only those that
 //! passed the core's namespace rules), and the operator's providers file.
 //!
@@ -21,7 +21,7 @@ use super::{
 };
 use crate::{
     api::keys,
-    bridge::{
+    domain::{
         credentials::{CredentialOptions, SecretIndex, UNREADABLE_MARK},
         exec::ProvidersFile,
     },
@@ -70,7 +70,7 @@ fn unreadable(bad: &io::Undecodable, secret_label: &str) -> Secret {
 }
 
 /// Marks `secret` (a copy the provider made, which carries no annotation read from the cluster) as a Secret that
-/// does not decode, with why (see `crate::bridge::credentials::UNREADABLE_MARK`).
+/// does not decode, with why (see `crate::domain::credentials::UNREADABLE_MARK`).
 fn unreadable_mark(secret: &mut Secret, reason: &str) {
     secret.data = None;
     secret.metadata.annotations = Some(BTreeMap::from([(
@@ -161,7 +161,7 @@ pub async fn read_sources(
 }
 
 /// Fills in the data of the labelled Secrets in `wanted` (`(namespace, name)`, the sole candidates of the
-/// profiles in scope: `crate::bridge::credentials::SecretIndex::sole_candidates`). Only the values of
+/// profiles in scope: `crate::domain::credentials::SecretIndex::sole_candidates`). Only the values of
 /// `credentials.kubeconfig_keys` are kept (the other keys stay, empty, so that a lookup can name them). One whose
 /// body does not decode is marked unreadable; one already unreadable is not read again. `scope`: the namespaces
 /// the Secrets were listed in (empty: all).

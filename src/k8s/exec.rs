@@ -16,7 +16,7 @@ use tokio::{
     process::{Child, Command},
 };
 
-use crate::bridge::exec::{
+use crate::domain::exec::{
     ExecCredentialStatus, ExecError, ExecInvocation, parse_exec_credential, redact_secrets,
 };
 

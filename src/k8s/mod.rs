@@ -1,7 +1,6 @@
 //! Kubernetes connectivity: every read and write of the provider goes through this module.
 
 pub mod bodies;
-pub mod bridge;
 pub mod claim;
 pub mod config;
 pub mod credentials;

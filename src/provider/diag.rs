@@ -2,17 +2,15 @@
 //! attribute paths) and the typed errors of the Kubernetes layer (each naming its cluster and object).
 
 use crate::{
-    bridge::{
+    domain::{
         plan::name_list,
         problem::{Problem, Severity, Step},
     },
-    k8s::{
-        bridge::{
-            apply::{DestroyStop, NotApplied},
-            deregister::RemoveError,
-            execute::{MintError, Outcome, WriteError},
-        },
-        io::IoError,
+    k8s::io::IoError,
+    runtime::{
+        apply::{DestroyStop, NotApplied},
+        deregister::RemoveError,
+        execute::{MintError, Outcome, WriteError},
     },
     tfplugin::{AttributePath, Diagnostic, Diagnostics},
 };

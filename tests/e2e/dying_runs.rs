@@ -39,7 +39,7 @@ use support::{
     Cli, Tf, client_for, fixtures, pid_alive, provider_binary, unique_name, unique_namespace,
 };
 use tfsveltos::api::{ClusterProfile, SveltosCluster, keys};
-use tfsveltos::bridge::ownership::{DEFAULT_CLAIM_NAMESPACE, claim_name};
+use tfsveltos::domain::ownership::{DEFAULT_CLAIM_NAMESPACE, claim_name};
 
 const APPLY: &[&str] = &["apply", "-input=false", "-no-color", "-auto-approve"];
 const DESTROY: &[&str] = &["destroy", "-input=false", "-no-color", "-auto-approve"];
@@ -764,7 +764,7 @@ async fn an_object_planted_after_a_dead_run_is_never_adopted() {
         .metadata
         .annotations
         .as_ref()
-        .and_then(|a| a.get(tfsveltos::bridge::ownership::MARK_ANNOTATION))
+        .and_then(|a| a.get(tfsveltos::domain::ownership::MARK_ANNOTATION))
         .cloned()
         .expect("the bridge's objects carry a run mark");
     inv.foreign_sveltos_cluster(&ns, &target, &[(keys::BRIDGE_LABEL, &name)])
@@ -774,7 +774,7 @@ async fn an_object_planted_after_a_dead_run_is_never_adopted() {
         .metadata
         .annotations
         .get_or_insert_with(Default::default)
-        .insert(tfsveltos::bridge::ownership::MARK_ANNOTATION.into(), copied);
+        .insert(tfsveltos::domain::ownership::MARK_ANNOTATION.into(), copied);
     planted.metadata.managed_fields = None;
     let planted = scs
         .replace(&target, &Default::default(), &planted)

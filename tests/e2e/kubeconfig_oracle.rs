@@ -14,7 +14,7 @@ use std::path::Path;
 use proptest::prelude::*;
 use serde_json::Value as Json;
 use support::{Cli, TestEnv, client_go_view, inventory::*, unique_name, unique_namespace};
-use tfsveltos::bridge::credentials::{CredentialOptions, resolve::check_kubeconfig};
+use tfsveltos::domain::credentials::{CredentialOptions, resolve::check_kubeconfig};
 
 /// The fields client-go found that run a command, read a file, impersonate or carry extensions.
 fn active_fields(view: &Json, allow_exec: bool) -> Vec<String> {
@@ -105,11 +105,11 @@ fn judge(dir: &Path, source: &[u8], options: &CredentialOptions) -> bool {
         String::from_utf8_lossy(source)
     );
     // The bridge and client-go agree on what the written kubeconfig connects to and with.
-    let conn = tfsveltos::bridge::kubeconfig::connection(&written, &Default::default())
+    let conn = tfsveltos::domain::kubeconfig::connection(&written, &Default::default())
         .or_else(|_| {
-            tfsveltos::bridge::kubeconfig::connection(
+            tfsveltos::domain::kubeconfig::connection(
                 &written,
-                &tfsveltos::bridge::kubeconfig::KubeconfigPolicy { allow_exec: true },
+                &tfsveltos::domain::kubeconfig::KubeconfigPolicy { allow_exec: true },
             )
         })
         .unwrap();

@@ -1,4 +1,4 @@
-//! Label selectors judged by the API server. `tfsveltos::bridge::selector::Selector` reads the `label_selector` of
+//! Label selectors judged by the API server. `tfsveltos::domain::selector::Selector` reads the `label_selector` of
 //! the bridge and of the data sources; it must refuse exactly the selectors the API server refuses as a LIST's
 //! `labelSelector` (400 BadRequest), and for every other selector `Selector::matches` must pick, over the labels the
 //! API server holds, exactly the objects that LIST returns.
@@ -18,7 +18,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, ListParams, ObjectMeta, PostParams};
 use support::Rng;
 use support::{TestEnv, unique_namespace};
-use tfsveltos::bridge::selector::Selector;
+use tfsveltos::domain::selector::Selector;
 
 /// A selector's outcome: the names of the objects it selects, or why it is refused.
 type Verdict = Result<BTreeSet<String>, String>;

@@ -16,7 +16,7 @@ use support::inventory::{
 };
 use support::{Cli, TestEnv, bin_dir, client_go_view, unique_namespace, write_executable};
 use tfsveltos::api::keys;
-use tfsveltos::bridge::sha256_hex;
+use tfsveltos::domain::sha256_hex;
 
 /// Where the profiles' access provider says the cluster is (the plugin's credential goes there).
 const SERVER: &str = "https://127.0.0.1:6443";

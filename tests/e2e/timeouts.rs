@@ -26,7 +26,7 @@ use support::fault_proxy::FaultProxy;
 use support::inventory::{Inv, bridge, diagnostics, flat, one_diagnostic, report, text};
 use support::{Cli, Tf, fixtures, unique_namespace};
 use tfsveltos::api::{SveltosCluster, keys};
-use tfsveltos::bridge::ownership::{DEFAULT_CLAIM_NAMESPACE, claim_name};
+use tfsveltos::domain::ownership::{DEFAULT_CLAIM_NAMESPACE, claim_name};
 
 /// Profiles added by each step.
 const PROFILES: usize = 40;

@@ -248,9 +248,9 @@ async fn kubeconfigs_that_run_commands_or_read_files_are_refused() {
     assert_eq!(
         inv.bridged_kubeconfig(&ns, "exec").await,
         Some(
-            tfsveltos::bridge::kubeconfig::canonical(
+            tfsveltos::domain::kubeconfig::canonical(
                 exec_kc.as_bytes(),
-                &tfsveltos::bridge::kubeconfig::KubeconfigPolicy { allow_exec: true },
+                &tfsveltos::domain::kubeconfig::KubeconfigPolicy { allow_exec: true },
                 None
             )
             .unwrap()

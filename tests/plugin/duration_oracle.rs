@@ -1,4 +1,4 @@
-//! Durations judged by Go. `tfsveltos::bridge::duration::parse_duration` ports Go's `time.ParseDuration` (the
+//! Durations judged by Go. `tfsveltos::domain::duration::parse_duration` ports Go's `time.ParseDuration` (the
 //! function Sveltos and Kubernetes read the values with); here the real one answers. The program
 //! `testenv/oracles/goduration` (standard library only) is built with the `go` on PATH and given the inputs of the
 //! golden table of the unit tests (`testenv/oracles/goduration/golden.json`, whose answers must still be Go's) and
@@ -15,7 +15,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use support::Rng;
 use support::{needed, repo_root, target_tmpdir};
-use tfsveltos::bridge::duration::{DurationError, parse_duration};
+use tfsveltos::domain::duration::{DurationError, parse_duration};
 
 /// Go's answer for one input.
 #[derive(Debug, Deserialize)]

@@ -9,7 +9,7 @@ use std::{
 
 use support::{pid_alive, write_executable};
 use tfsveltos::{
-    bridge::exec::ExecInvocation,
+    domain::exec::ExecInvocation,
     k8s::exec::{ExecRunError, OUTPUT_CAP, run_with_timeout},
 };
 

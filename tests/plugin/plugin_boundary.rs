@@ -1,7 +1,7 @@
 //! Layer boundaries, checked on the source text:
 //! - the plugin layer (`src/tfplugin/`, `proto/`) is generic: it must not mention Kubernetes or the provider's
 //!   domain, so that another provider could reuse it unchanged (doc examples may name this crate's library path);
-//! - the domain core (`src/bridge/`) does no IO: no `kube`, `tokio`, `std::fs`, `std::env`, `std::process`, network;
+//! - the domain core (`src/domain/`) does no IO: no `kube`, `tokio`, `std::fs`, `std::env`, `std::process`, network;
 //! - the mapping layer (`src/provider/`: its state, blocks, resources, data sources and ephemeral resources) does
 //!   its IO through `crate::k8s`: it builds no `kube::Api`, reads no files and runs no processes itself.
 
@@ -38,7 +38,7 @@ fn plugin_layer_knows_nothing_of_the_domain() {
                 "sveltos",
                 "clusterprofile",
                 "crate::api",
-                "crate::bridge",
+                "crate::domain",
             ]
             .iter()
             .any(|w| lower.contains(w))
@@ -106,10 +106,10 @@ const MAPPING_FORBIDDEN: &[&str] = &[
 
 #[test]
 fn the_core_does_no_io() {
-    let offenders = offending_lines(&["src/bridge"], CORE_FORBIDDEN);
+    let offenders = offending_lines(&["src/domain"], CORE_FORBIDDEN);
     assert!(
         offenders.is_empty(),
-        "IO in the pure core (src/bridge):\n{}",
+        "IO in the pure core (src/domain):\n{}",
         offenders.join("\n")
     );
 }

@@ -109,8 +109,8 @@ pub fn provider_header(kubeconfig: &Path, version: Option<&str>) -> String {
 }
 
 /// What the bridge writes for Sveltos when it bridges kubeconfig `source`: never the source's bytes, but the
-/// checked context rewritten (`tfsveltos::bridge::kubeconfig::canonical`).
+/// checked context rewritten (`tfsveltos::domain::kubeconfig::canonical`).
 pub fn written(source: &str) -> Vec<u8> {
-    tfsveltos::bridge::kubeconfig::canonical(source.as_bytes(), &Default::default(), None)
+    tfsveltos::domain::kubeconfig::canonical(source.as_bytes(), &Default::default(), None)
         .expect("an accepted kubeconfig")
 }

@@ -116,7 +116,7 @@ fn access_secret(ns: &str, i: usize) -> Value {
     })
 }
 
-/// The Secret the bridge writes for profile `i` (see src/bridge/desired.rs).
+/// The Secret the bridge writes for profile `i` (see src/domain/desired.rs).
 fn bridge_secret(ns: &str, i: usize, bridge: &str) -> Value {
     let bytes = kubeconfig(i).into_bytes();
     let key = format!("{ns}/{}", name(i));
@@ -141,7 +141,7 @@ fn bridge_secret(ns: &str, i: usize, bridge: &str) -> Value {
     })
 }
 
-/// The SveltosCluster the bridge writes for profile `i` (see src/bridge/desired.rs).
+/// The SveltosCluster the bridge writes for profile `i` (see src/domain/desired.rs).
 fn bridge_cluster(ns: &str, i: usize, bridge: &str) -> Value {
     let mut labels = profile_labels(i, false);
     labels.insert(BRIDGE_LABEL.into(), bridge.into());

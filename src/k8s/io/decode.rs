@@ -6,7 +6,7 @@
 //! inventory's tenants, the bridge's own objects patched by them), and the API server keeps whatever a client
 //! writes into `metadata.managedFields`, nested as deep as it likes. So no item is decoded as part of its list
 //! (one item must not fail the others), and `managedFields` is never decoded as it stands: it is cut out of the
-//! item's text and decoded by `crate::bridge::observed::decode_managed_fields`, which keeps our field manager's
+//! item's text and decoded by `crate::domain::observed::decode_managed_fields`, which keeps our field manager's
 //! owned paths and skips everything else without recursing. Everything else in an item is skipped the same way
 //! (as raw text) until the item is decoded as its type, whose fields are bounded by its schema.
 
@@ -20,8 +20,11 @@ use serde::de::{
 };
 use serde_json::value::RawValue;
 
-use super::list::PAGE_SIZE;
-use crate::bridge::observed::decode_managed_fields;
+use crate::domain::observed::decode_managed_fields;
+
+/// Page size of every paginated LIST, and the size of the batches LIST items are handed on in (here, where the
+/// items are decoded, so that `list.rs`, which pages, uses this file and not the other way round).
+pub const PAGE_SIZE: u32 = 500;
 
 /// An item of a LIST (or the answer of a GET) that does not decode as the expected type: written by whoever can
 /// write it, it is that object's problem, not the whole list's.
@@ -54,12 +57,12 @@ impl Undecodable {
     pub fn of(raw: &str, e: &serde_json::Error) -> Self {
         let meta = lenient_meta(raw);
         let shown =
-            |s: &Option<String>| crate::bridge::text::shown(s.as_deref().unwrap_or(""), 253);
+            |s: &Option<String>| crate::domain::text::shown(s.as_deref().unwrap_or(""), 253);
         Undecodable {
             namespace: shown(&meta.namespace),
             name: shown(&meta.name),
             meta,
-            reason: crate::bridge::text::shown(&e.to_string(), 200),
+            reason: crate::domain::text::shown(&e.to_string(), 200),
         }
     }
 }

@@ -9,13 +9,10 @@ use kube::{Client, Resource, api::ListParams};
 use serde::de::DeserializeOwned;
 
 use super::{
-    decode::{Undecodable, decode_items},
+    decode::{PAGE_SIZE, Undecodable, decode_items},
     error::{IoCause, IoError},
     retry::with_retry,
 };
-
-/// Page size of every paginated LIST, and the size of the batches LIST items are handed on in.
-pub const PAGE_SIZE: u32 = 500;
 
 /// Longest answer to one page of a metadata LIST, in bytes. A longer answer is not read to its end: the page is
 /// asked for again with half as many items (down to one object, whose metadata the API server's object size limit

@@ -8,7 +8,7 @@
 //! | `list.rs` | LISTs: of objects, one request per namespace ([`list_each`]); of metadata, paginated within a [`ReadBudget`] ([`list_metadata_each`]) |
 //! | `decode.rs` | Every answer decoded depth-safe ([`decode_object`]), a LIST's item by item; the items that do not decode ([`Undecodable`]) |
 //! | `get.rs` | Reads of one object by name |
-//! | `apply.rs` | Server-side apply, and adoption ([`take_ownership`]) |
+//! | `server_side_apply.rs` | Server-side apply, and adoption ([`take_ownership`]) |
 //! | `delete.rs` | Deletes, with the owner's UID as a precondition ([`delete_owned`]) |
 //! | `patch.rs` | Labels removed by a merge patch guarded by the owner's UID ([`remove_labels`]) |
 //! | `target.rs` | Where an object lives: its [`api`] and the names its errors give it |
@@ -22,7 +22,6 @@
 //! When the retries are exhausted the [`IoError`] names the verb, the kind and `namespace/name` (or the
 //! collection), keeps the HTTP code, and chains the cause ([`IoCause`]).
 
-mod apply;
 mod decode;
 mod delete;
 mod error;
@@ -30,21 +29,22 @@ mod get;
 mod list;
 mod patch;
 mod retry;
+mod server_side_apply;
 mod target;
 
 use kube::Client;
 
-pub use apply::{apply, take_ownership};
-pub use decode::{Undecodable, decode_object};
+pub use decode::{PAGE_SIZE, Undecodable, decode_object};
 pub use delete::{Deleted, delete, delete_owned};
 pub use error::{IoCause, IoError};
 pub use get::{Got, get, get_by_list, get_metadata, get_metadata_opt, get_opt};
 pub use list::{
-    ANSWER_BYTES, PAGE_SIZE, RUN_BYTES, ReadBudget, list, list_cluster_scoped, list_each,
-    list_metadata, list_metadata_each,
+    ANSWER_BYTES, RUN_BYTES, ReadBudget, list, list_cluster_scoped, list_each, list_metadata,
+    list_metadata_each,
 };
 pub use patch::{Patched, remove_labels};
 pub use retry::{ATTEMPT_TIMEOUT, MAX_ATTEMPTS, OPERATION_BOUND, RETRY_WINDOW, with_retry};
+pub use server_side_apply::{server_side_apply, take_ownership};
 pub use target::api;
 
 /// The body of the answer to `request`, read to at most `cap` bytes: `None` when it is longer (the rest is not

@@ -14,7 +14,7 @@ use super::{
     retry::with_retry,
     target::{Target, named},
 };
-use crate::bridge::FIELD_MANAGER;
+use crate::domain::FIELD_MANAGER;
 
 /// What [`remove_labels`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 //! ClusterProfile data sources and the ephemeral credentials resource.
 
 use crate::{
-    bridge::{
+    domain::{
         credentials::{CredentialOptions, CredentialsConfig, options::validate},
         exec::ProvidersFile,
     },

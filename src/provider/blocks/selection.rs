@@ -3,7 +3,7 @@
 //! as fields of their typed configurations.
 
 use crate::{
-    bridge::{
+    domain::{
         names::{NameError, dns1123_label, dns1123_subdomain},
         selector::Selector,
     },

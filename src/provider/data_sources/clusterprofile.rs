@@ -15,7 +15,7 @@ use super::{
 };
 use crate::{
     api::ClusterProfile,
-    bridge::credentials::CredentialsConfig,
+    domain::credentials::CredentialsConfig,
     k8s::io,
     provider::{
         blocks::{connection::ConnectionConfig, selection::profile_identity},

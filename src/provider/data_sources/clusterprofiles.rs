@@ -15,7 +15,7 @@ use super::{
 };
 use crate::{
     api::ClusterProfile,
-    bridge::{Selection, credentials::CredentialsConfig, selection_miss},
+    domain::{Selection, credentials::CredentialsConfig, selection_miss},
     k8s::io,
     provider::{
         blocks::{connection::ConnectionConfig, selection},

@@ -1,10 +1,10 @@
-//! The data sources' credential report: the same credential path as the bridge (`crate::bridge::credentials`),
+//! The data sources' credential report: the same credential path as the bridge (`crate::domain::credentials`),
 //! with the reads of `crate::k8s::credentials`. Secret contents are only inspected to judge them; they are never
 //! copied into a result or a log.
 
 use crate::{
     api::ClusterProfile,
-    bridge::{
+    domain::{
         credentials::{
             CredentialOptions, CredentialSecrets, Lookup, SecretIndex, locate, resolve,
             resolve::secrets_to_read,

@@ -1,5 +1,5 @@
 //! Which SveltosClusters a bridge owns, as `sveltos_clusters` reports it: by the bridge's own rule (its label, and
-//! the UID the bridge recorded at that name or the mark of one of its runs; see `crate::bridge::ledger_copy`),
+//! the UID the bridge recorded at that name or the mark of one of its runs; see `crate::domain::ledger_copy`),
 //! read from the bridge's claim in the operator's namespace. The label alone is never enough: anyone who can
 //! create a SveltosCluster can copy it.
 
@@ -7,7 +7,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
     api::keys,
-    bridge::{
+    domain::{
         ledger_copy::LedgerCopy,
         ownership::{Claim, MARK_ANNOTATION, RunKey, claim_name},
     },
@@ -96,7 +96,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::bridge::ownership::{Kind, Ledger};
+    use crate::domain::ownership::{Kind, Ledger};
 
     fn meta(name: &str, bridge: Option<&str>, uid: &str, mark: Option<&str>) -> ObjectMeta {
         ObjectMeta {

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 pub use super::lookup::CredentialStatus;
 use crate::{
     api::{AccessProvider, ClusterProfile},
-    bridge::{
+    domain::{
         credentials::{CredentialOptions, CredentialsConfig, access_providers},
         exec::ProvidersFile,
     },
@@ -350,7 +350,7 @@ pub fn failed(config: &Value, diagnostics: Diagnostics) -> DataReadResponse {
 mod tests {
     use super::*;
     use crate::api::{ClusterVersion, Property};
-    use crate::bridge::testutil::*;
+    use crate::domain::testutil::*;
 
     fn ready() -> CredentialStatus {
         CredentialStatus {

@@ -3,7 +3,7 @@ use kube::core::PartialObjectMeta;
 use serde_json::json;
 
 use super::*;
-use crate::{api::SveltosCluster, bridge::FIELD_MANAGER};
+use crate::{api::SveltosCluster, domain::FIELD_MANAGER};
 
 /// A `fieldsV1` value nested `depth` levels, as a client may store it (text: `serde_json` itself cannot build one
 /// this deep).
@@ -184,8 +184,8 @@ fn compaction_keeps_exactly_what_observation_reads() {
     whole.metadata.labels = Some([("env".to_string(), "prod".to_string())].into());
     let compacted: SveltosCluster = decode_object(&serde_json::to_string(&whole).unwrap()).unwrap();
     assert_eq!(
-        crate::bridge::observed::observe_cluster(&compacted),
-        crate::bridge::observed::observe_cluster(&whole)
+        crate::domain::observed::observe_cluster(&compacted),
+        crate::domain::observed::observe_cluster(&whole)
     );
     // Nobody applied with our manager: the field is gone.
     let other = r#"{"metadata":{"name":"d","managedFields":[{"manager":"kubectl","operation":"Apply","fieldsV1":{"f:spec":{}}}]},"spec":{}}"#;

@@ -99,7 +99,7 @@ async fn read_objects(client: &kube::Client, q: &Query) -> Result<Found, Diagnos
                              {}/{}: the provider's identity needs `get` on ConfigMaps there (set \
                              `claim_namespace` if the bridge sets it).",
                             q.claim_namespace,
-                            crate::bridge::ownership::claim_name(b)
+                            crate::domain::ownership::claim_name(b)
                         ),
                     )
                     .with_attribute(AttributePath::attr("claim_namespace"))
@@ -129,7 +129,7 @@ fn check_instance(q: &Query, bridge: &str, found: Option<&str>) -> Result<(), Di
     let claim = format!(
         "{}/{}",
         q.claim_namespace,
-        crate::bridge::ownership::claim_name(bridge)
+        crate::domain::ownership::claim_name(bridge)
     );
     let what = match found {
         Some(other) => format!("holds instance {other:?}"),
@@ -156,7 +156,7 @@ fn unknown_ownership(q: &Query) -> Diagnostic {
              `owned_only = true` lists nothing until an apply of the bridge finishes with this version.",
             q.bridge.as_deref().unwrap_or_default(),
             q.claim_namespace,
-            crate::bridge::ownership::claim_name(q.bridge.as_deref().unwrap_or_default()),
+            crate::domain::ownership::claim_name(q.bridge.as_deref().unwrap_or_default()),
         ),
     )
 }
@@ -171,7 +171,7 @@ fn no_claim(q: &Query, labelled: usize) -> Diagnostic {
              {}/{}: none of them is reported as owned. If the bridge sets claim_namespace, set the same here \
              (and instance_id, to make this an error).",
             q.claim_namespace,
-            crate::bridge::ownership::claim_name(bridge),
+            crate::domain::ownership::claim_name(bridge),
         ),
     )
     .with_attribute(AttributePath::attr("claim_namespace"))

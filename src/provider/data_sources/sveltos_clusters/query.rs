@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    bridge::selector::{Selector, label_value},
+    domain::selector::{Selector, label_value},
     provider::blocks::selection,
     tfplugin::{AttributePath, Diagnostics},
 };
@@ -105,7 +105,7 @@ pub(super) fn query(config: &ClustersConfig) -> Result<Query, Diagnostics> {
     }
     let claim_namespace = config.claim_namespace.as_deref();
     if let Some(ns) = claim_namespace
-        && crate::bridge::names::dns1123_label(ns).is_err()
+        && crate::domain::names::dns1123_label(ns).is_err()
     {
         diags.attribute_error(
             AttributePath::attr("claim_namespace"),
@@ -128,7 +128,7 @@ pub(super) fn query(config: &ClustersConfig) -> Result<Query, Diagnostics> {
     }
     Ok(Query {
         claim_namespace: claim_namespace
-            .unwrap_or(crate::bridge::ownership::DEFAULT_CLAIM_NAMESPACE)
+            .unwrap_or(crate::domain::ownership::DEFAULT_CLAIM_NAMESPACE)
             .to_string(),
         claim_namespace_set: claim_namespace.is_some(),
         instance_id,

@@ -11,7 +11,7 @@ use super::{
 };
 use crate::{
     api::{SveltosCluster, keys},
-    bridge::desired::secret_name,
+    domain::desired::secret_name,
     tfplugin::Value,
 };
 
@@ -190,18 +190,18 @@ mod tests {
 
     /// The ownership a claim records for `ids` (`namespace/name`, each with UID `uid-<namespace/name>`).
     fn recorded(ids: &[&str]) -> BridgeOwnership {
-        let key = crate::bridge::ownership::RunKey::new([4; 32]);
-        let mut ledger = crate::bridge::ownership::Ledger::default();
+        let key = crate::domain::ownership::RunKey::new([4; 32]);
+        let mut ledger = crate::domain::ownership::Ledger::default();
         for id in ids {
             ledger.record(
-                crate::bridge::ownership::Kind::SveltosCluster,
+                crate::domain::ownership::Kind::SveltosCluster,
                 id,
                 &format!("uid-{id}"),
             );
         }
-        let mut claim = crate::bridge::ownership::Claim::new("i".into(), None);
+        let mut claim = crate::domain::ownership::Claim::new("i".into(), None);
         claim.ledger_copy =
-            Some(crate::bridge::ledger_copy::LedgerCopy::of(&ledger, &key).encode());
+            Some(crate::domain::ledger_copy::LedgerCopy::of(&ledger, &key).encode());
         claim.keys = vec![key];
         BridgeOwnership::from_claim(Some(claim))
     }

@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime};
 
 use crate::{
     api::ClusterProfile,
-    bridge::{
+    domain::{
         credentials::{
             CredentialOptions, CredentialProblem, CredentialSecrets, CredentialSource, Lookup,
             Resolved, SecretIndex, access_providers, locate, resolve, resolve::secrets_to_read,

@@ -3,9 +3,9 @@
 //! within a run without writing them to state or plan files.
 //!
 //! Open: read the ClusterProfile, read the credential sources (`crate::k8s::credentials`), locate and judge them
-//! (`crate::bridge::credentials`): a kubeconfig is taken as is; an exec access provider's plugin is run
-//! (`crate::k8s::exec::run`) and its credential turned into a kubeconfig (`bridge::exec::static_kubeconfig`). The
-//! connection attributes are then read from that kubeconfig (`bridge::kubeconfig::connection`).
+//! (`crate::domain::credentials`): a kubeconfig is taken as is; an exec access provider's plugin is run
+//! (`crate::k8s::exec::run`) and its credential turned into a kubeconfig (`domain::exec::static_kubeconfig`). The
+//! connection attributes are then read from that kubeconfig (`domain::kubeconfig::connection`).
 //!
 //! Renew (exec credentials only, `credentials.refresh_before` ahead of expiry): the same path again, after
 //! checking that the profile still names the same source and plugin run. Terraform cannot hand a renewed value
@@ -26,7 +26,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    bridge::{
+    domain::{
         credentials::{CredentialOptions, CredentialsConfig, options::validate},
         exec::ProvidersFile,
         kubeconfig::{KubeconfigPolicy, connection},

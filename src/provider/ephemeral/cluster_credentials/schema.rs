@@ -3,7 +3,7 @@
 
 use super::mint::Minted;
 use crate::{
-    bridge::kubeconfig::Connection,
+    domain::kubeconfig::Connection,
     provider::blocks::credentials as credentials_block,
     tfplugin::{Schema, Value, schema::Attribute},
 };
@@ -103,7 +103,7 @@ pub(super) fn result(config: &Value, c: &Connection, minted: &Minted) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bridge::credentials::CredentialSource;
+    use crate::domain::credentials::CredentialSource;
 
     const CANARY: &str = "canary-eph-51d0";
 

@@ -1,17 +1,12 @@
 //! `ApplyResourceChange`: the request read once ([`ApplyArgs`]), the claim taken, the apply carried out by the
-//! Kubernetes layer (`k8s::bridge::apply`: read afresh, plan in phase `Apply`, write and delete, read back after a
+//! Kubernetes layer (`runtime::apply`: read afresh, plan in phase `Apply`, write and delete, read back after a
 //! failure or a timeout), and its result answered as the new state with its diagnostics. Destroy removes exactly
 //! what the bridge owns, then its claim.
 
 use std::collections::BTreeMap;
 
 use crate::{
-    bridge::{BridgeSpec, desired::ClusterEntry, exec::ProvidersFile, ownership::Ledger},
-    k8s::bridge::{
-        apply::{Applied, ApplyRun, DestroyRun, End, NotApplied, ReadBack, Stop, apply, destroy},
-        deregister::Removal,
-        inventory::reads_sha256,
-    },
+    domain::{BridgeSpec, desired::ClusterEntry, exec::ProvidersFile, ownership::Ledger},
     provider::{
         blocks::{credentials as credentials_block, inventory as inventory_block},
         diag::{
@@ -19,6 +14,11 @@ use crate::{
             outcome_diags, problems_diags,
         },
         state::{NotReady, ProviderState},
+    },
+    runtime::{
+        apply::{Applied, ApplyRun, DestroyRun, End, NotApplied, ReadBack, Stop, apply, destroy},
+        deregister::Removal,
+        inventory::reads_sha256,
     },
     tfplugin::{ApplyRequest, ApplyResponse, Diagnostic, Diagnostics, Value},
 };

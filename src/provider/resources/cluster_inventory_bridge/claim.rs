@@ -2,7 +2,7 @@
 //! at plan, taken at apply, released by destroy) and the ledger of the objects it owns, kept in the private state.
 
 use crate::{
-    bridge::{
+    domain::{
         BridgeSpec,
         ledger_copy::LedgerCopy,
         ownership::{
@@ -53,7 +53,7 @@ pub(super) struct Checked {
     pub replaces_own: bool,
 }
 
-/// Checks that this state may use the bridge's name (see `crate::bridge::ownership::Claim`).
+/// Checks that this state may use the bridge's name (see `crate::domain::ownership::Claim`).
 pub(super) async fn check_claim_of(
     client: &kube::Client,
     spec: &BridgeSpec,

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::{bridge::desired::ClusterEntry, tfplugin::Value};
+use crate::{domain::desired::ClusterEntry, tfplugin::Value};
 
 /// The `clusters` attribute value for these entries (pending credentials become unknown).
 pub fn clusters_value(entries: &BTreeMap<String, ClusterEntry>) -> Value {

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use crate::{
-    bridge::plan::{LISTED, Skipped},
+    domain::plan::{LISTED, Skipped},
     tfplugin::{AttributePath, Diagnostic},
 };
 

@@ -5,7 +5,7 @@
 //! bridge any more (its next plan fails, naming the claim).
 
 use crate::{
-    bridge::{
+    domain::{
         ownership::{IMPORTED, claim_name},
         skipped_record,
     },
@@ -31,8 +31,8 @@ pub(super) fn import(req: &ImportRequest) -> ImportResponse {
         Some((ns, name)) => (Some(ns), name),
         None => (None, req.id.as_str()),
     };
-    let ns_ok = claim_ns.is_none_or(|ns| crate::bridge::names::dns1123_label(ns).is_ok());
-    if crate::bridge::selector::label_value(name).is_err() || name.is_empty() || !ns_ok {
+    let ns_ok = claim_ns.is_none_or(|ns| crate::domain::names::dns1123_label(ns).is_ok());
+    if crate::domain::selector::label_value(name).is_err() || name.is_empty() || !ns_ok {
         resp.diagnostics.push(Diagnostic::error(
             "Invalid import ID",
             format!("{:?} is not a bridge name. Use: terraform import sveltos_cluster_inventory_bridge.<address> <bridge name> (or <claim namespace>/<bridge name>)", req.id),

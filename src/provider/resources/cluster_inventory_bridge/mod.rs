@@ -6,7 +6,7 @@
 //! One file per concern: [`schema`], the configuration ([`model`]: read in one pass; [`validate`]; [`timeouts`]),
 //! the computed [`clusters`] attribute, the bridge's [`claim`] and ledger, the `fail_on_skipped` [`gate`], the
 //! [`phase`] detector, the RPCs ([`plan`], [`apply`] with destroy, [`read`], [`import`]) and the read-ahead's
-//! policy ([`read_ahead`]). The Kubernetes IO they orchestrate is `crate::k8s::bridge`; its errors
+//! policy ([`read_ahead`]). The Kubernetes IO they orchestrate is `crate::runtime`; its errors
 //! become diagnostics in `crate::provider::diag`. Each RPC runs on one `?` path, and one function per RPC builds
 //! its failure response.
 

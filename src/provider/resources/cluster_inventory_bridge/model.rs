@@ -2,7 +2,7 @@
 //! Terraform value in one pass by the plugin layer's serde bridge: the field names are the schema's attribute
 //! names, written once here (the test below checks them against the schema). The same types, as JSON, are the
 //! configuration record of the claim, without the `inventory` block's secrets, from which `import` restores
-//! the configuration. Validation into a [`crate::bridge::BridgeSpec`] is [`super::validate`].
+//! the configuration. Validation into a [`crate::domain::BridgeSpec`] is [`super::validate`].
 
 use std::collections::BTreeMap;
 
@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::timeouts::TimeoutsConfig;
 use crate::{
-    bridge::credentials::CredentialsConfig,
+    domain::credentials::CredentialsConfig,
     provider::blocks::connection::ConnectionConfig,
     tfplugin::{
         Diagnostics, Value,
@@ -197,7 +197,7 @@ impl BridgeConfig {
     }
 
     /// Whether this configuration asks Sveltos to renew cluster `key`'s credentials (its override's
-    /// `token_renewal`, else the bridge-wide one), as `crate::bridge::desired::renewal_of` decides for a spec.
+    /// `token_renewal`, else the bridge-wide one), as `crate::domain::desired::renewal_of` decides for a spec.
     pub fn renews(&self, key: &str) -> bool {
         self.token_renewal.is_some()
             || self

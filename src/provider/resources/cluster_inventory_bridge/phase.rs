@@ -2,13 +2,13 @@
 //! (the protocol does not say which is which), from what this provider process saw of the bridge. Terraform
 //! refreshes (`ReadResource`) before the first plan, in the same process; the re-plan before apply runs in the
 //! process of the apply walk, without a refresh (for `apply` as for a saved plan). See
-//! `crate::bridge::plan::Phase`.
+//! `crate::domain::plan::Phase`.
 //!
 //! The same record per bridge holds what was read ahead for its next plan ([`Pending`]).
 
 use std::{collections::HashMap, sync::Mutex};
 
-use crate::{bridge::plan::Phase, tfplugin::Value};
+use crate::{domain::plan::Phase, tfplugin::Value};
 
 use super::read_ahead::Pending;
 

@@ -4,18 +4,18 @@
 use std::collections::BTreeMap;
 
 use crate::{
-    bridge::{
+    domain::{
         BridgeSpec,
         desired::ClusterEntry,
         ownership::Ledger,
         plan::{Phase, Skipped},
     },
-    k8s::bridge::snapshot::{HeadStart, Snapshot, snapshot},
     provider::{
         blocks::{credentials as credentials_block, inventory as inventory_block},
         diag::{io_diags, problem_diag},
         state::{NotReady, ProviderState},
     },
+    runtime::snapshot::{HeadStart, Snapshot, snapshot},
     tfplugin::{
         AttributePath, DeferredReason, Diagnostic, Diagnostics, PlanRequest, PlanResponse, Value,
     },
@@ -283,7 +283,7 @@ fn head_start(pending: Pending, spec: &BridgeSpec, req: &PlanRequest) -> HeadSta
 }
 
 /// Reads the operator's providers file, then the inventory and what exists (see
-/// [`crate::k8s::bridge::snapshot::snapshot`]).
+/// [`crate::runtime::snapshot::snapshot`]).
 async fn read_snapshot(
     client: &kube::Client,
     inventory: &kube::Client,

@@ -3,12 +3,12 @@
 //! read ahead for it (see [`super::read_ahead`]).
 
 use crate::{
-    bridge::{ownership::IMPORTED, sha256_hex},
-    k8s::bridge::{inventory::reads_sha256, snapshot::read_owned},
+    domain::{ownership::IMPORTED, sha256_hex},
     provider::{
         diag::io_diags,
         state::{NotReady, ProviderState},
     },
+    runtime::{inventory::reads_sha256, snapshot::read_owned},
     tfplugin::{ClientCapabilities, DeferredReason, Diagnostics, ReadRequest, ReadResponse, Value},
 };
 

@@ -1,5 +1,5 @@
 //! The read-ahead's policy: what a refresh reads for the plan that follows it, when the inventory is read ahead
-//! and which plan may use what was read (the reading itself is `k8s::bridge::read_ahead`).
+//! and which plan may use what was read (the reading itself is `runtime::read_ahead`).
 //!
 //! Terraform refreshes (`ReadResource`) and then plans (`PlanResourceChange`) in the same provider process, and in
 //! between it processes the refreshed state: seconds, at thousands of clusters, while the provider waits. So:
@@ -32,8 +32,8 @@
 //! through the refresh, for a slower plan and a higher peak.
 
 use crate::{
-    bridge::{BridgeSpec, observed::Observed},
-    k8s::bridge::{inventory::reads_sha256, read_ahead::ReadAhead},
+    domain::{BridgeSpec, observed::Observed},
+    runtime::{inventory::reads_sha256, read_ahead::ReadAhead},
     tfplugin::Value,
 };
 
@@ -96,7 +96,7 @@ impl std::fmt::Debug for Refreshed {
 impl Refreshed {
     /// What was observed, for a plan whose prior private data is `private`: `None` unless it is what the refresh returned.
     pub fn for_plan(self, private: &[u8]) -> Option<Observed> {
-        (self.private_sha256 == crate::bridge::sha256_hex(private)).then_some(self.observed)
+        (self.private_sha256 == crate::domain::sha256_hex(private)).then_some(self.observed)
     }
 }
 
@@ -112,7 +112,7 @@ pub struct Pending {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bridge::sha256_hex;
+    use crate::domain::sha256_hex;
 
     #[test]
     fn the_refresh_reading_serves_only_the_private_data_it_returned() {
@@ -129,7 +129,7 @@ mod tests {
     fn an_inventory_read_serves_only_the_same_namespaces_credentials_and_connection() {
         let spec = BridgeSpec {
             name: "b".into(),
-            selection: crate::bridge::Selection {
+            selection: crate::domain::Selection {
                 namespaces: vec!["a".into()],
                 ..Default::default()
             },

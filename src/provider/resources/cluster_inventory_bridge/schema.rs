@@ -8,7 +8,7 @@ use crate::tfplugin::{
 };
 
 use super::timeouts;
-use crate::bridge::plan::Skipped;
+use crate::domain::plan::Skipped;
 use std::collections::BTreeMap;
 
 /// Resource type name.

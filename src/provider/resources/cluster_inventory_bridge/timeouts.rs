@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    bridge::duration::parse_duration,
+    domain::duration::parse_duration,
     tfplugin::{
         AttributePath, Diagnostic, Diagnostics,
         schema::{Attribute, Block, NestedBlock},

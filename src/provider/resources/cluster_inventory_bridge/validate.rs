@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::model::{BridgeConfig, OverrideConfig, TokenRenewalConfig, WindowConfig};
 use crate::{
     api::ActiveWindow,
-    bridge::{
+    domain::{
         BridgeSpec, DEFAULT_DELETION_TIMEOUT, Deregistration, LabelCopy, Override, Selection,
         TokenRenewal, UnhealthyPolicy,
         credentials::{CredentialOptions, options::validate as validate_credentials},
@@ -318,7 +318,7 @@ impl BridgeConfig {
             (
                 "namespaces",
                 &self.namespaces,
-                names::dns1123_label as fn(&str) -> Result<(), crate::bridge::names::NameError>,
+                names::dns1123_label as fn(&str) -> Result<(), crate::domain::names::NameError>,
             ),
             ("names", &self.names, names::profile_ref),
         ] {
@@ -470,7 +470,7 @@ impl BridgeConfig {
             claim_namespace: self
                 .claim_namespace
                 .clone()
-                .unwrap_or_else(|| crate::bridge::ownership::DEFAULT_CLAIM_NAMESPACE.to_string()),
+                .unwrap_or_else(|| crate::domain::ownership::DEFAULT_CLAIM_NAMESPACE.to_string()),
             config_record: self.record(),
         }
     }

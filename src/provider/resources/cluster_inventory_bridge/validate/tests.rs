@@ -12,7 +12,7 @@ fn config() -> BridgeConfig {
                 ..Default::default()
             },
         )])),
-        credentials: Some(crate::bridge::credentials::CredentialsConfig {
+        credentials: Some(crate::domain::credentials::CredentialsConfig {
             refresh_before: Some("15m".into()),
             ..Default::default()
         }),
@@ -48,7 +48,7 @@ fn valid_config_maps_to_spec() {
     assert!(spec.overrides["ns/c1"].paused == Some(true));
     assert_eq!(
         spec.credentials.kubeconfig_keys,
-        crate::bridge::default_kubeconfig_keys()
+        crate::domain::default_kubeconfig_keys()
     );
 }
 

@@ -1,0 +1,606 @@
+//! Whether the source a profile's credentials come from holds usable, inert credentials: one judgement used by
+//! the bridge's plan, the data sources' `credential_source`/`ready_to_bridge` and the ephemeral credentials.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::core::v1::Secret;
+
+use super::{
+    CredentialOptions, CredentialProblem, CredentialSource, Lookup, access_providers, object_id,
+};
+use crate::{
+    api::{AccessProvider, ClusterProfile},
+    domain::{
+        exec::{ExecInvocation, ProvidersFile, invocation},
+        kubeconfig::{ConnectionError, KubeconfigPolicy, canonical},
+    },
+};
+
+/// The Secrets credentials may come from, as read by `crate::k8s::credentials`: the labelled Secrets (indexed by
+/// `namespace/name` once, so each lookup is O(log N)) and the Secrets named by `kubeconfig-secretreader`
+/// providers (`None`: it does not exist).
+pub struct CredentialSecrets<'a> {
+    by_id: BTreeMap<(&'a str, &'a str), &'a Secret>,
+    fetched: &'a BTreeMap<(String, String), Option<Secret>>,
+    checked: Option<&'a CheckedKubeconfigs>,
+}
+
+impl<'a> CredentialSecrets<'a> {
+    /// Indexes the labelled Secrets.
+    pub fn new(
+        labelled: &'a [Secret],
+        fetched: &'a BTreeMap<(String, String), Option<Secret>>,
+    ) -> Self {
+        let by_id = labelled
+            .iter()
+            .map(|s| {
+                let m = &s.metadata;
+                (
+                    (
+                        m.namespace.as_deref().unwrap_or_default(),
+                        m.name.as_deref().unwrap_or_default(),
+                    ),
+                    s,
+                )
+            })
+            .collect();
+        Self {
+            by_id,
+            fetched,
+            checked: None,
+        }
+    }
+
+    /// Kubeconfigs already found inert ([`CheckedKubeconfigs`]): a kubeconfig with the same bytes, under the same
+    /// policy, is not parsed again.
+    pub fn with_checked(mut self, checked: Option<&'a CheckedKubeconfigs>) -> Self {
+        self.checked = checked;
+        self
+    }
+}
+
+/// The kubeconfigs that passed [`check_kubeconfig`] under one policy, by SHA-256 of their bytes, with what the
+/// bridge writes for each ([`canonical`]): what a plan's check of the same bytes under the same policy would find,
+/// worked out ahead of it (the refresh's read-ahead checks the credential Secrets it read while Terraform processes
+/// the refreshed state). Only passes are kept, so a refused kubeconfig is always checked again and its error is the
+/// check's own; a kubeconfig with other bytes, or a policy that differs in anything, is checked as if nothing had
+/// been checked.
+#[derive(Clone, Default)]
+pub struct CheckedKubeconfigs {
+    policy: KubeconfigPolicy,
+    passed: std::collections::HashMap<[u8; 32], std::sync::Arc<[u8]>>,
+}
+
+impl std::fmt::Debug for CheckedKubeconfigs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CheckedKubeconfigs")
+            .field("policy", &self.policy)
+            .field("passed", &self.passed.len())
+            .finish()
+    }
+}
+
+impl CheckedKubeconfigs {
+    /// Checks, under `options`' policy, the kubeconfig a plan with `options` takes from each of `secrets` (the
+    /// first of `options.kubeconfig_keys` present, as [`kubeconfig_in_secret`] picks it).
+    pub fn check(secrets: &[Secret], options: &CredentialOptions) -> Self {
+        let policy = policy_of(options);
+        let mut passed = std::collections::HashMap::new();
+        for (_, bytes) in secrets
+            .iter()
+            .filter_map(|s| kubeconfig_in_secret(s, &options.kubeconfig_keys).ok())
+        {
+            let sha = digest(bytes);
+            if passed.contains_key(&sha) {
+                continue;
+            }
+            if let Ok(written) = canonical(bytes, &policy, None) {
+                passed.insert(sha, written.into());
+            }
+        }
+        Self { policy, passed }
+    }
+
+    /// How many distinct kubeconfigs passed.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.passed.len()
+    }
+
+    /// Whether `bytes` passed under `policy`.
+    #[cfg(test)]
+    fn written_ok(&self, bytes: &[u8], policy: &KubeconfigPolicy) -> bool {
+        self.written(bytes, policy).is_some()
+    }
+
+    /// What the bridge writes for `bytes`, when they passed under `policy`.
+    fn written(&self, bytes: &[u8], policy: &KubeconfigPolicy) -> Option<Vec<u8>> {
+        (self.policy == *policy)
+            .then(|| self.passed.get(&digest(bytes)))
+            .flatten()
+            .map(|w| w.to_vec())
+    }
+}
+
+fn digest(bytes: &[u8]) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).into()
+}
+
+fn policy_of(options: &CredentialOptions) -> KubeconfigPolicy {
+    KubeconfigPolicy {
+        allow_exec: options.allow_exec_kubeconfigs,
+    }
+}
+
+/// Usable credentials of one profile. `Debug` shows the length of a kubeconfig only.
+pub enum Resolved {
+    /// The kubeconfig to write: the checked source rewritten ([`canonical`]), never the source's bytes.
+    Kubeconfig(Vec<u8>),
+    /// An exec plugin run that mints the credential (the plugin is not run here).
+    Exec(ExecInvocation),
+}
+
+impl std::fmt::Debug for Resolved {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Kubeconfig(b) => write!(f, "Kubeconfig(<{} bytes redacted>)", b.len()),
+            Self::Exec(inv) => f.debug_tuple("Exec").field(inv).finish(),
+        }
+    }
+}
+
+/// The Secrets that `kubeconfig-secretreader` providers name, which the caller must read (`namespace`, `name`).
+/// Only sources that passed the namespace rules of [`super::locate`] are here.
+pub fn secrets_to_read<'l>(
+    lookups: impl IntoIterator<Item = &'l Lookup>,
+) -> BTreeSet<(String, String)> {
+    lookups
+        .into_iter()
+        .filter_map(|l| match l {
+            Lookup::Found(CredentialSource::SecretReader {
+                namespace, name, ..
+            }) => Some((namespace.clone(), name.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Picks the kubeconfig out of a Secret: the first of `keys` present with a non-empty value.
+pub fn kubeconfig_in_secret<'s>(
+    secret: &'s Secret,
+    keys: &[String],
+) -> Result<(String, &'s [u8]), CredentialProblem> {
+    let data = secret.data.as_ref();
+    for key in keys {
+        if let Some(bytes) = data.and_then(|d| d.get(key))
+            && !bytes.0.is_empty()
+        {
+            return Ok((key.clone(), &bytes.0));
+        }
+    }
+    Err(CredentialProblem::NoKey {
+        secret: object_id(&secret.metadata),
+        keys: keys.to_vec(),
+        present: data
+            .map(|d| d.keys().take(32).cloned().collect())
+            .unwrap_or_default(),
+    })
+}
+
+/// Checks that bytes hold a kubeconfig Sveltos may load and returns what the bridge writes for it: parsed under a
+/// budget, with clusters, inert (no `exec` unless `allow_exec_kubeconfigs`, no `auth-provider`, `tokenFile` or file
+/// paths), its current context (or `context`) complete, rewritten ([`canonical`]; see
+/// `crate::domain::kubeconfig`). The error names the field, never the content.
+pub fn check_kubeconfig(
+    bytes: &[u8],
+    options: &CredentialOptions,
+    context: Option<&str>,
+) -> Result<Vec<u8>, ConnectionError> {
+    canonical(bytes, &policy_of(options), context)
+}
+
+fn from_secret(
+    secret: &Secret,
+    keys: &[String],
+    options: &CredentialOptions,
+    context: Option<&str>,
+    checked: Option<&CheckedKubeconfigs>,
+) -> Result<Resolved, CredentialProblem> {
+    if let Some(reason) = secret
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(super::UNREADABLE_MARK))
+    {
+        return Err(CredentialProblem::Unreadable {
+            secret: object_id(&secret.metadata),
+            reason: reason.clone(),
+        });
+    }
+    let (_, bytes) = kubeconfig_in_secret(secret, keys)?;
+    let policy = policy_of(options);
+    let cached = context
+        .is_none()
+        .then(|| checked.and_then(|c| c.written(bytes, &policy)))
+        .flatten();
+    let written = match cached {
+        Some(w) => w,
+        None => check_kubeconfig(bytes, options, context).map_err(|e| {
+            CredentialProblem::Kubeconfig {
+                secret: object_id(&secret.metadata),
+                reason: e.to_string(),
+            }
+        })?,
+    };
+    Ok(Resolved::Kubeconfig(written))
+}
+
+/// Judges a located source: the kubeconfig it holds (checked), or the exec run that would mint one (built and
+/// checked against the operator's rules, not run).
+pub fn resolve(
+    profile: &ClusterProfile,
+    source: &CredentialSource,
+    options: &CredentialOptions,
+    providers: Option<&ProvidersFile>,
+    secrets: &CredentialSecrets<'_>,
+) -> Result<Resolved, CredentialProblem> {
+    let missing = |namespace: &str, name: &str| CredentialProblem::SecretMissing {
+        secret: format!("{namespace}/{name}"),
+    };
+    match source {
+        CredentialSource::LabelledSecret {
+            namespace,
+            name,
+            key,
+        } => {
+            let secret = secrets
+                .by_id
+                .get(&(namespace.as_str(), name.as_str()))
+                .ok_or_else(|| missing(namespace, name))?;
+            from_secret(
+                secret,
+                std::slice::from_ref(key),
+                options,
+                None,
+                secrets.checked,
+            )
+        }
+        CredentialSource::SecretReader {
+            namespace,
+            name,
+            key,
+            context,
+        } => {
+            let secret = secrets
+                .fetched
+                .get(&(namespace.clone(), name.clone()))
+                .and_then(Option::as_ref)
+                .ok_or_else(|| missing(namespace, name))?;
+            let keys = match key {
+                Some(k) => std::slice::from_ref(k),
+                None => &options.kubeconfig_keys[..],
+            };
+            from_secret(secret, keys, options, context.as_deref(), secrets.checked)
+        }
+        CredentialSource::Exec { provider } => resolve_exec(profile, provider, options, providers),
+    }
+}
+
+/// Why exec provider `provider` cannot be used.
+fn exec_problem(provider: &str, reason: impl Into<String>) -> CredentialProblem {
+    CredentialProblem::Exec {
+        provider: provider.to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// The invocation of exec provider `provider` for `profile`, or why there is none.
+fn resolve_exec(
+    profile: &ClusterProfile,
+    provider: &str,
+    options: &CredentialOptions,
+    providers: Option<&ProvidersFile>,
+) -> Result<Resolved, CredentialProblem> {
+    let entry = providers
+        .and_then(|f| f.get(provider))
+        .ok_or_else(|| exec_problem(provider, "not in the providers file"))?;
+    let access = access_providers(profile)
+        .into_iter()
+        .find(|a| a.name == provider)
+        .ok_or_else(|| exec_problem(provider, "the access provider vanished"))?;
+    check_exec_target(provider, access, options)?;
+    let inv = invocation(entry, access).map_err(|e| exec_problem(provider, e.to_string()))?;
+    Ok(Resolved::Exec(inv))
+}
+
+/// The minted token goes wherever the profile's cluster entry points: never through a proxy the profile
+/// chooses, and with `exec_allowed_servers`, only over verified TLS to an allowed server.
+fn check_exec_target(
+    provider: &str,
+    access: &AccessProvider,
+    options: &CredentialOptions,
+) -> Result<(), CredentialProblem> {
+    let allow_list = !options.exec_allowed_servers.is_empty();
+    if let Some(c) = access.cluster.as_ref() {
+        if c.proxy_url.as_deref().is_some_and(|p| !p.is_empty()) {
+            return Err(exec_problem(
+                provider,
+                "the access provider's cluster entry sets proxy-url; a token minted by an exec plugin is \
+                 never sent through a proxy the ClusterProfile chooses",
+            ));
+        }
+        if allow_list
+            && (c.insecure_skip_tls_verify == Some(true) || !c.server.starts_with("https://"))
+        {
+            return Err(exec_problem(
+                provider,
+                "with credentials.exec_allowed_servers, the access provider's server must be https:// \
+                 without insecure-skip-tls-verify",
+            ));
+        }
+    }
+    if allow_list {
+        let server = access
+            .cluster
+            .as_ref()
+            .map(|c| c.server.as_str())
+            .unwrap_or_default();
+        options
+            .exec_allowed_servers
+            .check(server)
+            .map_err(|e| exec_problem(provider, e.to_string()))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::{credentials::SecretIndex, credentials::locate, testutil::*};
+
+    fn opts() -> CredentialOptions {
+        CredentialOptions::default()
+    }
+
+    #[test]
+    fn key_preference_and_missing_key() {
+        let s = labelled_secret("a", "s", "c", None, &[("value", "v"), ("kubeconfig", "k")]);
+        let (k, v) = kubeconfig_in_secret(&s, &opts().kubeconfig_keys).unwrap();
+        assert_eq!((k.as_str(), v), ("kubeconfig", b"k".as_slice()));
+        let s = labelled_secret("a", "s", "c", None, &[("other", "x")]);
+        let e = kubeconfig_in_secret(&s, &opts().kubeconfig_keys)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("a/s") && e.contains("other") && !e.contains('x'),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn kubeconfig_check_never_quotes_content() {
+        let written = check_kubeconfig(KUBECONFIG.as_bytes(), &opts(), None).unwrap();
+        assert_ne!(
+            written,
+            KUBECONFIG.as_bytes(),
+            "the source is rewritten, never copied"
+        );
+        let e = check_kubeconfig(b"token: canary-123", &opts(), None).unwrap_err();
+        assert!(!e.to_string().contains("canary"));
+        let e = check_kubeconfig(b"{{{ canary-123", &opts(), None).unwrap_err();
+        assert!(!e.to_string().contains("canary"));
+    }
+
+    #[test]
+    fn labelled_and_secretreader_sources() {
+        let o = opts();
+        let p = profile("team-a", "c1", &[]);
+        let good = [labelled_secret(
+            "team-a",
+            "kc",
+            "c1",
+            None,
+            &[("Config", KUBECONFIG)],
+        )];
+        let none = BTreeMap::new();
+        let src = lookup(&good, &p, &o);
+        let secrets = CredentialSecrets::new(&good, &none);
+        assert!(matches!(
+            resolve(&p, &src, &o, None, &secrets),
+            Ok(Resolved::Kubeconfig(b)) if b == check_kubeconfig(KUBECONFIG.as_bytes(), &o, None).unwrap()
+        ));
+        let bad = [labelled_secret(
+            "team-a",
+            "kc",
+            "c1",
+            None,
+            &[("Config", "token: canary")],
+        )];
+        let secrets = CredentialSecrets::new(&bad, &none);
+        let e = resolve(&p, &src, &o, None, &secrets).unwrap_err();
+        assert!(matches!(e, CredentialProblem::Kubeconfig { .. }), "{e}");
+        assert!(!e.to_string().contains("canary"), "{e}");
+
+        let mut p = profile("team-a", "c2", &[]);
+        add_provider(
+            &mut p,
+            "kubeconfig-secretreader",
+            serde_json::json!({"name": "reader", "key": "value"}),
+        );
+        let Lookup::Found(src) = locate(&p, &o, None, &SecretIndex::default()) else {
+            panic!()
+        };
+        let key = ("team-a".to_string(), "reader".to_string());
+        let missing = BTreeMap::from([(key.clone(), None)]);
+        let e = resolve(&p, &src, &o, None, &CredentialSecrets::new(&[], &missing)).unwrap_err();
+        assert!(matches!(e, CredentialProblem::SecretMissing { .. }), "{e}");
+        let present = BTreeMap::from([(
+            key,
+            Some(labelled_secret(
+                "team-a",
+                "reader",
+                "x",
+                None,
+                &[("value", KUBECONFIG)],
+            )),
+        )]);
+        assert!(resolve(&p, &src, &o, None, &CredentialSecrets::new(&[], &present)).is_ok());
+    }
+
+    /// An `exec` kubeconfig with a harmless command (the check refuses it by its field, whatever it runs).
+    const EXEC_KUBECONFIG: &str = "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\nusers:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: /bin/true\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\n";
+
+    /// The options with `allow_exec_kubeconfigs = true`.
+    fn lenient() -> CredentialOptions {
+        CredentialOptions {
+            allow_exec_kubeconfigs: true,
+            ..opts()
+        }
+    }
+
+    fn lookup(secrets: &[Secret], p: &ClusterProfile, o: &CredentialOptions) -> CredentialSource {
+        let idx = SecretIndex::new(secrets, o, &BTreeMap::new());
+        let Lookup::Found(src) = locate(p, o, None, &idx) else {
+            panic!("no source")
+        };
+        src
+    }
+
+    #[test]
+    fn checked_kubeconfigs_keep_only_passes_under_their_policy() {
+        let o = opts();
+        let secrets = [
+            labelled_secret("a", "good", "c1", None, &[("value", KUBECONFIG)]),
+            labelled_secret("a", "exec", "c2", None, &[("value", EXEC_KUBECONFIG)]),
+            labelled_secret("a", "junk", "c3", None, &[("value", "{{{")]),
+            labelled_secret(
+                "a",
+                "other",
+                "c4",
+                None,
+                &[("not-a-kubeconfig-key", KUBECONFIG)],
+            ),
+        ];
+        let checked = CheckedKubeconfigs::check(&secrets, &o);
+        assert_eq!(checked.len(), 1, "{checked:?}");
+        assert!(checked.written_ok(KUBECONFIG.as_bytes(), &policy_of(&o)));
+        assert!(!checked.written_ok(EXEC_KUBECONFIG.as_bytes(), &policy_of(&o)));
+        let lenient = lenient();
+        assert!(!checked.written_ok(KUBECONFIG.as_bytes(), &policy_of(&lenient)));
+        // Only the key a plan takes: the first of `kubeconfig_keys` present.
+        let two = [labelled_secret(
+            "a",
+            "two",
+            "c5",
+            None,
+            &[("kubeconfig", KUBECONFIG), ("value", EXEC_KUBECONFIG)],
+        )];
+        let first = CheckedKubeconfigs::check(&two, &lenient);
+        assert_eq!(first.len(), 1, "{first:?}");
+        assert!(first.written_ok(KUBECONFIG.as_bytes(), &policy_of(&lenient)));
+        let checked = CheckedKubeconfigs::check(&secrets, &lenient);
+        assert_eq!(checked.len(), 2, "{checked:?}");
+        // Debug shows counts, never digests or content.
+        assert!(!format!("{checked:?}").contains("canary"));
+    }
+
+    #[test]
+    fn a_plan_skips_only_the_kubeconfigs_checked_under_its_own_policy() {
+        let p = profile("a", "c1", &[]);
+        let none = BTreeMap::new();
+        // Checked ahead with exec allowed (the configuration last applied); the plan's configuration now refuses
+        // exec: the same bytes are inspected again, and refused.
+        let strict = opts();
+        let lenient = lenient();
+        let exec = [labelled_secret(
+            "a",
+            "kc",
+            "c1",
+            None,
+            &[("value", EXEC_KUBECONFIG)],
+        )];
+        let checked = CheckedKubeconfigs::check(&exec, &lenient);
+        assert_eq!(checked.len(), 1);
+        let src = lookup(&exec, &p, &strict);
+        let secrets = CredentialSecrets::new(&exec, &none).with_checked(Some(&checked));
+        let e = resolve(&p, &src, &strict, None, &secrets).unwrap_err();
+        assert!(matches!(e, CredentialProblem::Kubeconfig { .. }), "{e}");
+        assert!(resolve(&p, &src, &lenient, None, &secrets).is_ok());
+
+        // The Secret changed after the check (other bytes): inspected, and refused.
+        let good = [labelled_secret(
+            "a",
+            "kc",
+            "c1",
+            None,
+            &[("value", KUBECONFIG)],
+        )];
+        let checked = CheckedKubeconfigs::check(&good, &strict);
+        let swapped = [labelled_secret(
+            "a",
+            "kc",
+            "c1",
+            None,
+            &[("value", EXEC_KUBECONFIG)],
+        )];
+        let secrets = CredentialSecrets::new(&swapped, &none).with_checked(Some(&checked));
+        let e = resolve(&p, &src, &strict, None, &secrets).unwrap_err();
+        assert!(matches!(e, CredentialProblem::Kubeconfig { .. }), "{e}");
+
+        // What was checked under the same policy is not parsed again: a digest recorded as passed is taken as
+        // the check's answer (shown here with bytes the check would refuse, recorded by hand).
+        let recorded = CheckedKubeconfigs {
+            policy: policy_of(&strict),
+            passed: [(
+                digest(EXEC_KUBECONFIG.as_bytes()),
+                std::sync::Arc::from(&b"recorded"[..]),
+            )]
+            .into(),
+        };
+        let secrets = CredentialSecrets::new(&swapped, &none).with_checked(Some(&recorded));
+        assert!(matches!(
+            resolve(&p, &src, &strict, None, &secrets),
+            Ok(Resolved::Kubeconfig(b)) if b == b"recorded"
+        ));
+        let secrets = CredentialSecrets::new(&swapped, &none);
+        assert!(resolve(&p, &src, &strict, None, &secrets).is_err());
+    }
+
+    #[test]
+    fn exec_provider_outside_allowed_servers_is_refused_before_any_run() {
+        let mut p = profile("team-a", "c1", &[]);
+        add_provider(&mut p, "token-plugin", serde_json::json!({}));
+        let file = ProvidersFile::parse(
+            br#"{"providers":[{"name":"token-plugin","execConfig":{"apiVersion":"client.authentication.k8s.io/v1","command":"/bin/true"}}]}"#,
+        )
+        .unwrap();
+        let src = CredentialSource::Exec {
+            provider: "token-plugin".into(),
+        };
+        let none = BTreeMap::new();
+        let secrets = CredentialSecrets::new(&[], &none);
+        let o = CredentialOptions {
+            exec_allowed_servers: crate::domain::exec::ServerAllowList::parse(&[
+                "*.trusted.example",
+            ])
+            .unwrap(),
+            ..opts()
+        };
+        let e = resolve(&p, &src, &o, Some(&file), &secrets).unwrap_err();
+        assert!(matches!(e, CredentialProblem::Exec { .. }), "{e}");
+        assert!(e.to_string().contains("exec_allowed_servers"), "{e}");
+        assert!(matches!(
+            resolve(&p, &src, &opts(), Some(&file), &secrets),
+            Ok(Resolved::Exec(_))
+        ));
+        // Attack: route the minted token through the profile writer's proxy.
+        p.status.as_mut().unwrap().access_providers[0]
+            .cluster
+            .as_mut()
+            .unwrap()
+            .proxy_url = Some("http://sink.attacker.example:3128".into());
+        let e = resolve(&p, &src, &opts(), Some(&file), &secrets).unwrap_err();
+        assert!(e.to_string().contains("proxy-url"), "{e}");
+    }
+}

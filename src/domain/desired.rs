@@ -1,0 +1,724 @@
+//! What the bridge writes for one ClusterProfile: a SveltosCluster `ns/name` and a Secret
+//! `ns/name-sveltos-kubeconfig`, and the state entry Terraform records for them.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::{
+    ByteString, api::core::v1::Secret, apimachinery::pkg::apis::meta::v1::ObjectMeta,
+};
+
+use super::{
+    BridgeSpec, CREDENTIAL_CONFIG_ANNOTATION, CREDENTIAL_SOURCE_ANNOTATION, Override, SECRET_KEY,
+    SECRET_SUFFIX, TOKEN_RENEWAL_ANNOTATION, TokenRenewal, credentials::CredentialSource,
+    ownership::WrittenCredential, sha256_hex,
+};
+use crate::api::{
+    ClusterProfile, SveltosCluster, SveltosClusterSpec, TokenRequestRenewalOption, keys,
+};
+
+/// One cluster's entry in the resource's `clusters` attribute: identities and hashes, never credential bytes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClusterEntry {
+    /// `namespace/name` of the SveltosCluster, `None` if it does not exist.
+    pub sveltos_cluster: Option<String>,
+    /// `namespace/name` of the kubeconfig Secret, `None` if it does not exist.
+    pub secret: Option<String>,
+    /// Where the kubeconfig came from (see [`CredentialSource`]'s `Display`).
+    pub credential_source: String,
+    /// SHA-256 of the kubeconfig; `None` if unknown (no Secret, or a credential to be minted at apply).
+    pub kubeconfig_sha256: Option<String>,
+    /// Credential expiry (RFC 3339), when known.
+    pub credential_expires_at: Option<String>,
+    /// Labels the bridge sets on the SveltosCluster (without the ownership label).
+    pub labels: BTreeMap<String, String>,
+    /// SHA-256 of the SveltosCluster spec fields and annotations the bridge manages.
+    pub config_sha256: String,
+    /// The credential is minted at apply: `kubeconfig_sha256` and `credential_expires_at` are unknown.
+    pub credential_pending: bool,
+}
+
+/// The kubeconfig material for one cluster, as far as plan knows it. `Debug` shows the length of the bytes only.
+#[derive(Clone, PartialEq, Eq)]
+pub enum Material {
+    /// The bytes to write (and the credential's expiry when it has one).
+    Bytes {
+        /// Kubeconfig bytes. Never logged, never in state.
+        bytes: Vec<u8>,
+        /// Expiry, RFC 3339.
+        expires_at: Option<String>,
+        /// Hash of the exec provider settings that minted it.
+        config_sha256: Option<String>,
+    },
+    /// Keep the Secret that exists (a still-valid exec credential).
+    Reuse {
+        /// Its kubeconfig hash.
+        kubeconfig_sha256: String,
+        /// Its expiry.
+        expires_at: Option<String>,
+    },
+    /// Mint at apply (exec plugin).
+    Pending,
+}
+
+impl std::fmt::Debug for Material {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Bytes {
+                bytes,
+                expires_at,
+                config_sha256,
+            } => f
+                .debug_struct("Bytes")
+                .field("bytes", &format_args!("<{} bytes redacted>", bytes.len()))
+                .field("expires_at", expires_at)
+                .field("config_sha256", config_sha256)
+                .finish(),
+            Self::Reuse {
+                kubeconfig_sha256,
+                expires_at,
+            } => f
+                .debug_struct("Reuse")
+                .field("kubeconfig_sha256", kubeconfig_sha256)
+                .field("expires_at", expires_at)
+                .finish(),
+            Self::Pending => f.write_str("Pending"),
+        }
+    }
+}
+
+/// Names a Secret in `Debug` output without its data.
+pub(crate) struct SecretName<'a>(pub &'a Option<Secret>);
+
+impl std::fmt::Debug for SecretName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            None => f.write_str("None"),
+            Some(s) => write!(
+                f,
+                "Secret({}/{}, data redacted)",
+                s.metadata.namespace.as_deref().unwrap_or_default(),
+                s.metadata.name.as_deref().unwrap_or_default()
+            ),
+        }
+    }
+}
+
+impl std::fmt::Debug for DesiredCluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DesiredCluster")
+            .field("key", &self.key)
+            .field("entry", &self.entry)
+            .field("secret", &SecretName(&self.secret))
+            .field("sveltos_cluster", &self.sveltos_cluster)
+            .finish()
+    }
+}
+
+/// Everything written for one profile. `Debug` never shows the Secret's data.
+#[derive(Clone)]
+pub struct DesiredCluster {
+    /// `namespace/name`.
+    pub key: String,
+    /// The state entry.
+    pub entry: ClusterEntry,
+    /// The Secret to apply (`None` when an existing one is kept or the credential is minted at apply, and in a
+    /// plan that writes nothing: see [`DesiredCluster::entry_only`]).
+    pub secret: Option<Secret>,
+    /// The SveltosCluster to apply (`None` in a plan that writes nothing).
+    pub sveltos_cluster: Option<SveltosCluster>,
+}
+
+impl DesiredCluster {
+    /// The cluster as a plan that writes nothing needs it: its state entry, without the objects (a kubeconfig and
+    /// two objects per cluster, about 5.5 KB each: 55 MB at ten thousand clusters). Apply plans again and builds
+    /// them ([`crate::domain::plan::Phase::Apply`]).
+    pub fn entry_only(self) -> Self {
+        Self {
+            secret: None,
+            sveltos_cluster: None,
+            ..self
+        }
+    }
+}
+
+/// The name of the bridged Secret for a profile name.
+pub fn secret_name(profile_name: &str) -> String {
+    format!("{profile_name}{SECRET_SUFFIX}")
+}
+
+/// Hash of the managed SveltosCluster fields: spec fields the bridge sets and the given annotations.
+///
+/// The bridge-config record is left out: it changes with every edit of the resource's arguments, and those edits
+/// show in plan as changes of the arguments themselves, not of every cluster (apply still refreshes the record).
+///
+/// For a cluster whose credentials Sveltos renews (it carries [`TOKEN_RENEWAL_ANNOTATION`]), `kubeconfigKeyName`
+/// and `tokenRequestRenewalOption` are left out as well: sveltoscluster-manager rewrites them on renewal. The
+/// renewal settings as configured are in that annotation, so changing them still shows.
+pub fn config_sha256(annotations: &BTreeMap<String, String>, spec: &SveltosClusterSpec) -> String {
+    let mut annotations = annotations.clone();
+    annotations.remove(super::BRIDGE_CONFIG_ANNOTATION);
+    // Which run wrote it is not configuration (it changes with every apply that writes the object).
+    annotations.remove(super::ownership::MARK_ANNOTATION);
+    let renewed = annotations.contains_key(TOKEN_RENEWAL_ANNOTATION);
+    let doc = serde_json::json!({
+        "annotations": annotations,
+        "kubeconfigName": spec.kubeconfig_name,
+        "kubeconfigKeyName": if renewed { None } else { spec.kubeconfig_key_name.as_deref() },
+        "paused": spec.paused,
+        "consecutiveFailureThreshold": spec.consecutive_failure_threshold,
+        "activeWindow": spec.active_window,
+    });
+    sha256_hex(doc.to_string().as_bytes())
+}
+
+/// Most labels copied from one ClusterProfile (the API server bounds neither their number nor their size; each
+/// one is stored in the state and written to the SveltosCluster).
+pub const MAX_COPIED_LABELS: usize = 64;
+/// Most bytes of copied label keys and values from one ClusterProfile.
+pub const MAX_COPIED_LABEL_BYTES: usize = 16 * 1024;
+
+/// The profile's labels that `copy_labels` lets through (never the labels Sveltos or the bridge own).
+fn copied_labels(spec: &BridgeSpec, profile: &ClusterProfile) -> BTreeMap<String, String> {
+    let mut labels = profile.labels_map();
+    labels.retain(|k, _| spec.copy_labels.copies(k));
+    labels.remove(keys::SVELTOS_K8S_VERSION_LABEL);
+    labels.remove(keys::BRIDGE_LABEL);
+    labels
+}
+
+/// Why the labels the bridge would copy from `profile` are more than it copies ([`MAX_COPIED_LABELS`],
+/// [`MAX_COPIED_LABEL_BYTES`]), or `None` when they are within bounds.
+pub fn copied_labels_out_of_bounds(spec: &BridgeSpec, profile: &ClusterProfile) -> Option<String> {
+    let labels = copied_labels(spec, profile);
+    let bytes: usize = labels.iter().map(|(k, v)| k.len() + v.len()).sum();
+    (labels.len() > MAX_COPIED_LABELS || bytes > MAX_COPIED_LABEL_BYTES).then(|| {
+        format!(
+            "{} labels of {bytes} bytes to copy (at most {MAX_COPIED_LABELS} labels and {MAX_COPIED_LABEL_BYTES} \
+             bytes)",
+            labels.len()
+        )
+    })
+}
+
+/// Labels the SveltosCluster gets (without the ownership label): the profile's labels that `copy_labels`
+/// lets through (never the labels Sveltos or the bridge own), plus the bridge-wide and per-cluster extras,
+/// which always win.
+pub fn cluster_labels(spec: &BridgeSpec, profile: &ClusterProfile) -> BTreeMap<String, String> {
+    let mut labels = copied_labels(spec, profile);
+    labels.extend(spec.extra_labels.clone());
+    if let Some(o) = spec.overrides.get(&profile.key()) {
+        labels.extend(o.extra_labels.clone());
+    }
+    labels
+}
+
+/// Builds the objects and entry for one profile with its credential; `health_pause` pauses the SveltosCluster
+/// whatever the configuration says (an unhealthy profile under `unhealthy = "pause"`).
+pub fn desired(
+    spec: &BridgeSpec,
+    profile: &ClusterProfile,
+    source: &CredentialSource,
+    material: &Material,
+    health_pause: bool,
+) -> DesiredCluster {
+    let key = profile.key();
+    let ns = profile.metadata.namespace.clone().unwrap_or_default();
+    let name = profile.metadata.name.clone().unwrap_or_default();
+    let over = spec.overrides.get(&key);
+    let labels = cluster_labels(spec, profile);
+    let renewal = renewal_of(spec, &key).cloned();
+    let renewal_record = renewal
+        .as_ref()
+        .map(|r| serde_json::to_string(r).unwrap_or_default());
+    let annotations = cluster_annotations(spec, over, profile, &key, renewal_record.as_deref());
+    let sc_spec = cluster_spec(spec, over, &name, health_pause, renewal);
+    let config = config_sha256(&annotations, &sc_spec);
+    let sc = sveltos_cluster(spec, &ns, &name, &labels, annotations, sc_spec);
+    let part = SecretPart::of(
+        SecretTarget {
+            spec,
+            ns: &ns,
+            name: &name,
+            key: &key,
+            source,
+            renewal_record: renewal_record.as_deref(),
+        },
+        material,
+    );
+    DesiredCluster {
+        entry: ClusterEntry {
+            sveltos_cluster: Some(key.clone()),
+            secret: Some(format!("{ns}/{}", secret_name(&name))),
+            credential_source: source.to_string(),
+            kubeconfig_sha256: part.kubeconfig_sha256,
+            credential_expires_at: part.expires_at,
+            labels,
+            config_sha256: config,
+            credential_pending: part.pending,
+        },
+        key,
+        secret: part.secret,
+        sveltos_cluster: Some(sc),
+    }
+}
+
+/// The SveltosCluster `ns/name`: `labels` with the bridge's ownership label, `annotations` and `sc_spec`.
+fn sveltos_cluster(
+    spec: &BridgeSpec,
+    ns: &str,
+    name: &str,
+    labels: &BTreeMap<String, String>,
+    annotations: BTreeMap<String, String>,
+    sc_spec: SveltosClusterSpec,
+) -> SveltosCluster {
+    let mut sc_labels = labels.clone();
+    sc_labels.insert(keys::BRIDGE_LABEL.into(), spec.name.clone());
+    let mut sc = SveltosCluster::new(name, sc_spec);
+    sc.metadata.namespace = Some(ns.to_string());
+    sc.metadata.labels = Some(sc_labels);
+    sc.metadata.annotations = Some(annotations);
+    sc
+}
+
+/// Which cluster a kubeconfig Secret is for, and what its annotations record besides the kubeconfig.
+struct SecretTarget<'a> {
+    /// The bridge.
+    spec: &'a BridgeSpec,
+    /// The profile's namespace.
+    ns: &'a str,
+    /// The profile's name.
+    name: &'a str,
+    /// `namespace/name` of the profile.
+    key: &'a str,
+    /// Where the kubeconfig came from.
+    source: &'a CredentialSource,
+    /// The token renewal record, when renewal is configured.
+    renewal_record: Option<&'a str>,
+}
+
+/// The kubeconfig Secret's part of a desired cluster: the Secret to write, and what the state entry records of
+/// the kubeconfig.
+struct SecretPart {
+    /// The Secret to write (`None` when the existing one is kept or the credential is minted at apply).
+    secret: Option<Secret>,
+    /// The kubeconfig's hash (`None` while the credential is pending).
+    kubeconfig_sha256: Option<String>,
+    /// The credential's expiry, when known.
+    expires_at: Option<String>,
+    /// The credential is minted at apply.
+    pending: bool,
+}
+
+impl SecretPart {
+    /// What `material` makes of the Secret: a new Secret for bytes, the existing one's hash for a reused
+    /// credential, nothing known yet for one minted at apply.
+    fn of(target: SecretTarget<'_>, material: &Material) -> Self {
+        match material {
+            Material::Bytes {
+                bytes,
+                expires_at,
+                config_sha256,
+            } => {
+                let sha = sha256_hex(bytes);
+                let ann = SecretAnnotations {
+                    key: target.key,
+                    kubeconfig_sha256: &sha,
+                    source: target.source,
+                    expires_at: expires_at.as_deref(),
+                    config_sha256: config_sha256.as_deref(),
+                    renewal_record: target.renewal_record,
+                }
+                .build();
+                let secret = kubeconfig_secret(target.spec, target.ns, target.name, ann, bytes);
+                Self {
+                    secret: Some(secret),
+                    kubeconfig_sha256: Some(sha),
+                    expires_at: expires_at.clone(),
+                    pending: false,
+                }
+            }
+            Material::Reuse {
+                kubeconfig_sha256,
+                expires_at,
+            } => Self {
+                secret: None,
+                kubeconfig_sha256: Some(kubeconfig_sha256.clone()),
+                expires_at: expires_at.clone(),
+                pending: false,
+            },
+            Material::Pending => Self {
+                secret: None,
+                kubeconfig_sha256: None,
+                expires_at: None,
+                pending: true,
+            },
+        }
+    }
+}
+
+/// What the bridge records on a Secret it writes: the profile, the kubeconfig's hash, the credential source, and
+/// when known the expiry, the exec settings' hash and the token renewal record.
+struct SecretAnnotations<'a> {
+    key: &'a str,
+    kubeconfig_sha256: &'a str,
+    source: &'a CredentialSource,
+    expires_at: Option<&'a str>,
+    config_sha256: Option<&'a str>,
+    renewal_record: Option<&'a str>,
+}
+
+impl SecretAnnotations<'_> {
+    /// The annotations, by key.
+    fn build(self) -> BTreeMap<String, String> {
+        let mut ann = BTreeMap::from([
+            (keys::SOURCE_ANNOTATION.to_string(), self.key.to_string()),
+            (
+                keys::KUBECONFIG_SHA_ANNOTATION.to_string(),
+                self.kubeconfig_sha256.to_string(),
+            ),
+            (
+                CREDENTIAL_SOURCE_ANNOTATION.to_string(),
+                self.source.to_string(),
+            ),
+        ]);
+        if let Some(e) = self.expires_at {
+            ann.insert(keys::EXPIRES_ANNOTATION.into(), e.to_string());
+        }
+        if let Some(c) = self.config_sha256 {
+            ann.insert(CREDENTIAL_CONFIG_ANNOTATION.into(), c.to_string());
+        }
+        if let Some(r) = self.renewal_record {
+            ann.insert(TOKEN_RENEWAL_ANNOTATION.into(), r.to_string());
+        }
+        ann
+    }
+}
+
+/// The SveltosCluster's annotations: the extra ones (the override's over the bridge's), the source
+/// profile, its display name and the token renewal record.
+fn cluster_annotations(
+    spec: &BridgeSpec,
+    over: Option<&Override>,
+    profile: &ClusterProfile,
+    key: &str,
+    renewal_record: Option<&str>,
+) -> BTreeMap<String, String> {
+    let mut annotations = spec.extra_annotations.clone();
+    if let Some(o) = over {
+        annotations.extend(o.extra_annotations.clone());
+    }
+    annotations.insert(keys::SOURCE_ANNOTATION.into(), key.to_string());
+    if let Some(d) = profile.spec.display_name.as_ref().filter(|d| !d.is_empty()) {
+        annotations.insert(keys::DISPLAY_NAME_ANNOTATION.into(), d.clone());
+    }
+    if let Some(r) = renewal_record {
+        annotations.insert(TOKEN_RENEWAL_ANNOTATION.into(), r.to_string());
+    }
+    annotations
+}
+
+/// The SveltosCluster's spec: the override's settings over the bridge's, paused while unhealthy when
+/// `health_pause`. With an active window, `spec.paused` is sveltoscluster-manager's (it pauses and unpauses the
+/// cluster on every flip of the window) and never written here; validation refuses `paused` and
+/// `unhealthy = "pause"` for such a cluster.
+fn cluster_spec(
+    spec: &BridgeSpec,
+    over: Option<&Override>,
+    name: &str,
+    health_pause: bool,
+    renewal: Option<TokenRenewal>,
+) -> SveltosClusterSpec {
+    let active_window = over
+        .and_then(|o| o.active_window.clone())
+        .or_else(|| spec.active_window.clone());
+    let paused = if active_window.is_some() {
+        None
+    } else if health_pause {
+        Some(true)
+    } else {
+        over.and_then(|o| o.paused).or(spec.paused)
+    };
+    SveltosClusterSpec {
+        kubeconfig_name: Some(secret_name(name)),
+        kubeconfig_key_name: Some(SECRET_KEY.into()),
+        paused,
+        consecutive_failure_threshold: over
+            .and_then(|o| o.consecutive_failure_threshold)
+            .or(spec.consecutive_failure_threshold),
+        active_window,
+        token_request_renewal_option: renewal.map(|r| TokenRequestRenewalOption {
+            renew_token_request_interval: r.interval,
+            token_duration: r.token_duration,
+            sa_name: r.sa_name,
+            sa_namespace: r.sa_namespace,
+            kubeconfig_key_name: None,
+        }),
+        ..Default::default()
+    }
+}
+
+/// The kubeconfig Secret for cluster `ns/name`, holding `bytes`, with the ownership label and `annotations`.
+fn kubeconfig_secret(
+    spec: &BridgeSpec,
+    ns: &str,
+    name: &str,
+    annotations: BTreeMap<String, String>,
+    bytes: &[u8],
+) -> Secret {
+    Secret {
+        metadata: ObjectMeta {
+            name: Some(secret_name(name)),
+            namespace: Some(ns.to_string()),
+            labels: Some(BTreeMap::from([(
+                keys::BRIDGE_LABEL.to_string(),
+                spec.name.clone(),
+            )])),
+            annotations: Some(annotations),
+            ..Default::default()
+        },
+        type_: Some("Opaque".into()),
+        data: Some(BTreeMap::from([(
+            SECRET_KEY.to_string(),
+            ByteString(bytes.to_vec()),
+        )])),
+        ..Default::default()
+    }
+}
+
+/// What the ledger records of a kubeconfig Secret the bridge is about to write (one [`desired`] built): the
+/// kubeconfig's hash, and the expiry and exec settings hash the bridge set on it. `None` for a Secret without a
+/// kubeconfig.
+pub fn written_credential(secret: &Secret) -> Option<WrittenCredential> {
+    let bytes = secret.data.as_ref()?.get(SECRET_KEY)?;
+    let ann = |k: &str| secret.metadata.annotations.as_ref()?.get(k).cloned();
+    Some(WrittenCredential {
+        kubeconfig_sha256: sha256_hex(&bytes.0),
+        expires_at: ann(keys::EXPIRES_ANNOTATION),
+        config_sha256: ann(CREDENTIAL_CONFIG_ANNOTATION),
+    })
+}
+
+/// The token renewal settings of cluster `key`: its override's, else the bridge-wide ones.
+pub fn renewal_of<'s>(spec: &'s BridgeSpec, key: &str) -> Option<&'s crate::domain::TokenRenewal> {
+    spec.overrides
+        .get(key)
+        .and_then(|o| o.token_renewal.as_ref())
+        .or(spec.token_renewal.as_ref())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::{Override, testutil::*};
+
+    fn src() -> CredentialSource {
+        CredentialSource::LabelledSecret {
+            namespace: "a".into(),
+            name: "s".into(),
+            key: "Config".into(),
+        }
+    }
+
+    fn bytes() -> Material {
+        Material::Bytes {
+            bytes: KUBECONFIG.as_bytes().to_vec(),
+            expires_at: None,
+            config_sha256: None,
+        }
+    }
+
+    #[test]
+    fn writes_cluster_and_secret_in_the_profile_namespace() {
+        let spec = BridgeSpec {
+            name: "main".into(),
+            extra_labels: BTreeMap::from([("env".into(), "prod".into())]),
+            ..Default::default()
+        };
+        let mut p = profile(
+            "team-a",
+            "c1",
+            &[
+                ("enabled", "true"),
+                ("empty", ""),
+                (keys::SVELTOS_K8S_VERSION_LABEL, "v1"),
+            ],
+        );
+        p.metadata
+            .labels
+            .as_mut()
+            .unwrap()
+            .insert("x".into(), "1".into());
+        let d = desired(&spec, &p, &src(), &bytes(), false);
+        let sc = d.sveltos_cluster.as_ref().unwrap();
+        assert_eq!(sc.metadata.namespace.as_deref(), Some("team-a"));
+        assert_eq!(
+            sc.spec.kubeconfig_name.as_deref(),
+            Some("c1-sveltos-kubeconfig")
+        );
+        assert_eq!(sc.spec.kubeconfig_key_name.as_deref(), Some("kubeconfig"));
+        let labels = sc.metadata.labels.as_ref().unwrap();
+        assert_eq!(labels["enabled"], "true");
+        assert_eq!(labels["empty"], "");
+        assert_eq!(labels["env"], "prod");
+        assert_eq!(labels[keys::BRIDGE_LABEL], "main");
+        assert!(!labels.contains_key(keys::SVELTOS_K8S_VERSION_LABEL));
+        assert!(!d.entry.labels.contains_key(keys::BRIDGE_LABEL));
+        assert_eq!(
+            sc.metadata.annotations.as_ref().unwrap()[keys::DISPLAY_NAME_ANNOTATION],
+            "c1 display"
+        );
+        let secret = d.secret.as_ref().unwrap();
+        assert_eq!(secret.metadata.namespace.as_deref(), Some("team-a"));
+        assert_eq!(
+            secret.data.as_ref().unwrap()["kubeconfig"].0,
+            KUBECONFIG.as_bytes()
+        );
+        assert_eq!(
+            d.entry.kubeconfig_sha256.as_deref(),
+            Some(sha256_hex(KUBECONFIG.as_bytes()).as_str())
+        );
+        assert_eq!(
+            d.entry.secret.as_deref(),
+            Some("team-a/c1-sveltos-kubeconfig")
+        );
+        // Nothing sensitive leaves the Secret.
+        let sc_json = serde_json::to_string(d.sveltos_cluster.as_ref().unwrap()).unwrap();
+        assert!(!sc_json.contains("canary"));
+        assert!(!format!("{:?}", d.entry).contains("canary"));
+    }
+
+    #[test]
+    fn overrides_win_and_change_the_config_hash() {
+        let p = profile("team-a", "c1", &[]);
+        let base = BridgeSpec {
+            name: "main".into(),
+            paused: Some(false),
+            ..Default::default()
+        };
+        let mut spec = base.clone();
+        spec.overrides.insert(
+            "team-a/c1".into(),
+            Override {
+                paused: Some(true),
+                extra_labels: BTreeMap::from([("tier".into(), "gold".into())]),
+                ..Default::default()
+            },
+        );
+        let a = desired(&base, &p, &src(), &bytes(), false);
+        let b = desired(&spec, &p, &src(), &bytes(), false);
+        assert_eq!(b.sveltos_cluster.unwrap().spec.paused, Some(true));
+        assert_eq!(b.entry.labels["tier"], "gold");
+        assert_ne!(a.entry.config_sha256, b.entry.config_sha256);
+    }
+
+    #[test]
+    fn paused_is_never_written_where_a_window_is() {
+        let p = profile("team-a", "c1", &[]);
+        let window = crate::api::ActiveWindow {
+            from: "0 20 * * 5".into(),
+            to: "0 7 * * 1".into(),
+        };
+        // Bridge-wide window, paused from everywhere (validation refuses these; the spec never carries them).
+        let mut spec = BridgeSpec {
+            name: "main".into(),
+            paused: Some(false),
+            active_window: Some(window.clone()),
+            ..Default::default()
+        };
+        spec.overrides.insert(
+            "team-a/c1".into(),
+            Override {
+                paused: Some(true),
+                ..Default::default()
+            },
+        );
+        for health_pause in [false, true] {
+            let sc = desired(&spec, &p, &src(), &bytes(), health_pause)
+                .sveltos_cluster
+                .unwrap();
+            assert_eq!(sc.spec.paused, None, "health_pause = {health_pause}");
+            assert_eq!(sc.spec.active_window.as_ref(), Some(&window));
+        }
+        // A window of this cluster alone.
+        spec.active_window = None;
+        spec.overrides.get_mut("team-a/c1").unwrap().active_window = Some(window);
+        let sc = desired(&spec, &p, &src(), &bytes(), false)
+            .sveltos_cluster
+            .unwrap();
+        assert_eq!(sc.spec.paused, None);
+    }
+
+    #[test]
+    fn label_copying_is_under_control() {
+        let p = profile(
+            "team-a",
+            "c1",
+            &[
+                ("env", "prod"),
+                ("projectsveltos.io/cluster-profile", "gold"),
+                ("team.example.com/owner", "x"),
+            ],
+        );
+        // Default: everything but Sveltos' and the bridge's own prefixes. Attack: a profile writer cannot pick
+        // Sveltos profiles through `projectsveltos.io/` labels.
+        let d = desired(&BridgeSpec::default(), &p, &src(), &bytes(), false);
+        assert!(d.entry.labels.contains_key("env"));
+        assert!(
+            !d.entry
+                .labels
+                .contains_key("projectsveltos.io/cluster-profile")
+        );
+        // Only a known set; extras still win.
+        let spec = BridgeSpec {
+            copy_labels: crate::domain::LabelCopy {
+                include: vec!["team.example.com/*".into()],
+                exclude: vec![],
+            },
+            extra_labels: BTreeMap::from([("env".into(), "fixed".into())]),
+            ..Default::default()
+        };
+        let d = desired(&spec, &p, &src(), &bytes(), false);
+        assert_eq!(
+            d.entry.labels,
+            BTreeMap::from([
+                ("env".to_string(), "fixed".to_string()),
+                ("team.example.com/owner".to_string(), "x".to_string())
+            ])
+        );
+    }
+
+    #[test]
+    fn debug_output_never_shows_kubeconfig_bytes() {
+        let p = profile("n", "c", &[]);
+        let d = desired(&BridgeSpec::default(), &p, &src(), &bytes(), false);
+        for dump in [
+            format!("{d:?}"),
+            format!("{:?}", bytes()),
+            format!("{d:#?}"),
+        ] {
+            assert!(!dump.contains("canary-secret-token"), "{dump}");
+        }
+    }
+
+    #[test]
+    fn pending_and_reused_credentials_write_no_secret() {
+        let p = profile("n", "c", &[]);
+        let spec = BridgeSpec::default();
+        let d = desired(&spec, &p, &src(), &Material::Pending, false);
+        assert!(
+            d.secret.is_none() && d.entry.credential_pending && d.entry.kubeconfig_sha256.is_none()
+        );
+        let d = desired(
+            &spec,
+            &p,
+            &src(),
+            &Material::Reuse {
+                kubeconfig_sha256: "abc".into(),
+                expires_at: Some("2030-01-01T00:00:00Z".into()),
+            },
+            false,
+        );
+        assert!(d.secret.is_none() && !d.entry.credential_pending);
+        assert_eq!(d.entry.kubeconfig_sha256.as_deref(), Some("abc"));
+    }
+}

@@ -1,0 +1,271 @@
+//! What exists: the objects a bridge owns, read back into state entries, and the objects it must not touch
+//! ([`Observed`]).
+//!
+//! | File | What it is |
+//! |---|---|
+//! | `objects.rs` | One cluster's objects as found: [`ObservedSecret`], [`ObservedCluster`], together [`BridgedObjects`] |
+//! | `observe.rs` | One owned object read back ([`observe_cluster`], [`observe_secret`]) |
+//! | `managed_fields.rs` | What our field manager owns, and [`decode_managed_fields`] |
+//! | `meta.rs` | What is read of any object's metadata: `namespace/name`, owner label, run mark, profile key |
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::{api::core::v1::Secret, apimachinery::pkg::apis::meta::v1::ObjectMeta};
+
+use super::{
+    SECRET_SUFFIX,
+    desired::ClusterEntry,
+    ownership::{Kind, Ledger},
+};
+use crate::api::SveltosCluster;
+
+mod managed_fields;
+mod meta;
+mod objects;
+mod observe;
+#[cfg(test)]
+pub(crate) mod tests;
+
+pub use managed_fields::decode_managed_fields;
+use meta::{id, mark_of, owner, profile_key};
+pub use objects::{BridgedObjects, ObservedCluster, ObservedSecret};
+pub use observe::{observe_cluster, observe_secret};
+
+/// Everything relevant that exists, for one bridge.
+#[derive(Debug, Clone, Default)]
+pub struct Observed {
+    /// Objects owned by this bridge, by profile key `namespace/name`.
+    pub owned: BTreeMap<String, BridgedObjects>,
+    /// SveltosClusters (`namespace/name`) that exist and are not owned by this bridge, with their owner bridge.
+    pub foreign_clusters: BTreeMap<String, Option<String>>,
+    /// Secrets (`namespace/name`) that exist and are not owned by this bridge, with their owner bridge.
+    pub foreign_secrets: BTreeMap<String, Option<String>>,
+    /// Bridge-configuration records found on owned SveltosClusters (sorted by cluster key).
+    pub records: Vec<String>,
+    /// Objects (`"<Kind> namespace/name"`) that carry this bridge's ownership label but whose UID it never
+    /// recorded: someone else made them. Never updated or deleted.
+    pub impostors: BTreeSet<String>,
+    /// Clusters (profile key) one of whose owned objects does not decode, with the object and why: each is kept as
+    /// it is, never written or deregistered for it ([`Observed::add_unreadable`]).
+    pub unreadable: BTreeMap<String, String>,
+}
+
+impl Observed {
+    /// Builds the view for bridge `bridge` from the SveltosClusters and Secrets carrying its ownership label
+    /// (Secrets with data): those the `ledger` says it owns are owned, the others are impostors; objects labelled
+    /// for another bridge are skipped. Objects at names the bridge would create but does not own are added with
+    /// [`Observed::add_foreign`].
+    pub fn build(
+        bridge: &str,
+        ledger: &Ledger,
+        clusters: &[SveltosCluster],
+        owned_secrets: &[Secret],
+    ) -> Self {
+        let mut w = Observed::default();
+        w.add_owned_clusters(bridge, ledger, clusters);
+        w.add_owned_secrets(bridge, ledger, owned_secrets);
+        w
+    }
+
+    /// Sorts objects listed with this bridge's label (metadata only): those that are the bridge's
+    /// ([`Ledger::owns_marked`]) are returned, their bodies to be read and added with [`Observed::add_owned_clusters`]
+    /// or [`Observed::add_owned_secrets`]; the others are impostors, known from their metadata alone (their bodies,
+    /// whatever their number and size, are never read).
+    pub fn sort_labelled(
+        &mut self,
+        bridge: &str,
+        ledger: &Ledger,
+        kind: Kind,
+        listed: &[ObjectMeta],
+    ) -> Vec<(String, String)> {
+        let mut owned = Vec::new();
+        for meta in listed.iter().filter(|m| owner(m) == Some(bridge)) {
+            let object = id(meta);
+            if ledger.owns_marked(kind, &object, meta.uid.as_deref(), mark_of(meta)) {
+                owned.push((
+                    meta.namespace.clone().unwrap_or_default(),
+                    meta.name.clone().unwrap_or_default(),
+                ));
+            } else {
+                self.impostors.insert(format!("{} {object}", kind.prefix()));
+            }
+        }
+        owned
+    }
+
+    /// [`Observed::build`] one batch (a LIST page) of labelled SveltosClusters at a time.
+    pub fn add_owned_clusters(
+        &mut self,
+        bridge: &str,
+        ledger: &Ledger,
+        clusters: &[SveltosCluster],
+    ) {
+        let w = self;
+        for sc in clusters
+            .iter()
+            .filter(|sc| owner(&sc.metadata) == Some(bridge))
+        {
+            let sc_id = id(&sc.metadata);
+            if !ledger.owns_marked(
+                Kind::SveltosCluster,
+                &sc_id,
+                sc.metadata.uid.as_deref(),
+                mark_of(&sc.metadata),
+            ) {
+                w.impostors.insert(format!("SveltosCluster {sc_id}"));
+                continue;
+            }
+            w.owned
+                .entry(profile_key(&sc.metadata, ""))
+                .or_default()
+                .sveltos_cluster = Some(observe_cluster(sc));
+            if let Some(r) = sc
+                .metadata
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get(crate::domain::BRIDGE_CONFIG_ANNOTATION))
+            {
+                w.records.push(r.clone());
+            }
+        }
+    }
+
+    /// [`Observed::build`] one batch (a LIST page) of labelled Secrets at a time.
+    pub fn add_owned_secrets(&mut self, bridge: &str, ledger: &Ledger, owned_secrets: &[Secret]) {
+        let w = self;
+        for s in owned_secrets
+            .iter()
+            .filter(|s| owner(&s.metadata) == Some(bridge))
+        {
+            let s_id = id(&s.metadata);
+            if !ledger.owns_marked(
+                Kind::Secret,
+                &s_id,
+                s.metadata.uid.as_deref(),
+                mark_of(&s.metadata),
+            ) {
+                w.impostors.insert(format!("Secret {s_id}"));
+                continue;
+            }
+            let mut observed = observe_secret(s);
+            observed.written = ledger.written(&s_id).cloned();
+            w.owned
+                .entry(profile_key(&s.metadata, SECRET_SUFFIX))
+                .or_default()
+                .secret = Some(observed);
+        }
+    }
+
+    /// Records an object carrying this bridge's label that does not decode (`meta`: what could be read of its
+    /// metadata; `why`: the decoder's message, escaped). The bridge's own (by the ledger) stays owned, known by its
+    /// name and UID only, and its cluster is kept as it is (see [`Observed::unreadable`]); anyone else's is an
+    /// impostor.
+    pub fn add_unreadable(&mut self, ledger: &Ledger, kind: Kind, meta: &ObjectMeta, why: &str) {
+        let object = id(meta);
+        if !ledger.owns_marked(kind, &object, meta.uid.as_deref(), mark_of(meta)) {
+            self.impostors.insert(format!("{} {object}", kind.prefix()));
+            return;
+        }
+        let strip = match kind {
+            Kind::SveltosCluster => "",
+            Kind::Secret => SECRET_SUFFIX,
+        };
+        let key = profile_key(meta, strip);
+        let objects = self.owned.entry(key.clone()).or_default();
+        let uid = meta.uid.clone();
+        match kind {
+            Kind::SveltosCluster => {
+                objects.sveltos_cluster = Some(ObservedCluster {
+                    id: object.clone(),
+                    uid,
+                    ..Default::default()
+                })
+            }
+            Kind::Secret => {
+                objects.secret = Some(ObservedSecret {
+                    id: object.clone(),
+                    uid,
+                    ..Default::default()
+                })
+            }
+        }
+        self.unreadable.insert(
+            key,
+            format!(
+                "{} {} cannot be read: {why}",
+                kind.prefix(),
+                crate::domain::text::shown(&object, 520)
+            ),
+        );
+    }
+
+    /// Joins what two partial views found: `other`'s Secrets (and impostors) into this one's SveltosClusters.
+    pub fn join(&mut self, other: Observed) {
+        for (key, o) in other.owned {
+            let mine = self.owned.entry(key).or_default();
+            if o.sveltos_cluster.is_some() {
+                mine.sveltos_cluster = o.sveltos_cluster;
+            }
+            if o.secret.is_some() {
+                mine.secret = o.secret;
+            }
+        }
+        self.records.extend(other.records);
+        self.impostors.extend(other.impostors);
+        self.unreadable.extend(other.unreadable);
+        self.foreign_clusters.extend(other.foreign_clusters);
+        self.foreign_secrets.extend(other.foreign_secrets);
+    }
+
+    /// Records objects found at names the bridge would create and does not own: owned by another bridge
+    /// (`Some(name)`), carrying this bridge's label without being its own (`Some(this bridge)`: an impostor), or
+    /// made by someone the provider does not know (`None`). Objects whose UID the ledger recorded are the
+    /// bridge's own, whatever their labels say.
+    pub fn add_foreign(
+        &mut self,
+        ledger: &Ledger,
+        clusters: &[ObjectMeta],
+        secrets: &[ObjectMeta],
+    ) {
+        for (kind, metas, into) in [
+            (Kind::SveltosCluster, clusters, &mut self.foreign_clusters),
+            (Kind::Secret, secrets, &mut self.foreign_secrets),
+        ] {
+            for m in metas {
+                if ledger.recorded(kind, &id(m), m.uid.as_deref()) {
+                    continue;
+                }
+                into.insert(id(m), owner(m).map(String::from));
+            }
+        }
+    }
+
+    /// The ledger of what is observed to be owned, following `basis` (the ledger it was read with): every owned
+    /// object's UID (a legacy or imported ledger becomes a UID ledger here), and a tombstone at each name `basis`
+    /// recorded that is not owned any more ([`Ledger::successor`]).
+    pub fn ledger(&self, basis: &Ledger) -> Ledger {
+        let mut owned = Vec::new();
+        for o in self.owned.values() {
+            if let Some(sc) = &o.sveltos_cluster
+                && let Some(uid) = &sc.uid
+            {
+                owned.push((Kind::SveltosCluster, sc.id.clone(), uid.clone()));
+            }
+            if let Some(s) = &o.secret
+                && let Some(uid) = &s.uid
+            {
+                owned.push((Kind::Secret, s.id.clone(), uid.clone()));
+            }
+        }
+        basis.successor(owned)
+    }
+
+    /// State entries for everything this bridge owns; `renewal` tells for a cluster key whether the
+    /// configuration asks Sveltos to renew its credentials.
+    pub fn entries(&self, renewal: impl Fn(&str) -> bool) -> BTreeMap<String, ClusterEntry> {
+        self.owned
+            .iter()
+            .map(|(k, o)| (k.clone(), o.entry(renewal(k))))
+            .collect()
+    }
+}

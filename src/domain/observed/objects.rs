@@ -1,0 +1,115 @@
+//! What is observed of one cluster: its Secret and SveltosCluster as found, together its bridged objects.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::domain::{desired::ClusterEntry, ownership::WrittenCredential};
+
+/// A bridged Secret as found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ObservedSecret {
+    /// `namespace/name`.
+    pub id: String,
+    /// The API server's UID.
+    pub uid: Option<String>,
+    /// SHA-256 of its `kubeconfig` value (`None` if the key is missing).
+    pub kubeconfig_sha256: Option<String>,
+    /// With the token-renewal annotation: the hash annotation of the source credential the bridge last wrote
+    /// (Sveltos rewrites the data on renewal). Used only for clusters whose renewal the configuration asks for and
+    /// whose ledger records nothing ([`ObservedSecret::sha`]): anyone who can annotate the Secret could otherwise
+    /// hide a swapped kubeconfig.
+    pub renewed_sha256: Option<String>,
+    /// The expiry annotation (anyone who can patch the Secret writes it: see [`ObservedSecret::expiry`]).
+    pub expires_at: Option<String>,
+    /// The credential source annotation.
+    pub credential_source: Option<String>,
+    /// What the bridge's ledger records it wrote here (see [`ObservedSecret::verified`]).
+    pub written: Option<WrittenCredential>,
+}
+
+impl ObservedSecret {
+    /// The hash to compare with what the bridge would write: the data's; but when the configuration asks Sveltos to
+    /// renew this cluster's credentials (`renewal`) and the Secret carries the renewal annotation (Sveltos then
+    /// rewrites the data), the hash of what the bridge last wrote: its ledger's record, or for a Secret the ledger
+    /// has no record of (a state written before records were kept), the Secret's hash annotation.
+    pub fn sha(&self, renewal: bool) -> Option<&String> {
+        match (&self.renewed_sha256, renewal) {
+            (Some(annotated), true) => Some(
+                self.written
+                    .as_ref()
+                    .map_or(annotated, |w| &w.kubeconfig_sha256),
+            ),
+            _ => self.kubeconfig_sha256.as_ref(),
+        }
+    }
+
+    /// What the ledger records the bridge wrote here, when the Secret still holds it: its data has the recorded
+    /// hash (or, for a cluster Sveltos renews, [`ObservedSecret::sha`] stands for the data). `None` when the data
+    /// is not what the bridge wrote, or when nothing is recorded.
+    pub fn verified(&self, renewal: bool) -> Option<&WrittenCredential> {
+        let w = self.written.as_ref()?;
+        (self.sha(renewal) == Some(&w.kubeconfig_sha256)).then_some(w)
+    }
+
+    /// The credential's expiry: the recorded one while the Secret holds what the bridge wrote
+    /// ([`ObservedSecret::verified`]), the annotation's otherwise (what the Secret claims: its kubeconfig then
+    /// shows as drift anyway).
+    pub fn expiry(&self, renewal: bool) -> Option<&String> {
+        match self.verified(renewal) {
+            Some(w) => w.expires_at.as_ref(),
+            None => self.expires_at.as_ref(),
+        }
+    }
+}
+
+/// A bridged SveltosCluster as found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ObservedCluster {
+    /// `namespace/name`.
+    pub id: String,
+    /// The API server's UID.
+    pub uid: Option<String>,
+    /// Labels our field manager owns (without the ownership label).
+    pub labels: BTreeMap<String, String>,
+    /// Hash of the managed fields as they are.
+    pub config_sha256: String,
+    /// The bridge-config record it carries.
+    pub record: Option<String>,
+    /// Top-level `spec` fields our field manager owns.
+    pub owned_spec: BTreeSet<String>,
+    /// Fields of `spec.tokenRequestRenewalOption` our field manager owns.
+    pub owned_renewal: BTreeSet<String>,
+    /// The token renewal settings it was written with (the annotation), if Sveltos renews its credentials.
+    pub renewal: Option<String>,
+    /// It was being deleted when read (`metadata.deletionTimestamp` set: a finalizer holds it).
+    pub terminating: bool,
+}
+
+/// Both objects of one bridged profile, as found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BridgedObjects {
+    /// The SveltosCluster, if it exists.
+    pub sveltos_cluster: Option<ObservedCluster>,
+    /// The Secret, if it exists.
+    pub secret: Option<ObservedSecret>,
+}
+
+impl BridgedObjects {
+    /// The state entry describing what exists; `renewal`: the configuration asks Sveltos to renew this cluster's
+    /// credentials (see [`ObservedSecret::sha`]).
+    pub fn entry(&self, renewal: bool) -> ClusterEntry {
+        let sc = self.sveltos_cluster.as_ref();
+        let secret = self.secret.as_ref();
+        ClusterEntry {
+            sveltos_cluster: sc.map(|s| s.id.clone()),
+            secret: secret.map(|s| s.id.clone()),
+            credential_source: secret
+                .and_then(|s| s.credential_source.clone())
+                .unwrap_or_default(),
+            kubeconfig_sha256: secret.and_then(|s| s.sha(renewal).cloned()),
+            credential_expires_at: secret.and_then(|s| s.expiry(renewal).cloned()),
+            labels: sc.map(|s| s.labels.clone()).unwrap_or_default(),
+            config_sha256: sc.map(|s| s.config_sha256.clone()).unwrap_or_default(),
+            credential_pending: false,
+        }
+    }
+}

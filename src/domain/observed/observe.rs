@@ -1,0 +1,102 @@
+//! One object the bridge owns read back: what is observed of a SveltosCluster or a Secret.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::core::v1::Secret;
+
+use super::{
+    managed_fields::owned_keys,
+    meta::id,
+    objects::{ObservedCluster, ObservedSecret},
+};
+use crate::api::{SveltosCluster, keys};
+use crate::domain::{CREDENTIAL_SOURCE_ANNOTATION, SECRET_KEY, desired::config_sha256, sha256_hex};
+
+/// Reads a SveltosCluster the bridge owns.
+pub fn observe_cluster(sc: &SveltosCluster) -> ObservedCluster {
+    let managed = sc.metadata.managed_fields.as_ref();
+    let own_labels = owned_keys(managed, &["f:metadata", "f:labels"]);
+    let own_annotations = owned_keys(managed, &["f:metadata", "f:annotations"]);
+    let own_spec = owned_keys(managed, &["f:spec"]);
+    let pick = |m: Option<&BTreeMap<String, String>>,
+                keys: &BTreeSet<String>|
+     -> BTreeMap<String, String> {
+        m.map(|m| {
+            m.iter()
+                .filter(|(k, _)| keys.contains(*k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
+        })
+        .unwrap_or_default()
+    };
+    let mut labels = pick(sc.metadata.labels.as_ref(), &own_labels);
+    labels.remove(keys::BRIDGE_LABEL);
+    let annotations = pick(sc.metadata.annotations.as_ref(), &own_annotations);
+    // Only spec fields we own count: a field someone else set (or took over) is theirs, and taking over one of
+    // ours shows as drift because it leaves our set.
+    let own = |f: &str| own_spec.contains(f);
+    let s = &sc.spec;
+    let spec = crate::api::SveltosClusterSpec {
+        kubeconfig_name: s.kubeconfig_name.clone().filter(|_| own("kubeconfigName")),
+        kubeconfig_key_name: s
+            .kubeconfig_key_name
+            .clone()
+            .filter(|_| own("kubeconfigKeyName")),
+        paused: s.paused.filter(|_| own("paused")),
+        consecutive_failure_threshold: s
+            .consecutive_failure_threshold
+            .filter(|_| own("consecutiveFailureThreshold")),
+        active_window: s.active_window.clone().filter(|_| own("activeWindow")),
+        ..Default::default()
+    };
+    ObservedCluster {
+        id: id(&sc.metadata),
+        uid: sc.metadata.uid.clone(),
+        labels,
+        config_sha256: config_sha256(&annotations, &spec),
+        record: annotations
+            .get(crate::domain::BRIDGE_CONFIG_ANNOTATION)
+            .cloned(),
+        owned_renewal: owned_keys(managed, &["f:spec", "f:tokenRequestRenewalOption"]),
+        renewal: annotations
+            .get(crate::domain::TOKEN_RENEWAL_ANNOTATION)
+            .cloned(),
+        owned_spec: own_spec.clone(),
+        terminating: sc.metadata.deletion_timestamp.is_some(),
+    }
+}
+
+/// Longest annotation value read back into an entry, in characters (a credential source names at most two
+/// object names, a key and a context).
+pub(super) const ANNOTATION_SHOWN: usize = 1024;
+
+/// Reads a Secret the bridge owns (hashing, never keeping, its kubeconfig). What the ledger records of it is added
+/// by the caller ([`ObservedSecret::written`]).
+pub fn observe_secret(secret: &Secret) -> ObservedSecret {
+    let ann = secret.metadata.annotations.as_ref();
+    // Annotations reach the refreshed state: whoever can patch the Secret can write anything there, so they are
+    // escaped and bounded (what the bridge writes is short and printable, so it passes unchanged).
+    let get = |k: &str| {
+        ann.and_then(|a| a.get(k))
+            .map(|v| crate::domain::text::shown(v, ANNOTATION_SHOWN))
+    };
+    // When Sveltos renews the credential it rewrites the Secret's data: the bridge then compares the source
+    // credential it last wrote (as its ledger records it; without a record, its hash annotation), not what Sveltos
+    // put there; but only for clusters the configuration renews (`ObservedSecret::sha`).
+    let renewed = get(crate::domain::TOKEN_RENEWAL_ANNOTATION).is_some();
+    ObservedSecret {
+        id: id(&secret.metadata),
+        uid: secret.metadata.uid.clone(),
+        kubeconfig_sha256: secret
+            .data
+            .as_ref()
+            .and_then(|d| d.get(SECRET_KEY))
+            .map(|b| sha256_hex(&b.0)),
+        renewed_sha256: renewed
+            .then(|| get(keys::KUBECONFIG_SHA_ANNOTATION))
+            .flatten(),
+        expires_at: get(keys::EXPIRES_ANNOTATION),
+        credential_source: get(CREDENTIAL_SOURCE_ANNOTATION),
+        written: None,
+    }
+}

@@ -1,0 +1,243 @@
+use std::collections::BTreeMap;
+
+use k8s_openapi::{api::core::v1::Secret, apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry};
+
+use super::{observe::ANNOTATION_SHOWN, *};
+use crate::api::{SveltosCluster, keys};
+use crate::domain::{
+    BridgeSpec,
+    credentials::CredentialSource,
+    desired::{Material, desired},
+    testutil::*,
+};
+use crate::domain::{
+    CREDENTIAL_SOURCE_ANNOTATION, FIELD_MANAGER,
+    ownership::{Kind, Ledger},
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::FieldsV1;
+
+#[test]
+fn annotations_a_tenant_rewrote_reach_the_entry_escaped_and_bounded() {
+    let mut secret = Secret::default();
+    secret.metadata.namespace = Some("ns".into());
+    secret.metadata.name = Some("c-sveltos-kubeconfig".into());
+    secret.metadata.annotations = Some(BTreeMap::from([
+        (
+            CREDENTIAL_SOURCE_ANNOTATION.to_string(),
+            format!("\u{1b}[2J\u{1b}]0;pwned\u{7}{}", "x".repeat(200_000)),
+        ),
+        (keys::EXPIRES_ANNOTATION.to_string(), "2030\n01".into()),
+    ]));
+    let observed = observe_secret(&secret);
+    let source = observed.credential_source.unwrap();
+    assert!(
+        !source.contains('\u{1b}') && !source.contains('\u{7}'),
+        "{source}"
+    );
+    assert!(source.len() < 2 * ANNOTATION_SHOWN, "{}", source.len());
+    assert_eq!(observed.expires_at.as_deref(), Some("2030\\n01"));
+    // What the bridge writes itself passes unchanged.
+    secret.metadata.annotations = Some(BTreeMap::from([(
+        CREDENTIAL_SOURCE_ANNOTATION.to_string(),
+        "labelled Secret ns/c-kubeconfig#value".to_string(),
+    )]));
+    assert_eq!(
+        observe_secret(&secret).credential_source.as_deref(),
+        Some("labelled Secret ns/c-kubeconfig#value")
+    );
+}
+
+/// The `f:spec` ownership our apply of `sc` records.
+pub(crate) fn spec_fields(sc: &SveltosCluster) -> serde_json::Value {
+    let v = serde_json::to_value(&sc.spec).unwrap();
+    serde_json::Value::Object(
+        v.as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| {
+                let sub = match v.as_object() {
+                    Some(o) if k == "tokenRequestRenewalOption" => serde_json::Value::Object(
+                        o.keys()
+                            .map(|k| (format!("f:{k}"), serde_json::json!({})))
+                            .collect(),
+                    ),
+                    _ => serde_json::json!({}),
+                };
+                (format!("f:{k}"), sub)
+            })
+            .collect(),
+    )
+}
+
+/// Simulates what the API server records after our server-side apply of `obj`'s labels and annotations.
+fn applied(mut sc: SveltosCluster) -> SveltosCluster {
+    let f = |m: &Option<BTreeMap<String, String>>| {
+        serde_json::Value::Object(
+            m.iter()
+                .flatten()
+                .map(|(k, _)| (format!("f:{k}"), serde_json::json!({})))
+                .collect(),
+        )
+    };
+    sc.metadata.managed_fields = Some(vec![ManagedFieldsEntry {
+        manager: Some(FIELD_MANAGER.into()),
+        operation: Some("Apply".into()),
+        fields_v1: Some(FieldsV1(serde_json::json!({
+            "f:metadata": {"f:labels": f(&sc.metadata.labels), "f:annotations": f(&sc.metadata.annotations)},
+            "f:spec": spec_fields(&sc)
+        }))),
+        ..Default::default()
+    }]);
+    sc
+}
+
+fn bridged() -> (BridgeSpec, crate::domain::desired::DesiredCluster) {
+    let spec = BridgeSpec {
+        name: "main".into(),
+        ..Default::default()
+    };
+    let p = profile("ns", "c1", &[("a", "1")]);
+    let src = CredentialSource::LabelledSecret {
+        namespace: "ns".into(),
+        name: "s".into(),
+        key: "Config".into(),
+    };
+    let material = Material::Bytes {
+        bytes: KUBECONFIG.as_bytes().to_vec(),
+        expires_at: None,
+        config_sha256: None,
+    };
+    let d = desired(&spec, &p, &src, &material, false);
+    (spec, d)
+}
+
+#[test]
+fn reading_back_what_was_written_gives_the_planned_entry() {
+    let (_, d) = bridged();
+    let mut sc = applied(d.sveltos_cluster.clone().unwrap());
+    // Fields others write never show: the k8s-version label, status, foreign annotations.
+    sc.metadata
+        .labels
+        .as_mut()
+        .unwrap()
+        .insert(keys::SVELTOS_K8S_VERSION_LABEL.into(), "v1.37.2".into());
+    sc.metadata
+        .annotations
+        .as_mut()
+        .unwrap()
+        .insert("other".into(), "x".into());
+    sc.status = Some(Default::default());
+    let w = Observed::build(
+        "main",
+        &crate::domain::ownership::Ledger::trusting(),
+        &[sc],
+        &[d.secret.clone().unwrap()],
+    );
+    assert_eq!(w.entries(|_| false)["ns/c1"], d.entry);
+}
+
+#[test]
+fn out_of_band_edits_show() {
+    let (_, d) = bridged();
+    let mut sc = applied(d.sveltos_cluster.clone().unwrap());
+    sc.metadata
+        .labels
+        .as_mut()
+        .unwrap()
+        .insert("a".into(), "edited".into());
+    // Someone else takes over kubeconfigName (an Update moves ownership away from us) ...
+    sc.spec.kubeconfig_name = Some("theirs".into());
+    let mf = &mut sc.metadata.managed_fields.as_mut().unwrap()[0];
+    mf.fields_v1.as_mut().unwrap().0["f:spec"]
+        .as_object_mut()
+        .unwrap()
+        .remove("f:kubeconfigName");
+    let mut secret = d.secret.clone().unwrap();
+    secret
+        .data
+        .as_mut()
+        .unwrap()
+        .get_mut("kubeconfig")
+        .unwrap()
+        .0 = b"other".to_vec();
+    let w = Observed::build(
+        "main",
+        &crate::domain::ownership::Ledger::trusting(),
+        &[sc],
+        &[secret],
+    );
+    let e = &w.entries(|_| false)["ns/c1"];
+    assert_eq!(e.labels["a"], "edited");
+    assert_ne!(e.config_sha256, d.entry.config_sha256);
+    assert_ne!(e.kubeconfig_sha256, d.entry.kubeconfig_sha256);
+}
+
+#[test]
+fn fields_set_by_others_are_theirs() {
+    let (_, d) = bridged();
+    let mut sc = applied(d.sveltos_cluster.clone().unwrap());
+    sc.spec.paused = Some(true);
+    sc.spec.consecutive_failure_threshold = Some(7);
+    let w = Observed::build(
+        "main",
+        &crate::domain::ownership::Ledger::trusting(),
+        &[sc],
+        &[d.secret.clone().unwrap()],
+    );
+    assert_eq!(w.entries(|_| false)["ns/c1"], d.entry);
+}
+
+#[test]
+fn ownership_is_by_recorded_uid_not_by_label() {
+    let (_, d) = bridged();
+    let mut ours = d.sveltos_cluster.clone().unwrap();
+    ours.metadata.uid = Some("uid-ours".into());
+    let mut forged = d.sveltos_cluster.clone().unwrap();
+    forged.metadata.name = Some("c3".into());
+    forged.metadata.uid = Some("uid-forged".into());
+    let mut other = d.sveltos_cluster.clone().unwrap();
+    other.metadata.name = Some("c4".into());
+    other
+        .metadata
+        .labels
+        .as_mut()
+        .unwrap()
+        .insert(keys::BRIDGE_LABEL.into(), "other".into());
+    let mut ledger = Ledger::default();
+    ledger.record(Kind::SveltosCluster, "ns/c1", "uid-ours");
+    // Attack: an object carrying this bridge's label that the bridge never created is an impostor.
+    let w = Observed::build("main", &ledger, &[ours, forged.clone(), other.clone()], &[]);
+    assert_eq!(w.owned.keys().collect::<Vec<_>>(), ["ns/c1"]);
+    assert_eq!(
+        w.impostors.iter().collect::<Vec<_>>(),
+        ["SveltosCluster ns/c3"]
+    );
+    assert_eq!(w.ledger(&ledger), ledger);
+    // At a name the bridge would create: foreign, whoever's label it carries.
+    let mut unlabelled = d.sveltos_cluster.clone().unwrap();
+    unlabelled.metadata.name = Some("c2".into());
+    unlabelled.metadata.labels = None;
+    let mut w = Observed::default();
+    w.add_foreign(
+        &ledger,
+        &[other.metadata, unlabelled.metadata, forged.metadata],
+        &[],
+    );
+    assert_eq!(w.foreign_clusters["ns/c4"], Some("other".into()));
+    assert_eq!(w.foreign_clusters["ns/c2"], None);
+    assert_eq!(w.foreign_clusters["ns/c3"], Some("main".into()));
+}
+
+#[test]
+fn half_written_cluster_reads_as_partial_entry() {
+    let (_, d) = bridged();
+    let w = Observed::build(
+        "main",
+        &crate::domain::ownership::Ledger::trusting(),
+        &[],
+        &[d.secret.clone().unwrap()],
+    );
+    let e = &w.entries(|_| false)["ns/c1"];
+    assert_eq!(e.sveltos_cluster, None);
+    assert_eq!(e.secret.as_deref(), Some("ns/c1-sveltos-kubeconfig"));
+}

@@ -1,0 +1,693 @@
+//! Planning: which profiles are bridged, with which credential, what the result looks like in state, and
+//! which writes and deletes apply has to make. Pure: the caller supplies everything read from the cluster.
+//!
+//! The steps, each in its own module: `select` picks the profiles and locates their credentials (first
+//! phase); [`plan()`] (here) builds the entries and objects, with `material` deciding per cluster whether its
+//! credential is copied, reused or minted; `report` groups per-cluster issues into diagnostics; `drift`
+//! compares an apply-time plan with what plan promised; `settle` decides what an apply records around its writes;
+//! [`actions()`] turns a plan made for apply into writes and deletes.
+
+mod actions;
+mod drift;
+#[cfg(test)]
+mod fixture;
+mod material;
+mod report;
+mod select;
+mod settle;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::core::v1::Secret;
+
+use super::{
+    BridgeSpec,
+    credentials::{CheckedKubeconfigs, CredentialSecrets, Lookup},
+    desired::{
+        ClusterEntry, DesiredCluster, Material, copied_labels_out_of_bounds, desired, secret_name,
+    },
+    exec::{ExecInvocation, ProvidersFile},
+    observed::Observed,
+};
+use crate::api::ClusterProfile;
+
+pub use super::problem::{Problem, Severity, Step};
+pub use actions::{Delete, Write, actions};
+pub use drift::{drift_since_plan, isolate_drift};
+pub use material::invocation_sha256;
+pub use report::{Cause, ClusterIssue, LISTED, name_list};
+pub use select::{CreationTargets, Located, locate_all};
+pub use settle::{entries_despite_failures, plan_errors, planned_mints, trusting_targets};
+
+use actions::differs;
+use material::material_for;
+use report::report;
+
+/// When a plan is computed. Terraform plans a resource, and plans it again right before applying it (a saved
+/// plan can wait for review in between); the CLI rejects a value that was known in the first plan and is unknown in
+/// the second. Exec credentials are therefore renewed with a margin that shrinks from one step to the next, so that
+/// a credential reused by the plan is still reused by the re-plan made up to `refresh_before` later.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Phase {
+    /// The first plan (`terraform plan`, or the plan step of `terraform apply`): renews exec credentials that
+    /// expire within twice `refresh_before`.
+    #[default]
+    Plan,
+    /// The plan made again right before apply: renews exec credentials that expire within `refresh_before`.
+    Replan,
+    /// `ApplyResourceChange`: renews what the (re-)plan said to renew ([`Inputs::planned_mints`]) and reuses every
+    /// other credential that has not expired.
+    Apply,
+}
+
+/// What the cluster holds, as read by the caller.
+pub struct Inputs<'a> {
+    /// The bridge's configuration.
+    pub spec: &'a BridgeSpec,
+    /// ClusterProfiles in scope.
+    pub profiles: &'a [ClusterProfile],
+    /// Secrets carrying the credential label (with data).
+    pub credential_secrets: &'a [Secret],
+    /// Kubeconfigs already found inert under some policy (worked out ahead of the plan), if any: the plan does not
+    /// parse them again when its own policy is the same ([`CheckedKubeconfigs`]).
+    pub checked_kubeconfigs: Option<&'a CheckedKubeconfigs>,
+    /// Labels of the consumer-labelled namespaces (needed with a consumer filter).
+    pub namespace_labels: &'a BTreeMap<String, BTreeMap<String, String>>,
+    /// The parsed providers file, if configured.
+    pub providers: Option<&'a ProvidersFile>,
+    /// What exists.
+    pub observed: &'a Observed,
+    /// Now.
+    pub now: jiff::Timestamp,
+    /// Plan or apply.
+    pub phase: Phase,
+    /// At apply: the clusters whose plan said their exec credential is minted at apply (they are minted even if
+    /// their current credential would still be valid).
+    pub planned_mints: Option<&'a BTreeSet<String>>,
+    /// ClusterProfiles in scope that exist but do not decode, by key, with why (escaped and bounded): each is kept
+    /// as it is, never deregistered for it.
+    pub undecodable: &'a BTreeMap<String, String>,
+}
+
+/// The longest object name the API server accepts (a DNS-1123 subdomain).
+const MAX_NAME: usize = 253;
+
+/// No undecodable ClusterProfiles (for [`Inputs::undecodable`]).
+pub static NO_UNDECODABLE: BTreeMap<String, String> = BTreeMap::new();
+
+/// The plan: the state entries apply will produce, the objects to write, and what it found wrong.
+#[derive(Debug, Clone, Default)]
+pub struct Plan {
+    /// Clusters to bridge, by key.
+    pub desired: BTreeMap<String, DesiredCluster>,
+    /// Clusters kept exactly as they are (a problem confined to them, or unhealthy and kept), by key.
+    pub kept: BTreeMap<String, ClusterEntry>,
+    /// Exec plugin runs needed at apply, by key (for credentials that are pending).
+    pub exec: BTreeMap<String, ExecInvocation>,
+    /// Clusters whose SveltosCluster is paused because their profile is unhealthy.
+    pub health_paused: BTreeSet<String>,
+    /// Per-cluster problems (reported grouped by cause in `problems`).
+    pub issues: Vec<ClusterIssue>,
+    /// Bridged clusters this plan deregisters, by key.
+    pub removals: Vec<String>,
+    /// Errors and warnings, with attribute paths.
+    pub problems: Vec<Problem>,
+    /// Made for apply ([`Phase::Apply`]): the clusters that differ from what exists hold their objects (the
+    /// others only their entries), and [`actions`] may be asked for.
+    pub for_apply: bool,
+    /// Sveltos renews every cluster's credentials (`token_renewal`).
+    pub renew_all: bool,
+    /// Clusters whose override asks Sveltos to renew their credentials.
+    pub renew_keys: BTreeSet<String>,
+}
+
+/// A cluster the plan leaves out or keeps as it is, as the `skipped` attribute shows it: its cause (the same
+/// words as the grouped diagnostic's summary; no object content) and whether its bridged objects are kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// Why, as [`Cause`] describes it.
+    pub cause: String,
+    /// Its existing SveltosCluster and Secret are kept as they are (`false`: it is not registered).
+    pub kept: bool,
+}
+
+impl Plan {
+    /// The planned `skipped` attribute: every cluster with an issue, by key.
+    pub fn skipped(&self) -> BTreeMap<String, Skipped> {
+        self.issues
+            .iter()
+            .map(|i| {
+                (
+                    i.key.clone(),
+                    Skipped {
+                        cause: i.cause.describe().to_string(),
+                        kept: i.kept,
+                    },
+                )
+            })
+            .collect()
+    }
+
+    /// The planned `clusters` attribute.
+    pub fn entries(&self) -> BTreeMap<String, ClusterEntry> {
+        self.entry_refs()
+            .into_iter()
+            .map(|(k, e)| (k.to_string(), e.clone()))
+            .collect()
+    }
+
+    /// The planned entries, by reference (what [`drift_since_plan`] compares, without a copy).
+    pub fn entry_refs(&self) -> BTreeMap<&str, &ClusterEntry> {
+        self.desired
+            .iter()
+            .map(|(k, d)| (k.as_str(), &d.entry))
+            .chain(self.kept.iter().map(|(k, e)| (k.as_str(), e)))
+            .collect()
+    }
+
+    /// The planned `clusters` attribute, taken out of the plan (no copy of ten thousand entries).
+    pub fn into_entries(self) -> BTreeMap<String, ClusterEntry> {
+        let mut m: BTreeMap<String, ClusterEntry> = self
+            .desired
+            .into_iter()
+            .map(|(k, d)| (k, d.entry))
+            .collect();
+        m.extend(self.kept);
+        m
+    }
+
+    /// Whether any problem is an error.
+    pub fn has_errors(&self) -> bool {
+        self.problems.iter().any(|p| p.severity == Severity::Error)
+    }
+
+    /// Whether the configuration asks Sveltos to renew cluster `key`'s credentials.
+    pub fn renews(&self, key: &str) -> bool {
+        self.renew_all || self.renew_keys.contains(key)
+    }
+
+    /// Leaves one cluster as it is: its existing objects are kept (no write, no delete), or, when it has none,
+    /// it is not registered.
+    pub fn isolate(&mut self, observed: &Observed, key: &str, cause: Cause, detail: String) {
+        self.desired.remove(key);
+        self.exec.remove(key);
+        self.health_paused.remove(key);
+        let existing = observed.owned.get(key);
+        if let Some(o) = existing {
+            self.kept.insert(key.to_string(), o.entry(self.renews(key)));
+        }
+        self.issues.push(ClusterIssue {
+            key: key.to_string(),
+            cause,
+            detail,
+            kept: existing.is_some(),
+        });
+    }
+}
+
+/// Second phase: given the Secrets read for `kubeconfig-secretreader` providers, build the plan. A problem
+/// confined to one cluster leaves that cluster as it is and is reported once per cause; every other cluster is
+/// planned normally (with `strict`, such problems are errors instead).
+pub fn plan(
+    inputs: &Inputs<'_>,
+    located: &Located,
+    fetched: &BTreeMap<(String, String), Option<Secret>>,
+) -> Plan {
+    let secrets = CredentialSecrets::new(inputs.credential_secrets, fetched)
+        .with_checked(inputs.checked_kubeconfigs);
+    let mut plan = Plan {
+        renew_all: inputs.spec.token_renewal.is_some(),
+        renew_keys: inputs
+            .spec
+            .overrides
+            .iter()
+            .filter(|(_, o)| o.token_renewal.is_some())
+            .map(|(k, _)| k.clone())
+            .collect(),
+        ..Plan::default()
+    };
+    check_override_keys(inputs, &mut plan);
+    for (i, lookup) in &located.lookups {
+        plan_cluster(
+            inputs,
+            located,
+            &secrets,
+            &mut plan,
+            &inputs.profiles[*i],
+            lookup,
+        );
+    }
+    for key in &located.unhealthy_kept {
+        plan.isolate(
+            inputs.observed,
+            key,
+            Cause::Unhealthy,
+            "kept registered".into(),
+        );
+    }
+    for (key, why) in inputs.undecodable {
+        plan.isolate(inputs.observed, key, Cause::Undecodable, why.clone());
+    }
+    for (key, why) in &inputs.observed.unreadable {
+        plan.isolate(inputs.observed, key, Cause::UnreadableObject, why.clone());
+    }
+    for key in &plan.health_paused.clone() {
+        plan.issues.push(ClusterIssue {
+            key: key.clone(),
+            cause: Cause::Unhealthy,
+            detail: "paused".into(),
+            kept: true,
+        });
+    }
+    plan.for_apply = inputs.phase == Phase::Apply;
+    isolate_collisions(inputs, &mut plan);
+    plan.removals = inputs
+        .observed
+        .owned
+        .keys()
+        .filter(|k| !plan.desired.contains_key(*k) && !plan.kept.contains_key(*k))
+        .cloned()
+        .collect();
+    report(inputs, &mut plan);
+    plan
+}
+
+/// Plans one selected cluster: its entry (and, at apply, its objects when they differ from what exists), or the
+/// issue that leaves it as it is.
+fn plan_cluster(
+    inputs: &Inputs<'_>,
+    located: &Located,
+    secrets: &CredentialSecrets<'_>,
+    plan: &mut Plan,
+    profile: &ClusterProfile,
+    lookup: &Lookup,
+) {
+    let key = profile.key();
+    let name = profile.metadata.name.as_deref().unwrap_or_default();
+    if secret_name(name).len() > MAX_NAME {
+        let detail = format!("{} characters", name.len());
+        plan.isolate(inputs.observed, &key, Cause::NameTooLong, detail);
+        return;
+    }
+    if let Some(detail) = copied_labels_out_of_bounds(inputs.spec, profile) {
+        plan.isolate(inputs.observed, &key, Cause::TooManyLabels, detail);
+        return;
+    }
+    let pause = located.unhealthy_paused.contains(&key);
+    let source = match lookup {
+        Lookup::Found(source) => source,
+        Lookup::Unusable(problem) => {
+            let cause = Cause::Credentials(problem.cause());
+            plan.isolate(inputs.observed, &key, cause, problem.to_string());
+            return;
+        }
+    };
+    match material_for(inputs, secrets, profile, source) {
+        Ok((material, inv)) => {
+            let d = desired(inputs.spec, profile, source, &material, pause);
+            let mint = material == Material::Pending && inv.is_some();
+            if mint && let Some(inv) = inv {
+                plan.exec.insert(key.clone(), inv);
+            }
+            if pause {
+                plan.health_paused.insert(key.clone());
+            }
+            // Only apply writes, and only what differs from what exists: a plan keeps the entries, not ten
+            // thousand kubeconfigs and objects.
+            let writes = inputs.phase == Phase::Apply
+                && differs(&d, inputs.observed.owned.get(&key), mint).is_some();
+            let d = if writes { d } else { d.entry_only() };
+            plan.desired.insert(key, d);
+        }
+        Err(problem) => {
+            let cause = Cause::Credentials(problem.cause());
+            plan.isolate(inputs.observed, &key, cause, problem.to_string());
+        }
+    }
+}
+
+fn check_override_keys(inputs: &Inputs<'_>, plan: &mut Plan) {
+    for k in inputs.spec.overrides.keys() {
+        if !k.contains('/') {
+            plan.problems.push(Problem::error(
+                vec![Step::Attr("overrides"), Step::Key(k.clone())],
+                "Invalid override key",
+                format!("overrides key {k:?} must be \"namespace/name\" of a ClusterProfile."),
+            ));
+        } else if !inputs.profiles.iter().any(|p| p.key() == *k) {
+            plan.problems.push(Problem::warning(
+                vec![Step::Attr("overrides"), Step::Key(k.clone())],
+                "Override for an unknown ClusterProfile",
+                format!("No ClusterProfile {k} exists; this override has no effect."),
+            ));
+        }
+    }
+}
+
+/// Clusters whose SveltosCluster or Secret name is taken by an object this bridge does not own are left as
+/// they are (unless `adopt`).
+fn isolate_collisions(inputs: &Inputs<'_>, plan: &mut Plan) {
+    let spec = inputs.spec;
+    if spec.adopt {
+        return;
+    }
+    let mut collided = Vec::new();
+    for (key, d) in &plan.desired {
+        let secret_id = d.entry.secret.clone().unwrap_or_default();
+        let mut why = Vec::new();
+        for (kind, id, foreign) in [
+            ("SveltosCluster", key, &inputs.observed.foreign_clusters),
+            ("Secret", &secret_id, &inputs.observed.foreign_secrets),
+        ] {
+            if let Some(owner) = foreign.get(id) {
+                let who = match owner {
+                    Some(o) if *o == spec.name => {
+                        "carries this bridge's label but was not created by it".to_string()
+                    }
+                    Some(o) => format!("is managed by bridge {o:?}"),
+                    None => "was not created by this provider".to_string(),
+                };
+                why.push(format!("{kind} {id} {who}"));
+            }
+        }
+        if !why.is_empty() {
+            collided.push((key.clone(), why.join("; ")));
+        }
+    }
+    for (key, why) in collided {
+        plan.isolate(inputs.observed, &key, Cause::Collision, why);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::plan::fixture::*;
+
+    #[test]
+    fn a_name_too_long_for_the_secret_and_an_unreadable_profile_are_their_clusters_problems() {
+        let mut f = Fixture::new();
+        let long = "x".repeat(240);
+        f.profiles.push(profile("a", &long, &[]));
+        f.secrets.push(labelled_secret(
+            "a",
+            "s3",
+            &long,
+            None,
+            &[("Config", KUBECONFIG)],
+        ));
+        // b/c1 is bridged, then its profile stops decoding.
+        let p = f.run();
+        f.observed = observed_after(&p, "main");
+        f.profiles.retain(|p| p.key() != "b/c1");
+        let undecodable = BTreeMap::from([("b/c1".to_string(), "bad timestamp".to_string())]);
+        let p = f.run_with(&undecodable);
+        assert!(p.desired.contains_key("a/c1"));
+        assert!(!p.desired.contains_key(&format!("a/{long}")));
+        assert!(p.kept.contains_key("b/c1"), "kept, not deregistered");
+        assert!(p.removals.is_empty(), "{:?}", p.removals);
+        let causes: Vec<Cause> = p.issues.iter().map(|i| i.cause).collect();
+        assert!(causes.contains(&Cause::NameTooLong) && causes.contains(&Cause::Undecodable));
+        assert!(!p.has_errors());
+    }
+
+    #[test]
+    fn a_profile_with_more_labels_than_the_bridge_copies_is_its_clusters_problem() {
+        let mut f = Fixture::new();
+        // b/c1 is bridged, then grows 65 labels: kept as it is. a/c9 never was: not registered.
+        let p = f.run();
+        f.observed = observed_after(&p, "main");
+        let many: Vec<(String, String)> = (0..=crate::domain::desired::MAX_COPIED_LABELS)
+            .map(|i| (format!("team.example.com/l{i}"), "v".to_string()))
+            .collect();
+        let many: Vec<(&str, &str)> = many.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        for p in f.profiles.iter_mut().filter(|p| p.key() == "b/c1") {
+            *p = profile("b", "c1", &many);
+        }
+        f.profiles.push(profile("a", "c9", &many));
+        f.secrets.push(labelled_secret(
+            "a",
+            "s9",
+            "c9",
+            None,
+            &[("Config", KUBECONFIG)],
+        ));
+        let p = f.run();
+        assert!(p.kept.contains_key("b/c1"), "kept, not deregistered");
+        assert!(!p.desired.contains_key("a/c9") && !p.desired.contains_key("b/c1"));
+        assert!(p.desired.contains_key("a/c1"), "the rest is planned");
+        assert!(p.removals.is_empty(), "{:?}", p.removals);
+        let issues: Vec<&ClusterIssue> = p
+            .issues
+            .iter()
+            .filter(|i| i.cause == Cause::TooManyLabels)
+            .collect();
+        assert_eq!(issues.len(), 2, "{:?}", p.issues);
+        assert!(
+            issues[0].detail.contains("65 labels"),
+            "{}",
+            issues[0].detail
+        );
+        assert!(!p.has_errors());
+    }
+
+    #[test]
+    fn an_unreadable_object_or_credential_secret_is_its_clusters_problem() {
+        use crate::domain::{credentials::UNREADABLE_MARK, ownership::Kind};
+        let mut f = Fixture::new();
+        let p = f.run();
+        f.observed = observed_after(&p, "main");
+        // b/c1's SveltosCluster stops decoding and its profile goes: kept as it is, never deregistered for it.
+        let uid = f.observed.owned["b/c1"]
+            .sveltos_cluster
+            .as_ref()
+            .unwrap()
+            .uid
+            .clone();
+        let meta = k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+            namespace: Some("b".into()),
+            name: Some("c1".into()),
+            uid,
+            ..Default::default()
+        };
+        let ledger = crate::domain::ownership::Ledger::trusting();
+        f.observed
+            .add_unreadable(&ledger, Kind::SveltosCluster, &meta, "recursion limit");
+        f.profiles.retain(|p| p.key() != "b/c1");
+        // a/c1's credential Secret does not decode either.
+        f.secrets[0].metadata.annotations = Some(BTreeMap::from([(
+            UNREADABLE_MARK.into(),
+            "invalid type".into(),
+        )]));
+        let p = f.run();
+        assert!(p.desired.is_empty(), "{:?}", p.desired.keys());
+        assert!(p.kept.contains_key("a/c1") && p.kept.contains_key("b/c1"));
+        assert!(p.removals.is_empty(), "{:?}", p.removals);
+        let issue = |key: &str| p.issues.iter().find(|i| i.key == key).unwrap();
+        assert_eq!(issue("b/c1").cause, Cause::UnreadableObject);
+        assert!(
+            issue("b/c1")
+                .detail
+                .contains("SveltosCluster b/c1 cannot be read: recursion limit")
+        );
+        assert_eq!(
+            issue("a/c1").cause,
+            Cause::Credentials("a credential Secret cannot be read")
+        );
+        assert!(
+            issue("a/c1")
+                .detail
+                .contains("a/s1 cannot be read: invalid type"),
+            "{}",
+            issue("a/c1").detail
+        );
+        assert!(!p.has_errors());
+        f.spec.strict = true;
+        assert!(f.run().has_errors());
+    }
+
+    #[test]
+    fn only_a_plan_made_for_apply_holds_the_objects() {
+        let mut f = Fixture::new();
+        for phase in [Phase::Plan, Phase::Replan, Phase::Apply] {
+            f.phase = phase;
+            let p = f.run();
+            assert_eq!(p.desired.len(), 2);
+            let with_objects = p
+                .desired
+                .values()
+                .all(|d| d.sveltos_cluster.is_some() && d.secret.is_some());
+            let without = p
+                .desired
+                .values()
+                .all(|d| d.sveltos_cluster.is_none() && d.secret.is_none());
+            assert!(
+                if phase == Phase::Apply {
+                    with_objects
+                } else {
+                    without
+                },
+                "{phase:?}"
+            );
+            // The entries are the same in every phase.
+            f.phase = Phase::Apply;
+            assert_eq!(p.entries(), f.run().entries(), "{phase:?}");
+        }
+    }
+
+    #[test]
+    fn same_name_in_two_namespaces_are_two_clusters() {
+        let p = Fixture::new().run();
+        assert!(p.problems.is_empty(), "{:?}", p.problems);
+        assert_eq!(p.entries().keys().collect::<Vec<_>>(), ["a/c1", "b/c1"]);
+    }
+
+    #[test]
+    fn collisions_are_isolated_to_their_cluster() {
+        let mut f = Fixture::new();
+        f.profiles.push(profile("a", "c2", &[]));
+        f.secrets.push(labelled_secret(
+            "a",
+            "s3",
+            "c2",
+            None,
+            &[("Config", KUBECONFIG)],
+        ));
+        f.observed.foreign_clusters.insert("a/c1".into(), None);
+        f.observed
+            .foreign_secrets
+            .insert("b/c1-sveltos-kubeconfig".into(), Some("other".into()));
+        let p = f.run();
+        assert!(!p.has_errors(), "{:?}", p.problems);
+        assert_eq!(
+            p.desired.keys().collect::<Vec<_>>(),
+            ["a/c2"],
+            "the others are still planned"
+        );
+        let w: Vec<_> = p
+            .problems
+            .iter()
+            .filter(|p| p.path == vec![Step::Attr("adopt")])
+            .collect();
+        assert_eq!(w.len(), 1, "one diagnostic per cause: {w:?}");
+        assert_eq!(w[0].severity, Severity::Warning);
+        assert!(w[0].summary.starts_with("2 ClusterProfile(s)"), "{w:?}");
+        assert!(
+            w[0].detail.contains("SveltosCluster a/c1") && w[0].detail.contains("bridge \"other\""),
+            "{w:?}"
+        );
+        f.spec.strict = true;
+        assert!(f.run().has_errors());
+        f.spec.strict = false;
+        f.spec.adopt = true;
+        assert_eq!(f.run().desired.len(), 3);
+    }
+
+    #[test]
+    fn missing_credentials_warn_or_fail_and_keep_existing() {
+        let mut f = Fixture::new();
+        f.secrets.pop();
+        let p = f.run();
+        assert_eq!(p.entries().len(), 1);
+        assert!(
+            p.problems
+                .iter()
+                .any(|x| x.severity == Severity::Warning && x.detail.contains("b/c1")),
+            "{:?}",
+            p.problems
+        );
+        f.spec.require_credentials = true;
+        assert!(f.run().has_errors());
+        // Already bridged: kept (never deleted because a credential went missing), even with require_credentials.
+        let mut f = Fixture::new();
+        let observed = observed_after(&f.run(), "main");
+        f.secrets.pop();
+        f.observed = observed.clone();
+        f.spec.require_credentials = true;
+        let p = f.run();
+        assert!(p.kept.contains_key("b/c1"));
+        assert!(!p.has_errors(), "{:?}", p.problems);
+        let (_, deletes) = actions(&p, &observed);
+        assert!(deletes.is_empty());
+    }
+
+    #[test]
+    fn ambiguous_secrets_keep_the_bridged_cluster_and_name_both() {
+        let mut f = Fixture::new();
+        f.observed = observed_after(&f.run(), "main");
+        f.secrets.push(labelled_secret(
+            "a",
+            "s9",
+            "c1",
+            None,
+            &[("Config", KUBECONFIG)],
+        ));
+        let p = f.run();
+        assert!(!p.has_errors());
+        let (writes, deletes) = actions(&p, &f.observed);
+        assert!(
+            writes.is_empty() && deletes.is_empty(),
+            "a/c1 is kept exactly as it is"
+        );
+        assert_eq!(p.kept.keys().collect::<Vec<_>>(), ["a/c1"]);
+        let w = p
+            .problems
+            .iter()
+            .find(|x| x.summary.contains("two or more"))
+            .unwrap();
+        assert!(
+            w.detail.contains("a/s1")
+                && w.detail.contains("a/s9")
+                && w.detail.contains("kept as it is"),
+            "{w:?}"
+        );
+        f.spec.strict = true;
+        assert!(f.run().has_errors());
+    }
+
+    #[test]
+    fn unknown_override_key_warns() {
+        let mut f = Fixture::new();
+        f.spec
+            .overrides
+            .insert("x/none".into(), Override::default());
+        f.spec.overrides.insert("bad".into(), Override::default());
+        let p = f.run();
+        assert!(p.problems.iter().any(|x| x.severity == Severity::Warning && x.path[1] == Step::Key("x/none".into())));
+        assert!(
+            p.problems
+                .iter()
+                .any(|x| x.severity == Severity::Error && x.path[1] == Step::Key("bad".into()))
+        );
+    }
+
+    #[test]
+    fn skipped_lists_every_cluster_with_an_issue_with_its_cause_and_whether_it_is_kept() {
+        let mut f = fixture::Fixture::new();
+        assert!(f.run().skipped().is_empty());
+        // Bridged, then b/c1 loses its Secret: kept as it is.
+        f.observed = fixture::observed_after(&f.run(), "main");
+        f.secrets.truncate(1);
+        // And a new profile without any Secret: not registered.
+        f.profiles
+            .push(crate::domain::testutil::profile("c", "new", &[]));
+        let skipped = f.run().skipped();
+        assert_eq!(
+            skipped.keys().collect::<Vec<_>>(),
+            ["b/c1", "c/new"],
+            "{skipped:?}"
+        );
+        assert!(skipped["b/c1"].kept && !skipped["c/new"].kept);
+        assert_eq!(
+            skipped["c/new"].cause,
+            f.run()
+                .issues
+                .iter()
+                .find(|i| i.key == "c/new")
+                .unwrap()
+                .cause
+                .describe()
+        );
+        assert!(!skipped["c/new"].cause.is_empty());
+    }
+}

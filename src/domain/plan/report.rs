@@ -1,0 +1,382 @@
+//! Diagnostics of a plan: per-cluster issues grouped by cause, objects wearing this bridge's label without being
+//! its own, and the clusters a plan deregisters (with the `max_removals` guard).
+
+use std::collections::BTreeMap;
+
+use super::{Inputs, Plan};
+use crate::domain::{
+    BridgeSpec, Deregistration,
+    problem::{Problem, Step},
+};
+
+/// Why one cluster was left as it is (or not registered) while the others were planned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterIssue {
+    /// Profile key.
+    pub key: String,
+    /// The cause, shared by every cluster with the same problem (diagnostics are grouped by it).
+    pub cause: Cause,
+    /// This cluster's specifics (object names, fields), never credential content.
+    pub detail: String,
+    /// Whether the cluster's existing bridged objects are kept (false: it is not registered).
+    pub kept: bool,
+}
+
+/// The cause of a [`ClusterIssue`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Cause {
+    /// A credential problem ([`CredentialProblem::cause`](crate::domain::credentials::CredentialProblem::cause)).
+    Credentials(&'static str),
+    /// An object this bridge does not own stands where it would write.
+    Collision,
+    /// The profile is not healthy (`require_healthy`); the cluster is kept or paused.
+    Unhealthy,
+    /// At apply: the profile changed between plan and apply.
+    ChangedSincePlan,
+    /// The ClusterProfile's name is too long for the name of the Secret the bridge would write next to it.
+    NameTooLong,
+    /// The ClusterProfile as stored does not decode (its writer stored a value the API server's schema admits
+    /// and the bridge cannot read, such as a malformed timestamp).
+    Undecodable,
+    /// The ClusterProfile has more labels to copy than the bridge copies
+    /// ([`MAX_COPIED_LABELS`](crate::domain::desired::MAX_COPIED_LABELS)).
+    TooManyLabels,
+    /// One of the bridge's own objects of the cluster (its SveltosCluster or Secret) does not decode.
+    UnreadableObject,
+}
+
+impl Cause {
+    /// The cause in words (the grouped diagnostic's summary and the `skipped` attribute).
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::Credentials(c) => c,
+            Self::Collision => "an object this bridge does not own has the name it would write",
+            Self::Unhealthy => "the ClusterProfile is not healthy",
+            Self::ChangedSincePlan => "the ClusterProfile changed since plan",
+            Self::Undecodable => "the ClusterProfile cannot be read",
+            Self::UnreadableObject => "an object of this bridge cannot be read",
+            Self::NameTooLong => {
+                "the ClusterProfile's name is too long for its kubeconfig Secret's name"
+            }
+            Self::TooManyLabels => {
+                "the ClusterProfile has more labels to copy than the bridge copies"
+            }
+        }
+    }
+
+    pub(super) fn hint(self) -> &'static str {
+        match self {
+            Self::Credentials(_) => {
+                "Fix the credential source of each listed ClusterProfile (see the sveltos_clusterprofile data \
+                 source's credential_source), or exclude it with overrides[\"<namespace>/<name>\"].skip = true."
+            }
+            Self::Collision => {
+                "Nothing was written to those objects. Set adopt = true to take them over, or exclude the \
+                 ClusterProfiles with overrides[\"<namespace>/<name>\"].skip = true."
+            }
+            Self::Unhealthy => {
+                "They stay registered (unhealthy = \"keep\") or paused (unhealthy = \"pause\") until healthy \
+                 again; unhealthy = \"remove\" deregisters them."
+            }
+            Self::ChangedSincePlan => {
+                "Nothing was written for them; every other cluster was applied. Run plan again."
+            }
+            Self::Undecodable => {
+                "They are kept as they are (or stay unregistered) until their writer fixes the field named."
+            }
+            Self::UnreadableObject => {
+                "Nothing is written to or deleted from those clusters until the object named decodes again \
+                 (someone stored a value in it the bridge cannot read); fix or delete it."
+            }
+            Self::NameTooLong => {
+                "The Secret is named <name>-sveltos-kubeconfig and a name has at most 253 characters: such a \
+                 ClusterProfile cannot be bridged. Exclude it with overrides[\"<namespace>/<name>\"].skip = true."
+            }
+            Self::TooManyLabels => {
+                "They are kept as they are (or stay unregistered): their labels would grow the state and the \
+                 SveltosCluster without bound. Narrow copy_labels (include or exclude) or ask their writer to \
+                 remove labels."
+            }
+        }
+    }
+}
+
+/// How many clusters a grouped diagnostic names before it gives a count.
+pub const LISTED: usize = 20;
+
+/// A list of names for a diagnostic: the first [`LISTED`], then how many more.
+pub fn name_list<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+    let names: Vec<&str> = names.into_iter().collect();
+    let mut out: Vec<String> = names.iter().take(LISTED).map(|n| n.to_string()).collect();
+    if names.len() > LISTED {
+        out.push(format!("and {} more", names.len() - LISTED));
+    }
+    out.join(", ")
+}
+
+/// Turns the plan's per-cluster issues, removals and impostors into grouped diagnostics.
+pub(super) fn report(inputs: &Inputs<'_>, plan: &mut Plan) {
+    let spec = inputs.spec;
+    let mut by_cause: BTreeMap<Cause, Vec<&ClusterIssue>> = BTreeMap::new();
+    for issue in &plan.issues {
+        by_cause.entry(issue.cause).or_default().push(issue);
+    }
+    let mut problems: Vec<Problem> = by_cause
+        .into_iter()
+        .map(|(cause, issues)| cause_problem(spec, cause, issues))
+        .collect();
+    problems.extend(impostors_problem(inputs));
+    problems.extend(removals_problem(
+        spec,
+        &plan.removals,
+        inputs.observed.owned.len(),
+    ));
+    plan.problems.extend(problems);
+}
+
+/// One diagnostic for every cluster with the same cause, listing the first [`LISTED`].
+fn cause_problem(spec: &BridgeSpec, cause: Cause, mut issues: Vec<&ClusterIssue>) -> Problem {
+    issues.sort_by(|a, b| a.key.cmp(&b.key));
+    let error = match cause {
+        Cause::Unhealthy => false,
+        Cause::ChangedSincePlan => true,
+        Cause::Credentials(_) => {
+            spec.strict || (spec.require_credentials && issues.iter().any(|i| !i.kept))
+        }
+        Cause::Collision
+        | Cause::Undecodable
+        | Cause::UnreadableObject
+        | Cause::NameTooLong
+        | Cause::TooManyLabels => spec.strict,
+    };
+    let kept = issues.iter().filter(|i| i.kept).count();
+    let lines: Vec<String> = issues
+        .iter()
+        .take(LISTED)
+        .map(|i| {
+            let state = if i.kept {
+                "kept as it is"
+            } else {
+                "not registered"
+            };
+            format!("- {} ({state}): {}", i.key, i.detail)
+        })
+        .collect();
+    let more = issues
+        .len()
+        .checked_sub(LISTED)
+        .filter(|n| *n > 0)
+        .map(|n| format!("\n- and {n} more"))
+        .unwrap_or_default();
+    let after = if error {
+        if spec.strict {
+            "strict = true makes this an error: nothing was written."
+        } else {
+            "require_credentials = true makes this an error: nothing was written."
+        }
+    } else {
+        "Every other cluster is planned normally. Set strict = true to make this an error."
+    };
+    let summary = format!(
+        "{} ClusterProfile(s): {} ({kept} kept as they are)",
+        issues.len(),
+        cause.describe()
+    );
+    // `destroy` plans the configuration first: the same error would stop it, and -refresh=false skips that plan.
+    let destroy = if error && !matches!(cause, Cause::ChangedSincePlan) {
+        " A destroy stopped by this error runs with -refresh=false, which skips this plan."
+    } else {
+        ""
+    };
+    let detail = format!(
+        "{}{more}\n\n{} {after}{destroy}",
+        lines.join("\n"),
+        cause.hint()
+    );
+    let path = match cause {
+        Cause::Credentials(_) => vec![Step::Attr("credentials")],
+        Cause::Collision => vec![Step::Attr("adopt")],
+        Cause::Unhealthy => vec![Step::Attr("require_healthy")],
+        Cause::TooManyLabels => vec![Step::Attr("copy_labels")],
+        Cause::ChangedSincePlan
+        | Cause::Undecodable
+        | Cause::UnreadableObject
+        | Cause::NameTooLong => vec![],
+    };
+    if error {
+        Problem::error(path, summary, detail)
+    } else {
+        Problem::warning(path, summary, detail)
+    }
+}
+
+/// The warning for objects that carry this bridge's ownership label without being its own.
+fn impostors_problem(inputs: &Inputs<'_>) -> Option<Problem> {
+    let impostors = &inputs.observed.impostors;
+    (!impostors.is_empty()).then(|| {
+        Problem::warning(
+            vec![Step::Attr("name")],
+            format!(
+                "{} object(s) carry the ownership label of bridge {:?} but were not created by it",
+                impostors.len(),
+                inputs.spec.name
+            ),
+            format!(
+                "{}. The bridge never updates or deletes them. If they are really this bridge's (for example \
+                 after the state was lost), take them over with `terraform import`.",
+                name_list(impostors.iter().map(String::as_str))
+            ),
+        )
+    })
+}
+
+/// Without `max_removals`, a plan may deregister at most this many clusters...
+pub const DEFAULT_MAX_REMOVALS_MIN: usize = 10;
+/// ...or this percentage of the clusters bridged before it, whichever is more.
+pub const DEFAULT_MAX_REMOVALS_PERCENT: usize = 25;
+
+/// How many clusters one plan may deregister: `max_removals` when set; otherwise the default guard, the larger of
+/// [`DEFAULT_MAX_REMOVALS_MIN`] and [`DEFAULT_MAX_REMOVALS_PERCENT`] % of the `bridged` clusters (rounded down).
+/// The default stops what deregisters a fleet by mistake (a selector typo, a namespace list edited, an inventory
+/// that answers with nothing) while letting routine decommissions through.
+pub fn removal_limit(max_removals: Option<usize>, bridged: usize) -> usize {
+    max_removals.unwrap_or_else(|| {
+        DEFAULT_MAX_REMOVALS_MIN.max(bridged * DEFAULT_MAX_REMOVALS_PERCENT / 100)
+    })
+}
+
+/// The warning for the clusters this plan deregisters, or the error when they are more than the limit
+/// ([`removal_limit`]; `bridged`: how many clusters the bridge had before this plan).
+fn removals_problem(spec: &BridgeSpec, removals: &[String], bridged: usize) -> Option<Problem> {
+    if removals.is_empty() {
+        return None;
+    }
+    let n = removals.len();
+    let names = name_list(removals.iter().map(String::as_str));
+    let limit = removal_limit(spec.max_removals, bridged);
+    if n <= limit {
+        let what = match spec.deregistration {
+            Deregistration::Withdraw => {
+                "Their add-ons are withdrawn first: the labels the bridge wrote on their SveltosClusters are \
+                 removed and apply waits (deletion_timeout) until addon-controller has taken off the clusters what \
+                 Sveltos deployed there (deregistration = \"withdraw\")"
+            }
+            Deregistration::Orphan => {
+                "Add-ons Sveltos deployed there stay on the clusters, managed by no one (deregistration = \
+                 \"orphan\"; addon-controller does not withdraw them when a SveltosCluster is deleted)"
+            }
+        };
+        return Some(Problem::warning(
+            vec![],
+            format!("This plan deregisters {n} cluster(s)"),
+            format!(
+                "{names}. {what}. max_removals caps how many one plan may deregister (now {limit})."
+            ),
+        ));
+    }
+    let (summary, hint) = match spec.max_removals {
+        Some(max) => (
+            format!("This plan would deregister {n} clusters, more than max_removals = {max}"),
+            "If this is intended, raise max_removals".to_string(),
+        ),
+        None => (
+            format!(
+                "This plan would deregister {n} of {bridged} clusters, more than the default limit of {limit}"
+            ),
+            format!(
+                "Without max_removals a plan may deregister at most {DEFAULT_MAX_REMOVALS_MIN} clusters or \
+                 {DEFAULT_MAX_REMOVALS_PERCENT} % of those bridged, whichever is more. If this is intended, set \
+                 max_removals to at least {n} for this apply"
+            ),
+        ),
+    };
+    let consequence = match spec.deregistration {
+        Deregistration::Withdraw => {
+            "Deregistering a cluster withdraws every add-on Sveltos deployed there (deregistration = \"withdraw\")."
+        }
+        Deregistration::Orphan => {
+            "Deregistering a cluster leaves the add-ons Sveltos deployed there managed by no one (deregistration = \
+             \"orphan\")."
+        }
+    };
+    Some(Problem::error(
+        vec![Step::Attr("max_removals")],
+        summary,
+        format!(
+            "{consequence} Clusters: {names}. Nothing was written. {hint}; otherwise check label_selector, \
+             namespaces and names (and that the inventory lists its ClusterProfiles)."
+        ),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::plan::fixture::*;
+    use crate::domain::problem::Severity;
+
+    #[test]
+    fn removal_guard() {
+        let mut f = Fixture::new();
+        f.observed = observed_after(&f.run(), "main");
+        f.profiles.clear();
+        let p = f.run();
+        assert_eq!(p.removals.len(), 2);
+        let w = p
+            .problems
+            .iter()
+            .find(|x| x.summary.contains("deregisters 2"))
+            .unwrap();
+        assert_eq!(w.severity, Severity::Warning);
+        f.spec.max_removals = Some(1);
+        let p = f.run();
+        let e = p
+            .problems
+            .iter()
+            .find(|x| x.path == vec![Step::Attr("max_removals")])
+            .unwrap();
+        assert!(
+            e.severity == Severity::Error && e.summary.contains('2'),
+            "{e:?}"
+        );
+        f.spec.max_removals = Some(2);
+        assert!(!f.run().has_errors());
+    }
+
+    #[test]
+    fn without_max_removals_a_plan_deregisters_at_most_ten_or_a_quarter() {
+        assert_eq!(removal_limit(None, 0), 10);
+        assert_eq!(removal_limit(None, 40), 10);
+        assert_eq!(removal_limit(None, 100), 25);
+        assert_eq!(removal_limit(None, 10_000), 2_500);
+        assert_eq!(removal_limit(Some(0), 10_000), 0);
+        assert_eq!(removal_limit(Some(5_000), 10), 5_000);
+        let spec = BridgeSpec::default();
+        let keys = |n: usize| (0..n).map(|i| format!("ns/c{i}")).collect::<Vec<_>>();
+        // An inventory that answers with nothing: all 100 would go.
+        let e = removals_problem(&spec, &keys(100), 100).unwrap();
+        assert_eq!(e.severity, Severity::Error);
+        assert!(
+            e.summary.contains("100 of 100") && e.detail.contains("at least 100"),
+            "{e:?}"
+        );
+        assert_eq!(e.path, vec![Step::Attr("max_removals")]);
+        // A routine decommission passes with a warning naming the limit and what happens to the add-ons.
+        let w = removals_problem(&spec, &keys(25), 100).unwrap();
+        assert_eq!(w.severity, Severity::Warning);
+        assert!(w.detail.contains("(now 25)"), "{w:?}");
+        assert!(w.detail.contains("add-ons are withdrawn first"), "{w:?}");
+        let orphan = BridgeSpec {
+            deregistration: Deregistration::Orphan,
+            ..BridgeSpec::default()
+        };
+        let w = removals_problem(&orphan, &keys(25), 100).unwrap();
+        assert!(w.detail.contains("managed by no one"), "{w:?}");
+        assert!(!w.detail.contains("  "), "runs of spaces: {:?}", w.detail);
+        // Small fleets: up to ten.
+        assert_eq!(
+            removals_problem(&spec, &keys(10), 12).unwrap().severity,
+            Severity::Warning
+        );
+    }
+}

@@ -1,0 +1,312 @@
+//! Apply's writes and deletes: what the pure core decided on ([`actions`]), carried out 16 clusters at a time,
+//! for each cluster the Secret first (minting an exec credential when the plan says so), then the SveltosCluster;
+//! removals in Sveltos' order ([`super::deregister`]).
+
+use std::collections::BTreeMap;
+
+use futures::{StreamExt, stream};
+use k8s_openapi::api::core::v1::Secret;
+use kube::Client;
+
+use super::{
+    CONCURRENCY, Namespaced,
+    deregister::{Removal, RemoveError, Removed, deregister},
+    snapshot::Snapshot,
+};
+use crate::{
+    api::ClusterProfile,
+    domain::{
+        BridgeSpec,
+        credentials::{CredentialSource, access_providers},
+        desired::{ClusterEntry, Material, desired, written_credential},
+        exec::{ExecInvocation, static_kubeconfig},
+        kubeconfig::ConnectionError,
+        observed::Observed,
+        ownership::{Kind, Ledger, MARK_ANNOTATION, RunKey, WrittenCredential},
+        plan::{Plan, Write, actions, invocation_sha256},
+    },
+    k8s::{
+        exec::{ExecRunError, run as run_exec},
+        io::{self, IoError},
+    },
+};
+
+/// Why one cluster's objects were not written. Nothing else was changed for that cluster, but an object whose
+/// write failed may exist all the same (the API server can carry out a write whose answer is lost).
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// Its credential could not be minted; nothing was written for it.
+    #[error(transparent)]
+    Mint(#[from] MintError),
+    /// A write of its Secret or SveltosCluster failed (the error names the object).
+    #[error("cannot bridge ClusterProfile {key}")]
+    Io {
+        /// The profile key.
+        key: String,
+        /// The failed write.
+        #[source]
+        source: IoError,
+    },
+}
+
+impl WriteError {
+    /// The key of the profile whose write failed.
+    pub fn key(&self) -> &str {
+        match self {
+            WriteError::Io { key, .. } => key,
+            WriteError::Mint(m) => m.key(),
+        }
+    }
+}
+
+/// Why the credential of one cluster could not be minted at apply.
+#[derive(Debug, thiserror::Error)]
+pub enum MintError {
+    /// The ClusterProfile the plan minted for is no longer in the snapshot.
+    #[error("ClusterProfile {key} vanished during apply")]
+    ProfileVanished {
+        /// The profile key.
+        key: String,
+    },
+    /// The profile no longer lists the access provider (or its cluster entry) the plan minted with.
+    #[error("access provider {provider} of ClusterProfile {key} vanished")]
+    ProviderVanished {
+        /// The profile key.
+        key: String,
+        /// The access provider's name.
+        provider: String,
+    },
+    /// The exec plugin gave no credential.
+    #[error("cannot mint credentials for ClusterProfile {key}")]
+    Exec {
+        /// The profile key.
+        key: String,
+        /// Why the plugin run failed.
+        #[source]
+        source: ExecRunError,
+    },
+    /// The access provider's cluster entry cannot be written as a static kubeconfig.
+    #[error(
+        "cannot mint credentials for ClusterProfile {key}: its cluster entry is not a kubeconfig cluster"
+    )]
+    Kubeconfig {
+        /// The profile key.
+        key: String,
+        /// What is wrong with the cluster entry.
+        #[source]
+        source: ConnectionError,
+    },
+}
+
+impl MintError {
+    /// The key of the profile whose credential was not minted.
+    pub fn key(&self) -> &str {
+        match self {
+            MintError::ProfileVanished { key }
+            | MintError::ProviderVanished { key, .. }
+            | MintError::Exec { key, .. }
+            | MintError::Kubeconfig { key, .. } => key,
+        }
+    }
+}
+
+/// Result of executing the writes and deletes.
+pub struct Outcome {
+    /// Final entries of clusters whose credential was minted during apply.
+    pub minted: BTreeMap<String, ClusterEntry>,
+    /// Objects written (kind, `namespace/name`, UID): recorded in the ledger.
+    pub written: Vec<(Kind, String, String)>,
+    /// What was written in each kubeconfig Secret written (`namespace/name`): recorded in the ledger.
+    pub credentials: Vec<(String, WrittenCredential)>,
+    /// What deregistration deleted, and the removals that failed.
+    pub removed: Removed,
+    /// The clusters whose write failed. Their objects may exist all the same: the API server can carry out a
+    /// write whose answer is lost (a connection reset, a restart), so the names are trusted when reading back.
+    pub write_errors: Vec<WriteError>,
+}
+
+impl Outcome {
+    /// The ledger after this outcome, starting from what was observed to be owned (read with `basis`).
+    pub fn ledger(&self, observed: &Observed, basis: &Ledger) -> Ledger {
+        let mut l = observed.ledger(basis);
+        for (kind, id, uid) in &self.written {
+            l.record(*kind, id, uid);
+        }
+        for (id, credential) in &self.credentials {
+            l.record_written(id, credential.clone());
+        }
+        self.removed.forget_in(&mut l);
+        l
+    }
+
+    /// The profile keys whose write or removal failed.
+    pub fn failed(&self) -> impl Iterator<Item = &str> {
+        let removals = self.removed.errors.iter().map(RemoveError::key);
+        self.write_errors
+            .iter()
+            .map(WriteError::key)
+            .chain(removals)
+    }
+
+    /// Whether every write and delete succeeded.
+    pub fn is_clean(&self) -> bool {
+        self.write_errors.is_empty() && self.removed.errors.is_empty()
+    }
+}
+
+/// Writes (Secret before SveltosCluster) and deletes (add-ons withdrawn, SveltosCluster, wait until it is gone,
+/// then Secret) with bounded concurrency.
+pub async fn execute(
+    client: &Client,
+    spec: &BridgeSpec,
+    snap: &Snapshot,
+    plan: &Plan,
+    run_key: &RunKey,
+) -> Outcome {
+    let (writes, deletes) = actions(plan, &snap.observed);
+    tracing::info!(bridge = %spec.name, writes = writes.len(), deletes = deletes.len(), "applying bridge changes");
+    let results: Vec<Result<Written, WriteError>> = stream::iter(writes)
+        .map(|w| write_one(client, spec, snap, w, run_key))
+        .buffer_unordered(CONCURRENCY)
+        .collect()
+        .await;
+    let removed = deregister(client, &snap.observed, deletes, Removal::of(spec)).await;
+    let mut out = Outcome {
+        minted: BTreeMap::new(),
+        written: Vec::new(),
+        credentials: Vec::new(),
+        removed,
+        write_errors: Vec::new(),
+    };
+    for r in results {
+        match r {
+            Ok(w) => {
+                out.minted.extend(w.minted);
+                out.written.extend(w.objects);
+                out.credentials.extend(w.credential);
+            }
+            Err(e) => out.write_errors.push(e),
+        }
+    }
+    out
+}
+
+/// What one write produced.
+struct Written {
+    minted: Option<(String, ClusterEntry)>,
+    objects: Vec<(Kind, String, String)>,
+    credential: Option<(String, WrittenCredential)>,
+}
+
+/// `namespace/name` of an object.
+fn id_of(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> String {
+    format!(
+        "{}/{}",
+        meta.namespace.as_deref().unwrap_or_default(),
+        meta.name.as_deref().unwrap_or_default()
+    )
+}
+
+/// Sets `obj`'s [`MARK_ANNOTATION`] for this run (see `crate::domain::ownership::RunKey`).
+fn marked<K: kube::Resource>(mut obj: K, kind: Kind, run_key: &RunKey) -> K {
+    let mark = run_key.mark(kind, &id_of(obj.meta()));
+    obj.meta_mut()
+        .annotations
+        .get_or_insert_with(Default::default)
+        .insert(MARK_ANNOTATION.to_string(), mark);
+    obj
+}
+
+/// Applies one object (taking it over first when it is adopted) and returns what the ledger records of it.
+async fn write_object<K: Namespaced + serde::Serialize>(
+    client: &Client,
+    key: &str,
+    obj: &K,
+    kind: Kind,
+    adopt: bool,
+) -> Result<(Kind, String, String), WriteError> {
+    let failed = |source| WriteError::Io {
+        key: key.to_string(),
+        source,
+    };
+    if adopt {
+        io::take_ownership(client, obj).await.map_err(failed)?;
+    }
+    let written = io::server_side_apply(client, obj).await.map_err(failed)?;
+    let uid = written.meta().uid.clone().unwrap_or_default();
+    Ok((kind, id_of(written.meta()), uid))
+}
+
+async fn write_one(
+    client: &Client,
+    spec: &BridgeSpec,
+    snap: &Snapshot,
+    w: Write,
+    run_key: &RunKey,
+) -> Result<Written, WriteError> {
+    let mut secret = w.secret.clone();
+    let mut minted = None;
+    if let Some(inv) = &w.exec {
+        let (s, entry) = mint(spec, &snap.profiles, &w, inv).await?;
+        secret = s;
+        minted = Some((w.key.clone(), entry));
+    }
+    let (mut objects, mut credential) = (Vec::new(), None);
+    if let Some(s) = secret.map(|s| marked(s, Kind::Secret, run_key)) {
+        let written = write_object(client, &w.key, &s, Kind::Secret, w.adopt_secret).await?;
+        credential = written_credential(&s).map(|c| (written.1.clone(), c));
+        objects.push(written);
+    }
+    if let Some(sc) = w.sveltos_cluster.clone() {
+        let sc = marked(sc, Kind::SveltosCluster, run_key);
+        let kind = Kind::SveltosCluster;
+        objects.push(write_object(client, &w.key, &sc, kind, w.adopt_sveltos_cluster).await?);
+    }
+    Ok(Written {
+        minted,
+        objects,
+        credential,
+    })
+}
+
+/// Runs the exec plugin of one cluster and builds its Secret and entry.
+async fn mint(
+    spec: &BridgeSpec,
+    profiles: &[ClusterProfile],
+    w: &Write,
+    inv: &ExecInvocation,
+) -> Result<(Option<Secret>, ClusterEntry), MintError> {
+    let key = || w.key.clone();
+    let profile = profiles
+        .iter()
+        .find(|p| p.key() == w.key)
+        .ok_or_else(|| MintError::ProfileVanished { key: key() })?;
+    let cluster = access_providers(profile)
+        .into_iter()
+        .find(|a| a.name == inv.provider)
+        .and_then(|a| a.cluster.clone())
+        .ok_or_else(|| MintError::ProviderVanished {
+            key: key(),
+            provider: inv.provider.clone(),
+        })?;
+    let cred = run_exec(inv)
+        .await
+        .map_err(|source| MintError::Exec { key: key(), source })?;
+    let bytes = static_kubeconfig(&cluster, &cred)
+        .map_err(|source| MintError::Kubeconfig { key: key(), source })?;
+    let source = CredentialSource::Exec {
+        provider: inv.provider.clone(),
+    };
+    let d = desired(
+        spec,
+        profile,
+        &source,
+        &Material::Bytes {
+            bytes,
+            expires_at: cred.expiration_timestamp.clone(),
+            config_sha256: Some(invocation_sha256(inv)),
+        },
+        w.health_pause,
+    );
+    Ok((d.secret, d.entry))
+}

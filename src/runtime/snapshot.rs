@@ -1,0 +1,341 @@
+//! What one plan or apply of a bridge reads: the inventory and what exists, with a constant number of LISTs
+//! (plus a GET per Secret named by a `kubeconfig-secretreader` provider and the collision check of the names the
+//! plan may create).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use futures::{StreamExt, TryStreamExt, stream};
+use k8s_openapi::{api::core::v1::Secret, apimachinery::pkg::apis::meta::v1::ObjectMeta};
+use kube::Client;
+
+use super::{CONCURRENCY, Namespaced, inventory::read_inventory, read_ahead::ReadAhead};
+use crate::{
+    api::{ClusterProfile, SveltosCluster, keys},
+    domain::{
+        BridgeSpec,
+        credentials::CheckedKubeconfigs,
+        exec::ProvidersFile,
+        observed::Observed,
+        ownership::{Kind, Ledger},
+        plan::{CreationTargets, Inputs, Phase, Plan, locate_all, plan},
+    },
+    k8s::{
+        bodies, credentials,
+        io::{self, IoError},
+    },
+};
+
+/// Everything read from the cluster for one plan or apply.
+pub struct Snapshot {
+    /// The ClusterProfiles in scope (the namespaces of the selection).
+    pub profiles: Vec<ClusterProfile>,
+    /// The Secrets carrying the credential label (see `CredentialReads::labelled`).
+    pub credential_secrets: Vec<Secret>,
+    /// The labels of the namespaces carrying the consumer label (empty without a consumer).
+    pub namespace_labels: BTreeMap<String, BTreeMap<String, String>>,
+    /// The operator's exec providers file, if configured (scoped by the bridge's `exec_providers`).
+    pub providers: Option<ProvidersFile>,
+    /// What exists: what the bridge owns, impostors, and objects at the names it would create.
+    pub observed: Observed,
+    /// The Secrets named by `kubeconfig-secretreader` providers, by `(namespace, name)` (`None`: not found).
+    pub fetched: BTreeMap<(String, String), Option<Secret>>,
+    /// Kubeconfigs found inert while the inventory was read ahead (none when it was read by the plan).
+    pub checked: Option<CheckedKubeconfigs>,
+    /// ClusterProfiles that exist but do not decode, by key, with why (escaped, bounded).
+    pub undecodable: BTreeMap<String, String>,
+}
+
+fn owner_selector(bridge: &str) -> String {
+    format!("{}={bridge}", keys::BRIDGE_LABEL)
+}
+
+/// Above this many namespaces, what the bridge owns is listed in all namespaces at once.
+const OWNED_NAMESPACES: usize = 32;
+
+/// Where the bridge's own objects are listed: the namespaces it selects (`selected`; empty: all) and every
+/// namespace its ledger names (where it wrote before the selection changed); all namespaces after an import
+/// (which takes over labelled objects wherever they are) or past [`OWNED_NAMESPACES`]. Labelled objects anywhere
+/// else are nobody's business: anyone who can create a Secret can label it, and is then not read.
+pub fn owned_scope(selected: &[String], ledger: &Ledger) -> Vec<String> {
+    let Some(mut scope) = ledger.namespaces().filter(|_| !selected.is_empty()) else {
+        return Vec::new();
+    };
+    scope.extend(selected.iter().cloned());
+    if scope.len() > OWNED_NAMESPACES {
+        return Vec::new();
+    }
+    scope.into_iter().collect()
+}
+
+/// What this bridge owns, listed where it may be ([`owned_scope`] of `selected`). Secrets (which anyone who can
+/// create a Secret in a namespace can label): a metadata LIST of those carrying the bridge's label (within
+/// `budget`), then the bodies of those the ledger recognises only (`k8s::bodies`); labelled Secrets it does not
+/// recognise are impostors, known from their metadata. SveltosClusters: one LIST by the label (creating
+/// SveltosClusters is a right of Sveltos' administrators, not of the inventory's tenants, so the metadata step
+/// would only cost time), impostors sorted out as it is decoded. An object of the bridge's that does not decode is
+/// kept as it is, its cluster's problem ([`Observed::add_unreadable`]).
+pub async fn read_owned(
+    client: &Client,
+    bridge: &str,
+    ledger: &Ledger,
+    selected: &[String],
+    budget: &io::ReadBudget,
+) -> Result<Observed, IoError> {
+    let scope = owned_scope(selected, ledger);
+    let sel = owner_selector(bridge);
+    // Each batch of bodies is reduced to what the bridge keeps of it (identities and hashes) as it is decoded:
+    // the listed objects, Secrets with their kubeconfig bytes, are never all held at once.
+    let (mut clusters, mut secrets) = (Observed::default(), Observed::default());
+    let unreadable = async {
+        let bad = io::list_each::<SveltosCluster>(client, &scope, Some(&sel), |page| {
+            clusters.add_owned_clusters(bridge, ledger, &page)
+        })
+        .await?;
+        for u in bad {
+            clusters.add_unreadable(ledger, Kind::SveltosCluster, &u.meta, &u.reason);
+        }
+        Ok::<_, IoError>(())
+    };
+    futures::try_join!(
+        unreadable,
+        read_labelled::<Secret>(
+            client,
+            (&sel, &scope),
+            (bridge, ledger, budget),
+            Kind::Secret,
+            &mut secrets,
+            |w, page| w.add_owned_secrets(bridge, ledger, page),
+        ),
+    )?;
+    clusters.join(secrets);
+    Ok(clusters)
+}
+
+/// [`read_owned`] for one kind.
+async fn read_labelled<K: Namespaced>(
+    client: &Client,
+    (selector, scope): (&str, &[String]),
+    (bridge, ledger, budget): (&str, &Ledger, &io::ReadBudget),
+    kind: Kind,
+    observed: &mut Observed,
+    add: impl Fn(&mut Observed, &[K]),
+) -> Result<(), IoError> {
+    let (mut listed, mut wanted) = (Vec::new(), BTreeSet::new());
+    let bad = io::list_metadata_each::<K>(client, scope, Some(selector), budget, |metas| {
+        wanted.extend(observed.sort_labelled(bridge, ledger, kind, &metas));
+        listed.extend(metas.iter().map(bodies::key_of));
+    })
+    .await?;
+    for u in bad {
+        observed.add_unreadable(ledger, kind, &u.meta, &u.reason);
+    }
+    let bad = bodies::read_bodies::<K>(client, (Some(selector), scope), &listed, &wanted, |page| {
+        add(observed, &page)
+    })
+    .await?;
+    for u in bad {
+        observed.add_unreadable(ledger, kind, &u.meta, &u.reason);
+    }
+    Ok(())
+}
+
+/// What a refresh already read for the plan that follows it: a head start, never needed.
+#[derive(Debug, Default)]
+pub struct HeadStart {
+    /// What the bridge owns as the refresh read it with the plan's ledger (see [`read_owned`]).
+    pub owned: Option<Observed>,
+    /// The inventory read ahead ([`read_inventory`] started earlier for this same inventory and selection).
+    pub inventory: Option<ReadAhead>,
+}
+
+/// Reads the inventory and what exists: four LISTs (profiles, labelled credential Secrets, and the
+/// SveltosClusters and Secrets this bridge owns), one GET per Secret named by a `kubeconfig-secretreader`
+/// provider, and a collision check of the objects the plan would create ([`existing_at`]).
+///
+/// The inventory (ClusterProfiles, credential Secrets, consumer namespaces, secret-reader Secrets) is read
+/// through `inventory`, the cluster of the `inventory` block or the provider's own; what the bridge owns and
+/// might collide with is read through `client`, the cluster it writes to. `providers` is the operator's providers
+/// file, already read. What `ahead` holds is not read again: what the bridge owns, read by a refresh with this
+/// `ledger`, and the inventory read ahead (read again when that read failed: it is only ever a head start).
+pub async fn snapshot(
+    client: &Client,
+    inventory: &Client,
+    spec: &BridgeSpec,
+    ledger: &Ledger,
+    providers: Option<ProvidersFile>,
+    ahead: HeadStart,
+) -> Result<Snapshot, IoError> {
+    let HeadStart {
+        owned,
+        inventory: read_ahead,
+    } = ahead;
+    let budget = io::ReadBudget::default();
+    let (((profiles, undecodable, reads), checked), observed) = futures::try_join!(
+        async {
+            if let Some(read) = read_ahead
+                && let Some(done) = read.join().await
+            {
+                return Ok((done.reads, Some(done.checked)));
+            }
+            Ok((read_inventory(inventory, spec, &budget).await?, None))
+        },
+        async {
+            match owned {
+                Some(observed) => Ok(observed),
+                None => {
+                    let selected = &spec.selection.namespaces;
+                    read_owned(client, &spec.name, ledger, selected, &budget).await
+                }
+            }
+        },
+    )?;
+    let credentials::CredentialReads {
+        labelled: credential_secrets,
+        namespace_labels,
+    } = reads;
+    let mut snap = Snapshot {
+        profiles,
+        credential_secrets,
+        namespace_labels,
+        providers,
+        observed,
+        fetched: BTreeMap::new(),
+        checked,
+        undecodable: io::Undecodable::by_key(undecodable),
+    };
+    let located = locate_all(&snap.inputs(spec, jiff::Timestamp::now(), Phase::Plan, None));
+    snap.fetched =
+        credentials::read_named_secrets(inventory, &located.secrets_to_read(), &budget).await?;
+    let targets = located.creation_targets(&snap.profiles, &snap.observed);
+    let (clusters, secrets) = existing_at(client, &targets, &budget).await?;
+    snap.observed.add_foreign(ledger, &clusters, &secrets);
+    Ok(snap)
+}
+
+/// Up to this many objects to create are checked one GET each; more, with metadata LISTs of their namespaces.
+const COLLISION_GETS: usize = 64;
+
+/// The metadata of objects that already exist where the plan would create SveltosClusters and Secrets. Nothing is
+/// read when nothing is to be created (a no-change plan); a few targets cost a metadata GET each, many a metadata
+/// LIST per namespace involved (or one cluster-wide LIST when they span many namespaces), within `budget`. An object
+/// that does not decode is there all the same (what could be read of its metadata): a collision, never written over.
+async fn existing_at(
+    client: &Client,
+    targets: &CreationTargets,
+    budget: &io::ReadBudget,
+) -> Result<(Vec<ObjectMeta>, Vec<ObjectMeta>), IoError> {
+    if targets.is_empty() {
+        return Ok(Default::default());
+    }
+    if targets.len() <= COLLISION_GETS {
+        return futures::try_join!(
+            metadata_of::<SveltosCluster>(client, &targets.clusters),
+            metadata_of::<Secret>(client, &targets.secrets),
+        );
+    }
+    let namespaces = targets.namespaces();
+    let namespaces: Vec<String> = if namespaces.len() > COLLISION_NAMESPACES {
+        Vec::new() // all namespaces, one paginated LIST
+    } else {
+        namespaces.into_iter().collect()
+    };
+    let keep = |(metas, bad): (Vec<ObjectMeta>, Vec<io::Undecodable>),
+                wanted: &BTreeSet<(String, String)>|
+     -> Vec<ObjectMeta> {
+        metas
+            .into_iter()
+            .chain(bad.into_iter().map(|u| u.meta))
+            .filter(|m| wanted.contains(&bodies::key_of(m)))
+            .collect()
+    };
+    let (clusters, secrets) = futures::try_join!(
+        io::list_metadata::<SveltosCluster>(client, &namespaces, None, budget),
+        io::list_metadata::<Secret>(client, &namespaces, None, budget),
+    )?;
+    Ok((
+        keep(clusters, &targets.clusters),
+        keep(secrets, &targets.secrets),
+    ))
+}
+
+/// The metadata of those of `objects` (`namespace`, `name`) that exist: one metadata GET each, concurrently (one
+/// that does not decode as what could be read of it).
+async fn metadata_of<K: Namespaced>(
+    client: &Client,
+    objects: &BTreeSet<(String, String)>,
+) -> Result<Vec<ObjectMeta>, IoError> {
+    let found: Vec<io::Got<ObjectMeta>> = stream::iter(objects.clone())
+        .map(|(ns, name)| async move { io::get_metadata::<K>(client, &ns, &name).await })
+        .buffer_unordered(CONCURRENCY)
+        .try_collect()
+        .await?;
+    Ok(found
+        .into_iter()
+        .filter_map(|g| match g {
+            io::Got::Found(m) => Some(m),
+            io::Got::Undecodable(u) => Some(u.meta.clone()),
+            io::Got::Absent => None,
+        })
+        .collect())
+}
+
+/// Above this many namespaces, collision checks list cluster-wide instead of namespace by namespace.
+const COLLISION_NAMESPACES: usize = 16;
+
+impl Snapshot {
+    /// The pure core's view of this snapshot.
+    pub fn inputs<'a>(
+        &'a self,
+        spec: &'a BridgeSpec,
+        now: jiff::Timestamp,
+        phase: Phase,
+        planned_mints: Option<&'a BTreeSet<String>>,
+    ) -> Inputs<'a> {
+        Inputs {
+            spec,
+            profiles: &self.profiles,
+            credential_secrets: &self.credential_secrets,
+            checked_kubeconfigs: self.checked.as_ref(),
+            namespace_labels: &self.namespace_labels,
+            providers: self.providers.as_ref(),
+            observed: &self.observed,
+            now,
+            phase,
+            planned_mints,
+            undecodable: &self.undecodable,
+        }
+    }
+
+    /// Plans against this snapshot.
+    pub fn plan(
+        &self,
+        spec: &BridgeSpec,
+        now: jiff::Timestamp,
+        phase: Phase,
+        planned_mints: Option<&BTreeSet<String>>,
+    ) -> Plan {
+        let inputs = self.inputs(spec, now, phase, planned_mints);
+        let located = locate_all(&inputs);
+        plan(&inputs, &located, &self.fetched)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bridges_objects_are_listed_where_it_selects_or_wrote() {
+        let mut ledger = Ledger::default();
+        ledger.record(Kind::SveltosCluster, "old/c1", "u1");
+        ledger.record(Kind::Secret, "old/c1-sveltos-kubeconfig", "u2");
+        ledger.trust_name(Kind::Secret, "legacy/c2-sveltos-kubeconfig");
+        let selected = ["b".to_string(), "a".to_string()];
+        assert_eq!(owned_scope(&selected, &ledger), ["a", "b", "legacy", "old"]);
+        // Every namespace selected, or taken over by an import, or too many: all namespaces.
+        assert!(owned_scope(&[], &ledger).is_empty());
+        assert!(owned_scope(&selected, &Ledger::trusting()).is_empty());
+        let many: Vec<String> = (0..=OWNED_NAMESPACES).map(|i| format!("n{i}")).collect();
+        assert!(owned_scope(&many, &ledger).is_empty());
+    }
+}
