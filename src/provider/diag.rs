@@ -6,11 +6,14 @@ use crate::{
         plan::name_list,
         problem::{Problem, Severity, Step},
     },
-    k8s::io::IoError,
+    k8s::io::{self, IoError},
     runtime::{
         apply::{DestroyStop, NotApplied},
+        clusters::ClustersError,
+        credentials::{CredentialsError, MintError},
         deregister::RemoveError,
-        execute::{MintError, Outcome, WriteError},
+        execute::{Outcome, WriteError},
+        profiles::ProfilesError,
     },
     tfplugin::{AttributePath, Diagnostic, Diagnostics},
 };
@@ -240,6 +243,95 @@ pub fn destroy_diags(stop: DestroyStop) -> Diagnostics {
             ),
         )
         .into(),
+    }
+}
+
+/// The error diagnostic for a failure on ClusterProfile `namespace/name`.
+pub fn credentials_failure(namespace: &str, name: &str, e: &CredentialsError) -> Diagnostic {
+    let d = Diagnostic::error(
+        format!("Cannot get the credentials of ClusterProfile {namespace}/{name}"),
+        format!(
+            "{e}. The sveltos_cluster_credentials ephemeral resource resolves credentials as \
+             sveltos_cluster_inventory_bridge does; the sveltos_clusterprofile data source reports where they would \
+             come from."
+        ),
+    );
+    match e {
+        CredentialsError::ProfileNotFound { .. } => d.with_attribute(AttributePath::attr("name")),
+        _ => d,
+    }
+}
+
+/// The error diagnostic for a failed read of the ClusterProfile data sources.
+pub fn profiles_failure(e: &ProfilesError) -> Diagnostic {
+    match e {
+        ProfilesError::NotFound { namespace, name } => Diagnostic::error(
+            format!("ClusterProfile {namespace}/{name} not found"),
+            e.to_string(),
+        )
+        .with_attribute(AttributePath::attr("name")),
+        ProfilesError::Read {
+            namespace, name, ..
+        } => Diagnostic::error(
+            format!("Cannot read ClusterProfile {namespace}/{name}"),
+            e.to_string(),
+        ),
+        ProfilesError::List { .. } => {
+            Diagnostic::error("Cannot list ClusterProfiles", e.to_string())
+        }
+        ProfilesError::Locate { key: Some(key), .. } => Diagnostic::error(
+            format!("Cannot locate the credentials of ClusterProfile {key}"),
+            e.to_string(),
+        ),
+        ProfilesError::Locate { key: None, .. } => Diagnostic::error(
+            "Cannot locate the credentials of the ClusterProfiles",
+            e.to_string(),
+        ),
+    }
+}
+
+/// The warning naming the objects of `kind` that exist but cannot be read (at most 20 of them); `None` when every
+/// one was read.
+pub fn undecodable_warning(kind: &str, undecodable: Vec<io::Undecodable>) -> Option<Diagnostic> {
+    let bad = io::Undecodable::by_key(undecodable);
+    if bad.is_empty() {
+        return None;
+    }
+    let lines: Vec<String> = bad
+        .iter()
+        .take(20)
+        .map(|(k, why)| format!("- {k}: {why}"))
+        .collect();
+    Some(Diagnostic::warning(
+        format!("{} {kind}(s) cannot be read and are not listed", bad.len()),
+        lines.join("\n"),
+    ))
+}
+
+/// The error diagnostic for a failed read of the `sveltos_clusters` data source.
+pub fn clusters_failure(e: &ClustersError) -> Diagnostic {
+    match e {
+        ClustersError::List { .. } => Diagnostic::error(
+            "Cannot read SveltosClusters",
+            format!(
+                "{e}. Check that the management cluster is reachable with the provider's configuration and that \
+                 the SveltosCluster CRD is installed."
+            ),
+        ),
+        ClustersError::Claim {
+            bridge,
+            namespace,
+            name,
+            ..
+        } => Diagnostic::error(
+            "Cannot read the bridge's claim",
+            format!(
+                "{e}. Which SveltosClusters bridge {bridge:?} owns is recorded in its claim, ConfigMap \
+                 {namespace}/{name}: the provider's identity needs `get` on ConfigMaps there (set \
+                 `claim_namespace` if the bridge sets it)."
+            ),
+        )
+        .with_attribute(AttributePath::attr("claim_namespace")),
     }
 }
 

@@ -10,6 +10,7 @@ use kube::Client;
 
 use super::{
     CONCURRENCY, Namespaced,
+    credentials::{self, MintError},
     deregister::{Removal, RemoveError, Removed, deregister},
     snapshot::Snapshot,
 };
@@ -17,18 +18,14 @@ use crate::{
     api::ClusterProfile,
     domain::{
         BridgeSpec,
-        credentials::{CredentialSource, access_providers},
+        credentials::CredentialSource,
         desired::{ClusterEntry, Material, desired, written_credential},
-        exec::{ExecInvocation, static_kubeconfig},
-        kubeconfig::ConnectionError,
+        exec::ExecInvocation,
         observed::Observed,
         ownership::{Kind, Ledger, MARK_ANNOTATION, RunKey, WrittenCredential},
-        plan::{Plan, Write, actions, invocation_sha256},
+        plan::{Plan, Write, actions},
     },
-    k8s::{
-        exec::{ExecRunError, run as run_exec},
-        io::{self, IoError},
-    },
+    k8s::io::{self, IoError},
 };
 
 /// Why one cluster's objects were not written. Nothing else was changed for that cluster, but an object whose
@@ -55,57 +52,6 @@ impl WriteError {
         match self {
             WriteError::Io { key, .. } => key,
             WriteError::Mint(m) => m.key(),
-        }
-    }
-}
-
-/// Why the credential of one cluster could not be minted at apply.
-#[derive(Debug, thiserror::Error)]
-pub enum MintError {
-    /// The ClusterProfile the plan minted for is no longer in the snapshot.
-    #[error("ClusterProfile {key} vanished during apply")]
-    ProfileVanished {
-        /// The profile key.
-        key: String,
-    },
-    /// The profile no longer lists the access provider (or its cluster entry) the plan minted with.
-    #[error("access provider {provider} of ClusterProfile {key} vanished")]
-    ProviderVanished {
-        /// The profile key.
-        key: String,
-        /// The access provider's name.
-        provider: String,
-    },
-    /// The exec plugin gave no credential.
-    #[error("cannot mint credentials for ClusterProfile {key}")]
-    Exec {
-        /// The profile key.
-        key: String,
-        /// Why the plugin run failed.
-        #[source]
-        source: ExecRunError,
-    },
-    /// The access provider's cluster entry cannot be written as a static kubeconfig.
-    #[error(
-        "cannot mint credentials for ClusterProfile {key}: its cluster entry is not a kubeconfig cluster"
-    )]
-    Kubeconfig {
-        /// The profile key.
-        key: String,
-        /// What is wrong with the cluster entry.
-        #[source]
-        source: ConnectionError,
-    },
-}
-
-impl MintError {
-    /// The key of the profile whose credential was not minted.
-    pub fn key(&self) -> &str {
-        match self {
-            MintError::ProfileVanished { key }
-            | MintError::ProviderVanished { key, .. }
-            | MintError::Exec { key, .. }
-            | MintError::Kubeconfig { key, .. } => key,
         }
     }
 }
@@ -276,24 +222,11 @@ async fn mint(
     w: &Write,
     inv: &ExecInvocation,
 ) -> Result<(Option<Secret>, ClusterEntry), MintError> {
-    let key = || w.key.clone();
     let profile = profiles
         .iter()
         .find(|p| p.key() == w.key)
-        .ok_or_else(|| MintError::ProfileVanished { key: key() })?;
-    let cluster = access_providers(profile)
-        .into_iter()
-        .find(|a| a.name == inv.provider)
-        .and_then(|a| a.cluster.clone())
-        .ok_or_else(|| MintError::ProviderVanished {
-            key: key(),
-            provider: inv.provider.clone(),
-        })?;
-    let cred = run_exec(inv)
-        .await
-        .map_err(|source| MintError::Exec { key: key(), source })?;
-    let bytes = static_kubeconfig(&cluster, &cred)
-        .map_err(|source| MintError::Kubeconfig { key: key(), source })?;
+        .ok_or_else(|| MintError::ProfileVanished { key: w.key.clone() })?;
+    let minted = credentials::mint(profile, inv).await?;
     let source = CredentialSource::Exec {
         provider: inv.provider.clone(),
     };
@@ -302,9 +235,9 @@ async fn mint(
         profile,
         &source,
         &Material::Bytes {
-            bytes,
-            expires_at: cred.expiration_timestamp.clone(),
-            config_sha256: Some(invocation_sha256(inv)),
+            bytes: minted.kubeconfig,
+            expires_at: minted.expires_at,
+            config_sha256: Some(minted.invocation_sha256),
         },
         w.health_pause,
     );

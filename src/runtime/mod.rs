@@ -6,9 +6,12 @@
 //! which the mapping layer turns into diagnostics (`provider::diag`).
 
 pub mod apply;
+pub mod clusters;
+pub mod credentials;
 pub mod deregister;
 pub mod execute;
 pub mod inventory;
+pub mod profiles;
 pub mod read_ahead;
 pub mod snapshot;
 mod withdraw;

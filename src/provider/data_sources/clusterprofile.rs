@@ -7,23 +7,22 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    lookup::credential_statuses,
+    lookup::statuses,
     profile_value::{
         InventoryBlocks, check_credentials, failed, inventory_access, profile_attributes,
         profile_attrs, unknown_config,
     },
 };
 use crate::{
-    api::ClusterProfile,
     domain::credentials::CredentialsConfig,
-    k8s::io,
     provider::{
         blocks::{connection::ConnectionConfig, selection::profile_identity},
+        diag::profiles_failure,
         state::ProviderState,
     },
+    runtime::profiles::read_profile,
     tfplugin::{
-        AttributePath, DataReadRequest, DataReadResponse, DataSource, Diagnostic, Diagnostics,
-        Schema, Value,
+        DataReadRequest, DataReadResponse, DataSource, Diagnostics, Schema, Value,
         value::{from_value, from_value_partial},
     },
 };
@@ -94,29 +93,6 @@ impl ProfileConfig {
     }
 }
 
-/// ClusterProfile `namespace/name`, or the error saying it is not there (at `name`) or cannot be read.
-async fn read_profile(
-    client: &kube::Client,
-    namespace: &str,
-    name: &str,
-) -> Result<ClusterProfile, Diagnostic> {
-    match io::get_opt::<ClusterProfile>(client, namespace, name).await {
-        Ok(Some(p)) => Ok(p),
-        Ok(None) => Err(Diagnostic::error(
-            format!("ClusterProfile {namespace}/{name} not found"),
-            format!(
-                "There is no ClusterProfile (multicluster.x-k8s.io/v1alpha1) named {name} in namespace \
-                 {namespace}."
-            ),
-        )
-        .with_attribute(AttributePath::attr("name"))),
-        Err(e) => Err(Diagnostic::error(
-            format!("Cannot read ClusterProfile {namespace}/{name}"),
-            e.to_string(),
-        )),
-    }
-}
-
 #[async_trait]
 impl DataSource for ClusterProfileDataSource {
     fn type_name(&self) -> &'static str {
@@ -158,27 +134,13 @@ impl DataSource for ClusterProfileDataSource {
                 Ok(v) => v,
                 Err(resp) => return *resp,
             };
-        let profile = match read_profile(&client, namespace, name).await {
-            Ok(p) => p,
-            Err(d) => return failed(config, d.into()),
+        let read = match read_profile(&client, namespace, name, &options, providers.as_ref()).await
+        {
+            Ok(r) => r,
+            Err(e) => return failed(config, profiles_failure(&e).into()),
         };
-        let profiles = [profile];
-        let statuses =
-            match credential_statuses(&client, &options, providers.as_ref(), &profiles).await {
-                Ok(s) => s,
-                Err(e) => {
-                    return failed(
-                        config,
-                        Diagnostic::error(
-                            format!(
-                                "Cannot locate the credentials of ClusterProfile {namespace}/{name}"
-                            ),
-                            e.to_string(),
-                        )
-                        .into(),
-                    );
-                }
-            };
+        let statuses = statuses(&read, &options, providers.as_ref());
+        let profiles = &read.profiles;
         let mut state = config.clone();
         if let Some(status) = statuses.first() {
             for (k, v) in profile_attrs(&profiles[0], status) {

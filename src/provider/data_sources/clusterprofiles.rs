@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    lookup::credential_statuses,
+    lookup::statuses,
     profile_value::{
         InventoryBlocks, check_credentials, failed, inventory_access, profile_object_type,
         profile_value, unknown_config,
@@ -16,14 +16,15 @@ use super::{
 use crate::{
     api::ClusterProfile,
     domain::{Selection, credentials::CredentialsConfig, selection_miss},
-    k8s::io,
     provider::{
         blocks::{connection::ConnectionConfig, selection},
+        diag::{profiles_failure, undecodable_warning},
         state::ProviderState,
     },
+    runtime::profiles::{ReadProfiles, read_profiles},
     tfplugin::{
-        AttributePath, DataReadRequest, DataReadResponse, DataSource, Diagnostic, Diagnostics,
-        Schema, Type, Value,
+        AttributePath, DataReadRequest, DataReadResponse, DataSource, Diagnostics, Schema, Type,
+        Value,
         schema::Attribute,
         value::{from_value, from_value_partial},
     },
@@ -153,27 +154,6 @@ fn selection(config: &ProfilesConfig) -> Result<Selection, Diagnostics> {
     })
 }
 
-/// The warning naming the objects of `kind` that exist but cannot be read (at most 20 of them); `None` when every
-/// one was read.
-pub(super) fn undecodable_warning(
-    kind: &str,
-    undecodable: Vec<io::Undecodable>,
-) -> Option<Diagnostic> {
-    let bad = io::Undecodable::by_key(undecodable);
-    if bad.is_empty() {
-        return None;
-    }
-    let lines: Vec<String> = bad
-        .iter()
-        .take(20)
-        .map(|(k, why)| format!("- {k}: {why}"))
-        .collect();
-    Some(Diagnostic::warning(
-        format!("{} {kind}(s) cannot be read and are not listed", bad.len()),
-        lines.join("\n"),
-    ))
-}
-
 fn query_id(sel: &Selection) -> String {
     format!(
         "namespaces={};label_selector={};cluster_manager={};require_healthy={}",
@@ -234,32 +214,19 @@ impl DataSource for ClusterProfilesDataSource {
                 Ok(v) => v,
                 Err(resp) => return *resp,
             };
-        let (mut profiles, undecodable): (Vec<ClusterProfile>, _) =
-            match io::list(&client, &sel.namespaces, None).await {
-                Ok(p) => p,
-                Err(e) => {
-                    return failed(
-                        config,
-                        Diagnostic::error("Cannot list ClusterProfiles", e.to_string()).into(),
-                    );
-                }
-            };
-        profiles.retain(|p| selection_miss(&sel, p).is_none());
-        profiles.sort_by_key(ClusterProfile::key);
-        let statuses =
-            match credential_statuses(&client, &options, providers.as_ref(), &profiles).await {
-                Ok(s) => s,
-                Err(e) => {
-                    return failed(
-                        config,
-                        Diagnostic::error(
-                            "Cannot locate the credentials of the ClusterProfiles",
-                            e.to_string(),
-                        )
-                        .into(),
-                    );
-                }
-            };
+        let keep = |p: &ClusterProfile| selection_miss(&sel, p).is_none();
+        let read = match read_profiles(&client, &sel.namespaces, keep, &options, providers.as_ref())
+            .await
+        {
+            Ok(r) => r,
+            Err(e) => return failed(config, profiles_failure(&e).into()),
+        };
+        let statuses = statuses(&read, &options, providers.as_ref());
+        let ReadProfiles {
+            profiles,
+            undecodable,
+            ..
+        } = read;
         let list: Vec<Value> = profiles
             .iter()
             .zip(&statuses)

@@ -1,20 +1,14 @@
 //! The data sources' credential report: the same credential path as the bridge (`crate::domain::credentials`),
-//! with the reads of `crate::k8s::credentials`. Secret contents are only inspected to judge them; they are never
+//! on what `crate::runtime::profiles` read. Secret contents are only inspected to judge them; they are never
 //! copied into a result or a log.
 
 use crate::{
     api::ClusterProfile,
     domain::{
-        credentials::{
-            CredentialOptions, CredentialSecrets, Lookup, SecretIndex, locate, resolve,
-            resolve::secrets_to_read,
-        },
+        credentials::{CredentialOptions, CredentialSecrets, Lookup, resolve},
         exec::ProvidersFile,
     },
-    k8s::{
-        credentials::{read_named_secrets, read_sources},
-        io::{self, IoError},
-    },
+    runtime::profiles::ReadProfiles,
 };
 
 /// Where a profile's credentials would come from, and whether they are usable.
@@ -54,35 +48,16 @@ pub fn status(
     }
 }
 
-/// The credential status of every profile, in the order given.
-pub async fn credential_statuses(
-    client: &kube::Client,
+/// The credential status of every profile read, in their order.
+pub fn statuses(
+    read: &ReadProfiles,
     options: &CredentialOptions,
     providers: Option<&ProvidersFile>,
-    profiles: &[ClusterProfile],
-) -> Result<Vec<CredentialStatus>, IoError> {
-    if profiles.is_empty() {
-        return Ok(Vec::new());
-    }
-    let keys: Vec<String> = profiles.iter().map(|p| p.key()).collect();
-    let budget = io::ReadBudget::default();
-    let reads = read_sources(client, options, &keys, &budget).await?;
-    let index = SecretIndex::new(&reads.labelled, options, &reads.namespace_labels);
-    let lookups: Vec<Lookup> = profiles
+) -> Vec<CredentialStatus> {
+    let secrets = read.located.secrets();
+    read.profiles
         .iter()
-        .map(|p| locate(p, options, providers, &index))
-        .collect();
-    let fetched = read_named_secrets(client, &secrets_to_read(&lookups), &budget).await?;
-    tracing::debug!(
-        profiles = profiles.len(),
-        labelled_secrets = reads.labelled.len(),
-        secretreader_secrets = fetched.len(),
-        "located ClusterProfile credentials"
-    );
-    let secrets = CredentialSecrets::new(&reads.labelled, &fetched);
-    Ok(profiles
-        .iter()
-        .zip(&lookups)
+        .zip(&read.located.lookups)
         .map(|(p, l)| status(p, l, options, providers, &secrets))
-        .collect())
+        .collect()
 }

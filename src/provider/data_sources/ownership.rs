@@ -9,9 +9,8 @@ use crate::{
     api::keys,
     domain::{
         ledger_copy::LedgerCopy,
-        ownership::{Claim, MARK_ANNOTATION, RunKey, claim_name},
+        ownership::{Claim, MARK_ANNOTATION, RunKey},
     },
-    k8s::{claim as k8s_claim, io::IoError},
 };
 
 /// Whether `meta` carries the label of bridge `bridge` (a necessary condition of ownership, and the server-side
@@ -41,17 +40,6 @@ pub enum BridgeOwnership {
 }
 
 impl BridgeOwnership {
-    /// Reads the claim of `bridge` in `namespace`: what it tells, and the instance id it holds (`None`: no claim).
-    pub async fn read(
-        client: &kube::Client,
-        namespace: &str,
-        bridge: &str,
-    ) -> Result<(Self, Option<String>), IoError> {
-        let claim = k8s_claim::read(client, namespace, &claim_name(bridge)).await?;
-        let instance = claim.as_ref().map(|c| c.instance.clone());
-        Ok((Self::from_claim(claim), instance))
-    }
-
     /// What `claim` tells.
     pub fn from_claim(claim: Option<Claim>) -> Self {
         let Some(claim) = claim else {

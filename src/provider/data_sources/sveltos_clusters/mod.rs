@@ -15,16 +15,14 @@ mod values;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use k8s_openapi::{api::core::v1::Secret, apimachinery::pkg::apis::meta::v1::ObjectMeta};
 
 use super::{
     ownership::BridgeOwnership,
     profile_value::{failed, unknown_config},
 };
 use crate::{
-    api::{SveltosCluster, keys},
-    k8s::io::{self, IoError},
-    provider::state::ProviderState,
+    provider::{diag::clusters_failure, state::ProviderState},
+    runtime::clusters::{ClustersRead, OfBridge, read_clusters},
     tfplugin::{
         AttributePath, DataReadRequest, DataReadResponse, DataSource, Diagnostic, Diagnostics,
         Schema, Value,
@@ -36,12 +34,6 @@ use query::{Query, query};
 pub use schema::{cluster_object_type, schema};
 use values::cluster_values;
 
-/// The server-side label selector that narrows the Secret LIST to the bridge's kubeconfig Secrets
-/// ([`labelled_for`] still decides).
-fn owner_prefilter(bridge: &str) -> String {
-    format!("{}={bridge}", keys::BRIDGE_LABEL)
-}
-
 /// The `sveltos_clusters` data source.
 pub struct SveltosClustersDataSource {
     state: Arc<ProviderState>,
@@ -52,69 +44,6 @@ impl SveltosClustersDataSource {
     pub fn new(state: Arc<ProviderState>) -> Self {
         Self { state }
     }
-}
-
-/// What one read found: the SveltosClusters of `q`'s namespaces and, with a bridge, the metadata of its candidate
-/// kubeconfig Secrets there and what its claim tells.
-struct Found {
-    clusters: Vec<SveltosCluster>,
-    secrets: Vec<ObjectMeta>,
-    ownership: BridgeOwnership,
-    /// SveltosClusters that exist but do not decode (not listed; a warning names them).
-    unreadable: Vec<io::Undecodable>,
-}
-
-/// Reads what `q` needs: a number of requests that does not depend on the number of clusters.
-async fn read_objects(client: &kube::Client, q: &Query) -> Result<Found, Diagnostic> {
-    let read_failed = |e: IoError| {
-        Diagnostic::error(
-            "Cannot read SveltosClusters",
-            format!(
-                "{e}. Check that the management cluster is reachable with the provider's configuration and that \
-                 the SveltosCluster CRD is installed."
-            ),
-        )
-    };
-    let (clusters, unreadable): (Vec<SveltosCluster>, _) = io::list(client, &q.namespaces, None)
-        .await
-        .map_err(read_failed)?;
-    let (secrets, ownership) = match &q.bridge {
-        Some(b) if !clusters.is_empty() => {
-            // A Secret that does not decode has no expiry to tell: its cluster's is null.
-            let (secrets, _) = io::list_metadata::<Secret>(
-                client,
-                &q.namespaces,
-                Some(&owner_prefilter(b)),
-                &io::ReadBudget::default(),
-            )
-            .await
-            .map_err(read_failed)?;
-            let (ownership, instance) = BridgeOwnership::read(client, &q.claim_namespace, b)
-                .await
-                .map_err(|e| {
-                    Diagnostic::error(
-                        "Cannot read the bridge's claim",
-                        format!(
-                            "{e}. Which SveltosClusters bridge {b:?} owns is recorded in its claim, ConfigMap \
-                             {}/{}: the provider's identity needs `get` on ConfigMaps there (set \
-                             `claim_namespace` if the bridge sets it).",
-                            q.claim_namespace,
-                            crate::domain::ownership::claim_name(b)
-                        ),
-                    )
-                    .with_attribute(AttributePath::attr("claim_namespace"))
-                })?;
-            check_instance(q, b, instance.as_deref())?;
-            (secrets, ownership)
-        }
-        _ => (Vec::new(), BridgeOwnership::NoClaim),
-    };
-    Ok(Found {
-        clusters,
-        secrets,
-        ownership,
-        unreadable,
-    })
 }
 
 /// An error when `instance_id` pins the claim and the claim of bridge `bridge` holds another instance (or there
@@ -211,28 +140,45 @@ impl DataSource for SveltosClustersDataSource {
             Ok(c) => c,
             Err(why) => return super::profile_value::not_ready(&schema, config, why),
         };
-        let found = match read_objects(&client, &q).await {
+        let of = q.bridge.as_deref().map(|bridge| OfBridge {
+            bridge,
+            claim_namespace: &q.claim_namespace,
+        });
+        let found = match read_clusters(&client, &q.namespaces, of).await {
             Ok(v) => v,
-            Err(d) => return failed(config, d.into()),
+            Err(e) => return failed(config, clusters_failure(&e).into()),
         };
-        let list = cluster_values(&q, &found.clusters, &found.secrets, &found.ownership);
+        if let Some(b) = q.bridge.as_deref().filter(|_| !found.clusters.is_empty()) {
+            let instance = found.claim.as_ref().map(|c| c.instance.as_str());
+            if let Err(d) = check_instance(&q, b, instance) {
+                return failed(config, d.into());
+            }
+        }
+        let ClustersRead {
+            clusters,
+            secrets,
+            claim,
+            unreadable,
+        } = found;
+        let ownership = match q.bridge {
+            Some(_) if !clusters.is_empty() => BridgeOwnership::from_claim(claim),
+            _ => BridgeOwnership::NoClaim,
+        };
+        let list = cluster_values(&q, &clusters, &secrets, &ownership);
         tracing::debug!(
-            listed = found.clusters.len(),
-            secrets = found.secrets.len(),
+            listed = clusters.len(),
+            secrets = secrets.len(),
             selected = list.len(),
             "read SveltosClusters"
         );
         let mut diagnostics = Diagnostics::new();
-        if let Some(w) =
-            super::clusterprofiles::undecodable_warning("SveltosCluster", found.unreadable)
-        {
+        if let Some(w) = crate::provider::diag::undecodable_warning("SveltosCluster", unreadable) {
             diagnostics.push(w);
         }
-        match (&found.ownership, q.bridge.as_deref()) {
+        match (&ownership, q.bridge.as_deref()) {
             (BridgeOwnership::Unknown, _) => diagnostics.push(unknown_ownership(&q)),
             (BridgeOwnership::NoClaim, Some(b)) => {
-                let labelled = found
-                    .clusters
+                let labelled = clusters
                     .iter()
                     .filter(|sc| super::ownership::labelled_for(&sc.metadata, b))
                     .count();

@@ -2,10 +2,11 @@
 //! the bridge's one credential path, for configuring other providers (`kubernetes`, `helm`, a second `sveltos`)
 //! within a run without writing them to state or plan files.
 //!
-//! Open: read the ClusterProfile, read the credential sources (`crate::k8s::credentials`), locate and judge them
-//! (`crate::domain::credentials`): a kubeconfig is taken as is; an exec access provider's plugin is run
-//! (`crate::k8s::exec::run`) and its credential turned into a kubeconfig (`domain::exec::static_kubeconfig`). The
-//! connection attributes are then read from that kubeconfig (`domain::kubeconfig::connection`).
+//! Open: one call down, `crate::runtime::credentials::credentials_of`: the ClusterProfile read, its credential
+//! sources read, located and judged as the bridge does; a kubeconfig is taken as the core rebuilt it; an exec
+//! access provider's plugin is run and its credential turned into a kubeconfig (`runtime::credentials::mint`, the
+//! bridge's minting path). The connection attributes are then read from that kubeconfig
+//! (`domain::kubeconfig::connection`); a failure becomes a diagnostic in `provider::diag`.
 //!
 //! Renew (exec credentials only, `credentials.refresh_before` ahead of expiry): the same path again, after
 //! checking that the profile still names the same source and plugin run. Terraform cannot hand a renewed value
@@ -14,10 +15,10 @@
 //! CLIs) keep a fresh one. The private bytes hold identities and a hash (profile, credentials settings, source,
 //! SHA-256 of the plugin run), never a credential.
 //!
-//! One file per concern: the credential path and its errors ([`mint`]), the [`schema`] and result value; the
-//! arguments ([`CredentialsArgs`], read in one pass) and the RPCs here.
+//! One file per concern: when to renew ([`renew`]), the [`schema`] and result value; the arguments
+//! ([`CredentialsArgs`], read in one pass) and the RPCs here.
 
-mod mint;
+mod renew;
 mod schema;
 
 use std::{sync::Arc, time::SystemTime};
@@ -34,8 +35,9 @@ use crate::{
     provider::state::{NotReady, ProviderState},
     provider::{
         blocks::{credentials as credentials_block, selection::profile_identity},
-        diag::problems_diags,
+        diag::{credentials_failure as failure, problems_diags},
     },
+    runtime::credentials::{CredentialsError, credentials_of},
     tfplugin::{
         AttributePath, ClientCapabilities, CloseEphemeralRequest, DeferredReason, Diagnostic,
         Diagnostics, EphemeralResource, OpenEphemeralRequest, OpenEphemeralResponse,
@@ -43,8 +45,7 @@ use crate::{
         value::{from_value, from_value_partial},
     },
 };
-pub use mint::{CredentialsError, renew_at};
-use mint::{failure, mint};
+pub use renew::renew_at;
 use schema::result;
 pub use schema::schema;
 
@@ -158,10 +159,12 @@ impl Opened<'_> {
         );
         let failed =
             |e: &CredentialsError| ClusterCredentials::failed(failure(namespace, name, e).into());
-        let minted = match mint(&self.client, namespace, name, self.options, self.providers).await {
-            Ok(m) => m,
-            Err(e) => return failed(&e),
-        };
+        let minted =
+            match credentials_of(&self.client, namespace, name, self.options, self.providers).await
+            {
+                Ok(m) => m,
+                Err(e) => return failed(&e),
+            };
         // Never an exec user here, whatever the options say (see `CredentialsArgs::exec_kubeconfigs_refused`).
         let policy = KubeconfigPolicy { allow_exec: false };
         let conn = match connection(&minted.kubeconfig, &policy) {
@@ -291,7 +294,7 @@ impl EphemeralResource for ClusterCredentials {
                 return resp;
             }
         };
-        match mint(&client, namespace, name, &options, providers.as_ref()).await {
+        match credentials_of(&client, namespace, name, &options, providers.as_ref()).await {
             Ok(m)
                 if m.source.to_string() == st.source
                     && m.invocation_sha256.as_deref() == Some(st.invocation_sha256.as_str()) =>

@@ -1,7 +1,7 @@
 //! The schema of `sveltos_cluster_credentials` (the ClusterProfile's identity and `credentials` block; the
 //! connection attributes it results in, all sensitive) and the result value.
 
-use super::mint::Minted;
+use crate::runtime::credentials::ProfileCredentials;
 use crate::{
     domain::kubeconfig::Connection,
     provider::blocks::credentials as credentials_block,
@@ -81,7 +81,7 @@ pub fn schema() -> Schema {
 }
 
 /// The result value: the configuration with the connection attributes filled in.
-pub(super) fn result(config: &Value, c: &Connection, minted: &Minted) -> Value {
+pub(super) fn result(config: &Value, c: &Connection, minted: &ProfileCredentials) -> Value {
     let s = |v: &Option<String>| v.as_ref().map(Value::string).unwrap_or(Value::Null);
     let mut out = config.clone();
     out.set_attr("host", Value::string(&c.host));
@@ -129,7 +129,7 @@ mod tests {
             ("namespace", Value::string("team-a")),
             ("name", Value::string("c1")),
         ]);
-        let minted = Minted {
+        let minted = ProfileCredentials {
             kubeconfig: format!("token: {CANARY}").into_bytes(),
             expires_at: Some("2030-01-01T00:00:00Z".into()),
             source: CredentialSource::Exec {
