@@ -139,7 +139,7 @@ fn tf_files(dir: &Path) -> Vec<(String, String)> {
         .unwrap()
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "tf"))
+        .filter(|p| p.extension().is_some_and(|x| x == "tf" || x == "tofu"))
         .map(|p| {
             (
                 p.file_name().unwrap().to_string_lossy().into_owned(),

@@ -11,6 +11,10 @@
 //! 3. **One version.** The crate's version is the one the CHANGELOG releases (a `## [VERSION] - date` section, or,
 //!    before the release, the `[Unreleased]` section's announcement of it in bold), the README's configuration
 //!    pins a constraint that admits it, and the CHANGELOG has each kind of section at most once per version.
+//! 4. **Links work where the pages are read.** The registries render `docs/` alone: a relative link in a page of
+//!    `docs/` names a file of `docs/` that exists, and a file elsewhere in the repository is linked by its absolute
+//!    address at the release's tag ([`REPOSITORY`]`/blob/vVERSION/<path>`, `tree` for a folder), naming a path
+//!    that exists.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -383,5 +387,116 @@ fn one_version_in_cargo_the_changelog_and_the_readme() {
     assert!(
         crate::doc_truth::admits(pin, version),
         "README.md pins {pin:?}, which does not admit {version}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 4. Links in docs/
+// ---------------------------------------------------------------------------------------------------------------
+
+/// The repository's public address (the registries derive it from `clusterinventory/sveltos`).
+const REPOSITORY: &str = "https://github.com/clusterinventory/terraform-provider-sveltos";
+
+/// The targets of the inline links of `md` (`[text](target)`), anchors cut off; code spans and fenced blocks
+/// aside.
+fn link_targets(md: &str) -> Vec<String> {
+    let prose: String = md
+        .split("```")
+        .step_by(2)
+        .flat_map(|outside| outside.split('`').step_by(2))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut out = Vec::new();
+    for part in prose.split("](").skip(1) {
+        let Some(end) = part.find(')') else { continue };
+        let target = part[..end].split('#').next().unwrap_or_default().trim();
+        if !target.is_empty() && !target.contains(' ') {
+            out.push(target.to_string());
+        }
+    }
+    out
+}
+
+/// What is wrong with `target`, linked from `page` (a path under the repository), if anything.
+fn broken_link(page: &Path, target: &str) -> Option<String> {
+    let version = env!("CARGO_PKG_VERSION");
+    if let Some(rest) = target.strip_prefix(REPOSITORY) {
+        let tagged = ["blob", "tree"].iter().find_map(|kind| {
+            rest.strip_prefix(&format!("/{kind}/v{version}/"))
+                .map(|p| (*kind, p))
+        });
+        let Some((kind, path)) = tagged else {
+            return Some(format!("{target}: not at the tag v{version}"));
+        };
+        let file = repo().join(path);
+        return match (kind, file.is_dir(), file.exists()) {
+            (_, _, false) => Some(format!("{target}: {path} does not exist")),
+            ("blob", true, _) => Some(format!("{target}: {path} is a folder (tree)")),
+            ("tree", false, _) => Some(format!("{target}: {path} is a file (blob)")),
+            _ => None,
+        };
+    }
+    if target.contains("://") || target.starts_with("mailto:") {
+        return None;
+    }
+    let dir = page.parent().expect("a page has a folder");
+    let mut resolved = PathBuf::new();
+    for c in dir.join(target).components() {
+        match c {
+            std::path::Component::ParentDir => {
+                resolved.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => resolved.push(other),
+        }
+    }
+    if !resolved.starts_with("docs") {
+        return Some(format!(
+            "{target}: outside docs/, which the registries do not publish (link {REPOSITORY}/blob/v{version}/...)"
+        ));
+    }
+    (!repo().join(&resolved).exists())
+        .then(|| format!("{target}: {} does not exist", resolved.display()))
+}
+
+#[test]
+fn links_in_the_docs_work_on_the_registries() {
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    for file in prose()
+        .into_iter()
+        .filter(|f| f.starts_with(repo().join("docs")))
+    {
+        let page = file.strip_prefix(repo()).unwrap().to_path_buf();
+        for target in link_targets(&std::fs::read_to_string(&file).unwrap()) {
+            checked += 1;
+            if let Some(why) = broken_link(&page, &target) {
+                wrong.push(format!("{}: {why}", page.display()));
+            }
+        }
+    }
+    assert!(
+        checked > 30,
+        "only {checked} links found: is the pattern still the docs'?"
+    );
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn a_link_outside_docs_or_at_another_tag_is_refused() {
+    let page = Path::new("docs/guides/x.md");
+    assert_eq!(broken_link(page, "../index.md"), None);
+    assert!(broken_link(page, "../../CONTRIBUTING.md").is_some());
+    assert!(broken_link(page, "../nope.md").is_some());
+    let at = |kind: &str, tag: &str, path: &str| format!("{REPOSITORY}/{kind}/{tag}/{path}");
+    let v = format!("v{}", env!("CARGO_PKG_VERSION"));
+    assert_eq!(broken_link(page, &at("blob", &v, "CONTRIBUTING.md")), None);
+    assert_eq!(broken_link(page, &at("tree", &v, "examples/rbac")), None);
+    assert!(broken_link(page, &at("blob", "main", "CONTRIBUTING.md")).is_some());
+    assert!(broken_link(page, &at("blob", &v, "examples/rbac")).is_some());
+    assert!(broken_link(page, &at("blob", &v, "NOPE.md")).is_some());
+    assert_eq!(
+        link_targets("[a](x.md#y) `[b](no.md)` ```\n[c](no2.md)\n``` [d](https://e.org/f)"),
+        ["x.md", "https://e.org/f"]
     );
 }

@@ -1,6 +1,8 @@
 # The credentials of one member cluster, resolved from its ClusterProfile as the bridge would resolve them.
 # Needs Terraform >= 1.10 or OpenTofu >= 1.11. Nothing here reaches the state or a plan file.
 terraform {
+  # Ephemeral resources: Terraform >= 1.10 (OpenTofu >= 1.11).
+  required_version = ">= 1.10"
   required_providers {
     sveltos = {
       source  = "clusterinventory/sveltos"
