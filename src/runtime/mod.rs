@@ -13,6 +13,7 @@ pub mod execute;
 pub mod inventory;
 pub mod profiles;
 pub mod read_ahead;
+pub mod refresh;
 pub mod snapshot;
 mod withdraw;
 

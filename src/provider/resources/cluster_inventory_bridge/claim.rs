@@ -302,24 +302,3 @@ pub(super) fn ledger_of(private: &[u8], state: &Value) -> Result<Ledger, Diagnos
         ))
     })
 }
-
-/// `ledger` with the run keys of the claim of `bridge`, when that claim is `state`'s (its instance id): objects a
-/// run that died wrote are then recognised by their marks. A claim that cannot be read adds no key.
-pub(super) async fn with_claimed_run_keys(
-    client: &kube::Client,
-    state: &Value,
-    bridge: &str,
-    ledger: Ledger,
-) -> Ledger {
-    let claim_ns = claim_namespace(state);
-    match k8s_claim::read(client, &claim_ns, &claim_name(bridge)).await {
-        Ok(Some(c)) if state.get_attr("instance_id").as_str() == Some(c.instance.as_str()) => {
-            ledger.with_run_keys(c.keys)
-        }
-        Ok(_) => ledger,
-        Err(e) => {
-            tracing::debug!(%bridge, error = %e, "the claim could not be read; no run keys");
-            ledger
-        }
-    }
-}

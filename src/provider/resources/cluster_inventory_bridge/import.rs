@@ -6,10 +6,10 @@
 
 use crate::{
     domain::{
-        ownership::{IMPORTED, claim_name},
+        ownership::{Claim, IMPORTED},
         skipped_record,
     },
-    k8s::claim as k8s_claim,
+    k8s::{claim as k8s_claim, io::IoError},
     provider::diag::io_diags,
     tfplugin::{
         Diagnostic, Diagnostics, ImportRequest, ImportResponse, ImportedResource, Value,
@@ -18,7 +18,6 @@ use crate::{
 };
 
 use super::{
-    claim::claim_namespace,
     model::BridgeConfig,
     schema::{TYPE_NAME, null_state, schema, skipped_value},
 };
@@ -64,16 +63,14 @@ pub(super) struct Restored {
 /// claim of `bridge` (every argument and block, `inventory` without its secrets: `token`, `client_key`, `exec.env`
 /// and their write-only twins are never recorded, the configuration supplies them; and `timeouts`) and gives it a
 /// new instance id. The claim's instance id is not copied: a state that copied it could not be told from the state
-/// it was copied from, and both would manage the bridge. `Err` when the claim cannot be read.
-pub(super) async fn restore_imported(
-    client: &kube::Client,
+/// it was copied from, and both would manage the bridge. `claim` is the claim as the refresh read it
+/// (`runtime::refresh`); `Err` when it could not be read.
+pub(super) fn restore_imported(
+    claim: Result<Option<Claim>, IoError>,
     state: &mut Value,
     bridge: &str,
 ) -> Result<Restored, Diagnostics> {
-    let claim_ns = claim_namespace(state);
-    let claim = k8s_claim::read(client, &claim_ns, &claim_name(bridge))
-        .await
-        .map_err(io_diags)?;
+    let claim = claim.map_err(io_diags)?;
     state.set_attr("instance_id", Value::string(k8s_claim::new_instance_id()));
     let takes_over = claim.as_ref().map(|c| c.instance.clone());
     // `skipped` as the last apply left it (a claim without the record, of an older version or too large, restores

@@ -8,12 +8,15 @@ use crate::{
         diag::io_diags,
         state::{NotReady, ProviderState},
     },
-    runtime::{inventory::reads_sha256, snapshot::read_owned},
+    runtime::{
+        inventory::reads_sha256,
+        refresh::{RefreshOf, RefreshRead, refresh},
+    },
     tfplugin::{ClientCapabilities, DeferredReason, Diagnostics, ReadRequest, ReadResponse, Value},
 };
 
 use super::{
-    claim::{ledger_of, with_claimed_run_keys},
+    claim::{claim_namespace, ledger_of},
     clusters::clusters_value,
     import::restore_imported,
     model::BridgeConfig,
@@ -68,16 +71,23 @@ pub(super) async fn read_bridge(
     let instance = req.current_state.get_attr("instance_id").as_str();
     memo.refreshed(&bridge, instance.map(String::from));
     let ledger = ledger_of(&req.private, &req.current_state)?;
-    let ledger = with_claimed_run_keys(&client, &req.current_state, &bridge, ledger).await;
-    let started = std::time::Instant::now();
     // Where the bridge's objects may be: the namespaces the state selects (and those of its ledger).
     let selected = super::model::BridgeConfig::of_state(&req.current_state)
         .namespaces
         .unwrap_or_default();
-    let budget = crate::k8s::io::ReadBudget::default();
-    let observed = read_owned(&client, &bridge, &ledger, &selected, &budget).await;
-    tracing::debug!(%bridge, elapsed_ms = started.elapsed().as_millis() as u64, "read what the bridge owns");
-    let observed = observed.map_err(io_diags)?;
+    let claim_ns = claim_namespace(&req.current_state);
+    let of = RefreshOf {
+        bridge: &bridge,
+        claim_namespace: &claim_ns,
+        instance,
+        selected: &selected,
+    };
+    let read = refresh(&client, of, ledger).await.map_err(io_diags)?;
+    let RefreshRead {
+        ledger,
+        observed,
+        claim,
+    } = read;
     // The state is rebuilt from what exists: its old `clusters` was not decoded (a state older than the UID
     // ledger excepted) and goes before the new one is built. A failure below answers with the state as it came
     // (`keep_current_state`), which the plugin layer still holds.
@@ -87,7 +97,7 @@ pub(super) async fn read_bridge(
     // takes over every object carrying its label, and restores its configuration.
     let imported = req.private == IMPORTED;
     let (diagnostics, ledger) = if imported {
-        let restored = restore_imported(&client, &mut state, &bridge).await?;
+        let restored = restore_imported(claim, &mut state, &bridge)?;
         (restored.warnings, ledger.taking_over(restored.takes_over))
     } else {
         (Diagnostics::new(), ledger)

@@ -1,0 +1,68 @@
+//! One refresh of a bridge (`ReadResource`), one call down: its claim read once (the run keys of its runs, and,
+//! after an import, the record the state is restored from), then what the bridge owns
+//! ([`super::snapshot::read_owned`]).
+
+use kube::Client;
+
+use super::snapshot::read_owned;
+use crate::{
+    domain::{
+        observed::Observed,
+        ownership::{Claim, Ledger, claim_name},
+    },
+    k8s::{
+        claim as k8s_claim,
+        io::{self, IoError},
+    },
+};
+
+/// Which bridge a refresh reads, and where.
+pub struct RefreshOf<'a> {
+    /// The bridge's name.
+    pub bridge: &'a str,
+    /// The namespace of its claim.
+    pub claim_namespace: &'a str,
+    /// The state's instance id: the claim's run keys count only when the claim holds this instance.
+    pub instance: Option<&'a str>,
+    /// The namespaces the state selects (the ledger's are read too).
+    pub selected: &'a [String],
+}
+
+/// What a refresh read.
+pub struct RefreshRead {
+    /// The ledger, with the claim's run keys when the claim is this state's: objects a run that died wrote are
+    /// then recognised by their marks.
+    pub ledger: Ledger,
+    /// What the bridge owns.
+    pub observed: Observed,
+    /// The claim as read (a claim that cannot be read adds no run key; an import needs it).
+    pub claim: Result<Option<Claim>, IoError>,
+}
+
+/// Reads the claim of `of.bridge`, then what the bridge owns with `ledger` (and the claim's run keys).
+pub async fn refresh(
+    client: &Client,
+    of: RefreshOf<'_>,
+    ledger: Ledger,
+) -> Result<RefreshRead, IoError> {
+    let claim = k8s_claim::read(client, of.claim_namespace, &claim_name(of.bridge)).await;
+    let ledger = match &claim {
+        Ok(Some(c)) if of.instance == Some(c.instance.as_str()) => {
+            ledger.with_run_keys(c.keys.clone())
+        }
+        Ok(_) => ledger,
+        Err(e) => {
+            tracing::debug!(bridge = %of.bridge, error = %e, "the claim could not be read; no run keys");
+            ledger
+        }
+    };
+    let started = std::time::Instant::now();
+    let budget = io::ReadBudget::default();
+    let observed = read_owned(client, of.bridge, &ledger, of.selected, &budget).await?;
+    tracing::debug!(bridge = %of.bridge, elapsed_ms = started.elapsed().as_millis() as u64, "read what the bridge owns");
+    Ok(RefreshRead {
+        ledger,
+        observed,
+        claim,
+    })
+}
