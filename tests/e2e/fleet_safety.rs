@@ -783,7 +783,10 @@ async fn skipped_clusters_are_data_a_check_and_a_pipeline_can_fail_on() {
     );
     assert_eq!(tf.plan(), 0);
 
-    // A postcondition turns it into a failed run for a pipeline.
+    // A postcondition turns it into a failed run for a pipeline, at plan (`skipped` is known there): a new
+    // profile the same run would register is not registered.
+    inv.profile_with_secret(&ns, "ok-3", &[], Json::Null, &kc)
+        .await;
     inv.rewrite(
         &tf,
         &bridge(
@@ -795,6 +798,10 @@ async fn skipped_clusters_are_data_a_check_and_a_pipeline_can_fail_on() {
     );
     let (ok, out) = run(&tf, APPLY);
     assert!(!ok && out.contains("clusters left out"), "{out}");
+    assert!(
+        inv.sc(&ns, "ok-3").await.is_none(),
+        "the postcondition failed after the apply registered ok-3:\n{out}"
+    );
 }
 
 /// The security review's L1: a tenant's ClusterProfile with 1,500 labels (the API server bounds neither their
