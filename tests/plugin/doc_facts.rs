@@ -13,11 +13,11 @@
 //!    pins a constraint that admits it, and the CHANGELOG has each kind of section at most once per version.
 //! 5. **Every behavioural claim is indexed and backed by a test.** `docs/design/claims.md` has one row per claim
 //!    (`| id | page | claim | tests |`): a stable id, the page, a verbatim fragment of it (whitespace-insensitive)
-//!    and the tests exercising it, `tests/<bin>/<file>.rs::<fn>`. Every row's page contains its fragment (a claim
-//!    reworded without the index following fails), every named function is a test (`#[...test...]` above
-//!    `fn name(`) in the named file, ids are unique, and every page of [`claim_pages`] (the README,
-//!    `docs/index.md`, the guides, the resource, data source and ephemeral resource pages, the examples'
-//!    READMEs) has at least one row, so a new page cannot land without its claims indexed.
+//!    and the tests exercising it, `tests/<bin>/<file>.rs::<fn>` (or a unit test, `src/<file>.rs::<fn>`). Every
+//!    row's page contains its fragment (a claim reworded without the index following fails), every named function
+//!    is a test (`#[...test...]` above `fn name(`) in the named file, ids are unique, and every page of
+//!    [`claim_pages`] (the README, `docs/index.md`, the guides, the resource, data source and ephemeral resource
+//!    pages, the examples' READMEs) has at least one row, so a new page cannot land without its claims indexed.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
