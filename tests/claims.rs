@@ -137,7 +137,11 @@ async fn an_import_beside_a_live_state_takes_the_bridge_over_loudly() {
     let first = inv.tf(&cli, &bridge(&ns, &[&ns], ""));
     apply_ok(&first);
     let second = inv.tf(&cli, &bridge(&ns, &[&ns], ""));
-    second.import(ADDR, &ns);
+    let (ok, out) = run(&second, &["import", "-input=false", "-no-color", ADDR, &ns]);
+    assert!(
+        ok && flat(&out).contains("Imported bridge taken over at the next apply"),
+        "import warns that it takes the bridge over:\n{out}"
+    );
     assert_ne!(state_instance(&second), state_instance(&first));
     // The second state narrows the selection: its apply deregisters p2 and takes the claim over.
     inv.rewrite(&second, &bridge(&ns, &[&ns], "  names = [\"p1\"]"));
@@ -167,6 +171,43 @@ async fn an_import_beside_a_live_state_takes_the_bridge_over_loudly() {
     assert_eq!(second.plan(), 0, "the second state's plan is not empty");
     first.run_ok(&["state", "rm", "-no-color", ADDR]);
     second.destroy();
+}
+
+/// Without a claim (deleted here), import takes over the labelled objects but restores no configuration, and
+/// says so: the warning `Imported bridge configuration not restored`, a plan showing the configuration as changes,
+/// and an apply that writes a new claim, the imported cluster kept as the same object.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_import_without_a_claim_restores_nothing_and_says_so() {
+    let _serial = SC_WRITERS.lock().await;
+    let inv = Inv::new().await;
+    let ns = unique_namespace(&inv.client, "claims-none").await;
+    let kc = fixtures::unreachable_kubeconfig("t");
+    inv.profile_with_secret(&ns, "p1", &[], Json::Null, &kc)
+        .await;
+    let cli = Cli::tofu();
+    let tf = inv.tf(&cli, &bridge(&ns, &[&ns], "  max_removals = 5"));
+    apply_ok(&tf);
+    let uid = |sc: Option<tfsveltos::api::SveltosCluster>| sc.and_then(|sc| sc.metadata.uid);
+    let before = uid(inv.sc(&ns, "p1").await);
+    Api::<ConfigMap>::namespaced(inv.client.clone(), "default")
+        .delete(&format!("sveltos-bridge-{ns}"), &Default::default())
+        .await
+        .expect("deleting the claim");
+    tf.run_ok(&["state", "rm", "-no-color", ADDR]);
+    let (ok, out) = run(&tf, &["import", "-input=false", "-no-color", ADDR, &ns]);
+    assert!(
+        ok && flat(&out).contains("Imported bridge configuration not restored"),
+        "import without a claim warns:\n{out}"
+    );
+    assert_eq!(tf.plan(), 2, "the configuration shows as changes");
+    apply_ok(&tf);
+    assert!(
+        claim(&inv, &ns).await.is_some(),
+        "the apply writes a new claim"
+    );
+    assert_eq!(uid(inv.sc(&ns, "p1").await), before, "p1 was replaced");
+    assert_eq!(tf.plan(), 0);
+    tf.destroy();
 }
 
 /// Five clusters: changing `extra_annotations` of one override writes exactly one SveltosCluster, counted by

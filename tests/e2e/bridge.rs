@@ -115,6 +115,22 @@ async fn lifecycle(cli: Cli) {
             "resource \"sveltos_cluster_inventory_bridge\" \"x\" {{\n  name = \"{a}\"\n  namespaces = [\"{a}\", \"{b}\"]\n  extra_labels = {{ bridged = \"yes\" }}\n  credentials {{\n    secret_namespaces = [\"{creds}\"]\n  }}\n}}\n"
         ),
     );
+    // The sources this test never changes: the bridge only reads them, so their versions stay as they are.
+    let source_versions = async || {
+        let secret = Api::<Secret>::namespaced(fx.client.clone(), &creds)
+            .get("b-c1")
+            .await
+            .unwrap();
+        let profile = Api::<ClusterProfile>::namespaced(fx.client.clone(), &b)
+            .get("c1")
+            .await
+            .unwrap();
+        (
+            secret.metadata.resource_version,
+            profile.metadata.resource_version,
+        )
+    };
+    let sources_before = source_versions().await;
     assert_eq!(tf.plan(), 2, "{}: first plan shows the clusters", cli.name);
     tf.apply();
     for ns in [&a, &b] {
@@ -243,6 +259,12 @@ async fn lifecycle(cli: Cli) {
     }
     // Source objects untouched.
     assert!(fx.secret_data(&a, "c1-kubeconfig").await.is_some());
+    assert_eq!(
+        source_versions().await,
+        sources_before,
+        "{}: the bridge wrote to a source Secret or ClusterProfile",
+        cli.name
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

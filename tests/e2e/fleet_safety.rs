@@ -256,8 +256,8 @@ async fn max_removals_guards_against_a_typo() {
     tf.destroy();
 }
 
-/// Deregistration in Sveltos' order, watched through a proxy that records what the provider asks
-/// (`support::fault_proxy`). With a finalizer on the SveltosCluster, the provider deletes it and reads it back
+/// Registration and deregistration in Sveltos' order, watched through a proxy that records what the provider asks
+/// (`support::fault_proxy`): the first apply writes each Secret before its SveltosCluster. With a finalizer on the SveltosCluster, the provider deletes it and reads it back
 /// until it is gone: once it has read it back twice (still terminating), the test removes the finalizer; the
 /// Secret outlives the SveltosCluster (both polled) and its delete is sent only after the finalizer went. With a
 /// finalizer that stays and `deletion_timeout = "5s"`, apply reads the SveltosCluster back while it waits, then
@@ -283,6 +283,18 @@ async fn secret_is_deleted_only_after_the_sveltos_cluster_is_gone() {
     };
     tf.write_main(&body("  deletion_timeout = \"2m\""));
     apply_ok(&tf);
+    // Registration in the same order the other way round: each Secret is written (answered) before its
+    // SveltosCluster is, so Sveltos never sees a SveltosCluster whose Secret is missing.
+    let answers = proxy.answers();
+    for n in ["p", "q"] {
+        let (sc_path, secret_path) = object_paths(&ns, n);
+        let first = |path: &str| answers.iter().position(|a| answered(a, "PATCH", path));
+        let (secret, sc) = (first(&secret_path), first(&sc_path));
+        assert!(
+            secret.is_some() && sc.is_some() && secret < sc,
+            "{n}: the SveltosCluster was written before its Secret: {answers:#?}"
+        );
+    }
     let hold = json!({"finalizers": ["e2e.test/hold"]});
     finalizer_removed_while_waited_for(&inv, &proxy, &tf, &ns, &hold).await;
     tf.write_main(&body("  deletion_timeout = \"5s\""));
@@ -783,7 +795,10 @@ async fn skipped_clusters_are_data_a_check_and_a_pipeline_can_fail_on() {
     );
     assert_eq!(tf.plan(), 0);
 
-    // A postcondition turns it into a failed run for a pipeline.
+    // A postcondition turns it into a failed run for a pipeline, at plan (`skipped` is known there): a new
+    // profile the same run would register is not registered.
+    inv.profile_with_secret(&ns, "ok-3", &[], Json::Null, &kc)
+        .await;
     inv.rewrite(
         &tf,
         &bridge(
@@ -795,6 +810,10 @@ async fn skipped_clusters_are_data_a_check_and_a_pipeline_can_fail_on() {
     );
     let (ok, out) = run(&tf, APPLY);
     assert!(!ok && out.contains("clusters left out"), "{out}");
+    assert!(
+        inv.sc(&ns, "ok-3").await.is_none(),
+        "the postcondition failed after the apply registered ok-3:\n{out}"
+    );
 }
 
 /// The security review's L1: a tenant's ClusterProfile with 1,500 labels (the API server bounds neither their

@@ -665,6 +665,20 @@ async fn invalid_filters_and_an_unreachable_cluster_are_diagnostics() {
             "data \"sveltos_clusters\" \"x\" {\n  bridge = \"fleet\"\n}\n",
             vec!["Cannot read SveltosClusters", "reachable"],
         ),
+        // The member cluster has no SveltosCluster CRD.
+        (
+            format!(
+                "terraform {{\n  required_providers {{\n    sveltos = {{ source = \"{}\" }}\n  }}\n}}\n\
+                 provider \"sveltos\" {{\n  config_path = {}\n}}\n",
+                support::PROVIDER_SOURCE,
+                support::fixtures::hcl_string(&env.member_kubeconfig().display().to_string())
+            ),
+            "data \"sveltos_clusters\" \"x\" {}\n",
+            vec![
+                "Cannot read SveltosClusters",
+                "SveltosCluster CRD is installed",
+            ],
+        ),
     ];
     for cli in Cli::all() {
         for (head, body, expect) in &cases {

@@ -11,10 +11,17 @@
 //! 3. **One version.** The crate's version is the one the CHANGELOG releases (a `## [VERSION] - date` section, or,
 //!    before the release, the `[Unreleased]` section's announcement of it in bold), the README's configuration
 //!    pins a constraint that admits it, and the CHANGELOG has each kind of section at most once per version.
-//! 4. **Links work where the pages are read.** The registries render `docs/` alone: a relative link in a page of
-//!    `docs/` names a file of `docs/` that exists, and a file elsewhere in the repository is linked by its absolute
+//! 4. **Links work where the pages are read.** The registries render `docs/` alone: a relative link in a published
+//!    page of `docs/` (all but `docs/design/`) names a file of `docs/` that exists, and a file elsewhere in the repository is linked by its absolute
 //!    address at the release's tag ([`REPOSITORY`]`/blob/vVERSION/<path>`, `tree` for a folder), naming a path
 //!    that exists.
+//! 5. **Every behavioural claim is indexed and backed by a test.** `docs/design/claims.md` has one row per claim
+//!    (`| id | page | claim | tests |`): a stable id, the page, a verbatim fragment of it (whitespace-insensitive)
+//!    and the tests exercising it, `tests/<bin>/<file>.rs::<fn>` (or a unit test, `src/<file>.rs::<fn>`). Every
+//!    row's page contains its fragment (a claim reworded without the index following fails), every named function
+//!    is a test (`#[...test...]` above `fn name(`) in the named file, ids are unique, and every page of
+//!    [`claim_pages`] (the README, `docs/index.md`, the guides, the resource, data source and ephemeral resource
+//!    pages, the examples' READMEs) has at least one row, so a new page cannot land without its claims indexed.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -463,10 +470,11 @@ fn broken_link(page: &Path, target: &str) -> Option<String> {
 fn links_in_the_docs_work_on_the_registries() {
     let mut wrong = Vec::new();
     let mut checked = 0;
-    for file in prose()
-        .into_iter()
-        .filter(|f| f.starts_with(repo().join("docs")))
-    {
+    // docs/design/ is for contributors and not published (its claims index quotes other pages' links).
+    let published = |f: &PathBuf| {
+        f.starts_with(repo().join("docs")) && !f.starts_with(repo().join("docs/design"))
+    };
+    for file in prose().into_iter().filter(published) {
         let page = file.strip_prefix(repo()).unwrap().to_path_buf();
         for target in link_targets(&std::fs::read_to_string(&file).unwrap()) {
             checked += 1;
@@ -498,5 +506,259 @@ fn a_link_outside_docs_or_at_another_tag_is_refused() {
     assert_eq!(
         link_targets("[a](x.md#y) `[b](no.md)` ```\n[c](no2.md)\n``` [d](https://e.org/f)"),
         ["x.md", "https://e.org/f"]
+    );
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 5. The claims index
+// ---------------------------------------------------------------------------------------------------------------
+
+/// The index of behavioural claims: one row per claim, `| id | page | claim | tests |`.
+const CLAIMS_INDEX: &str = "docs/design/claims.md";
+
+/// One row of the claims index.
+#[derive(Debug)]
+struct Claim {
+    id: String,
+    page: String,
+    /// A verbatim fragment of the page (whitespace-insensitive).
+    fragment: String,
+    /// `(file, function)`: the tests that exercise the claim.
+    tests: Vec<(String, String)>,
+}
+
+/// The cells of a table row, `\|` standing for a `|` inside a cell.
+fn row_cells(line: &str) -> Vec<String> {
+    let inner = line.trim().trim_start_matches('|').trim_end_matches('|');
+    let mut cells = vec![String::new()];
+    let mut chars = inner.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&'|') => {
+                cells.last_mut().unwrap().push('|');
+                chars.next();
+            }
+            '|' => cells.push(String::new()),
+            c => cells.last_mut().unwrap().push(c),
+        }
+    }
+    cells.iter().map(|c| c.trim().to_string()).collect()
+}
+
+/// The rows of the index's tables whose header is `| id | page | claim | tests |`; a malformed row is an error.
+fn claim_rows(md: &str) -> Result<Vec<Claim>, String> {
+    let mut out = Vec::new();
+    let mut in_table = false;
+    for (n, line) in md.lines().enumerate() {
+        if !line.trim_start().starts_with('|') {
+            in_table = false;
+            continue;
+        }
+        let cells = row_cells(line);
+        if cells == ["id", "page", "claim", "tests"] {
+            in_table = true;
+            continue;
+        }
+        if !in_table
+            || cells
+                .iter()
+                .all(|c| c.chars().all(|c| c == '-' || c == ':'))
+        {
+            continue;
+        }
+        let [id, page, fragment, tests] = &cells[..] else {
+            return Err(format!(
+                "{CLAIMS_INDEX}:{}: {} cells, not 4",
+                n + 1,
+                cells.len()
+            ));
+        };
+        let unquote = |s: &str| s.trim_matches('`').to_string();
+        let tests = tests
+            .split([',', ' '])
+            .filter(|t| !t.is_empty())
+            .map(|t| {
+                let t = unquote(t);
+                t.split_once("::")
+                    .map(|(f, name)| (f.to_string(), name.to_string()))
+                    .ok_or_else(|| {
+                        format!(
+                            "{CLAIMS_INDEX}:{}: {t:?} is not `tests/<file>.rs::<fn>`",
+                            n + 1
+                        )
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        out.push(Claim {
+            id: unquote(id),
+            page: unquote(page),
+            fragment: fragment.clone(),
+            tests,
+        });
+    }
+    Ok(out)
+}
+
+/// The pages whose behavioural statements the index must cover: the README, `docs/index.md`, every page of
+/// `docs/guides/`, `docs/resources/`, `docs/data-sources/` and `docs/ephemeral-resources/`, and the examples' READMEs.
+fn claim_pages() -> Vec<String> {
+    let mut out = vec!["README.md".to_string(), "docs/index.md".to_string()];
+    for dir in [
+        "docs/guides",
+        "docs/resources",
+        "docs/data-sources",
+        "docs/ephemeral-resources",
+    ] {
+        for e in std::fs::read_dir(repo().join(dir))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            if e.path().extension().is_some_and(|x| x == "md") {
+                out.push(format!("{dir}/{}", e.file_name().to_string_lossy()));
+            }
+        }
+    }
+    for p in prose() {
+        let rel = p.strip_prefix(repo()).unwrap().display().to_string();
+        if rel.starts_with("examples/") {
+            out.push(rel);
+        }
+    }
+    out.sort();
+    out
+}
+
+fn squash(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Whether `source` defines `name` as a test: `fn name(` with a `#[...test...]` attribute right above it (doc
+/// comments and other attributes between them allowed).
+fn defines_test(source: &str, name: &str) -> bool {
+    let lines: Vec<&str> = source.lines().collect();
+    lines.iter().enumerate().any(|(i, l)| {
+        let l = l.trim_start();
+        let l = l.strip_prefix("pub ").unwrap_or(l);
+        let l = l.strip_prefix("async ").unwrap_or(l);
+        l.starts_with(&format!("fn {name}("))
+            && lines[..i]
+                .iter()
+                .rev()
+                .map(|l| l.trim())
+                .take_while(|l| l.starts_with("#[") || l.starts_with("//"))
+                .any(|l| l.starts_with("#[") && l.contains("test"))
+    })
+}
+
+/// What is wrong with the index `rows` over `pages`: ids not unique, a page or test file `read` cannot give, a
+/// fragment its page does not contain, a test its file does not define, a row without tests, a page without rows.
+fn claim_problems(
+    rows: &[Claim],
+    pages: &[String],
+    read: &dyn Fn(&str) -> Option<String>,
+) -> Vec<String> {
+    let mut wrong = Vec::new();
+    let mut ids = BTreeMap::new();
+    for r in rows {
+        if let Some(other) = ids.insert(r.id.as_str(), r.page.as_str()) {
+            wrong.push(format!("id {} used twice ({other}, {})", r.id, r.page));
+        }
+        match read(&r.page) {
+            None => wrong.push(format!("{}: page {} does not exist", r.id, r.page)),
+            Some(text) if !squash(&text).contains(&squash(&r.fragment)) => wrong.push(format!(
+                "{}: {} does not say {:?} (any more?): update the row with the page",
+                r.id, r.page, r.fragment
+            )),
+            Some(_) => {}
+        }
+        if r.tests.is_empty() {
+            wrong.push(format!("{}: no test", r.id));
+        }
+        for (file, name) in &r.tests {
+            match read(file) {
+                None => wrong.push(format!("{}: {file} does not exist", r.id)),
+                Some(src) if !defines_test(&src, name) => {
+                    wrong.push(format!("{}: {file} defines no test `fn {name}(`", r.id))
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    for p in pages {
+        if !rows.iter().any(|r| &r.page == p) {
+            wrong.push(format!("{p}: no claim of this page in {CLAIMS_INDEX}"));
+        }
+    }
+    wrong
+}
+
+#[test]
+fn every_claim_is_on_its_page_and_backed_by_a_test() {
+    let rows = claim_rows(&read(CLAIMS_INDEX)).unwrap_or_else(|e| panic!("{e}"));
+    let read_rel = |rel: &str| std::fs::read_to_string(repo().join(rel)).ok();
+    let wrong = claim_problems(&rows, &claim_pages(), &read_rel);
+    assert!(
+        rows.len() >= 60,
+        "only {} claims in {CLAIMS_INDEX}: is the table's header still `| id | page | claim | tests |`?",
+        rows.len()
+    );
+    assert!(wrong.is_empty(), "{CLAIMS_INDEX}:\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_claims_checker_refuses_what_is_not_backed() {
+    let page = "The bridge\n  deregisters what it no longer selects.\n";
+    let test = "/// Deregisters.\n#[tokio::test]\nasync fn deregisters() {}\nfn helper() {}\n";
+    let read = |rel: &str| match rel {
+        "docs/a.md" => Some(page.to_string()),
+        "docs/b.md" => Some(String::new()),
+        "tests/e2e/x.rs" => Some(test.to_string()),
+        _ => None,
+    };
+    let index = |fragment: &str, tests: &str| {
+        format!(
+            "| id | page | claim | tests |\n|---|---|---|---|\n| a.one | `docs/a.md` | {fragment} | {tests} |\n"
+        )
+    };
+    let pages = ["docs/a.md".to_string()];
+    let problems =
+        |md: &str, pages: &[String]| claim_problems(&claim_rows(md).unwrap(), pages, &read);
+    // The row as it should be: the fragment across a line break, the test a test.
+    let good = index(
+        "The bridge deregisters what",
+        "`tests/e2e/x.rs::deregisters`",
+    );
+    assert_eq!(problems(&good, &pages), Vec::<String>::new());
+    // The page's text changed: the fragment is missing.
+    let moved = problems(
+        &index("The bridge withdraws what", "`tests/e2e/x.rs::deregisters`"),
+        &pages,
+    );
+    assert!(moved[0].contains("does not say"), "{moved:?}");
+    // A test that is missing, a helper that is no test, a file that is missing.
+    for tests in [
+        "tests/e2e/x.rs::gone",
+        "tests/e2e/x.rs::helper",
+        "tests/e2e/y.rs::deregisters",
+    ] {
+        let p = problems(&index("The bridge", tests), &pages);
+        assert_eq!(p.len(), 1, "{tests}: {p:?}");
+    }
+    // A page of the set without a row.
+    let both = ["docs/a.md".to_string(), "docs/b.md".to_string()];
+    assert_eq!(
+        problems(&good, &both),
+        vec![format!(
+            "docs/b.md: no claim of this page in {CLAIMS_INDEX}"
+        )]
+    );
+    // An id used twice.
+    let twice =
+        format!("{good}| a.one | `docs/a.md` | deregisters | `tests/e2e/x.rs::deregisters` |\n");
+    assert!(problems(&twice, &pages)[0].contains("used twice"));
+    // A row that is not id, page, claim, tests.
+    assert!(
+        claim_rows("| id | page | claim | tests |\n|---|---|---|---|\n| a | b | c |\n").is_err()
     );
 }
