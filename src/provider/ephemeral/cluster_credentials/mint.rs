@@ -142,7 +142,7 @@ pub(super) async fn mint(
         .map_err(|source| CredentialsError::Refused { source })?;
     tracing::debug!(%namespace, %name, source = %source, "resolved ClusterProfile credentials");
     match resolved {
-        Resolved::Kubeconfig(bytes) => Ok(Minted {
+        Resolved::Kubeconfig { bytes, .. } => Ok(Minted {
             kubeconfig: bytes,
             expires_at: None,
             source,
