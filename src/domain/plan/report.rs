@@ -220,7 +220,7 @@ fn notices_problem(notices: &BTreeMap<String, String>) -> Option<Problem> {
     let mut lines: Vec<String> = notices
         .iter()
         .take(LISTED)
-        .map(|(key, what)| format!("- {key}: {what}"))
+        .map(|(key, what)| format!("- {key} (registered): {what}"))
         .collect();
     if notices.len() > LISTED {
         lines.push(format!("- and {} more", notices.len() - LISTED));
@@ -380,7 +380,7 @@ mod tests {
         assert_eq!(w.len(), 1, "{:?}", p.problems);
         assert_eq!(w[0].severity, Severity::Warning);
         assert!(
-            w[0].detail.contains("- a/r: ")
+            w[0].detail.contains("- a/r (registered): ")
                 && w[0].detail.contains("127.0.0.1:1 ")
                 && w[0].detail.contains("127.0.0.1:6443")
                 && !w[0].detail.contains("canary"),
