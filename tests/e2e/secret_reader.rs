@@ -4,6 +4,8 @@
 //! Sveltos' clusterinventory-controller, for migrating from it) uses the Secret's kubeconfig as it is. What was
 //! written is judged by client-go (`support::client_go_view`) and by connecting with it.
 
+use std::path::{Path, PathBuf};
+
 use serde_json::{Value as Json, json};
 use support::inventory::{Inv, apply_ok, bridge, entry, flat, one_diagnostic, run};
 use support::{Cli, TestEnv, client_go_view, fixtures, unique_namespace};
@@ -96,5 +98,468 @@ async fn the_profiles_server_wins_over_the_secrets_with_a_warning() {
     let (ok, out) = run(&tf, &["plan", "-input=false", "-no-color"]);
     assert!(!ok && flat(&out).contains("Invalid credentials.secret_reader_mode"), "{out}");
     inv.rewrite(&tf, &bridge(&ns, &[&ns], ""));
+    tf.destroy();
+}
+
+// ---------------------------------------------------------------------------------------------
+// the differential test against cia-oracle
+// ---------------------------------------------------------------------------------------------
+
+/// What one side connects to, and with which credential: the access provider chosen, the connection settings and
+/// the SHA-256 of the bearer token. `None` on a side: it connects nowhere with a credential (the oracle refuses
+/// the profile or its plugin returns no token; the bridge does not register the cluster).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Seen {
+    provider: String,
+    server: String,
+    proxy: String,
+    ca_sha256: String,
+    tls_server_name: String,
+    insecure: bool,
+    token_sha256: String,
+    connected: bool,
+}
+
+impl Seen {
+    /// The names of the fields that differ.
+    fn differences(a: &Option<Seen>, b: &Option<Seen>) -> Vec<&'static str> {
+        let (a, b) = match (a, b) {
+            (None, None) => return vec![],
+            (Some(a), Some(b)) => (a, b),
+            _ => return vec!["registered"],
+        };
+        let fields = [
+            ("provider", a.provider != b.provider),
+            ("server", a.server != b.server),
+            ("proxy", a.proxy != b.proxy),
+            ("ca", a.ca_sha256 != b.ca_sha256),
+            ("tls_server_name", a.tls_server_name != b.tls_server_name),
+            ("insecure", a.insecure != b.insecure),
+            ("token", a.token_sha256 != b.token_sha256),
+            ("connected", a.connected != b.connected),
+        ];
+        fields.iter().filter(|(_, d)| *d).map(|(n, _)| *n).collect()
+    }
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(bytes))
+}
+
+/// One case of the corpus: a ClusterProfile `<ns>/c` with `status`, the providers file's entries in order, the
+/// Secrets to create, and, when the bridge and the upstream library must differ, the difference's name in the
+/// credential-models guide and the fields that differ.
+struct Case {
+    id: &'static str,
+    status: Json,
+    providers: Vec<&'static str>,
+    secrets: Vec<(String, String, String, String)>,
+    /// The namespace the upstream plugins take for their own (their KUBECONFIG's context): `None`, the case's.
+    plugin_namespace: Option<String>,
+    /// `credentials.secret_reader_namespaces` of the case's bridge.
+    reader_namespaces: Vec<String>,
+    differs: Option<(&'static str, &'static [&'static str])>,
+}
+
+/// The member cluster as the corpus uses it: its kubeconfig, server, CA (base64) and token.
+struct Member {
+    kubeconfig: String,
+    server: String,
+    ca: String,
+    token: String,
+}
+
+impl Member {
+    fn get() -> Member {
+        let kubeconfig = std::fs::read_to_string(TestEnv::get().member_kubeconfig()).unwrap();
+        let kc: Json = serde_saphyr::from_str(&kubeconfig).unwrap();
+        let cluster = &kc["clusters"][0]["cluster"];
+        Member {
+            server: cluster["server"].as_str().unwrap().into(),
+            ca: cluster["certificate-authority-data"].as_str().unwrap().into(),
+            token: kc["users"][0]["user"]["token"].as_str().unwrap().into(),
+            kubeconfig,
+        }
+    }
+
+    /// An access provider `name` at the member's server and CA, with `extra` cluster fields and exec extension
+    /// `ext`.
+    fn provider(&self, name: &str, extra: Json, ext: Json) -> Json {
+        let mut cluster = json!({"server": self.server, "certificate-authority-data": self.ca,
+            "extensions": [{"name": "client.authentication.k8s.io/exec", "extension": ext}]});
+        for (k, v) in extra.as_object().into_iter().flatten() {
+            if v.is_null() {
+                cluster.as_object_mut().unwrap().remove(k);
+            } else {
+                cluster[k] = v.clone();
+            }
+        }
+        json!({"name": name, "cluster": cluster})
+    }
+
+    /// The member's kubeconfig with `edit` applied to its JSON form.
+    fn kubeconfig_with(&self, edit: impl Fn(&mut Json)) -> String {
+        let mut kc: Json = serde_saphyr::from_str(&self.kubeconfig).unwrap();
+        edit(&mut kc);
+        kc.to_string()
+    }
+}
+
+const READER: &str = "kubeconfig-secretreader";
+const TOKENS: &str = "secretreader";
+
+/// The corpus; `ns` is the case's namespace, `other` a second namespace.
+fn corpus(m: &Member, ns: &str, other: &str) -> Vec<Case> {
+    let kc = |name: &str, kubeconfig: &str| {
+        (ns.to_string(), name.to_string(), "value".to_string(), kubeconfig.to_string())
+    };
+    let tok = (ns.to_string(), "tok".to_string(), "token".to_string(), m.token.clone());
+    let reader = |extra: Json, ext: Json| json!({"accessProviders": [m.provider(READER, extra, ext)]});
+    let plain = || json!({"name": "kc", "key": "value"});
+    let case = |id, status, providers: Vec<&'static str>, secrets| Case {
+        id,
+        status,
+        providers,
+        secrets,
+        plugin_namespace: None,
+        reader_namespaces: vec![],
+        differs: None,
+    };
+    let decoy = m.kubeconfig_with(|k| {
+        k["clusters"][0]["cluster"]["server"] = "https://127.0.0.1:1".into();
+    });
+    let two_contexts = m.kubeconfig_with(|k| {
+        k["users"].as_array_mut().unwrap().push(json!({"name": "decoy", "user": {"token": "decoy-token"}}));
+        let c = k["contexts"][0].clone();
+        k["contexts"][0]["name"] = "member".into();
+        let mut d = c;
+        d["name"] = "decoy".into();
+        d["context"]["user"] = "decoy".into();
+        k["contexts"].as_array_mut().unwrap().push(d);
+        k["current-context"] = "decoy".into();
+    });
+    let with_extensions = m.kubeconfig_with(|k| {
+        k["extensions"] = json!([{"name": "x", "extension": {"a": "b"}}]);
+    });
+    let mut cases = vec![
+        case("basic", reader(json!({}), plain()), vec![READER], vec![kc("kc", &m.kubeconfig)]),
+        case("secret-names-another-server", reader(json!({}), plain()), vec![READER], vec![kc("kc", &decoy)]),
+        case(
+            "context",
+            reader(json!({}), json!({"name": "kc", "key": "value", "context": "member"})),
+            vec![READER],
+            vec![kc("kc", &two_contexts)],
+        ),
+        case("current-context", reader(json!({}), plain()), vec![READER], vec![kc("kc", &two_contexts)]),
+        case(
+            "ca-only-in-the-secret",
+            reader(json!({"certificate-authority-data": null}), plain()),
+            vec![READER],
+            vec![kc("kc", &m.kubeconfig)],
+        ),
+        case(
+            "proxy",
+            reader(json!({"proxy-url": "http://127.0.0.1:1"}), plain()),
+            vec![READER],
+            vec![kc("kc", &m.kubeconfig)],
+        ),
+        case("missing-secret", reader(json!({}), plain()), vec![READER], vec![]),
+        case(
+            "bad-server",
+            reader(json!({"server": "https://"}), plain()),
+            vec![READER],
+            vec![kc("kc", &m.kubeconfig)],
+        ),
+        case(
+            "file-order-exec-first",
+            json!({"accessProviders": [m.provider(READER, json!({}), plain()),
+                m.provider(TOKENS, json!({}), json!({"clusterName": "tok"}))]}),
+            vec![TOKENS, READER],
+            vec![kc("kc", &decoy), tok.clone()],
+        ),
+        case(
+            "file-order-reader-first",
+            json!({"accessProviders": [m.provider(TOKENS, json!({}), json!({"clusterName": "tok"})),
+                m.provider(READER, json!({}), plain())]}),
+            vec![READER, TOKENS],
+            vec![kc("kc", &m.kubeconfig), tok.clone()],
+        ),
+        case(
+            "deprecated-credential-providers",
+            json!({"credentialProviders": [m.provider(READER, json!({}), plain())]}),
+            vec![READER],
+            vec![kc("kc", &m.kubeconfig)],
+        ),
+        case(
+            "exec-extensions",
+            json!({"accessProviders": [m.provider(TOKENS, json!({}), json!({"clusterName": "tok"}))]}),
+            vec![TOKENS],
+            vec![tok.clone()],
+        ),
+    ];
+    let mut explicit = case(
+        "explicit-namespace",
+        reader(json!({}), json!({"name": "kc", "key": "value", "namespace": other})),
+        vec![READER],
+        vec![(other.into(), "kc".into(), "value".into(), m.kubeconfig.clone())],
+    );
+    explicit.reader_namespaces = vec![other.into()];
+    cases.push(explicit);
+    let differing: [(&str, Json, Vec<&'static str>, Vec<_>, &str, &'static [&'static str]); 6] = [
+        (
+            "tls-server-name",
+            reader(json!({"tls-server-name": "wrong.example"}), plain()),
+            vec![READER],
+            vec![kc("kc", &m.kubeconfig)],
+            "drops-tls-server-name",
+            &["tls_server_name", "connected"],
+        ),
+        (
+            "insecure",
+            reader(json!({"insecure-skip-tls-verify": true, "certificate-authority-data": null}), plain()),
+            vec![READER],
+            vec![kc("kc", &m.kubeconfig)],
+            "drops-insecure-skip-tls-verify",
+            &["insecure", "connected"],
+        ),
+        (
+            "config-member",
+            reader(json!({}), json!({"config": {"name": "kc", "key": "value"}})),
+            vec![READER],
+            vec![kc("kc", &m.kubeconfig)],
+            "config-member",
+            &["registered"],
+        ),
+        (
+            "kubeconfig-extensions",
+            reader(json!({}), plain()),
+            vec![READER],
+            vec![kc("kc", &with_extensions)],
+            "kubeconfig-extensions",
+            &["registered"],
+        ),
+        (
+            "no-key",
+            reader(json!({}), json!({"name": "kc"})),
+            vec![READER],
+            vec![kc("kc", &m.kubeconfig)],
+            "optional-key",
+            &["registered"],
+        ),
+        (
+            "unlisted-secretreader",
+            reader(json!({}), plain()),
+            vec![TOKENS],
+            vec![kc("kc", &m.kubeconfig)],
+            "unlisted-secretreader",
+            &["registered"],
+        ),
+    ];
+    for (id, status, providers, secrets, doc, fields) in differing {
+        let mut c = case(id, status, providers, secrets);
+        c.differs = Some((doc, fields));
+        cases.push(c);
+    }
+    // The plugin's own namespace holds a Secret of the same name with another credential: upstream reads that one.
+    let mut consumer = case(
+        "namespace-default",
+        reader(json!({}), plain()),
+        vec![READER],
+        vec![
+            kc("kc", &m.kubeconfig),
+            (other.into(), "kc".into(), "value".into(), decoy_user(m)),
+        ],
+    );
+    consumer.plugin_namespace = Some(other.into());
+    consumer.differs = Some(("namespace-default", &["token", "connected"]));
+    cases.push(consumer);
+    cases
+}
+
+/// The member's kubeconfig with a token the member does not know.
+fn decoy_user(m: &Member) -> String {
+    m.kubeconfig_with(|k| k["users"][0]["user"]["token"] = "consumer-token".into())
+}
+
+/// A copy of the admin kubeconfig whose current context's namespace is `ns`: the upstream plugins' own
+/// KUBECONFIG (they read Secrets with it, and take its namespace for their own).
+fn plugin_kubeconfig(dir: &Path, i: usize, ns: &str) -> PathBuf {
+    let env = TestEnv::get();
+    let copy = dir.join(format!("plugin-{i}.kubeconfig"));
+    std::fs::copy(&env.kubeconfig, &copy).unwrap();
+    env.kubectl_at(&copy, &["config", "set-context", "--current", "--namespace", ns]);
+    copy
+}
+
+/// The providers file of case `i`: its providers in order, each the upstream plugin of its name, given the
+/// plugin's KUBECONFIG.
+fn providers_file(dir: &Path, i: usize, bin: &Path, providers: &[&str], kubeconfig: &Path) -> PathBuf {
+    let entries: Vec<Json> = providers
+        .iter()
+        .map(|p| {
+            json!({"name": p, "execConfig": {
+                "apiVersion": "client.authentication.k8s.io/v1",
+                "command": bin.join(format!("{p}-plugin")),
+                "provideClusterInfo": true,
+                "env": [{"name": "KUBECONFIG", "value": kubeconfig}],
+            }})
+        })
+        .collect();
+    let file = dir.join(format!("providers-{i}.json"));
+    std::fs::write(&file, json!({"providers": entries}).to_string()).unwrap();
+    file
+}
+
+/// Case `i`'s bridge, selecting its namespace only, and its `clusters` as output `c<i>`.
+fn bridge_block(i: usize, ns: &str, file: &Path, case: &Case) -> String {
+    let mut credentials = format!("    exec_providers_file = \"{}\"\n", file.display());
+    if case.providers.contains(&TOKENS) {
+        credentials += "    exec_providers = { secretreader = { namespaces = [\"*\"] } }\n";
+    }
+    if !case.reader_namespaces.is_empty() {
+        let list: Vec<String> = case.reader_namespaces.iter().map(|n| format!("\"{n}\"")).collect();
+        credentials += &format!("    secret_reader_namespaces = [{}]\n", list.join(", "));
+    }
+    format!(
+        "resource \"sveltos_cluster_inventory_bridge\" \"c{i}\" {{\n  name = \"{ns}\"\n  namespaces = [\"{ns}\"]\n  \
+         credentials {{\n{credentials}  }}\n}}\noutput \"c{i}\" {{\n  value = sveltos_cluster_inventory_bridge.c{i}.clusters\n}}\n"
+    )
+}
+
+/// What the upstream access library makes of the stored ClusterProfile `<ns>/c` with `providers`: `cia-oracle`'s
+/// answer, and `None` when it refuses the profile or its plugin returns no token.
+fn oracle_seen(bin: &Path, providers: &Path, dir: &Path, ns: &str) -> (Option<Seen>, Json) {
+    let env = TestEnv::get();
+    let stored = env.kubectl(&["get", "clusterprofiles.multicluster.x-k8s.io", "-n", ns, "c", "-o", "json"]);
+    let profile = dir.join(format!("{ns}.profile.json"));
+    std::fs::write(&profile, stored).unwrap();
+    let out = std::process::Command::new(bin.join("cia-oracle"))
+        .arg("-providers")
+        .arg(providers)
+        .arg("-profile")
+        .arg(&profile)
+        .arg("-connect")
+        .output()
+        .expect("running cia-oracle");
+    let answer: Json = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("cia-oracle answered no JSON ({e}): {}", support::describe_output(&out)));
+    let s = |k: &str| answer[k].as_str().unwrap_or_default().to_string();
+    if !s("error").is_empty() || s("token_sha256").is_empty() {
+        return (None, answer);
+    }
+    let seen = Seen {
+        provider: s("provider"),
+        server: s("server"),
+        proxy: s("proxy"),
+        ca_sha256: s("ca_sha256"),
+        tls_server_name: s("tls_server_name"),
+        insecure: answer["insecure"] == true,
+        token_sha256: s("token_sha256"),
+        connected: answer["connected"] == true,
+    };
+    (Some(seen), answer)
+}
+
+/// What the bridge registered for `<ns>/c` (output `c<i>`), as client-go reads the kubeconfig it wrote, and
+/// whether that kubeconfig reaches a server that accepts it.
+async fn bridge_seen(inv: &Inv, outputs: &Json, i: usize, ns: &str, dir: &Path) -> Option<Seen> {
+    use base64::Engine as _;
+    let entry = &outputs[format!("c{i}")]["value"][format!("{ns}/c")];
+    let source = entry["credential_source"].as_str()?;
+    let provider = match source.split(':').collect::<Vec<_>>()[..] {
+        ["access-provider", name, ..] | ["exec", name, ..] => name.to_string(),
+        _ => source.to_string(),
+    };
+    let written = inv.bridged_kubeconfig(ns, "c").await?;
+    let view = client_go_view(dir, &written).unwrap();
+    let cluster = &view["clusters"][0]["cluster"];
+    let s = |v: &Json| v.as_str().unwrap_or_default().to_string();
+    let ca = base64::engine::general_purpose::STANDARD
+        .decode(s(&cluster["certificate-authority-data"]))
+        .unwrap();
+    let token = s(&view["users"][0]["user"]["token"]);
+    let file = dir.join(format!("{ns}.written"));
+    std::fs::write(&file, &written).unwrap();
+    let connected = std::process::Command::new(TestEnv::get().bin.join("kubectl"))
+        .args(["get", "--raw", "/version", "--request-timeout=20s", "--kubeconfig"])
+        .arg(&file)
+        .env_remove("KUBECONFIG")
+        .output()
+        .unwrap()
+        .status
+        .success();
+    Some(Seen {
+        provider,
+        server: s(&cluster["server"]),
+        proxy: s(&cluster["proxy-url"]),
+        ca_sha256: if ca.is_empty() { String::new() } else { sha256_hex(&ca) },
+        tls_server_name: s(&cluster["tls-server-name"]),
+        insecure: cluster["insecure-skip-tls-verify"] == true,
+        token_sha256: if token.is_empty() { String::new() } else { sha256_hex(token.as_bytes()) },
+        connected,
+    })
+}
+
+/// The differential test: for every profile and providers file of the corpus, what the bridge registers (client-go's
+/// reading of the kubeconfig it wrote, and whether it connects) against what a consumer built on the upstream
+/// access library connects to with the upstream plugins (`cia-oracle -connect`). They agree, or differ exactly as a
+/// difference the credential-models guide lists (by its name in a code span) says.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_bridge_connects_as_the_upstream_access_library_does() {
+    let Some(bin) = support::sveltos::upstream_binaries() else {
+        return;
+    };
+    let inv = Inv::new().await;
+    let m = Member::get();
+    let dir = tempfile::tempdir().unwrap();
+    let n = corpus(&m, "-", "-").len();
+    let mut hcl = String::new();
+    let mut cases = Vec::new();
+    for i in 0..n {
+        let ns = unique_namespace(&inv.client, "diff").await;
+        let other = unique_namespace(&inv.client, "diff-other").await;
+        let case = corpus(&m, &ns, &other).into_iter().nth(i).unwrap();
+        for (sns, name, key, value) in &case.secrets {
+            inv.secret(sns, name, &[], &[(key.as_str(), value.as_str())]).await;
+        }
+        inv.profile(&ns, "c", &[], case.status.clone()).await;
+        let kc = plugin_kubeconfig(dir.path(), i, case.plugin_namespace.as_deref().unwrap_or(&ns));
+        let file = providers_file(dir.path(), i, &bin, &case.providers, &kc);
+        hcl += &bridge_block(i, &ns, &file, &case);
+        cases.push((case, ns, file));
+    }
+    let tf = inv.tf(&Cli::tofu(), &hcl);
+    apply_ok(&tf);
+    let outputs = tf.outputs_json();
+    let guide = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/guides/credential-models.md"),
+    )
+    .unwrap();
+    let mut failures = Vec::new();
+    for (i, (case, ns, file)) in cases.iter().enumerate() {
+        let (oracle, answer) = oracle_seen(&bin, file, dir.path(), ns);
+        let bridged = bridge_seen(&inv, &outputs, i, ns, dir.path()).await;
+        let diff = Seen::differences(&oracle, &bridged);
+        let expected: Vec<&str> = case.differs.map(|(_, f)| f.to_vec()).unwrap_or_default();
+        support::inventory::report(&format!(
+            "upstream differential: {}: differs in {diff:?} (oracle connected: {}, bridge registered: {})",
+            case.id,
+            answer["connected"],
+            bridged.is_some()
+        ));
+        if diff != expected {
+            failures.push(format!(
+                "{}: differs in {diff:?}, expected {expected:?}\n  oracle: {answer}\n  oracle seen: {oracle:?}\n  bridge seen: {bridged:?}",
+                case.id
+            ));
+        }
+        if let Some((doc, _)) = case.differs
+            && !guide.contains(&format!("`{doc}`"))
+        {
+            failures.push(format!("{}: the guide does not list `{doc}`", case.id));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
     tf.destroy();
 }
