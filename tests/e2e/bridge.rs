@@ -829,7 +829,10 @@ async fn secret_reader_context_selects_the_context() {
     let member_server = member["clusters"][0]["cluster"]["server"].as_str().unwrap();
     let chosen = written(&inv.bridged_kubeconfig(&ns, "chosen").await.unwrap());
     assert_eq!(chosen["clusters"][0]["cluster"]["server"], member_server);
-    assert_eq!(chosen["users"][0]["user"], written(&fixtures::written(&member_text))["users"][0]["user"]);
+    assert_eq!(
+        chosen["users"][0]["user"],
+        written(&fixtures::written(&member_text))["users"][0]["user"]
+    );
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("kc");
     std::fs::write(&f, chosen.to_string()).unwrap();

@@ -11,7 +11,8 @@ use support::inventory::{Inv, apply_ok, bridge, entry, flat, one_diagnostic, run
 use support::{Cli, TestEnv, client_go_view, fixtures, unique_namespace};
 
 /// The warning's summary (from `src/domain/plan/report.rs`).
-const POINTS_ELSEWHERE: &str = "the kubeconfig-secretreader Secret points elsewhere than the ClusterProfile";
+const POINTS_ELSEWHERE: &str =
+    "the kubeconfig-secretreader Secret points elsewhere than the ClusterProfile";
 
 /// `text` with its first cluster's server replaced by `server`.
 fn with_server(kubeconfig: &str, server: &str) -> String {
@@ -31,18 +32,23 @@ async fn the_profiles_server_wins_over_the_secrets_with_a_warning() {
     let inv = Inv::new().await;
     let ns = unique_namespace(&inv.client, "reader-a").await;
     let member = std::fs::read_to_string(env.member_kubeconfig()).unwrap();
-    let member_view = client_go_view(tempfile::tempdir().unwrap().path(), member.as_bytes()).unwrap();
+    let member_view =
+        client_go_view(tempfile::tempdir().unwrap().path(), member.as_bytes()).unwrap();
     let endpoint_a = member_view["clusters"][0]["cluster"]["server"]
         .as_str()
         .unwrap()
         .to_string();
     let stored = with_server(&member, "https://127.0.0.1:1");
-    inv.secret(&ns, "c1-access", &[], &[("value", &stored)]).await;
-    let status = fixtures::secret_reader_status(&member, json!({"name": "c1-access", "key": "value"}));
+    inv.secret(&ns, "c1-access", &[], &[("value", &stored)])
+        .await;
+    let status =
+        fixtures::secret_reader_status(&member, json!({"name": "c1-access", "key": "value"}));
     inv.profile(&ns, "c1", &[], status).await;
     // A neighbour whose Secret agrees with its profile: no warning for it.
-    inv.secret(&ns, "c2-access", &[], &[("value", &member)]).await;
-    let status = fixtures::secret_reader_status(&member, json!({"name": "c2-access", "key": "value"}));
+    inv.secret(&ns, "c2-access", &[], &[("value", &member)])
+        .await;
+    let status =
+        fixtures::secret_reader_status(&member, json!({"name": "c2-access", "key": "value"}));
     inv.profile(&ns, "c2", &[], status).await;
 
     let tf = inv.tf(&Cli::tofu(), &bridge(&ns, &[&ns], ""));
@@ -51,18 +57,25 @@ async fn the_profiles_server_wins_over_the_secrets_with_a_warning() {
     let line = entry(warning, &format!("{ns}/c1"));
     let host_a = endpoint_a.trim_start_matches("https://");
     assert!(
-        line.contains("127.0.0.1:1 ") && line.contains(host_a) && line.contains(&format!("{ns}/c1-access")),
+        line.contains("127.0.0.1:1 ")
+            && line.contains(host_a)
+            && line.contains(&format!("{ns}/c1-access")),
         "the warning names the cluster, its Secret and both endpoints ({host_a}):\n{line}"
     );
     assert!(
-        !warning.lines().any(|l| l.starts_with(&format!("- {ns}/c2 "))),
+        !warning
+            .lines()
+            .any(|l| l.starts_with(&format!("- {ns}/c2 "))),
         "{warning}"
     );
     assert!(warning.contains("1 ClusterProfile(s)"), "{warning}");
     let dir = tempfile::tempdir().unwrap();
     let written = inv.bridged_kubeconfig(&ns, "c1").await.unwrap();
     let view = client_go_view(dir.path(), &written).unwrap();
-    assert_eq!(view["clusters"][0]["cluster"]["server"], endpoint_a.as_str());
+    assert_eq!(
+        view["clusters"][0]["cluster"]["server"],
+        endpoint_a.as_str()
+    );
     assert_eq!(
         view["clusters"][0]["cluster"]["certificate-authority-data"],
         member_view["clusters"][0]["cluster"]["certificate-authority-data"]
@@ -85,18 +98,31 @@ async fn the_profiles_server_wins_over_the_secrets_with_a_warning() {
     assert!(!out.contains(POINTS_ELSEWHERE), "{out}");
     let written = inv.bridged_kubeconfig(&ns, "c1").await.unwrap();
     let view = client_go_view(dir.path(), &written).unwrap();
-    assert_eq!(view["clusters"][0]["cluster"]["server"], "https://127.0.0.1:1");
+    assert_eq!(
+        view["clusters"][0]["cluster"]["server"],
+        "https://127.0.0.1:1"
+    );
     assert_eq!(written, fixtures::written(&stored));
-    let (ok, out) = run(&tf, &["plan", "-input=false", "-no-color", "-detailed-exitcode"]);
+    let (ok, out) = run(
+        &tf,
+        &["plan", "-input=false", "-no-color", "-detailed-exitcode"],
+    );
     assert!(ok, "no change after apply:\n{out}");
 
     // A bad value is an error at its attribute path, and nothing is written.
     inv.rewrite(
         &tf,
-        &bridge(&ns, &[&ns], "  credentials {\n    secret_reader_mode = \"whole\"\n  }"),
+        &bridge(
+            &ns,
+            &[&ns],
+            "  credentials {\n    secret_reader_mode = \"whole\"\n  }",
+        ),
     );
     let (ok, out) = run(&tf, &["plan", "-input=false", "-no-color"]);
-    assert!(!ok && flat(&out).contains("Invalid credentials.secret_reader_mode"), "{out}");
+    assert!(
+        !ok && flat(&out).contains("Invalid credentials.secret_reader_mode"),
+        "{out}"
+    );
     inv.rewrite(&tf, &bridge(&ns, &[&ns], ""));
     tf.destroy();
 }
@@ -177,7 +203,10 @@ impl Member {
         let cluster = &kc["clusters"][0]["cluster"];
         Member {
             server: cluster["server"].as_str().unwrap().into(),
-            ca: cluster["certificate-authority-data"].as_str().unwrap().into(),
+            ca: cluster["certificate-authority-data"]
+                .as_str()
+                .unwrap()
+                .into(),
             token: kc["users"][0]["user"]["token"].as_str().unwrap().into(),
             kubeconfig,
         }
@@ -212,10 +241,21 @@ const TOKENS: &str = "secretreader";
 /// The corpus; `ns` is the case's namespace, `other` a second namespace.
 fn corpus(m: &Member, ns: &str, other: &str) -> Vec<Case> {
     let kc = |name: &str, kubeconfig: &str| {
-        (ns.to_string(), name.to_string(), "value".to_string(), kubeconfig.to_string())
+        (
+            ns.to_string(),
+            name.to_string(),
+            "value".to_string(),
+            kubeconfig.to_string(),
+        )
     };
-    let tok = (ns.to_string(), "tok".to_string(), "token".to_string(), m.token.clone());
-    let reader = |extra: Json, ext: Json| json!({"accessProviders": [m.provider(READER, extra, ext)]});
+    let tok = (
+        ns.to_string(),
+        "tok".to_string(),
+        "token".to_string(),
+        m.token.clone(),
+    );
+    let reader =
+        |extra: Json, ext: Json| json!({"accessProviders": [m.provider(READER, extra, ext)]});
     let plain = || json!({"name": "kc", "key": "value"});
     let case = |id, status, providers: Vec<&'static str>, secrets| Case {
         id,
@@ -230,7 +270,10 @@ fn corpus(m: &Member, ns: &str, other: &str) -> Vec<Case> {
         k["clusters"][0]["cluster"]["server"] = "https://127.0.0.1:1".into();
     });
     let two_contexts = m.kubeconfig_with(|k| {
-        k["users"].as_array_mut().unwrap().push(json!({"name": "decoy", "user": {"token": "decoy-token"}}));
+        k["users"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"name": "decoy", "user": {"token": "decoy-token"}}));
         let c = k["contexts"][0].clone();
         k["contexts"][0]["name"] = "member".into();
         let mut d = c;
@@ -243,15 +286,33 @@ fn corpus(m: &Member, ns: &str, other: &str) -> Vec<Case> {
         k["extensions"] = json!([{"name": "x", "extension": {"a": "b"}}]);
     });
     let mut cases = vec![
-        case("basic", reader(json!({}), plain()), vec![READER], vec![kc("kc", &m.kubeconfig)]),
-        case("secret-names-another-server", reader(json!({}), plain()), vec![READER], vec![kc("kc", &decoy)]),
+        case(
+            "basic",
+            reader(json!({}), plain()),
+            vec![READER],
+            vec![kc("kc", &m.kubeconfig)],
+        ),
+        case(
+            "secret-names-another-server",
+            reader(json!({}), plain()),
+            vec![READER],
+            vec![kc("kc", &decoy)],
+        ),
         case(
             "context",
-            reader(json!({}), json!({"name": "kc", "key": "value", "context": "member"})),
+            reader(
+                json!({}),
+                json!({"name": "kc", "key": "value", "context": "member"}),
+            ),
             vec![READER],
             vec![kc("kc", &two_contexts)],
         ),
-        case("current-context", reader(json!({}), plain()), vec![READER], vec![kc("kc", &two_contexts)]),
+        case(
+            "current-context",
+            reader(json!({}), plain()),
+            vec![READER],
+            vec![kc("kc", &two_contexts)],
+        ),
         case(
             "ca-only-in-the-secret",
             reader(json!({"certificate-authority-data": null}), plain()),
@@ -264,7 +325,12 @@ fn corpus(m: &Member, ns: &str, other: &str) -> Vec<Case> {
             vec![READER],
             vec![kc("kc", &m.kubeconfig)],
         ),
-        case("missing-secret", reader(json!({}), plain()), vec![READER], vec![]),
+        case(
+            "missing-secret",
+            reader(json!({}), plain()),
+            vec![READER],
+            vec![],
+        ),
         case(
             "bad-server",
             reader(json!({"server": "https://"}), plain()),
@@ -300,13 +366,28 @@ fn corpus(m: &Member, ns: &str, other: &str) -> Vec<Case> {
     ];
     let mut explicit = case(
         "explicit-namespace",
-        reader(json!({}), json!({"name": "kc", "key": "value", "namespace": other})),
+        reader(
+            json!({}),
+            json!({"name": "kc", "key": "value", "namespace": other}),
+        ),
         vec![READER],
-        vec![(other.into(), "kc".into(), "value".into(), m.kubeconfig.clone())],
+        vec![(
+            other.into(),
+            "kc".into(),
+            "value".into(),
+            m.kubeconfig.clone(),
+        )],
     );
     explicit.reader_namespaces = vec![other.into()];
     cases.push(explicit);
-    let differing: [(&str, Json, Vec<&'static str>, Vec<_>, &str, &'static [&'static str]); 6] = [
+    let differing: [(
+        &str,
+        Json,
+        Vec<&'static str>,
+        Vec<_>,
+        &str,
+        &'static [&'static str],
+    ); 6] = [
         (
             "tls-server-name",
             reader(json!({"tls-server-name": "wrong.example"}), plain()),
@@ -317,7 +398,10 @@ fn corpus(m: &Member, ns: &str, other: &str) -> Vec<Case> {
         ),
         (
             "insecure",
-            reader(json!({"insecure-skip-tls-verify": true, "certificate-authority-data": null}), plain()),
+            reader(
+                json!({"insecure-skip-tls-verify": true, "certificate-authority-data": null}),
+                plain(),
+            ),
             vec![READER],
             vec![kc("kc", &m.kubeconfig)],
             "drops-insecure-skip-tls-verify",
@@ -388,13 +472,22 @@ fn plugin_kubeconfig(dir: &Path, i: usize, ns: &str) -> PathBuf {
     let env = TestEnv::get();
     let copy = dir.join(format!("plugin-{i}.kubeconfig"));
     std::fs::copy(&env.kubeconfig, &copy).unwrap();
-    env.kubectl_at(&copy, &["config", "set-context", "--current", "--namespace", ns]);
+    env.kubectl_at(
+        &copy,
+        &["config", "set-context", "--current", "--namespace", ns],
+    );
     copy
 }
 
 /// The providers file of case `i`: its providers in order, each the upstream plugin of its name, given the
 /// plugin's KUBECONFIG.
-fn providers_file(dir: &Path, i: usize, bin: &Path, providers: &[&str], kubeconfig: &Path) -> PathBuf {
+fn providers_file(
+    dir: &Path,
+    i: usize,
+    bin: &Path,
+    providers: &[&str],
+    kubeconfig: &Path,
+) -> PathBuf {
     let entries: Vec<Json> = providers
         .iter()
         .map(|p| {
@@ -418,7 +511,11 @@ fn bridge_block(i: usize, ns: &str, file: &Path, case: &Case) -> String {
         credentials += "    exec_providers = { secretreader = { namespaces = [\"*\"] } }\n";
     }
     if !case.reader_namespaces.is_empty() {
-        let list: Vec<String> = case.reader_namespaces.iter().map(|n| format!("\"{n}\"")).collect();
+        let list: Vec<String> = case
+            .reader_namespaces
+            .iter()
+            .map(|n| format!("\"{n}\""))
+            .collect();
         credentials += &format!("    secret_reader_namespaces = [{}]\n", list.join(", "));
     }
     format!(
@@ -431,7 +528,15 @@ fn bridge_block(i: usize, ns: &str, file: &Path, case: &Case) -> String {
 /// answer, and `None` when it refuses the profile or its plugin returns no token.
 fn oracle_seen(bin: &Path, providers: &Path, dir: &Path, ns: &str) -> (Option<Seen>, Json) {
     let env = TestEnv::get();
-    let stored = env.kubectl(&["get", "clusterprofiles.multicluster.x-k8s.io", "-n", ns, "c", "-o", "json"]);
+    let stored = env.kubectl(&[
+        "get",
+        "clusterprofiles.multicluster.x-k8s.io",
+        "-n",
+        ns,
+        "c",
+        "-o",
+        "json",
+    ]);
     let profile = dir.join(format!("{ns}.profile.json"));
     std::fs::write(&profile, stored).unwrap();
     let out = std::process::Command::new(bin.join("cia-oracle"))
@@ -442,8 +547,12 @@ fn oracle_seen(bin: &Path, providers: &Path, dir: &Path, ns: &str) -> (Option<Se
         .arg("-connect")
         .output()
         .expect("running cia-oracle");
-    let answer: Json = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("cia-oracle answered no JSON ({e}): {}", support::describe_output(&out)));
+    let answer: Json = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "cia-oracle answered no JSON ({e}): {}",
+            support::describe_output(&out)
+        )
+    });
     let s = |k: &str| answer[k].as_str().unwrap_or_default().to_string();
     if !s("error").is_empty() || s("token_sha256").is_empty() {
         return (None, answer);
@@ -482,7 +591,13 @@ async fn bridge_seen(inv: &Inv, outputs: &Json, i: usize, ns: &str, dir: &Path) 
     let file = dir.join(format!("{ns}.written"));
     std::fs::write(&file, &written).unwrap();
     let connected = std::process::Command::new(TestEnv::get().bin.join("kubectl"))
-        .args(["get", "--raw", "/version", "--request-timeout=20s", "--kubeconfig"])
+        .args([
+            "get",
+            "--raw",
+            "/version",
+            "--request-timeout=20s",
+            "--kubeconfig",
+        ])
         .arg(&file)
         .env_remove("KUBECONFIG")
         .output()
@@ -493,10 +608,18 @@ async fn bridge_seen(inv: &Inv, outputs: &Json, i: usize, ns: &str, dir: &Path) 
         provider,
         server: s(&cluster["server"]),
         proxy: s(&cluster["proxy-url"]),
-        ca_sha256: if ca.is_empty() { String::new() } else { sha256_hex(&ca) },
+        ca_sha256: if ca.is_empty() {
+            String::new()
+        } else {
+            sha256_hex(&ca)
+        },
         tls_server_name: s(&cluster["tls-server-name"]),
         insecure: cluster["insecure-skip-tls-verify"] == true,
-        token_sha256: if token.is_empty() { String::new() } else { sha256_hex(token.as_bytes()) },
+        token_sha256: if token.is_empty() {
+            String::new()
+        } else {
+            sha256_hex(token.as_bytes())
+        },
         connected,
     })
 }
@@ -521,10 +644,15 @@ async fn the_bridge_connects_as_the_upstream_access_library_does() {
         let other = unique_namespace(&inv.client, "diff-other").await;
         let case = corpus(&m, &ns, &other).into_iter().nth(i).unwrap();
         for (sns, name, key, value) in &case.secrets {
-            inv.secret(sns, name, &[], &[(key.as_str(), value.as_str())]).await;
+            inv.secret(sns, name, &[], &[(key.as_str(), value.as_str())])
+                .await;
         }
         inv.profile(&ns, "c", &[], case.status.clone()).await;
-        let kc = plugin_kubeconfig(dir.path(), i, case.plugin_namespace.as_deref().unwrap_or(&ns));
+        let kc = plugin_kubeconfig(
+            dir.path(),
+            i,
+            case.plugin_namespace.as_deref().unwrap_or(&ns),
+        );
         let file = providers_file(dir.path(), i, &bin, &case.providers, &kc);
         hcl += &bridge_block(i, &ns, &file, &case);
         cases.push((case, ns, file));

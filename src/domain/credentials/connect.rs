@@ -54,10 +54,7 @@ pub(super) fn credential_for(
     if differing.is_empty() {
         return Ok((written, None));
     }
-    let what = format!(
-        "the kubeconfig in Secret {secret} {}",
-        differing.join(", ")
-    );
+    let what = format!("the kubeconfig in Secret {secret} {}", differing.join(", "));
     if foreign {
         return Err(connection(format!(
             "{what}; the Secret is outside the ClusterProfile's namespace, and a ClusterProfile never sends a \
@@ -211,15 +208,8 @@ mod tests {
             "https://SECRET.example:6443/",
             "https://secret.example:6443",
         ] {
-            let (_, n) = credential_for(
-                "a/s",
-                kc.as_bytes(),
-                &p,
-                None,
-                &cluster(same),
-                false,
-            )
-            .unwrap();
+            let (_, n) =
+                credential_for("a/s", kc.as_bytes(), &p, None, &cluster(same), false).unwrap();
             assert_eq!(n, None, "{same}");
         }
         let kc443 = kubeconfig("https://secret.example", TOKEN);
@@ -245,7 +235,8 @@ mod tests {
         .unwrap_err();
         assert!(
             matches!(e, CredentialProblem::SecretReaderConnection { .. })
-                && e.to_string().contains("outside the ClusterProfile's namespace"),
+                && e.to_string()
+                    .contains("outside the ClusterProfile's namespace"),
             "{e}"
         );
         // ... and accepted when it points where the Secret says.
@@ -296,7 +287,10 @@ mod tests {
         ] {
             let kc = kubeconfig("https://s.example", user);
             let e = credential_for("a/s", kc.as_bytes(), &p, None, &c, false).unwrap_err();
-            assert!(matches!(e, CredentialProblem::Kubeconfig { .. }), "{user}: {e}");
+            assert!(
+                matches!(e, CredentialProblem::Kubeconfig { .. }),
+                "{user}: {e}"
+            );
         }
         let kc = kubeconfig("https://s.example", TOKEN);
         let e = credential_for("a/s", kc.as_bytes(), &p, None, &cluster(""), false).unwrap_err();
@@ -310,6 +304,9 @@ mod tests {
         );
         let bad = cluster("https://s.example\u{7}");
         let e = credential_for("a/s", kc.as_bytes(), &p, None, &bad, false).unwrap_err();
-        assert!(matches!(e, CredentialProblem::SecretReaderConnection { .. }), "{e}");
+        assert!(
+            matches!(e, CredentialProblem::SecretReaderConnection { .. }),
+            "{e}"
+        );
     }
 }

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::Secret;
 
+use super::connect::credential_for;
 use super::{
     CredentialOptions, CredentialProblem, CredentialSource, Lookup, SecretReaderMode,
     access_providers, object_id,
@@ -16,7 +17,6 @@ use crate::{
         kubeconfig::{ConnectionError, KubeconfigPolicy, canonical},
     },
 };
-use super::connect::credential_for;
 
 /// The Secrets credentials may come from, as read by `crate::k8s::credentials`: the labelled Secrets (indexed by
 /// `namespace/name` once, so each lookup is O(log N)) and the Secrets named by `kubeconfig-secretreader`

@@ -368,7 +368,10 @@ mod tests {
             let secret = p.desired["a/r"].secret.as_ref().unwrap();
             let written = &secret.data.as_ref().unwrap()["kubeconfig"].0;
             let v: serde_json::Value = serde_json::from_slice(written).unwrap();
-            v["clusters"][0]["cluster"]["server"].as_str().unwrap().to_string()
+            v["clusters"][0]["cluster"]["server"]
+                .as_str()
+                .unwrap()
+                .to_string()
         };
         let p = f.run_reading(&crate::domain::plan::NO_UNDECODABLE, &fetched);
         assert_eq!(server(&p), "https://127.0.0.1:6443", "the profile's server");
@@ -392,7 +395,9 @@ mod tests {
         let p = f.run_reading(&crate::domain::plan::NO_UNDECODABLE, &fetched);
         assert_eq!(server(&p), "https://127.0.0.1:1", "the Secret's server");
         assert!(
-            !p.problems.iter().any(|x| x.summary.contains("points elsewhere")),
+            !p.problems
+                .iter()
+                .any(|x| x.summary.contains("points elsewhere")),
             "{:?}",
             p.problems
         );
