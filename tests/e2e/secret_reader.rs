@@ -21,6 +21,40 @@ fn with_server(kubeconfig: &str, server: &str) -> String {
     kc.to_string()
 }
 
+/// Profile `<ns>/c1`, whose access provider publishes the member cluster and whose Secret's kubeconfig (returned)
+/// names `https://127.0.0.1:1` with the member's credential; and `<ns>/c2`, whose Secret agrees with its profile.
+async fn seed(inv: &Inv, ns: &str, member: &str) -> String {
+    let stored = with_server(member, "https://127.0.0.1:1");
+    for (name, kubeconfig) in [("c1", &stored), ("c2", &member.to_string())] {
+        let secret = format!("{name}-access");
+        inv.secret(ns, &secret, &[], &[("value", kubeconfig)]).await;
+        let status =
+            fixtures::secret_reader_status(member, json!({"name": secret, "key": "value"}));
+        inv.profile(ns, name, &[], status).await;
+    }
+    stored
+}
+
+/// The one warning names `<ns>/c1`, its Secret and both endpoints, and not `<ns>/c2`.
+fn check_warning(out: &str, ns: &str, endpoint_a: &str) {
+    let warning = one_diagnostic(out, "Warning", POINTS_ELSEWHERE);
+    let line = entry(warning, &format!("{ns}/c1"));
+    let host_a = endpoint_a.trim_start_matches("https://");
+    assert!(
+        line.contains("127.0.0.1:1 ")
+            && line.contains(host_a)
+            && line.contains(&format!("{ns}/c1-access")),
+        "the warning names the cluster, its Secret and both endpoints ({host_a}):\n{line}"
+    );
+    assert!(
+        !warning
+            .lines()
+            .any(|l| l.starts_with(&format!("- {ns}/c2 "))),
+        "{warning}"
+    );
+    assert!(warning.contains("1 ClusterProfile(s)"), "{warning}");
+}
+
 /// A profile whose access provider publishes the member cluster (endpoint A, with its CA) and whose Secret's
 /// kubeconfig names `https://127.0.0.1:1` (endpoint B, where nothing listens) with the member's credential: by
 /// default it is registered against A, with a warning naming the cluster and both endpoints, and the written
@@ -38,37 +72,11 @@ async fn the_profiles_server_wins_over_the_secrets_with_a_warning() {
         .as_str()
         .unwrap()
         .to_string();
-    let stored = with_server(&member, "https://127.0.0.1:1");
-    inv.secret(&ns, "c1-access", &[], &[("value", &stored)])
-        .await;
-    let status =
-        fixtures::secret_reader_status(&member, json!({"name": "c1-access", "key": "value"}));
-    inv.profile(&ns, "c1", &[], status).await;
-    // A neighbour whose Secret agrees with its profile: no warning for it.
-    inv.secret(&ns, "c2-access", &[], &[("value", &member)])
-        .await;
-    let status =
-        fixtures::secret_reader_status(&member, json!({"name": "c2-access", "key": "value"}));
-    inv.profile(&ns, "c2", &[], status).await;
+    let stored = seed(&inv, &ns, &member).await;
 
     let tf = inv.tf(&Cli::tofu(), &bridge(&ns, &[&ns], ""));
     let out = apply_ok(&tf);
-    let warning = one_diagnostic(&out, "Warning", POINTS_ELSEWHERE);
-    let line = entry(warning, &format!("{ns}/c1"));
-    let host_a = endpoint_a.trim_start_matches("https://");
-    assert!(
-        line.contains("127.0.0.1:1 ")
-            && line.contains(host_a)
-            && line.contains(&format!("{ns}/c1-access")),
-        "the warning names the cluster, its Secret and both endpoints ({host_a}):\n{line}"
-    );
-    assert!(
-        !warning
-            .lines()
-            .any(|l| l.starts_with(&format!("- {ns}/c2 "))),
-        "{warning}"
-    );
-    assert!(warning.contains("1 ClusterProfile(s)"), "{warning}");
+    check_warning(&out, &ns, &endpoint_a);
     let dir = tempfile::tempdir().unwrap();
     let written = inv.bridged_kubeconfig(&ns, "c1").await.unwrap();
     let view = client_go_view(dir.path(), &written).unwrap();
@@ -109,7 +117,7 @@ async fn the_profiles_server_wins_over_the_secrets_with_a_warning() {
     );
     assert!(ok, "no change after apply:\n{out}");
 
-    // A bad value is an error at its attribute path, and nothing is written.
+    // A bad value is an error at its attribute path.
     inv.rewrite(
         &tf,
         &bridge(
@@ -180,7 +188,7 @@ struct Case {
     id: &'static str,
     status: Json,
     providers: Vec<&'static str>,
-    secrets: Vec<(String, String, String, String)>,
+    secrets: Vec<SecretSpec>,
     /// The namespace the upstream plugins take for their own (their KUBECONFIG's context): `None`, the case's.
     plugin_namespace: Option<String>,
     /// `credentials.secret_reader_namespaces` of the case's bridge.
@@ -238,224 +246,300 @@ impl Member {
 const READER: &str = "kubeconfig-secretreader";
 const TOKENS: &str = "secretreader";
 
+/// A Secret to create: namespace, name, data key, value.
+type SecretSpec = (String, String, String, String);
+
+/// A case that must differ: id, status, providers, Secrets, its name in the guide, the fields that differ.
+type Differing = (
+    &'static str,
+    Json,
+    Vec<&'static str>,
+    Vec<SecretSpec>,
+    &'static str,
+    &'static [&'static str],
+);
+
+/// The corpus' fixtures for one case: the member, the case's namespace `ns` and a second namespace `other`.
+struct Fx<'a> {
+    m: &'a Member,
+    ns: &'a str,
+    other: &'a str,
+}
+
+impl Fx<'_> {
+    /// Secret `<ns>/<name>` holding `kubeconfig` under `value`.
+    fn kc(&self, name: &str, kubeconfig: &str) -> SecretSpec {
+        (
+            self.ns.into(),
+            name.into(),
+            "value".into(),
+            kubeconfig.into(),
+        )
+    }
+
+    /// Secret `<ns>/tok` holding the member's token under `token`, as upstream's `secretreader` reads it.
+    fn tok(&self) -> SecretSpec {
+        (
+            self.ns.into(),
+            "tok".into(),
+            "token".into(),
+            self.m.token.clone(),
+        )
+    }
+
+    /// A status with one `kubeconfig-secretreader` access provider.
+    fn reader(&self, extra: Json, ext: Json) -> Json {
+        json!({"accessProviders": [self.m.provider(READER, extra, ext)]})
+    }
+
+    fn plain(&self) -> Json {
+        json!({"name": "kc", "key": "value"})
+    }
+
+    fn case(
+        &self,
+        id: &'static str,
+        status: Json,
+        providers: Vec<&'static str>,
+        secrets: Vec<SecretSpec>,
+    ) -> Case {
+        Case {
+            id,
+            status,
+            providers,
+            secrets,
+            plugin_namespace: None,
+            reader_namespaces: vec![],
+            differs: None,
+        }
+    }
+
+    /// The member's kubeconfig naming a server where nothing listens.
+    fn decoy(&self) -> String {
+        self.m.kubeconfig_with(|k| {
+            k["clusters"][0]["cluster"]["server"] = "https://127.0.0.1:1".into();
+        })
+    }
+
+    /// The member's kubeconfig with a second context `decoy` (current) whose user has a token the member does not
+    /// know; the member's context is `member`.
+    fn two_contexts(&self) -> String {
+        self.m.kubeconfig_with(|k| {
+            k["users"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!({"name": "decoy", "user": {"token": "decoy-token"}}));
+            let mut d = k["contexts"][0].clone();
+            k["contexts"][0]["name"] = "member".into();
+            d["name"] = "decoy".into();
+            d["context"]["user"] = "decoy".into();
+            k["contexts"].as_array_mut().unwrap().push(d);
+            k["current-context"] = "decoy".into();
+        })
+    }
+
+    /// The member's kubeconfig with top-level `extensions`.
+    fn with_extensions(&self) -> String {
+        self.m.kubeconfig_with(|k| {
+            k["extensions"] = json!([{"name": "x", "extension": {"a": "b"}}]);
+        })
+    }
+}
+
 /// The corpus; `ns` is the case's namespace, `other` a second namespace.
 fn corpus(m: &Member, ns: &str, other: &str) -> Vec<Case> {
-    let kc = |name: &str, kubeconfig: &str| {
-        (
-            ns.to_string(),
-            name.to_string(),
-            "value".to_string(),
-            kubeconfig.to_string(),
-        )
-    };
-    let tok = (
-        ns.to_string(),
-        "tok".to_string(),
-        "token".to_string(),
-        m.token.clone(),
-    );
-    let reader =
-        |extra: Json, ext: Json| json!({"accessProviders": [m.provider(READER, extra, ext)]});
-    let plain = || json!({"name": "kc", "key": "value"});
-    let case = |id, status, providers: Vec<&'static str>, secrets| Case {
-        id,
-        status,
-        providers,
-        secrets,
-        plugin_namespace: None,
-        reader_namespaces: vec![],
-        differs: None,
-    };
-    let decoy = m.kubeconfig_with(|k| {
-        k["clusters"][0]["cluster"]["server"] = "https://127.0.0.1:1".into();
-    });
-    let two_contexts = m.kubeconfig_with(|k| {
-        k["users"]
-            .as_array_mut()
-            .unwrap()
-            .push(json!({"name": "decoy", "user": {"token": "decoy-token"}}));
-        let c = k["contexts"][0].clone();
-        k["contexts"][0]["name"] = "member".into();
-        let mut d = c;
-        d["name"] = "decoy".into();
-        d["context"]["user"] = "decoy".into();
-        k["contexts"].as_array_mut().unwrap().push(d);
-        k["current-context"] = "decoy".into();
-    });
-    let with_extensions = m.kubeconfig_with(|k| {
-        k["extensions"] = json!([{"name": "x", "extension": {"a": "b"}}]);
-    });
+    let f = Fx { m, ns, other };
+    let mut cases = agreeing(&f);
+    cases.extend(differing(&f));
+    cases
+}
+
+/// The cases where the bridge and the upstream library must agree.
+fn agreeing(f: &Fx<'_>) -> Vec<Case> {
+    let mut cases = reader_cases(f);
+    cases.extend(provider_choice_cases(f));
+    cases
+}
+
+/// `kubeconfig-secretreader` alone: where it connects, with which user.
+fn reader_cases(f: &Fx<'_>) -> Vec<Case> {
     let mut cases = vec![
-        case(
+        f.case(
             "basic",
-            reader(json!({}), plain()),
+            f.reader(json!({}), f.plain()),
             vec![READER],
-            vec![kc("kc", &m.kubeconfig)],
+            vec![f.kc("kc", &f.m.kubeconfig)],
         ),
-        case(
+        f.case(
             "secret-names-another-server",
-            reader(json!({}), plain()),
+            f.reader(json!({}), f.plain()),
             vec![READER],
-            vec![kc("kc", &decoy)],
+            vec![f.kc("kc", &f.decoy())],
         ),
-        case(
+        f.case(
             "context",
-            reader(
+            f.reader(
                 json!({}),
                 json!({"name": "kc", "key": "value", "context": "member"}),
             ),
             vec![READER],
-            vec![kc("kc", &two_contexts)],
+            vec![f.kc("kc", &f.two_contexts())],
         ),
-        case(
+        f.case(
             "current-context",
-            reader(json!({}), plain()),
+            f.reader(json!({}), f.plain()),
             vec![READER],
-            vec![kc("kc", &two_contexts)],
+            vec![f.kc("kc", &f.two_contexts())],
         ),
-        case(
+        f.case(
             "ca-only-in-the-secret",
-            reader(json!({"certificate-authority-data": null}), plain()),
+            f.reader(json!({"certificate-authority-data": null}), f.plain()),
             vec![READER],
-            vec![kc("kc", &m.kubeconfig)],
+            vec![f.kc("kc", &f.m.kubeconfig)],
         ),
-        case(
+        f.case(
             "proxy",
-            reader(json!({"proxy-url": "http://127.0.0.1:1"}), plain()),
+            f.reader(json!({"proxy-url": "http://127.0.0.1:1"}), f.plain()),
             vec![READER],
-            vec![kc("kc", &m.kubeconfig)],
+            vec![f.kc("kc", &f.m.kubeconfig)],
         ),
-        case(
+        f.case(
             "missing-secret",
-            reader(json!({}), plain()),
+            f.reader(json!({}), f.plain()),
             vec![READER],
             vec![],
         ),
-        case(
+        f.case(
             "bad-server",
-            reader(json!({"server": "https://"}), plain()),
+            f.reader(json!({"server": "https://"}), f.plain()),
             vec![READER],
-            vec![kc("kc", &m.kubeconfig)],
-        ),
-        case(
-            "file-order-exec-first",
-            json!({"accessProviders": [m.provider(READER, json!({}), plain()),
-                m.provider(TOKENS, json!({}), json!({"clusterName": "tok"}))]}),
-            vec![TOKENS, READER],
-            vec![kc("kc", &decoy), tok.clone()],
-        ),
-        case(
-            "file-order-reader-first",
-            json!({"accessProviders": [m.provider(TOKENS, json!({}), json!({"clusterName": "tok"})),
-                m.provider(READER, json!({}), plain())]}),
-            vec![READER, TOKENS],
-            vec![kc("kc", &m.kubeconfig), tok.clone()],
-        ),
-        case(
-            "deprecated-credential-providers",
-            json!({"credentialProviders": [m.provider(READER, json!({}), plain())]}),
-            vec![READER],
-            vec![kc("kc", &m.kubeconfig)],
-        ),
-        case(
-            "exec-extensions",
-            json!({"accessProviders": [m.provider(TOKENS, json!({}), json!({"clusterName": "tok"}))]}),
-            vec![TOKENS],
-            vec![tok.clone()],
+            vec![f.kc("kc", &f.m.kubeconfig)],
         ),
     ];
-    let mut explicit = case(
+    let mut explicit = f.case(
         "explicit-namespace",
-        reader(
+        f.reader(
             json!({}),
-            json!({"name": "kc", "key": "value", "namespace": other}),
+            json!({"name": "kc", "key": "value", "namespace": f.other}),
         ),
         vec![READER],
         vec![(
-            other.into(),
+            f.other.into(),
             "kc".into(),
             "value".into(),
-            m.kubeconfig.clone(),
+            f.m.kubeconfig.clone(),
         )],
     );
-    explicit.reader_namespaces = vec![other.into()];
+    explicit.reader_namespaces = vec![f.other.into()];
     cases.push(explicit);
-    let differing: [(
-        &str,
-        Json,
-        Vec<&'static str>,
-        Vec<_>,
-        &str,
-        &'static [&'static str],
-    ); 6] = [
+    cases
+}
+
+/// Which access provider: the providers file's order, the deprecated list, an exec provider's extensions.
+fn provider_choice_cases(f: &Fx<'_>) -> Vec<Case> {
+    vec![
+        f.case(
+            "file-order-exec-first",
+            json!({"accessProviders": [f.m.provider(READER, json!({}), f.plain()),
+                f.m.provider(TOKENS, json!({}), json!({"clusterName": "tok"}))]}),
+            vec![TOKENS, READER],
+            vec![f.kc("kc", &f.decoy()), f.tok()],
+        ),
+        f.case(
+            "file-order-reader-first",
+            json!({"accessProviders": [f.m.provider(TOKENS, json!({}), json!({"clusterName": "tok"})),
+                f.m.provider(READER, json!({}), f.plain())]}),
+            vec![READER, TOKENS],
+            vec![f.kc("kc", &f.m.kubeconfig), f.tok()],
+        ),
+        f.case(
+            "deprecated-credential-providers",
+            json!({"credentialProviders": [f.m.provider(READER, json!({}), f.plain())]}),
+            vec![READER],
+            vec![f.kc("kc", &f.m.kubeconfig)],
+        ),
+        f.case(
+            "exec-extensions",
+            json!({"accessProviders": [f.m.provider(TOKENS, json!({}), json!({"clusterName": "tok"}))]}),
+            vec![TOKENS],
+            vec![f.tok()],
+        ),
+
+    ]
+}
+
+/// The cases where they differ on purpose, each with its name in the guide and the fields that differ.
+fn differing(f: &Fx<'_>) -> Vec<Case> {
+    let differing: [Differing; 6] = [
         (
             "tls-server-name",
-            reader(json!({"tls-server-name": "wrong.example"}), plain()),
+            f.reader(json!({"tls-server-name": "wrong.example"}), f.plain()),
             vec![READER],
-            vec![kc("kc", &m.kubeconfig)],
+            vec![f.kc("kc", &f.m.kubeconfig)],
             "drops-tls-server-name",
             &["tls_server_name", "connected"],
         ),
         (
             "insecure",
-            reader(
+            f.reader(
                 json!({"insecure-skip-tls-verify": true, "certificate-authority-data": null}),
-                plain(),
+                f.plain(),
             ),
             vec![READER],
-            vec![kc("kc", &m.kubeconfig)],
+            vec![f.kc("kc", &f.m.kubeconfig)],
             "drops-insecure-skip-tls-verify",
             &["insecure", "connected"],
         ),
         (
             "config-member",
-            reader(json!({}), json!({"config": {"name": "kc", "key": "value"}})),
+            f.reader(json!({}), json!({"config": {"name": "kc", "key": "value"}})),
             vec![READER],
-            vec![kc("kc", &m.kubeconfig)],
+            vec![f.kc("kc", &f.m.kubeconfig)],
             "config-member",
             &["registered"],
         ),
         (
             "kubeconfig-extensions",
-            reader(json!({}), plain()),
+            f.reader(json!({}), f.plain()),
             vec![READER],
-            vec![kc("kc", &with_extensions)],
+            vec![f.kc("kc", &f.with_extensions())],
             "kubeconfig-extensions",
             &["registered"],
         ),
         (
             "no-key",
-            reader(json!({}), json!({"name": "kc"})),
+            f.reader(json!({}), json!({"name": "kc"})),
             vec![READER],
-            vec![kc("kc", &m.kubeconfig)],
+            vec![f.kc("kc", &f.m.kubeconfig)],
             "optional-key",
             &["registered"],
         ),
         (
             "unlisted-secretreader",
-            reader(json!({}), plain()),
+            f.reader(json!({}), f.plain()),
             vec![TOKENS],
-            vec![kc("kc", &m.kubeconfig)],
+            vec![f.kc("kc", &f.m.kubeconfig)],
             "unlisted-secretreader",
             &["registered"],
         ),
     ];
+    let mut cases = Vec::new();
     for (id, status, providers, secrets, doc, fields) in differing {
-        let mut c = case(id, status, providers, secrets);
+        let mut c = f.case(id, status, providers, secrets);
         c.differs = Some((doc, fields));
         cases.push(c);
     }
     // The plugin's own namespace holds a Secret of the same name with another credential: upstream reads that one.
-    let mut consumer = case(
+    let mut consumer = f.case(
         "namespace-default",
-        reader(json!({}), plain()),
+        f.reader(json!({}), f.plain()),
         vec![READER],
         vec![
-            kc("kc", &m.kubeconfig),
-            (other.into(), "kc".into(), "value".into(), decoy_user(m)),
+            f.kc("kc", &f.m.kubeconfig),
+            (f.other.into(), "kc".into(), "value".into(), decoy_user(f.m)),
         ],
     );
-    consumer.plugin_namespace = Some(other.into());
+    consumer.plugin_namespace = Some(f.other.into());
     consumer.differs = Some(("namespace-default", &["token", "connected"]));
     cases.push(consumer);
     cases
@@ -577,7 +661,7 @@ async fn bridge_seen(inv: &Inv, outputs: &Json, i: usize, ns: &str, dir: &Path) 
     let entry = &outputs[format!("c{i}")]["value"][format!("{ns}/c")];
     let source = entry["credential_source"].as_str()?;
     let provider = match source.split(':').collect::<Vec<_>>()[..] {
-        ["access-provider", name, ..] | ["exec", name, ..] => name.to_string(),
+        ["access-provider" | "exec", name, ..] => name.to_string(),
         _ => source.to_string(),
     };
     let written = inv.bridged_kubeconfig(ns, "c").await?;
