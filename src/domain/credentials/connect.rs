@@ -264,6 +264,22 @@ mod tests {
             v["clusters"][0]["cluster"]["proxy-url"],
             "http://proxy.example:3128"
         );
+        // A CA the Secret's kubeconfig trusts and the profile's entry replaces.
+        use base64::Engine as _;
+        let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+        let mut with_ca: serde_json::Value = serde_json::from_str(&kc).unwrap();
+        with_ca["clusters"][0]["cluster"]["certificate-authority-data"] =
+            b64("-----BEGIN CERTIFICATE-----\nA\n-----END CERTIFICATE-----\n").into();
+        let mut c = cluster("https://s.example");
+        c.certificate_authority_data = Some(b64(
+            "-----BEGIN CERTIFICATE-----\nB\n-----END CERTIFICATE-----\n",
+        ));
+        let with_ca = with_ca.to_string();
+        let (_, n) = credential_for("a/s", with_ca.as_bytes(), &p, None, &c, false).unwrap();
+        assert!(n.unwrap().contains("certificate-authority-data"));
+        c.certificate_authority_data = None;
+        let (_, n) = credential_for("a/s", with_ca.as_bytes(), &p, None, &c, false).unwrap();
+        assert!(n.unwrap().contains("certificate-authority-data"), "dropped");
         // The profile's TLS settings are written (upstream's library drops tls-server-name and insecure).
         let mut c = cluster("https://s.example");
         c.tls_server_name = Some("member.internal".into());
