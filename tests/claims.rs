@@ -422,6 +422,12 @@ fn rows() -> Vec<Row> {
             r3,
         ),
         (
+            "credentials.secret_reader_mode",
+            "credentials {\n    secret_reader_mode = {v}\n  }",
+            Other("whole"),
+            r3,
+        ),
+        (
             "credentials.exec_allowed_servers",
             "credentials {\n    exec_allowed_servers = [{v}]\n  }",
             Other("http://x/"),

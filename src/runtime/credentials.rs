@@ -224,8 +224,8 @@ pub async fn credentials_of(
     .map_err(|source| CredentialsError::Refused { source })?;
     tracing::debug!(%namespace, %name, source = %source, "resolved ClusterProfile credentials");
     Ok(match resolved {
-        Resolved::Kubeconfig(kubeconfig) => ProfileCredentials {
-            kubeconfig,
+        Resolved::Kubeconfig { bytes, .. } => ProfileCredentials {
+            kubeconfig: bytes,
             expires_at: None,
             source,
             invocation_sha256: None,

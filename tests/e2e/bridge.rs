@@ -516,8 +516,7 @@ async fn credential_sources_and_consumer_filter() {
         &ns,
         "reader",
         &[],
-        json!({"accessProviders": [{"name": "kubeconfig-secretreader", "cluster": {"server": "https://127.0.0.1:1",
-            "extensions": [{"name": "client.authentication.k8s.io/exec", "extension": {"name": "reader-kc", "key": "value"}}]}}]}),
+        fixtures::secret_reader_status(&member, json!({"name": "reader-kc", "key": "value"})),
     )
     .await;
     fx.secret(&ns, "reader-kc", &[], &[("value", &member)])
@@ -810,23 +809,25 @@ async fn invalid_configuration_is_reported_with_attribute_paths() {
 }
 
 /// The `kubeconfig-secretreader` extension's optional `context` member (upstream's semantics) selects the context
-/// of the stored kubeconfig; without it, its current-context is used; a context that does not exist is that
-/// profile's problem, named.
+/// of the stored kubeconfig, whose user is the credential; without it, its current-context is used; a context that
+/// does not exist is that profile's problem, named. The server is the access provider's, whatever the context.
 #[tokio::test(flavor = "multi_thread")]
 async fn secret_reader_context_selects_the_context() {
     let env = TestEnv::get();
     let inv = support::inventory::Inv::new().await;
     let ns = unique_namespace(&inv.client, "ctx").await;
-    let member: serde_json::Value =
-        serde_saphyr::from_slice(&std::fs::read(env.member_kubeconfig()).unwrap()).unwrap();
+    let member_text = std::fs::read_to_string(env.member_kubeconfig()).unwrap();
+    let member: serde_json::Value = serde_saphyr::from_str(&member_text).unwrap();
     let stored = serde_json::json!({
         "apiVersion": "v1", "kind": "Config",
         "clusters": [
             {"name": "m", "cluster": member["clusters"][0]["cluster"]},
             {"name": "d", "cluster": {"server": "https://127.0.0.1:1"}}],
-        "users": [{"name": "mu", "user": member["users"][0]["user"]}],
+        "users": [
+            {"name": "mu", "user": member["users"][0]["user"]},
+            {"name": "du", "user": {"token": "decoy-token"}}],
         "contexts": [
-            {"name": "decoy", "context": {"cluster": "d", "user": "mu"}},
+            {"name": "decoy", "context": {"cluster": "d", "user": "du"}},
             {"name": "member", "context": {"cluster": "m", "user": "mu"}}],
         "current-context": "decoy",
     })
@@ -841,36 +842,26 @@ async fn secret_reader_context_selects_the_context() {
         if let Some(c) = context {
             ext["context"] = c.into();
         }
-        inv.profile(
-            &ns,
-            name,
-            &[],
-            serde_json::json!({"accessProviders": [{"name": "kubeconfig-secretreader",
-                "cluster": {"server": "https://127.0.0.1:1",
-                    "extensions": [{"name": "client.authentication.k8s.io/exec", "extension": ext}]}}]}),
-        )
-        .await;
+        let status = support::fixtures::secret_reader_status(&member_text, ext);
+        inv.profile(&ns, name, &[], status).await;
     }
     let tf = inv.tf(&Cli::tofu(), &support::inventory::bridge(&ns, &[&ns], ""));
     let out = support::inventory::apply_ok(&tf);
-    let server = |kc: &[u8]| -> String {
-        let v: serde_json::Value = serde_json::from_slice(kc).unwrap();
-        v["clusters"][0]["cluster"]["server"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    };
-    let chosen = inv.bridged_kubeconfig(&ns, "chosen").await.unwrap();
+    let written = |kc: &[u8]| -> serde_json::Value { serde_json::from_slice(kc).unwrap() };
+    let member_server = member["clusters"][0]["cluster"]["server"].as_str().unwrap();
+    let chosen = written(&inv.bridged_kubeconfig(&ns, "chosen").await.unwrap());
+    assert_eq!(chosen["clusters"][0]["cluster"]["server"], member_server);
     assert_eq!(
-        server(&chosen),
-        member["clusters"][0]["cluster"]["server"].as_str().unwrap()
+        chosen["users"][0]["user"],
+        written(&fixtures::written(&member_text))["users"][0]["user"]
     );
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("kc");
-    std::fs::write(&f, &chosen).unwrap();
+    std::fs::write(&f, chosen.to_string()).unwrap();
     env.kubectl_at(&f, &["get", "--raw", "/version"]);
-    let current = inv.bridged_kubeconfig(&ns, "current").await.unwrap();
-    assert_eq!(server(&current), "https://127.0.0.1:1");
+    let current = written(&inv.bridged_kubeconfig(&ns, "current").await.unwrap());
+    assert_eq!(current["users"][0]["user"]["token"], "decoy-token");
+    assert_eq!(current["clusters"][0]["cluster"]["server"], member_server);
     assert!(inv.bridged_kubeconfig(&ns, "missing").await.is_none());
     let flat = support::inventory::flat(&out);
     assert!(

@@ -30,6 +30,7 @@ mod rbac;
 mod recipes;
 mod release_install;
 mod replace;
+mod secret_reader;
 mod selector_oracle;
 mod sveltos_clusters;
 mod swapped_credentials;

@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use serde_json::json;
-use support::{Cli, TestEnv, Tf, inventory::Inv, unique_namespace};
+use support::{Cli, TestEnv, Tf, fixtures, inventory::Inv, unique_namespace};
 use tfsveltos::api::keys;
 
 /// Both tests apply a bridge named `quickstart` (the example's default) with its claim in `default`: one at a time.
@@ -51,10 +51,10 @@ async fn demo_inventory(env: &TestEnv, inv: &Inv) -> (String, String) {
         &b,
         "cluster-3",
         &[("env", "prod")],
-        json!({"accessProviders": [{"name": "kubeconfig-secretreader", "cluster": {
-            "server": "https://127.0.0.1:1",
-            "extensions": [{"name": "client.authentication.k8s.io/exec",
-                            "extension": {"name": "cluster-3-access", "key": "value"}}]}}]}),
+        fixtures::secret_reader_status(
+            &member,
+            json!({"name": "cluster-3-access", "key": "value"}),
+        ),
     )
     .await;
     (a, b)

@@ -285,6 +285,11 @@ fn credentials_examples(
         json!([c.ns]),
         vec![],
     );
+    add(
+        "credentials.secret_reader_mode",
+        json!("whole_kubeconfig"),
+        vec![],
+    );
     add("credentials.allow_exec_kubeconfigs", json!(false), vec![]);
     add(
         "credentials.exec_allowed_servers",

@@ -114,3 +114,21 @@ pub fn written(source: &str) -> Vec<u8> {
     tfsveltos::domain::kubeconfig::canonical(source.as_bytes(), &Default::default(), None)
         .expect("an accepted kubeconfig")
 }
+
+/// The status of a ClusterProfile with one `kubeconfig-secretreader` access provider whose `cluster` entry is the
+/// first cluster of `kubeconfig` (its `server` and `certificate-authority-data`: where upstream consumers connect)
+/// and whose exec extension is `reference` (`{"name": ..., "key": ...}`).
+pub fn secret_reader_status(kubeconfig: &str, reference: serde_json::Value) -> serde_json::Value {
+    let kc: serde_json::Value = serde_saphyr::from_str(kubeconfig).expect("a kubeconfig");
+    let mut cluster = serde_json::json!({
+        "server": kc["clusters"][0]["cluster"]["server"],
+        "extensions": [{"name": tfsveltos::api::keys::EXEC_EXTENSION, "extension": reference}],
+    });
+    if let Some(ca) = kc["clusters"][0]["cluster"]["certificate-authority-data"].as_str() {
+        cluster["certificate-authority-data"] = ca.into();
+    }
+    serde_json::json!({"accessProviders": [{
+        "name": tfsveltos::api::keys::SECRET_READER_PROVIDER,
+        "cluster": cluster,
+    }]})
+}

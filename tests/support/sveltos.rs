@@ -50,6 +50,19 @@ fn shared_dir() -> Option<PathBuf> {
     complete.then_some(dir)
 }
 
+/// The folder of the unpacked binaries of `../shared/sveltos` (the Sveltos controllers, the upstream
+/// access-provider plugins `secretreader-plugin` and `kubeconfig-secretreader-plugin`, and `cia-oracle`), started
+/// by nothing; `None` when `../shared/sveltos` is missing (the test is recorded as skipped, or fails under
+/// `CI=true`).
+pub fn upstream_binaries() -> Option<PathBuf> {
+    let dir = needed(
+        shared_dir(),
+        "the upstream access library oracle and plugins in ../shared/sveltos (set SVELTOS_SHARED_DIR)",
+    )?;
+    static UNPACKED: OnceLock<PathBuf> = OnceLock::new();
+    Some(UNPACKED.get_or_init(|| unpack(&dir)).clone())
+}
+
 /// The real controllers of this test binary and the control plane they run against.
 pub struct Sveltos {
     /// The control plane (started for this test binary; its member cluster is itself).

@@ -6,11 +6,14 @@
 //! 2. [`locate`]: per profile, the single source its credentials come from ([`locate::locate`]), with the trust
 //!    rules on namespaces (a profile never makes the bridge read a Secret outside the namespaces the operator
 //!    allowed);
-//! 3. [`resolve`](mod@resolve): whether that source holds usable, inert credentials ([`resolve()`]).
+//! 3. [`resolve`](mod@resolve): whether that source holds usable, inert credentials ([`resolve()`]); for a
+//!    `kubeconfig-secretreader` Secret, `connect` sends the user of its kubeconfig where the ClusterProfile's access
+//!    provider points (`secret_reader_mode = "credential"`, the default).
 //!
 //! Nothing here reads from the cluster: `crate::k8s::credentials` reads the Secrets and namespaces these
 //! functions ask for.
 
+mod connect;
 pub mod locate;
 pub mod options;
 pub mod resolve;
@@ -18,7 +21,9 @@ pub mod resolve;
 use std::fmt;
 
 pub use locate::{CredentialSource, Lookup, SecretIndex, access_providers, exec_extension, locate};
-pub use options::{CredentialOptions, CredentialsConfig, default_kubeconfig_keys};
+pub use options::{
+    CredentialOptions, CredentialsConfig, SecretReaderMode, default_kubeconfig_keys,
+};
 pub use resolve::{CheckedKubeconfigs, CredentialSecrets, Resolved, resolve};
 
 /// The annotation `crate::k8s` puts on its own copy of a credential Secret that exists but does not decode (its
@@ -61,6 +66,13 @@ pub enum CredentialProblem {
         /// Its value, quoted, escaped and at most 64 characters.
         value: String,
         /// Why.
+        reason: String,
+    },
+    /// A `kubeconfig-secretreader` credential cannot be sent where the access provider's `cluster` entry points
+    /// (`secret_reader_mode = "credential"`).
+    #[error("access provider kubeconfig-secretreader: {reason}")]
+    SecretReaderConnection {
+        /// Why (names the Secret, fields and hosts; never credential content).
         reason: String,
     },
     /// The Secret a source names does not exist (or vanished between reads).
@@ -122,6 +134,9 @@ impl CredentialProblem {
                 "kubeconfig-secretreader names its Secret with an invalid value"
             }
             Self::Kubeconfig { .. } => "kubeconfig refused",
+            Self::SecretReaderConnection { .. } => {
+                "kubeconfig-secretreader credential refused for the access provider's cluster entry"
+            }
             Self::Unreadable { .. } => "a credential Secret cannot be read",
             Self::Exec { .. } => "exec provider refused",
         }

@@ -5,11 +5,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::Secret;
 
+use super::connect::credential_for;
 use super::{
-    CredentialOptions, CredentialProblem, CredentialSource, Lookup, access_providers, object_id,
+    CredentialOptions, CredentialProblem, CredentialSource, Lookup, SecretReaderMode,
+    access_providers, object_id,
 };
 use crate::{
-    api::{AccessProvider, ClusterProfile},
+    api::{AccessProvider, ClusterProfile, KubeconfigCluster, keys},
     domain::{
         exec::{ExecInvocation, ProvidersFile, invocation},
         kubeconfig::{ConnectionError, KubeconfigPolicy, canonical},
@@ -136,7 +138,14 @@ fn policy_of(options: &CredentialOptions) -> KubeconfigPolicy {
 /// Usable credentials of one profile. `Debug` shows the length of a kubeconfig only.
 pub enum Resolved {
     /// The kubeconfig to write: the checked source rewritten ([`canonical`]), never the source's bytes.
-    Kubeconfig(Vec<u8>),
+    Kubeconfig {
+        /// What the bridge writes.
+        bytes: Vec<u8>,
+        /// Something the plan warns about without leaving the cluster out (a `kubeconfig-secretreader` Secret
+        /// whose kubeconfig names another server than the ClusterProfile): names fields and hosts, escaped and
+        /// bounded, never credential content.
+        notice: Option<String>,
+    },
     /// An exec plugin run that mints the credential (the plugin is not run here).
     Exec(ExecInvocation),
 }
@@ -144,7 +153,12 @@ pub enum Resolved {
 impl std::fmt::Debug for Resolved {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::Kubeconfig(b) => write!(f, "Kubeconfig(<{} bytes redacted>)", b.len()),
+            Self::Kubeconfig { bytes, notice } => write!(
+                f,
+                "Kubeconfig(<{} bytes redacted>, notice: {})",
+                bytes.len(),
+                notice.is_some()
+            ),
             Self::Exec(inv) => f.debug_tuple("Exec").field(inv).finish(),
         }
     }
@@ -200,12 +214,26 @@ pub fn check_kubeconfig(
     canonical(bytes, &policy_of(options), context)
 }
 
+/// How the kubeconfig a Secret holds is used.
+#[derive(Clone, Copy)]
+enum Use<'p> {
+    /// Its chosen context, cluster and user (labelled Secrets; `secret_reader_mode = "whole_kubeconfig"`).
+    Whole,
+    /// The user of its chosen context, to reach `cluster`, the access provider's entry (`kubeconfig-secretreader`
+    /// with `secret_reader_mode = "credential"`); `foreign`: the Secret is outside the ClusterProfile's namespace.
+    CredentialFor {
+        cluster: &'p KubeconfigCluster,
+        foreign: bool,
+    },
+}
+
 fn from_secret(
     secret: &Secret,
     keys: &[String],
     options: &CredentialOptions,
     context: Option<&str>,
     checked: Option<&CheckedKubeconfigs>,
+    usage: Use<'_>,
 ) -> Result<Resolved, CredentialProblem> {
     if let Some(reason) = secret
         .metadata
@@ -219,6 +247,12 @@ fn from_secret(
         });
     }
     let (_, bytes) = kubeconfig_in_secret(secret, keys)?;
+    if let Use::CredentialFor { cluster, foreign } = usage {
+        let id = object_id(&secret.metadata);
+        let (bytes, notice) =
+            credential_for(&id, bytes, &policy_of(options), context, cluster, foreign)?;
+        return Ok(Resolved::Kubeconfig { bytes, notice });
+    }
     let policy = policy_of(options);
     let cached = context
         .is_none()
@@ -233,7 +267,33 @@ fn from_secret(
             }
         })?,
     };
-    Ok(Resolved::Kubeconfig(written))
+    Ok(Resolved::Kubeconfig {
+        bytes: written,
+        notice: None,
+    })
+}
+
+/// How a `kubeconfig-secretreader` Secret in `namespace` is used for `profile` under `options`: the whole
+/// kubeconfig, or its user to reach the access provider's `cluster` entry.
+fn secret_reader_use<'p>(
+    profile: &'p ClusterProfile,
+    namespace: &str,
+    options: &CredentialOptions,
+) -> Result<Use<'p>, CredentialProblem> {
+    if options.secret_reader_mode == SecretReaderMode::WholeKubeconfig {
+        return Ok(Use::Whole);
+    }
+    let cluster = access_providers(profile)
+        .into_iter()
+        .find(|a| a.name == keys::SECRET_READER_PROVIDER)
+        .and_then(|a| a.cluster.as_ref())
+        .ok_or_else(|| CredentialProblem::SecretReaderConnection {
+            reason: "the access provider vanished".into(),
+        })?;
+    Ok(Use::CredentialFor {
+        cluster,
+        foreign: profile.metadata.namespace.as_deref() != Some(namespace),
+    })
 }
 
 /// Judges a located source: the kubeconfig it holds (checked), or the exec run that would mint one (built and
@@ -264,6 +324,7 @@ pub fn resolve(
                 options,
                 None,
                 secrets.checked,
+                Use::Whole,
             )
         }
         CredentialSource::SecretReader {
@@ -281,7 +342,15 @@ pub fn resolve(
                 Some(k) => std::slice::from_ref(k),
                 None => &options.kubeconfig_keys[..],
             };
-            from_secret(secret, keys, options, context.as_deref(), secrets.checked)
+            let usage = secret_reader_use(profile, namespace, options)?;
+            from_secret(
+                secret,
+                keys,
+                options,
+                context.as_deref(),
+                secrets.checked,
+                usage,
+            )
         }
         CredentialSource::Exec { provider } => resolve_exec(profile, provider, options, providers),
     }
@@ -408,7 +477,7 @@ mod tests {
         let secrets = CredentialSecrets::new(&good, &none);
         assert!(matches!(
             resolve(&p, &src, &o, None, &secrets),
-            Ok(Resolved::Kubeconfig(b)) if b == check_kubeconfig(KUBECONFIG.as_bytes(), &o, None).unwrap()
+            Ok(Resolved::Kubeconfig { bytes: b, notice: None }) if b == check_kubeconfig(KUBECONFIG.as_bytes(), &o, None).unwrap()
         ));
         let bad = [labelled_secret(
             "team-a",
@@ -561,7 +630,7 @@ mod tests {
         let secrets = CredentialSecrets::new(&swapped, &none).with_checked(Some(&recorded));
         assert!(matches!(
             resolve(&p, &src, &strict, None, &secrets),
-            Ok(Resolved::Kubeconfig(b)) if b == b"recorded"
+            Ok(Resolved::Kubeconfig { bytes: b, .. }) if b == b"recorded"
         ));
         let secrets = CredentialSecrets::new(&swapped, &none);
         assert!(resolve(&p, &src, &strict, None, &secrets).is_err());

@@ -112,7 +112,7 @@ fn split_host_port(s: &str) -> Option<(&str, Option<u16>)> {
 }
 
 /// The lower-cased host and the port (explicit, or the scheme's default) of an `http(s)://` URL.
-fn server_host_port(url: &str) -> Option<(String, Option<u16>)> {
+pub(crate) fn server_host_port(url: &str) -> Option<(String, Option<u16>)> {
     let (scheme, rest) = url.trim().split_once("://")?;
     let default = match scheme.to_ascii_lowercase().as_str() {
         "https" => 443,

@@ -84,28 +84,15 @@ pub fn static_kubeconfig(
     cluster: &KubeconfigCluster,
     cred: &ExecCredentialStatus,
 ) -> Result<Vec<u8>, crate::domain::kubeconfig::ConnectionError> {
-    use crate::domain::kubeconfig::{Connection, KubeconfigPolicy, canonical};
-    let mut c = Connection {
-        host: cluster.server.clone(),
-        tls_server_name: cluster.tls_server_name.clone(),
-        proxy_url: cluster.proxy_url.clone(),
-        insecure: cluster.insecure_skip_tls_verify == Some(true),
-        ..Default::default()
-    };
+    use crate::domain::kubeconfig::{Connection, KubeconfigPolicy, for_cluster};
+    let mut user = Connection::default();
     if let Some(t) = cred.token.as_deref().filter(|t| !t.is_empty()) {
-        c.token = Some(t.to_string());
+        user.token = Some(t.to_string());
     } else if let (Some(cert), Some(key)) = (&cred.client_certificate_data, &cred.client_key_data) {
-        c.client_certificate = Some(cert.clone());
-        c.client_key = Some(key.clone());
+        user.client_certificate = Some(cert.clone());
+        user.client_key = Some(key.clone());
     }
-    // The CA arrives base64-encoded; written through the Connection, it is decoded and checked by the read-back.
-    let mut doc = c.to_kubeconfig();
-    if let Some(ca) = &cluster.certificate_authority_data {
-        let mut v: serde_json::Value = serde_json::from_slice(&doc).expect("we wrote JSON");
-        v["clusters"][0]["cluster"]["certificate-authority-data"] = ca.clone().into();
-        doc = serde_json::to_vec(&v).expect("JSON serializes");
-    }
-    canonical(&doc, &KubeconfigPolicy::default(), None)
+    for_cluster(cluster, &user, &KubeconfigPolicy::default())
 }
 
 #[cfg(test)]

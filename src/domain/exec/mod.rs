@@ -18,6 +18,7 @@ mod redact;
 use crate::api::keys;
 
 pub use allow_list::ServerAllowList;
+pub(crate) use allow_list::server_host_port;
 pub use credential::{ExecCredentialStatus, parse_exec_credential, static_kubeconfig};
 pub use invocation::{
     ExecInvocation, FORBIDDEN_PROFILE_ENV, forbidden_profile_env, invocation, invocation_in,

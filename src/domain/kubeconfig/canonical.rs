@@ -13,6 +13,7 @@ use base64::Engine as _;
 use serde_json::{Map, Value as Json, json};
 
 use super::{Connection, ConnectionError, ExecUser, KubeconfigPolicy, select};
+use crate::api::KubeconfigCluster;
 
 /// The name of the one cluster, user and context of a written kubeconfig.
 pub const NAME: &str = "cluster";
@@ -106,6 +107,34 @@ fn exec_entry(e: &ExecUser) -> Map<String, Json> {
         exec.insert("interactiveMode".into(), v.clone().into());
     }
     exec
+}
+
+/// What the bridge writes to reach an access provider's `cluster` entry (a ClusterProfile's) as `user`: the entry's
+/// server, CA, TLS server name, proxy and `insecure-skip-tls-verify`, with the credential fields of `user` (token,
+/// client certificate and key, basic auth, an allowed `exec`; its own cluster fields are not used). Written like
+/// every kubeconfig the bridge writes and read back through the same checks, so a value no reader agrees on (a
+/// control character in the server address, a CA that is not base64 PEM) is that cluster's error.
+pub fn for_cluster(
+    cluster: &KubeconfigCluster,
+    user: &Connection,
+    policy: &KubeconfigPolicy,
+) -> Result<Vec<u8>, ConnectionError> {
+    let c = Connection {
+        host: cluster.server.clone(),
+        cluster_ca_certificate: None,
+        tls_server_name: cluster.tls_server_name.clone(),
+        proxy_url: cluster.proxy_url.clone(),
+        insecure: cluster.insecure_skip_tls_verify == Some(true),
+        ..user.clone()
+    };
+    // The CA arrives base64-encoded; written through the Connection, it is decoded and checked by the read-back.
+    let mut doc = c.to_kubeconfig();
+    if let Some(ca) = &cluster.certificate_authority_data {
+        let mut v: Json = serde_json::from_slice(&doc).expect("we wrote JSON");
+        v["clusters"][0]["cluster"]["certificate-authority-data"] = ca.clone().into();
+        doc = serde_json::to_vec(&v).expect("JSON serializes");
+    }
+    canonical(&doc, policy, None)
 }
 
 /// `s` base64-encoded, as a kubeconfig's `*-data` fields hold it.

@@ -26,7 +26,7 @@ mod canonical;
 mod connection;
 mod tree;
 
-pub use canonical::{NAME, canonical};
+pub use canonical::{NAME, canonical, for_cluster};
 pub use connection::{Connection, ConnectionError, ExecUser, connection, select};
 pub(crate) use tree::{Node, parse};
 

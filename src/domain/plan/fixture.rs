@@ -58,6 +58,15 @@ impl Fixture {
     }
 
     pub(crate) fn run_with(&self, undecodable: &BTreeMap<String, String>) -> Plan {
+        self.run_reading(undecodable, &BTreeMap::new())
+    }
+
+    /// The plan, given the Secrets `kubeconfig-secretreader` providers name (`fetched`).
+    pub(crate) fn run_reading(
+        &self,
+        undecodable: &BTreeMap<String, String>,
+        fetched: &BTreeMap<(String, String), Option<Secret>>,
+    ) -> Plan {
         let inputs = Inputs {
             spec: &self.spec,
             profiles: &self.profiles,
@@ -72,7 +81,7 @@ impl Fixture {
             undecodable,
         };
         let located = locate_all(&inputs);
-        plan(&inputs, &located, &BTreeMap::new())
+        plan(&inputs, &located, fetched)
     }
 }
 

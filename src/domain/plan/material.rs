@@ -29,7 +29,9 @@ pub fn invocation_sha256(inv: &ExecInvocation) -> String {
     sha256_hex(doc.to_string().as_bytes())
 }
 
-type MaterialAndRun = (Material, Option<ExecInvocation>);
+/// A cluster's material, the plugin run that mints it at apply (if it is minted), and what the plan warns about
+/// for it without leaving it out ([`Resolved::Kubeconfig`]'s notice).
+type MaterialAndRun = (Material, Option<ExecInvocation>, Option<String>);
 
 pub(super) fn material_for(
     inputs: &Inputs<'_>,
@@ -39,7 +41,7 @@ pub(super) fn material_for(
 ) -> Result<MaterialAndRun, CredentialProblem> {
     let opts = &inputs.spec.credentials;
     let inv = match resolve(profile, source, opts, inputs.providers, secrets)? {
-        Resolved::Kubeconfig(bytes) => {
+        Resolved::Kubeconfig { bytes, notice } => {
             return Ok((
                 Material::Bytes {
                     bytes,
@@ -47,6 +49,7 @@ pub(super) fn material_for(
                     config_sha256: None,
                 },
                 None,
+                notice,
             ));
         }
         Resolved::Exec(inv) => inv,
@@ -58,8 +61,9 @@ pub(super) fn material_for(
                 expires_at: w.expires_at.clone(),
             },
             None,
+            None,
         )),
-        None => Ok((Material::Pending, Some(inv))),
+        None => Ok((Material::Pending, Some(inv), None)),
     }
 }
 

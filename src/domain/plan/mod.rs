@@ -108,6 +108,9 @@ pub struct Plan {
     pub health_paused: BTreeSet<String>,
     /// Per-cluster problems (reported grouped by cause in `problems`).
     pub issues: Vec<ClusterIssue>,
+    /// Clusters planned normally that the plan warns about, by key, with what (a `kubeconfig-secretreader` Secret
+    /// whose kubeconfig points elsewhere than the ClusterProfile: see [`Resolved`](super::credentials::Resolved)).
+    pub notices: BTreeMap<String, String>,
     /// Bridged clusters this plan deregisters, by key.
     pub removals: Vec<String>,
     /// Errors and warnings, with attribute paths.
@@ -191,6 +194,7 @@ impl Plan {
     pub fn isolate(&mut self, observed: &Observed, key: &str, cause: Cause, detail: String) {
         self.desired.remove(key);
         self.exec.remove(key);
+        self.notices.remove(key);
         self.health_paused.remove(key);
         let existing = observed.owned.get(key);
         if let Some(o) = existing {
@@ -303,7 +307,10 @@ fn plan_cluster(
         }
     };
     match material_for(inputs, secrets, profile, source) {
-        Ok((material, inv)) => {
+        Ok((material, inv, notice)) => {
+            if let Some(notice) = notice {
+                plan.notices.insert(key.clone(), notice);
+            }
             let d = desired(inputs.spec, profile, source, &material, pause);
             let mint = material == Material::Pending && inv.is_some();
             if mint && let Some(inv) = inv {

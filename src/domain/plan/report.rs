@@ -125,6 +125,7 @@ pub(super) fn report(inputs: &Inputs<'_>, plan: &mut Plan) {
         .into_iter()
         .map(|(cause, issues)| cause_problem(spec, cause, issues))
         .collect();
+    problems.extend(notices_problem(&plan.notices));
     problems.extend(impostors_problem(inputs));
     problems.extend(removals_problem(
         spec,
@@ -208,6 +209,38 @@ fn cause_problem(spec: &BridgeSpec, cause: Cause, mut issues: Vec<&ClusterIssue>
     } else {
         Problem::warning(path, summary, detail)
     }
+}
+
+/// The warning for the clusters planned normally whose `kubeconfig-secretreader` Secret points elsewhere than their
+/// ClusterProfile (see `crate::domain::credentials::connect`).
+fn notices_problem(notices: &BTreeMap<String, String>) -> Option<Problem> {
+    if notices.is_empty() {
+        return None;
+    }
+    let mut lines: Vec<String> = notices
+        .iter()
+        .take(LISTED)
+        .map(|(key, what)| format!("- {key} (registered): {what}"))
+        .collect();
+    if notices.len() > LISTED {
+        lines.push(format!("- and {} more", notices.len() - LISTED));
+    }
+    Some(Problem::warning(
+        vec![Step::Attr("credentials"), Step::Attr("secret_reader_mode")],
+        format!(
+            "{} ClusterProfile(s): the kubeconfig-secretreader Secret points elsewhere than the ClusterProfile",
+            notices.len()
+        ),
+        format!(
+            "{}\n\nThese clusters are registered with the credential of their Secret and the server, CA, \
+             tls-server-name and proxy-url of their access provider's cluster entry, as the upstream \
+             kubeconfig-secretreader plugin and every consumer of the upstream access library connect. If the \
+             Secret's kubeconfig is the one to use, fix the ClusterProfile, or set \
+             credentials.secret_reader_mode = \"whole_kubeconfig\" (the convention of Sveltos' \
+             clusterinventory-controller).",
+            lines.join("\n")
+        ),
+    ))
 }
 
 /// The warning for objects that carry this bridge's ownership label without being its own.
@@ -314,6 +347,61 @@ mod tests {
     use super::*;
     use crate::domain::plan::fixture::*;
     use crate::domain::problem::Severity;
+
+    /// A `kubeconfig-secretreader` Secret naming another server than its profile: the cluster is planned with the
+    /// profile's server, and one warning names it and both hosts; with `whole_kubeconfig`, the Secret's server and
+    /// no warning.
+    #[test]
+    fn a_secret_reader_pointing_elsewhere_is_planned_with_a_warning() {
+        use crate::{api::keys, domain::credentials::SecretReaderMode};
+        let mut f = Fixture::new();
+        let mut p = profile("a", "r", &[]);
+        add_provider(
+            &mut p,
+            keys::SECRET_READER_PROVIDER,
+            serde_json::json!({"name": "kc", "key": "value"}),
+        );
+        f.profiles.push(p);
+        let stored = labelled_secret("a", "kc", "-", None, &[("value", KUBECONFIG)]);
+        let fetched = BTreeMap::from([(("a".to_string(), "kc".to_string()), Some(stored))]);
+        let server = |p: &Plan| {
+            let secret = p.desired["a/r"].secret.as_ref().unwrap();
+            let written = &secret.data.as_ref().unwrap()["kubeconfig"].0;
+            let v: serde_json::Value = serde_json::from_slice(written).unwrap();
+            v["clusters"][0]["cluster"]["server"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        };
+        let p = f.run_reading(&crate::domain::plan::NO_UNDECODABLE, &fetched);
+        assert_eq!(server(&p), "https://127.0.0.1:6443", "the profile's server");
+        let w: Vec<&Problem> = p
+            .problems
+            .iter()
+            .filter(|x| x.summary.contains("points elsewhere"))
+            .collect();
+        assert_eq!(w.len(), 1, "{:?}", p.problems);
+        assert_eq!(w[0].severity, Severity::Warning);
+        assert!(
+            w[0].detail.contains("- a/r (registered): ")
+                && w[0].detail.contains("127.0.0.1:1 ")
+                && w[0].detail.contains("127.0.0.1:6443")
+                && !w[0].detail.contains("canary"),
+            "{}",
+            w[0].detail
+        );
+        assert!(!p.has_errors());
+        f.spec.credentials.secret_reader_mode = SecretReaderMode::WholeKubeconfig;
+        let p = f.run_reading(&crate::domain::plan::NO_UNDECODABLE, &fetched);
+        assert_eq!(server(&p), "https://127.0.0.1:1", "the Secret's server");
+        assert!(
+            !p.problems
+                .iter()
+                .any(|x| x.summary.contains("points elsewhere")),
+            "{:?}",
+            p.problems
+        );
+    }
 
     #[test]
     fn removal_guard() {

@@ -87,6 +87,15 @@ fn with_scope_attributes(block: Block) -> Block {
              with a warning.",
         ))
         .attribute(md(
+            Attribute::string("secret_reader_mode"),
+            "What the Secret a `kubeconfig-secretreader` access provider names supplies. `\"credential\"` \
+             (default, as the upstream plugin and access library): only the user of the chosen context (token, \
+             client certificate); the server, CA, `tls-server-name` and `proxy-url` come from the access \
+             provider's `cluster` entry in the ClusterProfile, and the plan warns for each cluster whose Secret \
+             names another server. `\"whole_kubeconfig\"` (the convention of Sveltos' clusterinventory-controller, \
+             for migrating from it): the chosen context of the Secret's kubeconfig, its cluster and its user.",
+        ))
+        .attribute(md(
             Attribute::bool("allow_exec_kubeconfigs"),
             "Accept kubeconfigs whose users run an `exec` plugin in what the bridge writes for Sveltos (default \
              false: the command would run inside Sveltos' pods, so they are refused). Set it only when Sveltos' \

@@ -2,7 +2,10 @@
 
 use std::{collections::BTreeSet, time::Duration};
 
-use super::{validated::default_kubeconfig_keys, written::CredentialsConfig};
+use super::{
+    validated::{SecretReaderMode, default_kubeconfig_keys},
+    written::CredentialsConfig,
+};
 use crate::domain::{
     duration::parse_duration,
     exec::ServerAllowList,
@@ -54,6 +57,26 @@ pub(super) fn namespace_list(
 }
 
 impl CredentialsConfig {
+    /// `secret_reader_mode` when set and one of [`SecretReaderMode::VALUES`].
+    pub(super) fn checked_secret_reader_mode(
+        &self,
+        problems: &mut Vec<Problem>,
+    ) -> Option<SecretReaderMode> {
+        let mode = self.secret_reader_mode.as_ref()?;
+        let parsed = SecretReaderMode::parse(mode);
+        if parsed.is_none() {
+            problems.push(Problem::error(
+                path("secret_reader_mode"),
+                "Invalid credentials.secret_reader_mode",
+                format!(
+                    "\"{}\" is not one of \"credential\" (the default) or \"whole_kubeconfig\".",
+                    crate::domain::text::shown(mode, 64),
+                ),
+            ));
+        }
+        parsed
+    }
+
     /// `secret_label` when set and a label key.
     pub(super) fn checked_secret_label(&self, problems: &mut Vec<Problem>) -> Option<String> {
         let label = self.secret_label.as_ref()?;

@@ -13,7 +13,8 @@ use crate::domain::problem::Problem;
 use checks::namespace_list;
 pub use checks::server_pattern;
 pub use validated::{
-    CredentialOptions, DEFAULT_CONSUMER, DEFAULT_REFRESH_BEFORE, default_kubeconfig_keys,
+    CredentialOptions, DEFAULT_CONSUMER, DEFAULT_REFRESH_BEFORE, SecretReaderMode,
+    default_kubeconfig_keys,
 };
 pub use written::{CredentialsConfig, ExecProviderConfig};
 
@@ -47,6 +48,9 @@ impl CredentialsConfig {
             "secret_reader_namespaces",
             &self.secret_reader_namespaces,
         );
+        if let Some(mode) = self.checked_secret_reader_mode(&mut problems) {
+            opts.secret_reader_mode = mode;
+        }
         opts.allow_exec_kubeconfigs = self.allow_exec_kubeconfigs.unwrap_or(false);
         opts.exec_allowed_servers = self.checked_exec_allowed_servers(&mut problems);
         opts.exec_providers = self.checked_exec_providers(&mut problems);

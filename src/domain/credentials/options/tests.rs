@@ -27,10 +27,19 @@ fn defaults_and_mapping() {
         secret_reader_namespaces: Some(vec!["vault".into()]),
         allow_exec_kubeconfigs: Some(true),
         exec_allowed_servers: Some(vec!["*.eks.amazonaws.com".into(), "10.0.0.1:6443".into()]),
+        secret_reader_mode: Some("whole_kubeconfig".into()),
         ..Default::default()
     }
     .validate()
     .unwrap();
+    assert_eq!(o.secret_reader_mode, SecretReaderMode::WholeKubeconfig);
+    assert_eq!(
+        CredentialOptions::default().secret_reader_mode,
+        SecretReaderMode::Credential
+    );
+    for v in SecretReaderMode::VALUES {
+        assert!(SecretReaderMode::parse(v).is_some(), "{v}");
+    }
     assert_eq!(o.secret_label, "example.com/profile");
     assert_eq!(o.consumer.as_deref(), Some("sveltos"));
     assert!(o.consumer_only);
@@ -51,6 +60,7 @@ fn every_bad_value_is_an_error_at_its_path() {
         secret_namespaces: Some(vec!["Bad_NS".into()]),
         secret_reader_namespaces: Some(vec!["ok".into(), "x".repeat(64)]),
         exec_allowed_servers: Some(vec!["http://x".into()]),
+        secret_reader_mode: Some("Credential".into()),
         ..Default::default()
     };
     let paths = err_paths(c);
@@ -63,6 +73,7 @@ fn every_bad_value_is_an_error_at_its_path() {
         indexed("secret_namespaces", 0),
         indexed("secret_reader_namespaces", 1),
         indexed("exec_allowed_servers", 0),
+        path("secret_reader_mode"),
     ] {
         assert!(paths.contains(&want), "{want:?} not in {paths:?}");
     }

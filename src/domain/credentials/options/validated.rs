@@ -33,6 +33,8 @@ pub struct CredentialOptions {
     pub secret_namespaces: BTreeSet<String>,
     /// Namespaces, besides the profile's own, that a `kubeconfig-secretreader` provider may name.
     pub secret_reader_namespaces: BTreeSet<String>,
+    /// What a `kubeconfig-secretreader` Secret supplies (`secret_reader_mode`).
+    pub secret_reader_mode: SecretReaderMode,
     /// Accept kubeconfigs whose users run an `exec` plugin (Sveltos images that ship the plugin).
     pub allow_exec_kubeconfigs: bool,
     /// When non-empty, exec plugins only run for profiles whose server host matches one of these patterns.
@@ -53,9 +55,37 @@ impl Default for CredentialOptions {
             refresh_before: DEFAULT_REFRESH_BEFORE,
             secret_namespaces: BTreeSet::new(),
             secret_reader_namespaces: BTreeSet::new(),
+            secret_reader_mode: SecretReaderMode::Credential,
             allow_exec_kubeconfigs: false,
             exec_allowed_servers: ServerAllowList::default(),
             exec_providers: BTreeMap::new(),
+        }
+    }
+}
+
+/// What the Secret a `kubeconfig-secretreader` access provider names supplies (`credentials.secret_reader_mode`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SecretReaderMode {
+    /// `"credential"` (the default), as the upstream `kubeconfig-secretreader` plugin and access library do: the
+    /// user of the chosen context (token, client certificate) from the Secret; the server, CA, TLS server name and
+    /// proxy from the access provider's `cluster` entry in the ClusterProfile.
+    #[default]
+    Credential,
+    /// `"whole_kubeconfig"`, the convention of Sveltos' clusterinventory-controller: the chosen context of the
+    /// Secret's kubeconfig, cluster and user; the access provider's `cluster` entry only names the Secret.
+    WholeKubeconfig,
+}
+
+impl SecretReaderMode {
+    /// Every value, as written in the configuration.
+    pub const VALUES: [&'static str; 2] = ["credential", "whole_kubeconfig"];
+
+    /// The mode a configuration value names.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "credential" => Some(Self::Credential),
+            "whole_kubeconfig" => Some(Self::WholeKubeconfig),
+            _ => None,
         }
     }
 }

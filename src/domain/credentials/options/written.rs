@@ -31,6 +31,9 @@ pub struct CredentialsConfig {
     /// `secret_reader_namespaces`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secret_reader_namespaces: Option<Vec<String>>,
+    /// `secret_reader_mode`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_reader_mode: Option<String>,
     /// `allow_exec_kubeconfigs`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_exec_kubeconfigs: Option<bool>,
