@@ -169,11 +169,12 @@ mod tests {
         });
         let bytes = encode(&num, &Type::Number).expect("enc");
         assert_eq!(decode(&bytes, &Type::Number).expect("dec"), num);
-        // any extension is unknown
+        // Any extension with a payload of at most one byte is a plain unknown; a longer one must be refinements.
         assert_eq!(
-            decode(&[0xd5, 3, 1, 2], &Type::Bool).expect("dec"),
+            decode(&[0xd4, 3, 1], &Type::Bool).expect("dec"),
             Value::unknown()
         );
+        assert!(decode(&[0xd5, 3, 1, 2], &Type::Bool).is_err());
     }
 
     #[test]
