@@ -6,8 +6,8 @@ mod refinement;
 
 use error::Fault;
 pub(crate) use error::{DecodeError, DecodeFailure};
-pub(super) use number::normalize_float;
 pub(crate) use number::parse_decimal;
+pub(super) use number::{compare_numbers, normalize_float};
 
 use std::collections::BTreeMap;
 
@@ -527,7 +527,12 @@ mod tests {
             Some("ab")
         );
         // cty's largest int is no upper length bound.
-        let r = refined(&[0x81, 6, 0xd3, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff], &list);
+        let r = refined(
+            &[
+                0x81, 6, 0xd3, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+            ],
+            &list,
+        );
         assert_eq!(r, Value::unknown());
         // Not null, with bounds that leave one value: that value.
         let five = [0x83, 1, 0xc2, 3, 0x92, 5, 0xc3, 4, 0x92, 5, 0xc3];
@@ -545,7 +550,10 @@ mod tests {
             (&[0x82, 2, 0xa1, b'a', 2, 0xa1, b'b'], Type::String),
             (&[0x81, 0xa1, b'1', 0xc2], Type::String),
             (&[0x81, 5, 0xcb, 0x40, 0, 0, 0, 0, 0, 0, 0], list.clone()),
-            (&[0x83, 1, 0xc2, 5, 0xcd, 0x10, 0, 6, 0xcd, 0x10, 0], list.clone()),
+            (
+                &[0x83, 1, 0xc2, 5, 0xcd, 0x10, 0, 6, 0xcd, 0x10, 0],
+                list.clone(),
+            ),
         ] {
             assert!(decode(&ext12(payload), &ty).is_err(), "{payload:x?}");
         }

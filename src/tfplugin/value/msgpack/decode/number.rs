@@ -104,7 +104,9 @@ fn is_decimal_syntax(s: &str) -> bool {
 /// trailing zeros; zero has none and is not negative).
 #[derive(PartialEq)]
 enum Exact {
-    Infinite { negative: bool },
+    Infinite {
+        negative: bool,
+    },
     Finite {
         negative: bool,
         digits: String,
@@ -118,9 +120,7 @@ impl Exact {
             Number::Int(i) => i.to_string(),
             Number::Float(x) if x.is_nan() => return None,
             Number::Float(x) if x.is_infinite() => {
-                return Some(Exact::Infinite {
-                    negative: *x < 0.0,
-                });
+                return Some(Exact::Infinite { negative: *x < 0.0 });
             }
             // Every digit of the binary value: Rust prints a float exactly when given the precision.
             Number::Float(x) => format!("{x:.1100}"),
@@ -172,10 +172,18 @@ pub(crate) fn compare_numbers(a: &Number, b: &Number) -> Option<Ordering> {
     Some(match (Exact::of(a)?, Exact::of(b)?) {
         (Infinite { negative: x }, Infinite { negative: y }) => y.cmp(&x),
         (Infinite { negative }, Finite { .. }) => {
-            if negative { Ordering::Less } else { Ordering::Greater }
+            if negative {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            }
         }
         (Finite { .. }, Infinite { negative }) => {
-            if negative { Ordering::Greater } else { Ordering::Less }
+            if negative {
+                Ordering::Greater
+            } else {
+                Ordering::Less
+            }
         }
         (
             Finite {

@@ -117,7 +117,9 @@ impl<'a> Decoder<'a> {
                     let upper = r.length_upper.map_or(bound, |old| old.min(bound));
                     r.length_upper = Some(upper).filter(|&b| b < i64::MAX as u64);
                 }
-                if r.length_upper.is_some_and(|u| u < r.length_lower.unwrap_or(0)) {
+                if r.length_upper
+                    .is_some_and(|u| u < r.length_lower.unwrap_or(0))
+                {
                     return Err(self.fail(MALFORMED("length lower bound above upper bound")));
                 }
             }
