@@ -161,7 +161,7 @@ fn replaces(old: Option<&(Number, bool)>, new: &(Number, bool), tighter: Orderin
     };
     match compare_numbers(&new.0, old) {
         Some(o) if o == tighter => true,
-        Some(Ordering::Equal) => !(new.1 && !old_inclusive),
+        Some(Ordering::Equal) => !new.1 || *old_inclusive,
         Some(_) => false,
         None => true,
     }
