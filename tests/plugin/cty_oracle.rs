@@ -828,6 +828,12 @@ fn hand_made_unknowns() -> Vec<(&'static str, Type, Vec<u8>, Verdict)> {
             Refused,
         ),
         (
+            "extension 3 holding a refinement map",
+            Type::String,
+            vec![0xc7, 3, 3, 0x81, 1, 0xc2],
+            Refused,
+        ),
+        (
             "extension 0 with a 4-byte payload",
             Type::String,
             vec![0xd6, 0, 1, 2, 3, 4],
