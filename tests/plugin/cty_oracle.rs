@@ -5,7 +5,8 @@
 //! refined unknowns, numbers past `i64`, `u64`, `f64` and cty's own 512-bit precision, multi-byte and long strings,
 //! nested dynamic values) is encoded by the codec and given to go-cty:
 //!
-//! - (a) go-cty accepts every encoding, re-encodes the value it read, and reports the refinements we wrote;
+//! - (a) go-cty accepts every encoding, re-encodes the value it read, and reports the refinements we wrote (the
+//!   values go-cty cannot read back whatever their encoding, which the encoder refuses, are counted, under a tenth);
 //! - (b) the codec reads go-cty's re-encoding back to the original value (sets as sets, numbers by value), but for
 //!   what cty itself normalises, each listed in [`cty_view`] with its reason: what Terraform sees too;
 //! - (c) hand-made inputs ([`hand_made`]) that go-cty refuses (or panics on), the codec refuses; those it accepts,
