@@ -9,6 +9,7 @@ support::test_binary!();
 
 mod cli_schema;
 mod crds;
+mod cty_oracle;
 mod doc_facts;
 mod doc_truth;
 mod docs;

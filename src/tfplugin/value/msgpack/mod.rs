@@ -1,10 +1,12 @@
 //! The msgpack form of `DynamicValue`, directed by a [`Type`].
 //!
 //! Follows cty's encoding: nulls are `nil`; unknowns are extension values (type 0 for a plain unknown, type 12 with a
-//! map of refinements for a refined one; on input every extension is read as unknown); numbers are msgpack integers
-//! or floats when exact, otherwise decimal strings; `dynamic` values are a two-element array of the type's JSON and
-//! the value; objects and maps are msgpack maps; lists, sets and tuples are arrays. Every error names the attribute
-//! path where it happened and never includes the value (values may be secret).
+//! map of refinements for a refined one; on input any extension of at most one byte is a plain unknown); numbers are
+//! msgpack integers or floats when exact, otherwise decimal strings; `dynamic` values are a two-element array of the
+//! type's JSON and the value; objects and maps are msgpack maps; lists, sets and tuples are arrays. Every error names
+//! the attribute path where it happened and never includes the value (values may be secret). go-cty's codec is the
+//! judge of both directions (`tests/plugin/cty_oracle.rs`); where its reading normalises (refinements that leave one
+//! value, tighter of two bounds), the decoder does the same.
 //!
 //! Both directions are built on `rmp`: the decoder reads markers, lengths and scalars with `rmp::decode` and the
 //! [`Type`] chooses what to read next; the encoder writes with `rmp::encode` and checks every result. Decode
@@ -169,11 +171,12 @@ mod tests {
         });
         let bytes = encode(&num, &Type::Number).expect("enc");
         assert_eq!(decode(&bytes, &Type::Number).expect("dec"), num);
-        // any extension is unknown
+        // Any extension with a payload of at most one byte is a plain unknown; a longer one must be refinements.
         assert_eq!(
-            decode(&[0xd5, 3, 1, 2], &Type::Bool).expect("dec"),
+            decode(&[0xd4, 3, 1], &Type::Bool).expect("dec"),
             Value::unknown()
         );
+        assert!(decode(&[0xd5, 3, 1, 2], &Type::Bool).is_err());
     }
 
     #[test]
@@ -220,6 +223,59 @@ mod tests {
         let bytes = encode(&v, &Type::Dynamic).expect("encode");
         assert_eq!(decode(&bytes, &Type::Dynamic).expect("decode"), v);
         assert!(infer_type(&Value::list([Value::int(1), Value::string("x")])).is_err());
+    }
+
+    /// What go-cty reads back (differences `tests/plugin/cty_oracle.rs` found).
+    #[test]
+    fn encodings_go_cty_reads_back() {
+        let wrapped = |json: &str, value: &[u8]| {
+            [&[0x92, 0xc4, json.len() as u8][..], json.as_bytes(), value].concat()
+        };
+        // The elements of a list(dynamic) have one type, a null one too.
+        let list = Type::list(Type::Dynamic);
+        let v = Value::list([Value::Null, Value::string("a")]);
+        let string = wrapped("\"string\"", &[0xa1, b'a']);
+        let null = wrapped("\"string\"", &[0xc0]);
+        assert_eq!(
+            encode(&v, &list).unwrap(),
+            [&[0x92][..], &null, &string].concat()
+        );
+        let v = Value::list([Value::list([]), Value::list([Value::string("a")])]);
+        let empty = wrapped(r#"["list","string"]"#, &[0x90]);
+        let one = wrapped(r#"["list","string"]"#, &[0x91, 0xa1, b'a']);
+        assert_eq!(
+            encode(&v, &list).unwrap(),
+            [&[0x92][..], &empty, &one].concat()
+        );
+        assert_eq!(decode(&encode(&v, &list).unwrap(), &list).unwrap(), v);
+        // A null element of a list(object({b=dynamic})) beside one whose b is a string: go-cty panics on it.
+        let objects = Type::list(Type::object([("b", Type::Dynamic)]));
+        let v = Value::list([Value::Null, Value::object([("b", Value::string("x"))])]);
+        let e = encode(&v, &objects).expect_err("refused");
+        assert!(e.message.contains("different types"), "{}", e.message);
+        let v = Value::list([Value::Null, Value::object([("b", Value::Null)])]);
+        assert!(encode(&v, &objects).is_ok());
+        // A prefix is cut at 256 bytes, on a character boundary; no upper length bound is i64::MAX and up.
+        let long = Value::Unknown(Refinements {
+            string_prefix: Some("é".repeat(200)),
+            ..Refinements::default()
+        });
+        let back = decode(&encode(&long, &Type::String).unwrap(), &Type::String).unwrap();
+        let prefix = back.refinements().and_then(|r| r.string_prefix.clone());
+        assert_eq!(prefix, Some("é".repeat(128)));
+        let unbounded = Value::Unknown(Refinements {
+            length_upper: Some(u64::MAX),
+            ..Refinements::default()
+        });
+        let strings = Type::list(Type::String);
+        assert_eq!(encode(&unbounded, &strings).unwrap(), [0xd4, 0, 0]);
+        // Refinements that leave no value are refused (cty panics on them).
+        let crossed = Value::Unknown(Refinements {
+            number_lower: Some((Number::Int(5), true)),
+            number_upper: Some((Number::Big("4.5".into()), true)),
+            ..Refinements::default()
+        });
+        assert!(encode(&crossed, &Type::Number).is_err());
     }
 
     #[test]

@@ -48,12 +48,21 @@ pub(crate) enum DecodeError {
     /// An object attribute the schema does not have.
     #[error("unsupported attribute (not in the schema)")]
     UnsupportedAttribute,
+    /// An object attribute of the schema that the input lacks.
+    #[error("missing attribute (every attribute of the schema is written, null or not)")]
+    MissingAttribute,
+    /// An object attribute given twice.
+    #[error("attribute given twice")]
+    DuplicateAttribute,
     /// Deeper nesting than [`MAX_DEPTH`].
     #[error("value nested too deeply")]
     TooDeep,
     /// Bytes left over after the value.
     #[error("trailing bytes after value")]
     TrailingBytes,
+    /// An extension with a payload of more than one byte that is not extension 12 (refinements).
+    #[error("unsupported extension type {0} (only unknown values are extensions)")]
+    UnsupportedExtension(i8),
     /// A refinement payload larger than [`MAX_REFINEMENT_LEN`].
     #[error("oversize unknown value refinement")]
     OversizeRefinement,

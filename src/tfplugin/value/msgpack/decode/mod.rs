@@ -6,8 +6,8 @@ mod refinement;
 
 use error::Fault;
 pub(crate) use error::{DecodeError, DecodeFailure};
-pub(super) use number::normalize_float;
 pub(crate) use number::parse_decimal;
+pub(super) use number::{compare_numbers, normalize_float};
 
 use std::collections::BTreeMap;
 
@@ -15,9 +15,9 @@ use rmp::Marker;
 use rmp::decode::Bytes;
 use rmp::decode::bytes::BytesReadError;
 
-use super::{EXT_UNKNOWN_REFINED, MAX_DEPTH};
+use super::MAX_DEPTH;
 use crate::tfplugin::path::PathStep;
-use crate::tfplugin::value::{Refinements, Type, Value, ValueError};
+use crate::tfplugin::value::{Type, Value, ValueError};
 
 /// `rmp`'s error for a value read from [`Bytes`].
 type ValueReadError = rmp::decode::ValueReadError<BytesReadError>;
@@ -164,13 +164,7 @@ impl<'a> Decoder<'a> {
 
     fn value_inner(&mut self, ty: &Type) -> Result<Value, Fault> {
         if let Some((ext, payload)) = self.ext()? {
-            let refinements =
-                if ext == EXT_UNKNOWN_REFINED && payload.len() > 1 && *ty != Type::Dynamic {
-                    self.refinements(payload, ty)?
-                } else {
-                    Refinements::default()
-                };
-            return Ok(Value::Unknown(refinements));
+            return self.unknown(ext, payload, ty);
         }
         if self.peek()? == Marker::Null {
             self.take(1)?;
@@ -252,8 +246,8 @@ impl<'a> Decoder<'a> {
         Ok(Value::Map(items))
     }
 
-    /// An object: attributes the type lacks are refused, missing ones are null, and the top-level attributes in
-    /// `unread` are skipped (null).
+    /// An object: every attribute of the type once, as cty writes objects (go-cty refuses any other count);
+    /// attributes the type lacks are refused, and the top-level attributes in `unread` are skipped (null).
     fn object(&mut self, attributes: &BTreeMap<String, Type>) -> Result<Value, Fault> {
         let n = self.map_len()?;
         let mut items = BTreeMap::new();
@@ -266,13 +260,15 @@ impl<'a> Decoder<'a> {
                 Some(t) => self.value(t),
                 None => Err(self.fail(DecodeError::UnsupportedAttribute)),
             };
-            match item {
-                Ok(item) => items.insert(key, item),
-                Err(f) => return Err(f.within(PathStep::Attribute(key))),
-            };
+            let item = item.map_err(|f| f.within(PathStep::Attribute(key.clone())))?;
+            if items.insert(key.clone(), item).is_some() {
+                let f = self.fail(DecodeError::DuplicateAttribute);
+                return Err(f.within(PathStep::Attribute(key)));
+            }
         }
-        for name in attributes.keys() {
-            items.entry(name.clone()).or_insert(Value::Null);
+        if let Some(missing) = attributes.keys().find(|k| !items.contains_key(*k)) {
+            let f = self.fail(DecodeError::MissingAttribute);
+            return Err(f.within(PathStep::Attribute(missing.clone())));
         }
         Ok(Value::Object(items))
     }
@@ -503,6 +499,80 @@ mod tests {
         big.resize(4 + 0x401, 0);
         let (_, e) = failure(&big, &list);
         assert!(matches!(e, DecodeError::OversizeRefinement), "{e}");
+    }
+
+    /// An unknown with refinement payload `payload`.
+    fn ext12(payload: &[u8]) -> Vec<u8> {
+        [&[0xc7, payload.len() as u8, 12][..], payload].concat()
+    }
+
+    /// Refinements read as go-cty reads them (differences `tests/plugin/cty_oracle.rs` found).
+    #[test]
+    fn refinements_read_as_cty_reads_them() {
+        let list = Type::list(Type::String);
+        let refined = |b: &[u8], ty: &Type| decode(&ext12(b), ty).expect("decodes");
+        // Refined as null: null.
+        assert_eq!(refined(&[0x81, 1, 0xc3], &Type::String), Value::Null);
+        // A key twice keeps the tighter refinement.
+        let r = refined(&[0x82, 5, 3, 5, 1], &list);
+        assert_eq!(r.refinements().and_then(|r| r.length_lower), Some(3));
+        let r = refined(&[0x82, 4, 0x92, 5, 0xc2, 4, 0x92, 5, 0xc3], &Type::Number);
+        assert_eq!(
+            r.refinements().and_then(|r| r.number_upper.clone()),
+            Some((crate::tfplugin::Number::Int(5), false))
+        );
+        let r = refined(&[0x82, 2, 0xa2, b'a', b'b', 2, 0xa1, b'a'], &Type::String);
+        assert_eq!(
+            r.refinements().and_then(|r| r.string_prefix.as_deref()),
+            Some("ab")
+        );
+        // cty's largest int is no upper length bound.
+        let r = refined(
+            &[
+                0x81, 6, 0xd3, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+            ],
+            &list,
+        );
+        assert_eq!(r, Value::unknown());
+        // Not null, with bounds that leave one value: that value.
+        let five = [0x83, 1, 0xc2, 3, 0x92, 5, 0xc3, 4, 0x92, 5, 0xc3];
+        assert_eq!(refined(&five, &Type::Number), Value::int(5));
+        let two = refined(&[0x83, 1, 0xc2, 5, 2, 6, 2], &list);
+        assert_eq!(two, Value::list([Value::unknown(), Value::unknown()]));
+        let empty = refined(&[0x82, 1, 0xc2, 6, 0], &Type::map(Type::Bool));
+        assert_eq!(empty, Value::Map(BTreeMap::new()));
+        // Contradictions (go-cty panics on them), and shapes go-cty refuses.
+        for (payload, ty) in [
+            (&[0x82, 1, 0xc2, 1, 0xc3][..], Type::String),
+            (&[0x82, 5, 3, 6, 2], list.clone()),
+            (&[0x82, 3, 0x92, 5, 0xc3, 4, 0x92, 1, 0xc3], Type::Number),
+            (&[0x82, 3, 0x92, 5, 0xc3, 4, 0x92, 5, 0xc2], Type::Number),
+            (&[0x82, 2, 0xa1, b'a', 2, 0xa1, b'b'], Type::String),
+            (&[0x81, 0xa1, b'1', 0xc2], Type::String),
+            (&[0x81, 5, 0xcb, 0x40, 0, 0, 0, 0, 0, 0, 0], list.clone()),
+            (
+                &[0x83, 1, 0xc2, 5, 0xcd, 0x10, 0, 6, 0xcd, 0x10, 0],
+                list.clone(),
+            ),
+        ] {
+            assert!(decode(&ext12(payload), &ty).is_err(), "{payload:x?}");
+        }
+        // A dynamic value drops its refinements, but they must still be a map; any other extension is refused.
+        assert_eq!(refined(&[0x81, 1, 0xc2], &Type::Dynamic), Value::unknown());
+        assert!(decode(&ext12(&[1, 2]), &Type::Dynamic).is_err());
+        let (_, e) = failure(&[0xd5, 3, 1, 2], &Type::Dynamic);
+        assert!(matches!(e, DecodeError::UnsupportedExtension(3)), "{e}");
+    }
+
+    #[test]
+    fn objects_have_every_attribute_once() {
+        let t = Type::object([("a", Type::String), ("b", Type::Bool)]);
+        let (path, e) = failure(&[0x81, 0xa1, b'a', 0xc0], &t);
+        assert_eq!(path, "b");
+        assert!(matches!(e, DecodeError::MissingAttribute), "{e}");
+        let (path, e) = failure(&[0x82, 0xa1, b'a', 0xc0, 0xa1, b'a', 0xc0], &t);
+        assert_eq!(path, "a");
+        assert!(matches!(e, DecodeError::DuplicateAttribute), "{e}");
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! Numbers: msgpack integers and floats, and the decimal strings cty writes for the others.
 
+use std::cmp::Ordering;
+
 use super::{DecodeError, Decoder, Fault};
 use crate::tfplugin::value::Number;
 use rmp::Marker;
@@ -96,4 +98,109 @@ fn is_decimal_syntax(s: &str) -> bool {
         }
     }
     i == b.len()
+}
+
+/// A number's exact value, for comparisons: an infinity, or `±0.DIGITS × 10^exp` (digits without leading or
+/// trailing zeros; zero has none and is not negative).
+#[derive(PartialEq)]
+enum Exact {
+    Infinite {
+        negative: bool,
+    },
+    Finite {
+        negative: bool,
+        digits: String,
+        exp: i64,
+    },
+}
+
+impl Exact {
+    fn of(n: &Number) -> Option<Exact> {
+        let text = match n {
+            Number::Int(i) => i.to_string(),
+            Number::Float(x) if x.is_nan() => return None,
+            Number::Float(x) if x.is_infinite() => {
+                return Some(Exact::Infinite { negative: *x < 0.0 });
+            }
+            // Every digit of the binary value: Rust prints a float exactly when given the precision.
+            Number::Float(x) => format!("{x:.1100}"),
+            Number::Big(s) if is_decimal_syntax(s) => s.clone(),
+            Number::Big(_) => return None,
+        };
+        let (negative, text) = match text.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, text.as_str()),
+        };
+        let (mantissa, e) = match text.split_once(['e', 'E']) {
+            Some((m, e)) => (m, e.parse::<i64>().ok()?),
+            None => (text, 0),
+        };
+        let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        let all = format!("{int}{frac}");
+        let leading = all.len() - all.trim_start_matches('0').len();
+        let digits = all.trim_matches('0').to_owned();
+        if digits.is_empty() {
+            return Some(Exact::Finite {
+                negative: false,
+                digits,
+                exp: 0,
+            });
+        }
+        let exp = (int.len() as i64 - leading as i64).checked_add(e)?;
+        Some(Exact::Finite {
+            negative,
+            digits,
+            exp,
+        })
+    }
+
+    /// The order of positive finite magnitudes `(digits, exp)`, zero (no digits) first.
+    fn magnitude_order(a: (&str, i64), b: (&str, i64)) -> Ordering {
+        match (a.0.is_empty(), b.0.is_empty()) {
+            (true, true) => Ordering::Equal,
+            (true, false) => Ordering::Less,
+            (false, true) => Ordering::Greater,
+            _ => a.1.cmp(&b.1).then_with(|| a.0.cmp(b.0)),
+        }
+    }
+}
+
+/// The order of two numbers by their exact values; `None` when one is not a number (NaN, text that is not
+/// decimal, an exponent past `i64`).
+pub(crate) fn compare_numbers(a: &Number, b: &Number) -> Option<Ordering> {
+    use Exact::*;
+    Some(match (Exact::of(a)?, Exact::of(b)?) {
+        (Infinite { negative: x }, Infinite { negative: y }) => y.cmp(&x),
+        (Infinite { negative }, Finite { .. }) => {
+            if negative {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            }
+        }
+        (Finite { .. }, Infinite { negative }) => {
+            if negative {
+                Ordering::Greater
+            } else {
+                Ordering::Less
+            }
+        }
+        (
+            Finite {
+                negative: x_neg,
+                digits: x,
+                exp: x_exp,
+            },
+            Finite {
+                negative: y_neg,
+                digits: y,
+                exp: y_exp,
+            },
+        ) => match (x_neg, y_neg) {
+            (false, true) => Ordering::Greater,
+            (true, false) => Ordering::Less,
+            (false, false) => Exact::magnitude_order((&x, x_exp), (&y, y_exp)),
+            (true, true) => Exact::magnitude_order((&y, y_exp), (&x, x_exp)),
+        },
+    })
 }
