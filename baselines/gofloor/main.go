@@ -4,7 +4,8 @@
 // The schemas come from schema.json, embedded at build time: the provider schemas `tofu providers schema -json`
 // printed for terraform-provider-sveltos (scripts/bench writes it next to a copy of this file and builds that
 // copy), converted back into tfprotov6 schema objects. scripts/bench then checks that `tofu providers schema -json`
-// prints the same bytes for this binary as for the provider.
+// prints the same bytes for this binary as for the provider. (`go test` needs a schema.json too: scripts/bench runs
+// it in its copy before building.)
 //
 // What it answers: UpgradeResourceState with the stored JSON state passed through as it is, ReadResource with
 // the current state and PlanResourceChange with the prior state (what Terraform proposed for a create or a
