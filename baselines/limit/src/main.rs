@@ -8,9 +8,12 @@
 //! bench-limit clean  --ns NS                                   delete every SveltosCluster and every Secret but the
 //!                                                              labelled kubeconfig Secrets `seed` wrote
 //! bench-limit wipe   --ns NS                                   delete every profile, Secret, SveltosCluster in NS
+//! bench-limit reads  --ns NS --bridge NAME --claim-namespace NS  the reads a no-change plan cannot avoid (the
+//!                                                              read floor, see `reads`)
 //! ```
 //!
-//! The cluster is the one `KUBECONFIG` names. `limit` and `unlimit` print one JSON line `{"seconds": .., "writes": ..}`.
+//! The cluster is the one `KUBECONFIG` names. `limit` and `unlimit` print one JSON line `{"seconds": .., "writes": ..}`;
+//! `reads` prints `{"seconds": .., "requests": {"LIST": .., "GET": ..}, "bytes": ..}`.
 //! Profiles are `c00000`, `c00001`, ...; profile `cX` has the Secret `cX-access` (label
 //! `x-k8s.io/cluster-profile=cX`, key `Config`), which is what the bridge picks up by default.
 //! Everything here runs with the bridge's concurrency (16, `CONCURRENCY` in the bridge's crud.rs).
@@ -24,8 +27,10 @@ use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
-use kube::core::{ApiResource, DynamicObject};
+use kube::api::GetParams;
+use kube::core::{ApiResource, DynamicObject, ObjectList, Request};
 use kube::Client;
+use serde::de::IgnoredAny;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -206,6 +211,89 @@ impl Args {
     }
 }
 
+/// Items per page of a metadata LIST, as the provider asks for them (`PAGE_SIZE` in src/k8s/io/decode.rs).
+const PAGE_SIZE: u32 = 500;
+/// The label of the credential Secrets the bridge lists by default (`keys::CLUSTER_PROFILE_LABEL` in src/api).
+const CREDENTIAL_LABEL: &str = "x-k8s.io/cluster-profile";
+
+/// What one collection's reads cost: requests and bytes of the answers.
+#[derive(Default)]
+struct Read {
+    requests: usize,
+    bytes: usize,
+}
+
+/// One request's answer, whole (an error answer fails the read, but a 404 of a GET, which is an answer too).
+async fn answer(client: &Client, req: http::Request<Vec<u8>>) -> Result<String> {
+    match client.request_text(req).await {
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(String::new()),
+        other => Ok(other?),
+    }
+}
+
+/// A LIST of whole objects, as the provider makes it: one request, not paginated (the API server answers it from
+/// its watch cache; src/k8s/io/list.rs, `list_each`).
+async fn list_objects(client: &Client, url: &str, lp: &ListParams) -> Result<Read> {
+    let body = answer(client, Request::new(url).list(lp)?).await?;
+    Ok(Read { requests: 1, bytes: body.len() })
+}
+
+/// A metadata LIST, as the provider makes it: page by page, [`PAGE_SIZE`] items each, each page asked for once
+/// the previous one's continue token is known (src/k8s/io/list.rs, `list_metadata_each`). Of each answer only the
+/// continue token is decoded.
+async fn list_metadata_pages(client: &Client, url: &str, base: &ListParams) -> Result<Read> {
+    let mut read = Read::default();
+    let mut token: Option<String> = None;
+    loop {
+        let mut lp = base.clone().limit(PAGE_SIZE);
+        if let Some(t) = &token {
+            lp = lp.continue_token(t);
+        }
+        let body = answer(client, Request::new(url).list_metadata(&lp)?).await?;
+        read.requests += 1;
+        read.bytes += body.len();
+        let page: ObjectList<IgnoredAny> = serde_json::from_str(&body).context("a metadata LIST answer")?;
+        match page.metadata.continue_.filter(|c| !c.is_empty()) {
+            Some(next) => token = Some(next),
+            None => return Ok(read),
+        }
+    }
+}
+
+/// The reads a correct no-change plan of the bridge `bridge` selecting namespace `ns` cannot avoid, issued all at
+/// once (each metadata LIST's pages one after the other): the ClusterProfiles of `ns`, the metadata of its
+/// labelled credential Secrets, the bridge's SveltosClusters and its Secrets' metadata (selected by its label),
+/// and its claim ConfigMap. The URLs, selectors and pagination are the provider's (src/runtime/snapshot.rs,
+/// src/runtime/inventory.rs, src/k8s/credentials.rs, src/k8s/claim.rs); the bodies the provider reads after the
+/// metadata LISTs, and the decoding of every answer, are left out: they are the provider's own choice of work.
+async fn read_floor(client: &Client, ns: &str, bridge: &str, claim_ns: &str) -> Result<(Read, Read)> {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::Resource;
+    let (all, labelled) = (ListParams::default(), ListParams::default().labels(CREDENTIAL_LABEL));
+    let owner = ListParams::default().labels(&format!("{BRIDGE_LABEL}={bridge}"));
+    let profiles_url = DynamicObject::url_path(&profile_ar(), Some(ns));
+    let clusters_url = DynamicObject::url_path(&sveltos_ar(), Some(ns));
+    let secrets_url = Secret::url_path(&(), Some(ns));
+    let claim_url = ConfigMap::url_path(&(), Some(claim_ns));
+    let claim = format!("sveltos-bridge-{bridge}");
+    let (profiles, credentials, clusters, owned, claim) = futures::try_join!(
+        list_objects(client, &profiles_url, &all),
+        list_metadata_pages(client, &secrets_url, &labelled),
+        list_objects(client, &clusters_url, &owner),
+        list_metadata_pages(client, &secrets_url, &owner),
+        async {
+            let body = answer(client, Request::new(&claim_url).get(&claim, &GetParams::default())?).await?;
+            anyhow::Ok(Read { requests: 1, bytes: body.len() })
+        },
+    )?;
+    let lists = [profiles, credentials, clusters, owned];
+    let list = Read {
+        requests: lists.iter().map(|r| r.requests).sum(),
+        bytes: lists.iter().map(|r| r.bytes).sum(),
+    };
+    Ok((list, claim))
+}
+
 /// How many profiles `mutate` relabels, and how many it deletes (1 %, at least one).
 fn one_percent(n: usize) -> usize {
     (n / 100).max(1)
@@ -313,6 +401,15 @@ async fn main() -> Result<()> {
             clusters.delete_collection(&DeleteParams::default(), &lp).await?;
             profiles.delete_collection(&DeleteParams::default(), &lp).await?;
             secrets.delete_collection(&DeleteParams::default(), &lp).await?;
+        }
+        "reads" => {
+            let bridge = args.str("bridge")?.to_string();
+            let claim_ns = args.str("claim-namespace")?.to_string();
+            let start = Instant::now();
+            let (list, get) = read_floor(&client, &ns, &bridge, &claim_ns).await?;
+            let secs = start.elapsed().as_secs_f64();
+            let requests = json!({ "LIST": list.requests, "GET": get.requests });
+            println!("{}", json!({ "seconds": secs, "requests": requests, "bytes": list.bytes + get.bytes }));
         }
         other => bail!("unknown command {other}"),
     }
