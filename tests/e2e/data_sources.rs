@@ -237,6 +237,15 @@ data "sveltos_clusterprofile" "consumed" {{
   namespace = "{ns}"
   name      = "consumed"
   credentials {{
+    consumer                  = "{creds}"
+    profile_namespace_secrets = false
+  }}
+}}
+
+data "sveltos_clusterprofile" "consumed_too" {{
+  namespace = "{ns}"
+  name      = "consumed"
+  credentials {{
     consumer = "{creds}"
   }}
 }}
@@ -288,6 +297,10 @@ output "exec" {{
 
 output "consumed" {{
   value = data.sveltos_clusterprofile.consumed
+}}
+
+output "consumed_too" {{
+  value = data.sveltos_clusterprofile.consumed_too
 }}
 
 output "all" {{
@@ -439,24 +452,31 @@ output "strict_keys" {{
             "{name}: {exec}"
         );
         assert_eq!(exec["ready_to_bridge"], true);
-        // Without a consumer both Secrets claim `consumed`; with it only the consumer namespace's counts.
+        // Both Secrets claim `consumed` (the one next to it, the one in a listed or consumer namespace), whether
+        // `consumer` is set or not; with `profile_namespace_secrets = false` only the consumer namespace's counts.
+        let both = {
+            let mut both = [
+                format!("{creds}/consumed-kc"),
+                format!("{ns}/consumed-local"),
+            ];
+            both.sort();
+            format!("ambiguous: {}", both.join(", "))
+        };
         assert_eq!(
             by_id[&format!("{ns}/consumed")]["credential_source"],
-            {
-                let mut both = [
-                    format!("{creds}/consumed-kc"),
-                    format!("{ns}/consumed-local"),
-                ];
-                both.sort();
-                format!("ambiguous: {}", both.join(", "))
-            },
+            both,
             "{name}"
+        );
+        assert_eq!(
+            get("consumed_too")["credential_source"],
+            both,
+            "{name}: credentials.consumer alone is no filter"
         );
         let consumed = get("consumed");
         assert_eq!(
             consumed["credential_source"],
             format!("secret:{creds}/consumed-kc#Config"),
-            "{name}: credentials.consumer"
+            "{name}: credentials.profile_namespace_secrets = false"
         );
         assert_eq!(consumed["ready_to_bridge"], true);
         assert_eq!(

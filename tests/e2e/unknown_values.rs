@@ -241,10 +241,11 @@ fn credentials_examples(
         json!(keys::CLUSTER_PROFILE_LABEL),
         vec![],
     );
-    // An explicit consumer counts only its namespaces' Secrets, and those of `secret_namespaces`.
+    add("credentials.consumer", json!("sveltos"), vec![]);
+    // Without the profile's namespace, only Secrets of consumer namespaces and `secret_namespaces` count.
     add(
-        "credentials.consumer",
-        json!("sveltos"),
+        "credentials.profile_namespace_secrets",
+        json!(false),
         vec![("credentials.secret_namespaces", json!([c.ns]))],
     );
     add(

@@ -19,9 +19,11 @@ resource "sveltos_cluster_inventory_bridge" "fleet" {
   }
 
   credentials {
-    # Only Secrets in namespaces labelled x-k8s.io/cluster-inventory-consumer=sveltos.
-    consumer       = "sveltos"
-    refresh_before = "15m"
+    # Only Secrets in namespaces labelled x-k8s.io/cluster-inventory-consumer=sveltos (not those next to the
+    # ClusterProfiles).
+    consumer                  = "sveltos"
+    profile_namespace_secrets = false
+    refresh_before            = "15m"
   }
 
   overrides = {

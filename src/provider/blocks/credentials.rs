@@ -45,8 +45,13 @@ fn with_source_attributes(block: Block) -> Block {
             Attribute::string("consumer"),
             "Consumer name of the KEP push model (default `sveltos`): labelled Secrets in namespaces labelled \
              `x-k8s.io/cluster-inventory-consumer=<consumer>` may supply credentials to ClusterProfiles in any \
-             namespace. Unset, a Secret next to its ClusterProfile counts too; set explicitly, only Secrets in the \
-             consumer's namespaces (or `secret_namespaces`) count. `\"\"`: no consumer namespaces.",
+             namespace. `\"\"`: no consumer namespaces. Set or unset, the same default behaves the same.",
+        ))
+        .attribute(md(
+            Attribute::bool("profile_namespace_secrets"),
+            "Whether a labelled Secret in a ClusterProfile's own namespace may supply its credentials (default \
+             true). `false`: only Secrets in the consumer's namespaces and `secret_namespaces` count, for a \
+             ClusterProfile's namespace that its writers share with others.",
         ))
         .attribute(md(
             Attribute::list("kubeconfig_keys", Type::String),

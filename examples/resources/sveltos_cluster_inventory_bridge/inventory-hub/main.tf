@@ -47,8 +47,10 @@ resource "sveltos_cluster_inventory_bridge" "fleet" {
   }
 
   credentials {
-    # Only Secrets in hub namespaces labelled x-k8s.io/cluster-inventory-consumer=sveltos.
-    consumer = "sveltos"
+    # Only Secrets in hub namespaces labelled x-k8s.io/cluster-inventory-consumer=sveltos (not those next to
+    # the ClusterProfiles).
+    consumer                  = "sveltos"
+    profile_namespace_secrets = false
   }
 }
 

@@ -28,9 +28,9 @@ impl CredentialsConfig {
             opts.secret_label = label;
         }
         if let Some(consumer) = self.checked_consumer(&mut problems) {
-            opts.consumer_only = consumer.is_some();
             opts.consumer = consumer;
         }
+        opts.consumer_only = !self.profile_namespace_secrets.unwrap_or(true);
         if let Some(keys) = self.checked_kubeconfig_keys(&mut problems) {
             opts.kubeconfig_keys = keys;
         }

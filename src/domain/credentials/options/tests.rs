@@ -20,6 +20,7 @@ fn defaults_and_mapping() {
     let o = CredentialsConfig {
         secret_label: Some("example.com/profile".into()),
         consumer: Some("sveltos".into()),
+        profile_namespace_secrets: Some(false),
         kubeconfig_keys: Some(vec!["kc".into()]),
         use_access_providers: Some(false),
         refresh_before: Some("5m".into()),
@@ -101,6 +102,25 @@ fn consumer_defaults_to_sveltos_and_the_empty_string_turns_it_off() {
     .validate()
     .unwrap();
     assert_eq!((off.consumer, off.consumer_only), (None, false));
+}
+
+#[test]
+fn an_explicit_default_consumer_behaves_as_the_unset_one() {
+    let explicit = CredentialsConfig {
+        consumer: Some(DEFAULT_CONSUMER.into()),
+        ..Default::default()
+    }
+    .validate()
+    .unwrap();
+    assert_eq!(explicit, validate(None).unwrap());
+    let only = CredentialsConfig {
+        profile_namespace_secrets: Some(false),
+        ..Default::default()
+    }
+    .validate()
+    .unwrap();
+    assert!(only.consumer_only);
+    assert_eq!(only.consumer.as_deref(), Some(DEFAULT_CONSUMER));
 }
 
 fn provider_path(provider: &str, attr: &'static str, i: Option<usize>) -> Vec<Step> {

@@ -18,8 +18,9 @@ pub struct CredentialOptions {
     /// The consumer whose namespaces (labelled `x-k8s.io/cluster-inventory-consumer=<consumer>`) may supply
     /// credentials to profiles in any namespace ([`DEFAULT_CONSUMER`] unless configured; `None`: `consumer = ""`).
     pub consumer: Option<String>,
-    /// `consumer` was set explicitly: only Secrets in the consumer's namespaces (or `secret_namespaces`) count,
-    /// a Secret next to its profile included. With the default consumer, a Secret next to its profile counts too.
+    /// `profile_namespace_secrets = false`: only Secrets in the consumer's namespaces (or `secret_namespaces`)
+    /// count, a Secret next to its profile included. By default a Secret next to its profile counts too, whether
+    /// `consumer` is set or not.
     pub consumer_only: bool,
     /// Keys tried, in order, for the kubeconfig inside a Secret.
     pub kubeconfig_keys: Vec<String>,

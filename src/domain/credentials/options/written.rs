@@ -13,6 +13,9 @@ pub struct CredentialsConfig {
     /// `consumer`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consumer: Option<String>,
+    /// `profile_namespace_secrets`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile_namespace_secrets: Option<bool>,
     /// `kubeconfig_keys`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kubeconfig_keys: Option<Vec<String>>,
