@@ -4,7 +4,8 @@
 //! The steps, each in its own module: `select` picks the profiles and locates their credentials (first
 //! phase); [`plan()`] (here) builds the entries and objects, with `material` deciding per cluster whether its
 //! credential is copied, reused or minted; `report` groups per-cluster issues into diagnostics; `drift`
-//! compares an apply-time plan with what plan promised; `settle` decides what an apply records around its writes;
+//! compares an apply-time plan with what plan promised; `review` counts what the plan changes (the summary line and
+//! the `max_updates` guard); `settle` decides what an apply records around its writes;
 //! [`actions()`] turns a plan made for apply into writes and deletes.
 
 mod actions;
@@ -13,6 +14,7 @@ mod drift;
 mod fixture;
 mod material;
 mod report;
+mod review;
 mod select;
 mod settle;
 
