@@ -250,7 +250,7 @@ fn safety_attributes() -> Vec<Attribute> {
              limit is 10 clusters or 25 % of the clusters bridged, whichever is more (set it for an apply that \
              should update more). Registrations, removals and credential changes (a rotated kubeconfig, a renewed \
              exec credential) are not counted. Every plan that registers, updates or deregisters clusters carries a \
-             one-line warning counting them (`Bridge plan: 0 to register, 60 to update, ...`).",
+             one-line warning counting them (`Warning: Bridge plan: 0 to register, 60 to update, 0 to deregister, 0 skipped, 0 unchanged`).",
         ),
         md(
             Attribute::string("deregistration").optional(),
