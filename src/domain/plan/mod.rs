@@ -44,6 +44,7 @@ pub use settle::{entries_despite_failures, plan_errors, planned_mints, trusting_
 use actions::differs;
 use material::material_for;
 use report::report;
+use review::review;
 
 /// When a plan is computed. Terraform plans a resource, and plans it again right before applying it (a saved
 /// plan can wait for review in between); the CLI rejects a value that was known in the first plan and is unknown in
@@ -270,7 +271,11 @@ pub fn plan(
         .filter(|k| !plan.desired.contains_key(*k) && !plan.kept.contains_key(*k))
         .cloned()
         .collect();
+    // The count of what the plan does comes first, then the diagnostics by cause.
+    let reviewed = review(inputs, &plan);
+    let at = plan.problems.len();
     report(inputs, &mut plan);
+    plan.problems.splice(at..at, reviewed);
     plan
 }
 

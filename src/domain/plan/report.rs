@@ -1,6 +1,5 @@
 //! Diagnostics of a plan: per-cluster issues grouped by cause, objects wearing this bridge's label without being
-//! its own, and the clusters a plan deregisters (with the `max_removals` guard); the summary and the `max_updates`
-//! guard are `review`'s.
+//! its own, and the clusters a plan deregisters (with the `max_removals` guard).
 
 use std::collections::BTreeMap;
 
@@ -118,17 +117,14 @@ pub fn name_list<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
 /// Turns the plan's per-cluster issues, removals and impostors into grouped diagnostics.
 pub(super) fn report(inputs: &Inputs<'_>, plan: &mut Plan) {
     let spec = inputs.spec;
-    let reviewed = super::review::review(inputs, plan);
     let mut by_cause: BTreeMap<Cause, Vec<&ClusterIssue>> = BTreeMap::new();
     for issue in &plan.issues {
         by_cause.entry(issue.cause).or_default().push(issue);
     }
-    let mut problems: Vec<Problem> = reviewed;
-    problems.extend(
-        by_cause
-            .into_iter()
-            .map(|(cause, issues)| cause_problem(spec, cause, issues)),
-    );
+    let mut problems: Vec<Problem> = by_cause
+        .into_iter()
+        .map(|(cause, issues)| cause_problem(spec, cause, issues))
+        .collect();
     problems.extend(impostors_problem(inputs));
     problems.extend(removals_problem(
         spec,
