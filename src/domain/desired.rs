@@ -16,7 +16,8 @@ use crate::api::{
     ClusterProfile, SveltosCluster, SveltosClusterSpec, TokenRequestRenewalOption, keys,
 };
 
-/// One cluster's entry in the resource's `clusters` attribute: identities and hashes, never credential bytes.
+/// One cluster's entry in the resource's `clusters` attribute: identities, hashes and the managed fields in words,
+/// never credential bytes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ClusterEntry {
     /// `namespace/name` of the SveltosCluster, `None` if it does not exist.

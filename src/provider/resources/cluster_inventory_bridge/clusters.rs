@@ -1,5 +1,5 @@
-//! The computed `clusters` attribute: the state's record of the bridged clusters (identities and hashes, never
-//! credentials), written from the core's entries and read back.
+//! The computed `clusters` attribute: the state's record of the bridged clusters (identities, hashes and the managed
+//! SveltosCluster fields, never credentials), written from the core's entries and read back.
 
 use std::collections::BTreeMap;
 

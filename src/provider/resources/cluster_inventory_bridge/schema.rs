@@ -99,7 +99,7 @@ pub fn schema() -> Schema {
             "Registers the ClusterProfiles of a [Cluster Inventory](https://github.com/kubernetes/enhancements/tree/master/keps/sig-multicluster/4322-cluster-inventory) \
              as Sveltos `SveltosCluster`s: for profile `ns/name` it writes SveltosCluster `ns/name` and Secret \
              `ns/name-sveltos-kubeconfig` (key `kubeconfig`). One resource manages many clusters; `plan` shows each \
-             added, changed or removed cluster. State holds identities and hashes only, never credentials.",
+             added, changed or removed cluster. State holds identities, hashes and the managed SveltosCluster fields, never credentials.",
         );
     for a in attributes.into_iter().flatten() {
         schema = schema.attribute(a);
