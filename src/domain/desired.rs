@@ -10,13 +10,14 @@ use k8s_openapi::{
 use super::{
     BridgeSpec, CREDENTIAL_CONFIG_ANNOTATION, CREDENTIAL_SOURCE_ANNOTATION, Override, SECRET_KEY,
     SECRET_SUFFIX, TOKEN_RENEWAL_ANNOTATION, TokenRenewal, credentials::CredentialSource,
-    ownership::WrittenCredential, sha256_hex,
+    managed_view::ManagedView, ownership::WrittenCredential, sha256_hex,
 };
 use crate::api::{
     ClusterProfile, SveltosCluster, SveltosClusterSpec, TokenRequestRenewalOption, keys,
 };
 
-/// One cluster's entry in the resource's `clusters` attribute: identities and hashes, never credential bytes.
+/// One cluster's entry in the resource's `clusters` attribute: identities, hashes and the managed fields in words,
+/// never credential bytes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ClusterEntry {
     /// `namespace/name` of the SveltosCluster, `None` if it does not exist.
@@ -33,6 +34,8 @@ pub struct ClusterEntry {
     pub labels: BTreeMap<String, String>,
     /// SHA-256 of the SveltosCluster spec fields and annotations the bridge manages.
     pub config_sha256: String,
+    /// Those fields in words (escaped and bounded), for the plan's reader.
+    pub managed: ManagedView,
     /// The credential is minted at apply: `kubeconfig_sha256` and `credential_expires_at` are unknown.
     pub credential_pending: bool,
 }
@@ -233,6 +236,7 @@ pub fn desired(
     let annotations = cluster_annotations(spec, over, profile, &key, renewal_record.as_deref());
     let sc_spec = cluster_spec(spec, over, &name, health_pause, renewal);
     let config = config_sha256(&annotations, &sc_spec);
+    let managed = ManagedView::of(&annotations, &sc_spec);
     let sc = sveltos_cluster(spec, &ns, &name, &labels, annotations, sc_spec);
     let part = SecretPart::of(
         SecretTarget {
@@ -254,6 +258,7 @@ pub fn desired(
             credential_expires_at: part.expires_at,
             labels,
             config_sha256: config,
+            managed,
             credential_pending: part.pending,
         },
         key,

@@ -8,6 +8,7 @@ pub mod duration;
 pub mod exec;
 pub mod kubeconfig;
 pub mod ledger_copy;
+pub mod managed_view;
 pub mod names;
 pub mod observed;
 pub mod ownership;
@@ -79,6 +80,8 @@ pub struct BridgeSpec {
     pub unhealthy: UnhealthyPolicy,
     /// A plan that would deregister more clusters than this fails.
     pub max_removals: Option<usize>,
+    /// A plan that would change the SveltosClusters of more already registered clusters than this fails.
+    pub max_updates: Option<usize>,
     /// Which profile labels are copied onto SveltosClusters.
     pub copy_labels: LabelCopy,
     /// What deregistration does with the add-ons Sveltos deployed to a cluster.
@@ -214,6 +217,7 @@ impl Default for BridgeSpec {
             fail_on_skipped: false,
             unhealthy: UnhealthyPolicy::default(),
             max_removals: None,
+            max_updates: None,
             copy_labels: LabelCopy::default(),
             deregistration: Deregistration::default(),
             deletion_timeout: DEFAULT_DELETION_TIMEOUT,

@@ -71,11 +71,12 @@ async fn sc_exists(inv: &Inv, ns: &str, name: &str) -> bool {
         .is_some()
 }
 
-/// The warnings in `out` other than the CLI's own about development overrides.
+/// The warnings in `out` other than the CLI's own about development overrides and the plan's count of what it
+/// changes (`Bridge plan: ...`).
 fn provider_warnings(out: &str) -> Vec<&str> {
     diagnostics(out, "Warning", "")
         .into_iter()
-        .filter(|w| !w.contains("development overrides"))
+        .filter(|w| !w.contains("development overrides") && !w.starts_with("Warning: Bridge plan:"))
         .collect()
 }
 

@@ -20,6 +20,7 @@ mod dying_runs;
 mod ephemeral_credentials;
 mod exec_scope;
 mod fail_on_skipped;
+mod fleet_plans;
 mod fleet_safety;
 mod hostile_metadata;
 mod inventory_hub;

@@ -176,6 +176,7 @@ fn top_level_examples(
         vec![("require_healthy", json!(true))],
     );
     add("max_removals", json!(5), vec![]);
+    add("max_updates", json!(5), vec![]);
     add("deletion_timeout", json!("2m"), vec![]);
     add("adopt", json!(false), vec![]);
     add("deregistration", json!("orphan"), vec![]);

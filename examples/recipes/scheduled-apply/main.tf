@@ -38,6 +38,9 @@ resource "sveltos_cluster_inventory_bridge" "fleet" {
   # A selector typo or an emptied namespace cannot deregister the fleet in a run nobody watches: a plan that would
   # remove more than this fails before anything is written. Raise it for a planned decommissioning.
   max_removals = 5
+  # Likewise for updates: a plan that would change the labels, annotations or spec of more SveltosClusters than this
+  # (an extra_labels typo, an inventory relabelled wholesale) fails before anything is written.
+  max_updates = 5
 
   extra_labels = {
     "managed-by" = "terraform"

@@ -28,7 +28,7 @@ pub(crate) mod tests;
 
 pub use managed_fields::decode_managed_fields;
 use meta::{id, mark_of, owner, profile_key};
-pub use objects::{BridgedObjects, ObservedCluster, ObservedSecret};
+pub use objects::{BridgedObjects, EntryChanges, ObservedCluster, ObservedSecret};
 pub use observe::{observe_cluster, observe_secret};
 
 /// Everything relevant that exists, for one bridge.

@@ -2,7 +2,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::domain::{desired::ClusterEntry, ownership::WrittenCredential};
+use crate::domain::{
+    desired::ClusterEntry, managed_view::ManagedView, ownership::WrittenCredential,
+};
 
 /// A bridged Secret as found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -72,6 +74,8 @@ pub struct ObservedCluster {
     pub labels: BTreeMap<String, String>,
     /// Hash of the managed fields as they are.
     pub config_sha256: String,
+    /// The managed fields as they are, in words.
+    pub managed: ManagedView,
     /// The bridge-config record it carries.
     pub record: Option<String>,
     /// Top-level `spec` fields our field manager owns.
@@ -109,7 +113,58 @@ impl BridgedObjects {
             credential_expires_at: secret.and_then(|s| s.expiry(renewal).cloned()),
             labels: sc.map(|s| s.labels.clone()).unwrap_or_default(),
             config_sha256: sc.map(|s| s.config_sha256.clone()).unwrap_or_default(),
+            managed: sc.map(|s| s.managed.clone()).unwrap_or_default(),
             credential_pending: false,
         }
+    }
+
+    /// What of `planned` differs from what exists (as [`BridgedObjects::entry`] would record it), without building
+    /// that entry: the plan's reader sees these fields change.
+    pub fn changes(&self, renewal: bool, planned: &ClusterEntry) -> EntryChanges {
+        let sc = self.sveltos_cluster.as_ref();
+        let secret = self.secret.as_ref();
+        let credential = planned.credential_pending
+            || secret.map(|s| &s.id) != planned.secret.as_ref()
+            || secret
+                .and_then(|s| s.credential_source.as_deref())
+                .unwrap_or_default()
+                != planned.credential_source
+            || secret.and_then(|s| s.sha(renewal)) != planned.kubeconfig_sha256.as_ref()
+            || secret.and_then(|s| s.expiry(renewal)) != planned.credential_expires_at.as_ref();
+        let empty = ManagedView::default();
+        let managed = sc.map_or(&empty, |s| &s.managed);
+        let mut fields = managed.changed(&planned.managed);
+        if fields.is_empty()
+            && sc.map(|s| s.config_sha256.as_str()).unwrap_or_default() != planned.config_sha256
+        {
+            fields.push("config_sha256");
+        }
+        if sc.map(|s| &s.labels).unwrap_or(&BTreeMap::new()) != &planned.labels {
+            fields.insert(0, "labels");
+        }
+        EntryChanges {
+            sveltos_cluster: sc.map(|s| &s.id) != planned.sveltos_cluster.as_ref()
+                || !fields.is_empty(),
+            fields,
+            credential,
+        }
+    }
+}
+
+/// What a plan changes of one cluster's entry ([`BridgedObjects::changes`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EntryChanges {
+    /// The SveltosCluster is created, or its labels or managed fields change.
+    pub sveltos_cluster: bool,
+    /// Which of those: `labels`, the fields of [`ManagedView`], or `config_sha256` for a field it does not show.
+    pub fields: Vec<&'static str>,
+    /// The kubeconfig Secret or what the entry records of its credential changes.
+    pub credential: bool,
+}
+
+impl EntryChanges {
+    /// Nothing changes.
+    pub fn none(&self) -> bool {
+        !self.sveltos_cluster && !self.credential
     }
 }

@@ -54,6 +54,7 @@ pub fn observe_cluster(sc: &SveltosCluster) -> ObservedCluster {
         uid: sc.metadata.uid.clone(),
         labels,
         config_sha256: config_sha256(&annotations, &spec),
+        managed: crate::domain::managed_view::ManagedView::of(&annotations, &spec),
         record: annotations
             .get(crate::domain::BRIDGE_CONFIG_ANNOTATION)
             .cloned(),

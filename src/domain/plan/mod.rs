@@ -4,7 +4,8 @@
 //! The steps, each in its own module: `select` picks the profiles and locates their credentials (first
 //! phase); [`plan()`] (here) builds the entries and objects, with `material` deciding per cluster whether its
 //! credential is copied, reused or minted; `report` groups per-cluster issues into diagnostics; `drift`
-//! compares an apply-time plan with what plan promised; `settle` decides what an apply records around its writes;
+//! compares an apply-time plan with what plan promised; `review` counts what the plan changes (the summary line and
+//! the `max_updates` guard); `settle` decides what an apply records around its writes;
 //! [`actions()`] turns a plan made for apply into writes and deletes.
 
 mod actions;
@@ -13,6 +14,7 @@ mod drift;
 mod fixture;
 mod material;
 mod report;
+mod review;
 mod select;
 mod settle;
 
@@ -42,6 +44,7 @@ pub use settle::{entries_despite_failures, plan_errors, planned_mints, trusting_
 use actions::differs;
 use material::material_for;
 use report::report;
+use review::review;
 
 /// When a plan is computed. Terraform plans a resource, and plans it again right before applying it (a saved
 /// plan can wait for review in between); the CLI rejects a value that was known in the first plan and is unknown in
@@ -272,7 +275,11 @@ pub fn plan(
         .filter(|k| !plan.desired.contains_key(*k) && !plan.kept.contains_key(*k))
         .cloned()
         .collect();
+    // The count of what the plan does comes first, then the diagnostics by cause.
+    let reviewed = review(inputs, &plan);
+    let at = plan.problems.len();
     report(inputs, &mut plan);
+    plan.problems.splice(at..at, reviewed);
     plan
 }
 

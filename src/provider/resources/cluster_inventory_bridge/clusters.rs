@@ -1,14 +1,18 @@
-//! The computed `clusters` attribute: the state's record of the bridged clusters (identities and hashes, never
-//! credentials), written from the core's entries and read back.
+//! The computed `clusters` attribute: the state's record of the bridged clusters (identities, hashes and the managed
+//! SveltosCluster fields, never credentials), written from the core's entries and read back.
 
 use std::collections::BTreeMap;
 
-use crate::{domain::desired::ClusterEntry, tfplugin::Value};
+use crate::{
+    domain::{desired::ClusterEntry, managed_view::ManagedView},
+    tfplugin::Value,
+};
 
 /// The `clusters` attribute value for these entries (pending credentials become unknown).
 pub fn clusters_value(entries: &BTreeMap<String, ClusterEntry>) -> Value {
     Value::map(entries.iter().map(|(k, e)| {
         let opt = |s: &Option<String>| s.as_ref().map(Value::string).unwrap_or(Value::Null);
+        let m = &e.managed;
         let (sha, exp) = if e.credential_pending {
             (Value::unknown(), Value::unknown())
         } else {
@@ -23,6 +27,14 @@ pub fn clusters_value(entries: &BTreeMap<String, ClusterEntry>) -> Value {
                 ("kubeconfig_sha256", sha),
                 ("credential_expires_at", exp),
                 ("labels", Value::string_map(e.labels.clone())),
+                ("annotations", Value::string_map(m.annotations.clone())),
+                ("paused", m.paused.map_or(Value::Null, Value::bool)),
+                (
+                    "consecutive_failure_threshold",
+                    m.consecutive_failure_threshold
+                        .map_or(Value::Null, Value::int),
+                ),
+                ("active_window", window_value(m.active_window.as_ref())),
                 ("config_sha256", Value::string(&e.config_sha256)),
             ]),
         )
@@ -52,9 +64,32 @@ pub fn entries_from_value(v: &Value) -> BTreeMap<String, Option<ClusterEntry>> {
                     credential_expires_at: s("credential_expires_at"),
                     labels: e.get_attr("labels").as_string_map(),
                     config_sha256: s("config_sha256").unwrap_or_default(),
+                    managed: managed_of(e),
                     credential_pending: !sha.is_known(),
                 }),
             )
         })
         .collect()
+}
+
+/// The `active_window` of an entry: `{from, to}`, or null.
+fn window_value(window: Option<&(String, String)>) -> Value {
+    window.map_or(Value::Null, |(from, to)| {
+        Value::object([("from", Value::string(from)), ("to", Value::string(to))])
+    })
+}
+
+/// The managed fields of an entry read back (absent in a state written before they existed: empty).
+fn managed_of(e: &Value) -> ManagedView {
+    let w = e.get_attr("active_window");
+    ManagedView {
+        annotations: e.get_attr("annotations").as_string_map(),
+        paused: e.get_attr("paused").as_bool(),
+        consecutive_failure_threshold: e.get_attr("consecutive_failure_threshold").as_i64(),
+        active_window: w
+            .get_attr("from")
+            .as_str()
+            .zip(w.get_attr("to").as_str())
+            .map(|(f, t)| (f.to_string(), t.to_string())),
+    }
 }

@@ -79,6 +79,9 @@ pub struct BridgeConfig {
     /// `max_removals`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_removals: Option<i64>,
+    /// `max_updates`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_updates: Option<i64>,
     /// The `copy_labels` block.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub copy_labels: Option<CopyLabelsConfig>,

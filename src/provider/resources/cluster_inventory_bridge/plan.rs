@@ -261,7 +261,7 @@ fn review_missing(config: &Value) -> Diagnostic {
         "The bridge plans every cluster from its whole configuration, so while an argument is unknown this plan \
          cannot say which clusters it will register, change or deregister: clusters and skipped are known after \
          apply. At apply, the clusters are planned again with the known values, with the same checks and limits \
-         (max_removals, strict). To review them here, make the argument known at plan (apply what it depends on \
+         (max_removals, max_updates, strict). To review them here, make the argument known at plan (apply what it depends on \
          first, for example with -target).",
     )
 }

@@ -55,6 +55,13 @@ pub fn cluster_entry_type() -> Type {
         ("kubeconfig_sha256", Type::String),
         ("credential_expires_at", Type::String),
         ("labels", Type::map(Type::String)),
+        ("annotations", Type::map(Type::String)),
+        ("paused", Type::Bool),
+        ("consecutive_failure_threshold", Type::Number),
+        (
+            "active_window",
+            Type::object([("from", Type::String), ("to", Type::String)]),
+        ),
         ("config_sha256", Type::String),
     ])
 }
@@ -92,7 +99,7 @@ pub fn schema() -> Schema {
             "Registers the ClusterProfiles of a [Cluster Inventory](https://github.com/kubernetes/enhancements/tree/master/keps/sig-multicluster/4322-cluster-inventory) \
              as Sveltos `SveltosCluster`s: for profile `ns/name` it writes SveltosCluster `ns/name` and Secret \
              `ns/name-sveltos-kubeconfig` (key `kubeconfig`). One resource manages many clusters; `plan` shows each \
-             added, changed or removed cluster. State holds identities and hashes only, never credentials.",
+             added, changed or removed cluster. State holds identities, hashes and the managed SveltosCluster fields, never credentials.",
         );
     for a in attributes.into_iter().flatten() {
         schema = schema.attribute(a);
@@ -102,8 +109,12 @@ pub fn schema() -> Schema {
         .attribute(md(
             Attribute::map("clusters", cluster_entry_type()).computed(),
             "The bridged clusters keyed `namespace/name`: `sveltos_cluster` and `secret` (`namespace/name`), \
-             `credential_source`, `kubeconfig_sha256`, `credential_expires_at`, `labels` and `config_sha256` \
-             (hash of the managed SveltosCluster fields). Hashes only, never credentials.",
+             `credential_source`, `kubeconfig_sha256`, `credential_expires_at`; the managed SveltosCluster fields \
+             `labels`, `annotations` (those the bridge sets: `extra_annotations`, the display name, the token \
+             renewal record; each value escaped and cut to 256 characters, at most 64), `paused`, \
+             `consecutive_failure_threshold` and `active_window` (`from`, `to`), so that a plan shows each change \
+             old -> new; and `config_sha256` (hash of every managed field, in full). Identities, hashes and those \
+             fields only, never credentials.",
         ))
         .attribute(md(
             Attribute::map("skipped", skipped_type()).computed(),
@@ -231,6 +242,15 @@ fn safety_attributes() -> Vec<Attribute> {
              more (set it for an apply that should deregister more). Destroy, a new `name` and `-replace` are not \
              limited (use `lifecycle { prevent_destroy = true }`). Every plan that deregisters clusters carries a \
              warning listing them.",
+        ),
+        md(
+            Attribute::number("max_updates").optional(),
+            "A plan that would change the SveltosClusters (labels, annotations or spec) of more already registered \
+             clusters than this fails, naming the count and the first clusters; nothing is written. Unset, the \
+             limit is 10 clusters or 25 % of the clusters bridged, whichever is more (set it for an apply that \
+             should update more). Registrations, removals and credential changes (a rotated kubeconfig, a renewed \
+             exec credential) are not counted. Every plan that registers, updates or deregisters clusters carries a \
+             one-line warning counting them (`Warning: Bridge plan: 0 to register, 60 to update, 0 to deregister, 0 skipped, 0 unchanged`).",
         ),
         md(
             Attribute::string("deregistration").optional(),

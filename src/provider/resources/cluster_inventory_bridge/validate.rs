@@ -27,6 +27,7 @@ struct Parsed {
     label_selector: Option<Selector>,
     unhealthy: UnhealthyPolicy,
     max_removals: Option<usize>,
+    max_updates: Option<usize>,
     copy_labels: LabelCopy,
     deregistration: Deregistration,
     deletion_timeout: std::time::Duration,
@@ -124,7 +125,8 @@ impl BridgeConfig {
             self.consecutive_failure_threshold,
         );
         let unhealthy = self.parse_unhealthy(err);
-        let max_removals = self.parse_max_removals(err);
+        let max_removals = parse_limit(err, "max_removals", self.max_removals);
+        let max_updates = parse_limit(err, "max_updates", self.max_updates);
         let copy_labels = self.parse_copy_labels(err);
         let deregistration = self.parse_deregistration(err);
         let deletion_timeout = self.parse_deletion_timeout(err);
@@ -146,6 +148,7 @@ impl BridgeConfig {
             label_selector,
             unhealthy,
             max_removals,
+            max_updates,
             copy_labels,
             deregistration,
             deletion_timeout,
@@ -234,20 +237,6 @@ impl BridgeConfig {
                 );
                 UnhealthyPolicy::Keep
             }
-        }
-    }
-
-    fn parse_max_removals(&self, err: &mut impl Report) -> Option<usize> {
-        match self.max_removals {
-            Some(n) if n < 0 => {
-                err(
-                    AttributePath::attr("max_removals"),
-                    "Invalid max_removals",
-                    format!("max_removals must be 0 or more, got {n}."),
-                );
-                None
-            }
-            n => n.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
         }
     }
 
@@ -463,6 +452,7 @@ impl BridgeConfig {
             fail_on_skipped: self.fail_on_skipped.unwrap_or(false),
             unhealthy: parsed.unhealthy,
             max_removals: parsed.max_removals,
+            max_updates: parsed.max_updates,
             copy_labels: parsed.copy_labels,
             deregistration: parsed.deregistration,
             deletion_timeout: parsed.deletion_timeout,
@@ -525,6 +515,21 @@ fn shorten_override_paths(diags: Diagnostics) -> Diagnostics {
             d
         })
         .collect()
+}
+
+/// A limit of one plan (`max_removals`, `max_updates`): 0 or more.
+fn parse_limit(err: &mut impl Report, name: &str, value: Option<i64>) -> Option<usize> {
+    match value {
+        Some(n) if n < 0 => {
+            err(
+                AttributePath::attr(name),
+                &format!("Invalid {name}"),
+                format!("{name} must be 0 or more, got {n}."),
+            );
+            None
+        }
+        n => n.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+    }
 }
 
 /// A `consecutive_failure_threshold` (top level or in an override) is at least 1.

@@ -202,3 +202,23 @@ fn paused_or_unhealthy_pause_next_to_an_active_window_is_refused_at_its_attribut
     c.unhealthy = Some("remove".into());
     assert!(c.to_spec().is_ok());
 }
+
+#[test]
+fn the_limits_of_one_plan_are_zero_or_more_at_their_path() {
+    let mut c = config();
+    c.max_updates = Some(60);
+    assert_eq!(c.to_spec().unwrap().max_updates, Some(60));
+    for (name, value) in [("max_removals", -1), ("max_updates", -1)] {
+        let mut c = config();
+        if name == "max_removals" {
+            c.max_removals = Some(value);
+        } else {
+            c.max_updates = Some(value);
+        }
+        let diags = c.to_spec().unwrap_err();
+        let d = diags.iter().next().unwrap();
+        assert_eq!(d.summary, format!("Invalid {name}"));
+        assert_eq!(d.attribute, Some(AttributePath::attr(name)));
+        assert_eq!(d.detail, format!("{name} must be 0 or more, got -1."));
+    }
+}
