@@ -135,7 +135,7 @@ fn identity_and_selection_attributes() -> Vec<Attribute> {
         ),
         md(
             Attribute::list("namespaces", Type::String).optional(),
-            "Only ClusterProfiles in these namespaces (default: all).",
+            "Only ClusterProfiles in these namespaces (default: all). Required, and not empty, with an `inventory` block: the hub's namespace names are where the bridge writes on the management cluster.",
         ),
         md(
             Attribute::list("names", Type::String).optional(),
