@@ -203,6 +203,7 @@ pub async fn snapshot(
         checked,
         undecodable: io::Undecodable::by_key(undecodable),
     };
+    snap.observed.mark_removable_labels(&spec.copy_labels);
     let located = locate_all(&snap.inputs(spec, jiff::Timestamp::now(), Phase::Plan, None));
     snap.fetched =
         credentials::read_named_secrets(inventory, &located.secrets_to_read(), &budget).await?;

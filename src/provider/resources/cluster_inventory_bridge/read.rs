@@ -77,7 +77,7 @@ pub(super) async fn read_bridge(
     let budget = crate::k8s::io::ReadBudget::default();
     let observed = read_owned(&client, &bridge, &ledger, &selected, &budget).await;
     tracing::debug!(%bridge, elapsed_ms = started.elapsed().as_millis() as u64, "read what the bridge owns");
-    let observed = observed.map_err(io_diags)?;
+    let mut observed = observed.map_err(io_diags)?;
     // The state is rebuilt from what exists: its old `clusters` was not decoded (a state older than the UID
     // ledger excepted) and goes before the new one is built. A failure below answers with the state as it came
     // (`keep_current_state`), which the plugin layer still holds.
@@ -98,6 +98,10 @@ pub(super) async fn read_bridge(
         private = observed.ledger(&ledger).with_reads(reads).to_private();
     }
     let config = BridgeConfig::of_state(&state);
+    // Labels others added that the state's configuration removes show as a change of their cluster.
+    if let Ok(spec) = config.to_spec() {
+        observed.mark_removable_labels(&spec.copy_labels);
+    }
     let entries = observed.entries(|k| config.renews(k));
     let private_sha256 = sha256_hex(&private);
     // Only with settings an apply recorded (see `read_ahead`).

@@ -277,6 +277,7 @@ impl BridgeConfig {
             }
             *into = list.clone();
         }
+        copy_labels.remove_foreign = c.remove_foreign.unwrap_or(false);
         copy_labels
     }
 
