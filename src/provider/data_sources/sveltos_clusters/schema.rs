@@ -147,7 +147,7 @@ pub fn schema() -> Schema {
             .markdown_description(
                 "The matching SveltosClusters, ordered by namespace and name: `id`, `name`, `namespace`, \
                  `labels`, `ready`, `connection_status`, `failure_message`, `version`, `paused`, \
-                 `credential_expires_at`, `owned`.",
+                 `credential_expires_at`, `owned`, `foreign_label_keys`.",
             ),
     )
 }
