@@ -346,9 +346,9 @@ fn copy_labels_block() -> NestedBlock {
                 Attribute::bool("remove_foreign").optional(),
                 "Labels under `exclude` that someone else added to a SveltosCluster the bridge owns (whoever may \
                  patch it, e.g. a tenant) are reported by every plan, naming the cluster and the label keys. With \
-                 `true`, such a cluster shows as changing in plan and apply removes those labels (guarded by the \
-                 object's UID); Sveltos' own `projectsveltos.io/k8s-version` is never removed. Default: `false` \
-                 (reported only).",
+                 `true`, apply removes those labels (guarded by the object's UID), and a cluster on which they are \
+                 found again shows as changing in plan; Sveltos' own `projectsveltos.io/k8s-version` is never \
+                 removed. Default: `false` (reported only).",
             )),
     )
 }
