@@ -678,6 +678,7 @@ mod tests {
             copy_labels: crate::domain::LabelCopy {
                 include: vec!["team.example.com/*".into()],
                 exclude: vec![],
+                remove_foreign: false,
             },
             extra_labels: BTreeMap::from([("env".into(), "fixed".into())]),
             ..Default::default()

@@ -164,6 +164,9 @@ pub struct LabelCopy {
     pub include: Vec<String>,
     /// Keys or prefixes never copied.
     pub exclude: Vec<String>,
+    /// Remove, at apply, the labels under `exclude` that others added to the bridge's SveltosClusters
+    /// (`copy_labels.remove_foreign`).
+    pub remove_foreign: bool,
 }
 
 impl Default for LabelCopy {
@@ -174,6 +177,7 @@ impl Default for LabelCopy {
                 .iter()
                 .map(|s| s.to_string())
                 .collect(),
+            remove_foreign: false,
         }
     }
 }
@@ -194,7 +198,12 @@ impl LabelCopy {
     /// Whether a profile label with this key is copied.
     pub fn copies(&self, key: &str) -> bool {
         (self.include.is_empty() || self.include.iter().any(|p| Self::matches(p, key)))
-            && !self.exclude.iter().any(|p| Self::matches(p, key))
+            && !self.excludes(key)
+    }
+
+    /// Whether a label with this key is under `exclude` (never copied: the boundary on add-on selection).
+    pub fn excludes(&self, key: &str) -> bool {
+        self.exclude.iter().any(|p| Self::matches(p, key))
     }
 }
 

@@ -15,7 +15,7 @@ use super::{
     snapshot::Snapshot,
 };
 use crate::{
-    api::ClusterProfile,
+    api::{ClusterProfile, SveltosCluster},
     domain::{
         BridgeSpec,
         credentials::CredentialSource,
@@ -206,12 +206,33 @@ async fn write_one(
     if let Some(sc) = w.sveltos_cluster.clone() {
         let sc = marked(sc, Kind::SveltosCluster, run_key);
         let kind = Kind::SveltosCluster;
-        objects.push(write_object(client, &w.key, &sc, kind, w.adopt_sveltos_cluster).await?);
+        let written = write_object(client, &w.key, &sc, kind, w.adopt_sveltos_cluster).await?;
+        remove_foreign_labels(client, &w, (&written.1, &written.2)).await?;
+        objects.push(written);
     }
     Ok(Written {
         minted,
         objects,
         credential,
+    })
+}
+
+/// Removes the labels others added that the plan marked (`copy_labels.remove_foreign`) from the SveltosCluster just
+/// written, while it still has that UID (an object replaced in between is left as it is).
+async fn remove_foreign_labels(
+    client: &Client,
+    w: &Write,
+    (id, uid): (&str, &str),
+) -> Result<(), WriteError> {
+    if w.remove_labels.is_empty() {
+        return Ok(());
+    }
+    let (ns, name) = id.split_once('/').unwrap_or(("", id));
+    let removed =
+        io::remove_labels::<SveltosCluster>(client, ns, name, Some(uid), &w.remove_labels).await;
+    removed.map(|_| ()).map_err(|source| WriteError::Io {
+        key: w.key.clone(),
+        source,
     })
 }
 

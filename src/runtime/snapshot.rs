@@ -67,13 +67,26 @@ pub fn owned_scope(selected: &[String], ledger: &Ledger) -> Vec<String> {
     scope.into_iter().collect()
 }
 
+/// Most bytes of one of the bridge's SveltosClusters as served that a run reads: what the bridge writes is a few
+/// KiB (at most 64 copied labels of 16 KiB, the annotations the configuration sets), but a tenant who may patch its
+/// SveltosCluster can make its labels (unbounded by the API server) and `managedFields` over a MiB. A longer one is
+/// its cluster's problem, kept as it is ([`Observed::add_unreadable`]), and not counted in the run's budget.
+pub const OWNED_CLUSTER_BYTES: usize = 512 << 10;
+
+/// What is kept of a SveltosCluster longer than [`OWNED_CLUSTER_BYTES`]: the labels and annotations that tell whose
+/// it is.
+const OWNED_KEYS: &[&str] = &[
+    keys::BRIDGE_LABEL,
+    crate::domain::ownership::MARK_ANNOTATION,
+];
+
 /// What this bridge owns, listed where it may be ([`owned_scope`] of `selected`). Secrets (which anyone who can
 /// create a Secret in a namespace can label): a metadata LIST of those carrying the bridge's label (within
 /// `budget`), then the bodies of those the ledger recognises only (`k8s::bodies`); labelled Secrets it does not
-/// recognise are impostors, known from their metadata. SveltosClusters: one LIST by the label (creating
-/// SveltosClusters is a right of Sveltos' administrators, not of the inventory's tenants, so the metadata step
-/// would only cost time), impostors sorted out as it is decoded. An object of the bridge's that does not decode is
-/// kept as it is, its cluster's problem ([`Observed::add_unreadable`]).
+/// recognise are impostors, known from their metadata. SveltosClusters (which tenants may patch): a LIST by the
+/// label, page by page within `budget`, each object within [`OWNED_CLUSTER_BYTES`], impostors sorted out as it is
+/// decoded. An object of the bridge's that does not decode, or is longer, is kept as it is, its cluster's problem
+/// ([`Observed::add_unreadable`]).
 pub async fn read_owned(
     client: &Client,
     bridge: &str,
@@ -87,9 +100,17 @@ pub async fn read_owned(
     // the listed objects, Secrets with their kubeconfig bytes, are never all held at once.
     let (mut clusters, mut secrets) = (Observed::default(), Observed::default());
     let unreadable = async {
-        let bad = io::list_each::<SveltosCluster>(client, &scope, Some(&sel), |page| {
-            clusters.add_owned_clusters(bridge, ledger, &page)
-        })
+        let cap = io::ItemCap {
+            bytes: OWNED_CLUSTER_BYTES,
+            keep: OWNED_KEYS,
+        };
+        let bad = io::list_bounded_each::<SveltosCluster>(
+            client,
+            &scope,
+            Some(&sel),
+            (budget, cap),
+            |page| clusters.add_owned_clusters(bridge, ledger, &page),
+        )
         .await?;
         for u in bad {
             clusters.add_unreadable(ledger, Kind::SveltosCluster, &u.meta, &u.reason);
@@ -203,6 +224,7 @@ pub async fn snapshot(
         checked,
         undecodable: io::Undecodable::by_key(undecodable),
     };
+    snap.observed.mark_removable_labels(&spec.copy_labels);
     let located = locate_all(&snap.inputs(spec, jiff::Timestamp::now(), Phase::Plan, None));
     snap.fetched =
         credentials::read_named_secrets(inventory, &located.secrets_to_read(), &budget).await?;

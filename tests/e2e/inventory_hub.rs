@@ -376,3 +376,82 @@ async fn kube_variables_never_reach_the_hub() {
         "the management cluster's KUBE_TOKEN reached the hub"
     );
 }
+
+/// Issue 33 (L3): with an `inventory` block, a hub namespace's name never chooses the management namespace the
+/// bridge writes to. Whoever may create a ClusterProfile (and its labelled Secret) in hub namespace `victim`,
+/// which has a namespace of that name on the management cluster: a bridge with no `namespaces` is a configuration
+/// error at `namespaces` (`validate`, `plan` and `apply` of the real CLI), nothing written; with a `namespaces`
+/// list, the profile in the unlisted namespace leads to no write in management namespace `victim`.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hub_namespace_never_chooses_where_the_bridge_writes() {
+    let _writing = support::hub::writing().await;
+    let env = TestEnv::get();
+    support::hub::install_crd(env);
+    let mgmt = env.client().await;
+    let hub = env.member_client().await;
+    let listed = unique_namespace(&hub, "hub-listed").await;
+    let victim = unique_namespace(&hub, "hub-victim").await;
+    let kc = fixtures::unreachable_kubeconfig("hub-writer");
+    for (ns, name) in [(&listed, "c1"), (&victim, "evil")] {
+        support::create_namespace(&mgmt, ns, &[]).await;
+        inventory::create_profile(&hub, ns, name, "hub", &[], Json::Null).await;
+        let secret = format!("{name}-kubeconfig");
+        let label = [(keys::CLUSTER_PROFILE_LABEL, name)];
+        create_secret(&hub, ns, &secret, &label, &[("config", &kc)]).await;
+    }
+    let member = quoted(env.member_kubeconfig());
+    let header = fixtures::provider_header(&env.kubeconfig, None);
+    let bridge = |namespaces: &str| {
+        format!(
+            "{header}resource \"sveltos_cluster_inventory_bridge\" \"hub\" {{\n  name = \"{listed}\"\n{namespaces}  inventory {{\n    config_path = {member}\n  }}\n}}\n"
+        )
+    };
+    let written_in = |ns: &str| {
+        let (scs, secrets) = (
+            Api::<SveltosCluster>::namespaced(mgmt.clone(), ns),
+            Api::<Secret>::namespaced(mgmt.clone(), ns),
+        );
+        async move {
+            let scs = scs.list(&Default::default()).await.unwrap().items;
+            let secrets = secrets.list(&Default::default()).await.unwrap().items;
+            scs.len() + secrets.len()
+        }
+    };
+
+    // No namespaces (and an empty list): refused before anything is read or written.
+    for namespaces in ["", "  namespaces = []\n"] {
+        let tf = Tf::new(&Cli::tofu());
+        tf.write_main(&bridge(namespaces));
+        let (applied, out) = inventory::run(
+            &tf,
+            &["apply", "-auto-approve", "-input=false", "-no-color"],
+        );
+        assert_eq!(written_in(&victim).await, 0, "written into {victim}: {out}");
+        assert_eq!(written_in(&listed).await, 0, "written into {listed}: {out}");
+        assert!(!applied, "{out}");
+        for args in [
+            &["validate", "-no-color"][..],
+            &["plan", "-input=false", "-no-color"],
+        ] {
+            let err = tf.run_err(args);
+            assert!(
+                err.contains("namespaces required with an inventory block"),
+                "{args:?}: {err}"
+            );
+            assert!(
+                err.contains("sveltos_cluster_inventory_bridge.hub"),
+                "{err}"
+            );
+        }
+    }
+
+    // A namespaces list: only the listed namespace is bridged.
+    let tf = Tf::new(&Cli::tofu());
+    tf.write_main(&bridge(&format!("  namespaces = [\"{listed}\"]\n")));
+    tf.apply();
+    let c1 = Api::<SveltosCluster>::namespaced(mgmt.clone(), &listed);
+    assert!(c1.get_opt("c1").await.unwrap().is_some(), "c1 not bridged");
+    assert_eq!(written_in(&victim).await, 0, "written into {victim}");
+    assert_eq!(tf.plan(), 0, "no change after apply");
+    tf.destroy();
+}

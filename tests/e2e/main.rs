@@ -22,6 +22,7 @@ mod exec_scope;
 mod fail_on_skipped;
 mod fleet_plans;
 mod fleet_safety;
+mod foreign_labels;
 mod hostile_metadata;
 mod inventory_hub;
 mod k8s_retry;

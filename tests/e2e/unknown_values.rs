@@ -308,6 +308,7 @@ fn block_examples(add: &mut impl FnMut(&'static str, Json, Vec<(&'static str, Js
         json!(["projectsveltos.io/*"]),
         vec![],
     );
+    add("copy_labels.remove_foreign", json!(true), vec![]);
     add("timeouts.create", json!("10m"), vec![]);
     add("timeouts.update", json!("10m"), vec![]);
     add("timeouts.delete", json!("10m"), vec![]);

@@ -29,7 +29,7 @@ pub(crate) mod tests;
 pub use managed_fields::decode_managed_fields;
 use meta::{id, mark_of, owner, profile_key};
 pub use objects::{BridgedObjects, EntryChanges, ObservedCluster, ObservedSecret};
-pub use observe::{observe_cluster, observe_secret};
+pub use observe::{labels_not_written, observe_cluster, observe_secret};
 
 /// Everything relevant that exists, for one bridge.
 #[derive(Debug, Clone, Default)]
@@ -260,6 +260,38 @@ impl Observed {
         basis.successor(owned)
     }
 
+    /// Marks, on every owned SveltosCluster, the labels others added under `copy.exclude` as removable when
+    /// `copy.remove_foreign` is set (none otherwise). Idempotent: the marks follow `copy` alone.
+    pub fn mark_removable_labels(&mut self, copy: &super::LabelCopy) {
+        for sc in self
+            .owned
+            .values_mut()
+            .filter_map(|o| o.sveltos_cluster.as_mut())
+        {
+            sc.removable_labels = if copy.remove_foreign {
+                excluded(copy, &sc.foreign_labels)
+            } else {
+                BTreeSet::new()
+            };
+        }
+    }
+
+    /// The owned SveltosClusters (by profile key) on which others added labels under `copy.exclude`, with their
+    /// keys.
+    pub fn foreign_excluded_labels(
+        &self,
+        copy: &super::LabelCopy,
+    ) -> BTreeMap<&str, BTreeSet<String>> {
+        self.owned
+            .iter()
+            .filter_map(|(k, o)| {
+                let sc = o.sveltos_cluster.as_ref()?;
+                let keys = excluded(copy, &sc.foreign_labels);
+                (!keys.is_empty()).then_some((k.as_str(), keys))
+            })
+            .collect()
+    }
+
     /// State entries for everything this bridge owns; `renewal` tells for a cluster key whether the
     /// configuration asks Sveltos to renew its credentials.
     pub fn entries(&self, renewal: impl Fn(&str) -> bool) -> BTreeMap<String, ClusterEntry> {
@@ -268,4 +300,13 @@ impl Observed {
             .map(|(k, o)| (k.clone(), o.entry(renewal(k))))
             .collect()
     }
+}
+
+/// The keys of `labels` under `copy.exclude`.
+fn excluded(copy: &super::LabelCopy, labels: &BTreeSet<String>) -> BTreeSet<String> {
+    labels
+        .iter()
+        .filter(|k| copy.excludes(k))
+        .cloned()
+        .collect()
 }

@@ -86,6 +86,28 @@ pub struct ObservedCluster {
     pub renewal: Option<String>,
     /// It was being deleted when read (`metadata.deletionTimestamp` set: a finalizer holds it).
     pub terminating: bool,
+    /// Keys of the labels our field manager does not own (someone else wrote them), but for the ownership label and
+    /// Sveltos' own `projectsveltos.io/k8s-version`.
+    pub foreign_labels: BTreeSet<String>,
+    /// Those of `foreign_labels` apply removes (`copy_labels.remove_foreign`, set by
+    /// [`Observed::mark_removable_labels`](super::Observed::mark_removable_labels)): they count in the entry's
+    /// `config_sha256`, so that the plan shows the cluster as changing until they are gone.
+    pub removable_labels: BTreeSet<String>,
+}
+
+impl ObservedCluster {
+    /// The entry's `config_sha256`: the hash of the managed fields, and of the labels apply removes when there
+    /// are any.
+    pub fn entry_sha256(&self) -> String {
+        if self.removable_labels.is_empty() {
+            return self.config_sha256.clone();
+        }
+        let doc = serde_json::json!({
+            "config": self.config_sha256,
+            "removable_labels": self.removable_labels,
+        });
+        crate::domain::sha256_hex(doc.to_string().as_bytes())
+    }
 }
 
 /// Both objects of one bridged profile, as found.
@@ -112,7 +134,7 @@ impl BridgedObjects {
             kubeconfig_sha256: secret.and_then(|s| s.sha(renewal).cloned()),
             credential_expires_at: secret.and_then(|s| s.expiry(renewal).cloned()),
             labels: sc.map(|s| s.labels.clone()).unwrap_or_default(),
-            config_sha256: sc.map(|s| s.config_sha256.clone()).unwrap_or_default(),
+            config_sha256: sc.map(ObservedCluster::entry_sha256).unwrap_or_default(),
             managed: sc.map(|s| s.managed.clone()).unwrap_or_default(),
             credential_pending: false,
         }

@@ -31,6 +31,7 @@ pub fn observe_cluster(sc: &SveltosCluster) -> ObservedCluster {
     };
     let mut labels = pick(sc.metadata.labels.as_ref(), &own_labels);
     labels.remove(keys::BRIDGE_LABEL);
+    let foreign_labels = foreign_label_keys(sc.metadata.labels.as_ref(), &own_labels);
     let annotations = pick(sc.metadata.annotations.as_ref(), &own_annotations);
     // Only spec fields we own count: a field someone else set (or took over) is theirs, and taking over one of
     // ours shows as drift because it leaves our set.
@@ -64,7 +65,35 @@ pub fn observe_cluster(sc: &SveltosCluster) -> ObservedCluster {
             .cloned(),
         owned_spec: own_spec.clone(),
         terminating: sc.metadata.deletion_timestamp.is_some(),
+        foreign_labels,
+        removable_labels: BTreeSet::new(),
     }
+}
+
+/// The keys of the labels our field manager does not own (`own`), but for the ownership label and Sveltos' own
+/// `projectsveltos.io/k8s-version` (sveltoscluster-manager writes it on every SveltosCluster).
+fn foreign_label_keys(
+    labels: Option<&BTreeMap<String, String>>,
+    own: &BTreeSet<String>,
+) -> BTreeSet<String> {
+    labels
+        .into_iter()
+        .flatten()
+        .map(|(k, _)| k)
+        .filter(|k| !own.contains(*k))
+        .filter(|k| *k != keys::BRIDGE_LABEL && *k != keys::SVELTOS_K8S_VERSION_LABEL)
+        .cloned()
+        .collect()
+}
+
+/// The keys of the labels of a SveltosCluster the bridge did not write (see [`foreign_label_keys`]): its
+/// field manager's share of `managedFields` must have been kept while it was decoded.
+pub fn labels_not_written(sc: &SveltosCluster) -> BTreeSet<String> {
+    let own = owned_keys(
+        sc.metadata.managed_fields.as_ref(),
+        &["f:metadata", "f:labels"],
+    );
+    foreign_label_keys(sc.metadata.labels.as_ref(), &own)
 }
 
 /// Longest annotation value read back into an entry, in characters (a credential source names at most two

@@ -241,3 +241,47 @@ fn half_written_cluster_reads_as_partial_entry() {
     assert_eq!(e.sveltos_cluster, None);
     assert_eq!(e.secret.as_deref(), Some("ns/c1-sveltos-kubeconfig"));
 }
+
+/// Labels someone else added under `copy_labels.exclude` (never Sveltos' k8s-version label) are reported, and count
+/// in the entry only when apply removes them (`remove_foreign`), so that the plan shows the cluster changing.
+#[test]
+fn labels_others_add_under_exclude_are_found_and_marked_on_request() {
+    let (_, d) = bridged();
+    let mut sc = applied(d.sveltos_cluster.clone().unwrap());
+    let labels = sc.metadata.labels.as_mut().unwrap();
+    for (k, v) in [
+        (keys::SVELTOS_K8S_VERSION_LABEL, "v1.37.2"),
+        ("projectsveltos.io/tier", "platform"),
+        ("mine", "x"),
+    ] {
+        labels.insert(k.into(), v.into());
+    }
+    assert_eq!(
+        labels_not_written(&sc).into_iter().collect::<Vec<_>>(),
+        ["mine", "projectsveltos.io/tier"]
+    );
+    let mut w = Observed::build("main", &Ledger::trusting(), &[sc], &[]);
+    let mut copy = crate::domain::LabelCopy::default();
+    let found = w.foreign_excluded_labels(&copy);
+    assert_eq!(
+        found["ns/c1"].iter().collect::<Vec<_>>(),
+        ["projectsveltos.io/tier"]
+    );
+    w.mark_removable_labels(&copy);
+    assert_eq!(
+        w.entries(|_| false)["ns/c1"].config_sha256,
+        d.entry.config_sha256
+    );
+    copy.remove_foreign = true;
+    w.mark_removable_labels(&copy);
+    assert_ne!(
+        w.entries(|_| false)["ns/c1"].config_sha256,
+        d.entry.config_sha256
+    );
+    copy.remove_foreign = false;
+    w.mark_removable_labels(&copy);
+    assert_eq!(
+        w.entries(|_| false)["ns/c1"].config_sha256,
+        d.entry.config_sha256
+    );
+}

@@ -28,6 +28,9 @@ pub struct Write {
     pub adopt_secret: bool,
     /// The profile is unhealthy and the SveltosCluster is paused (`unhealthy = "pause"`).
     pub health_pause: bool,
+    /// Labels others added under `copy_labels.exclude` that apply removes from the SveltosCluster after writing
+    /// it (`copy_labels.remove_foreign`), guarded by its UID.
+    pub remove_labels: Vec<String>,
 }
 
 impl std::fmt::Debug for Write {
@@ -40,6 +43,7 @@ impl std::fmt::Debug for Write {
             .field("adopt_sveltos_cluster", &self.adopt_sveltos_cluster)
             .field("adopt_secret", &self.adopt_secret)
             .field("health_pause", &self.health_pause)
+            .field("remove_labels", &self.remove_labels)
             .finish()
     }
 }
@@ -102,6 +106,7 @@ pub fn actions(plan: &Plan, observed: &Observed) -> (Vec<Write>, Vec<Delete>) {
                 .as_ref()
                 .is_some_and(|s| observed.foreign_secrets.contains_key(s)),
             health_pause: plan.health_paused.contains(key),
+            remove_labels: cur_sc.map(|s| removable(s, d)).unwrap_or_default(),
         });
     }
     let deletes = observed
@@ -145,12 +150,23 @@ pub(super) fn differs<'a>(
         s.labels != d.entry.labels
             || s.config_sha256 != d.entry.config_sha256
             || s.record.as_ref() != record
+            || !removable(s, d).is_empty()
     });
     // Sveltos renews this cluster's credentials: a rotated source credential is written and the SveltosCluster
     // pointed back at it; otherwise what Sveltos took over on renewal is left to it.
     let rewrite_source = secret.is_some() || mint;
     let sc_stale = sc_stale || (renewed && rewrite_source && cur_sc.is_some());
     (secret.is_some() || mint || sc_stale).then_some((secret, sc_stale))
+}
+
+/// The labels apply removes from SveltosCluster `cur` (see [`Write::remove_labels`]): those marked removable that
+/// the bridge does not write itself (a label it writes and someone took over is written back instead).
+fn removable(cur: &ObservedCluster, d: &DesiredCluster) -> Vec<String> {
+    cur.removable_labels
+        .iter()
+        .filter(|k| !d.entry.labels.contains_key(*k))
+        .cloned()
+        .collect()
 }
 
 /// For a SveltosCluster whose credentials Sveltos renews: leaves out of the apply body the fields

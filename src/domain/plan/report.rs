@@ -127,6 +127,7 @@ pub(super) fn report(inputs: &Inputs<'_>, plan: &mut Plan) {
         .collect();
     problems.extend(notices_problem(&plan.notices));
     problems.extend(impostors_problem(inputs));
+    problems.extend(foreign_labels_problem(inputs));
     problems.extend(removals_problem(
         spec,
         &plan.removals,
@@ -261,6 +262,56 @@ fn impostors_problem(inputs: &Inputs<'_>) -> Option<Problem> {
             ),
         )
     })
+}
+
+/// How many label keys the foreign-labels warning names per cluster before it gives a count.
+const KEYS_LISTED: usize = 10;
+
+/// The warning for owned SveltosClusters on which someone else added labels under `copy_labels.exclude` (the
+/// boundary on add-on selection): each cluster with the label keys (escaped, bounded), and whether apply removes
+/// them (`copy_labels.remove_foreign`).
+fn foreign_labels_problem(inputs: &Inputs<'_>) -> Option<Problem> {
+    let copy = &inputs.spec.copy_labels;
+    let found = inputs.observed.foreign_excluded_labels(copy);
+    if found.is_empty() {
+        return None;
+    }
+    let mut lines: Vec<String> = found
+        .iter()
+        .take(LISTED)
+        .map(|(key, labels)| {
+            let shown = labels
+                .iter()
+                .take(KEYS_LISTED)
+                .map(|k| crate::domain::text::shown(k, 120));
+            let more = labels.len().saturating_sub(KEYS_LISTED);
+            let more = (more > 0).then(|| format!("and {more} more"));
+            let all: Vec<String> = shown.chain(more).collect();
+            format!(
+                "- {}: {}",
+                crate::domain::text::shown(key, 520),
+                all.join(", ")
+            )
+        })
+        .collect();
+    if found.len() > LISTED {
+        lines.push(format!("- and {} more", found.len() - LISTED));
+    }
+    let what = if copy.remove_foreign {
+        "Apply removes them (copy_labels.remove_foreign = true)."
+    } else {
+        "Sveltos selects add-ons by labels: whoever added them chose add-ons for the cluster. Set \
+         copy_labels.remove_foreign = true to have apply remove them, and grant no one but Sveltos' \
+         administrators patch on SveltosClusters where labels are a boundary."
+    };
+    Some(Problem::warning(
+        vec![Step::Attr("copy_labels")],
+        format!(
+            "{} SveltosCluster(s) of this bridge carry labels under copy_labels.exclude that the bridge did not write",
+            found.len()
+        ),
+        format!("{}\n\n{what}", lines.join("\n")),
+    ))
 }
 
 /// Without `max_removals`, a plan may deregister at most this many clusters...

@@ -67,6 +67,48 @@ impl Undecodable {
     }
 }
 
+impl Undecodable {
+    /// What is kept of the object `raw`, longer than `cap.bytes`: its namespace, name and UID, and of its labels
+    /// and annotations only those keyed in `cap.keep` (with values of at most 253 characters), never the bulk.
+    pub fn oversized(raw: &str, cap: &ItemCap<'_>) -> Self {
+        let mut meta = lenient_meta(raw);
+        let keep = |m: Option<BTreeMap<String, String>>| {
+            let kept: BTreeMap<String, String> = m
+                .into_iter()
+                .flatten()
+                .filter(|(k, v)| cap.keep.contains(&k.as_str()) && v.len() <= 253)
+                .collect();
+            (!kept.is_empty()).then_some(kept)
+        };
+        meta.labels = keep(meta.labels.take());
+        meta.annotations = keep(meta.annotations.take());
+        let shown =
+            |s: &Option<String>| crate::domain::text::shown(s.as_deref().unwrap_or(""), 253);
+        Undecodable {
+            namespace: shown(&meta.namespace),
+            name: shown(&meta.name),
+            meta,
+            reason: format!(
+                "it is {} bytes as the API server serves it, over the {} KiB the provider reads of one object \
+                 (its labels, annotations or managedFields were made large)",
+                raw.len(),
+                cap.bytes >> 10
+            ),
+        }
+    }
+}
+
+/// The most of one LIST item a bounded LIST decodes: an item longer than `bytes` is set aside as an
+/// [`Undecodable`] ([`Undecodable::oversized`]) and not counted in the run's budget, so one object made large is its
+/// own problem, not the run's.
+#[derive(Debug, Clone, Copy)]
+pub struct ItemCap<'k> {
+    /// Most bytes of one item, as served.
+    pub bytes: usize,
+    /// The label and annotation keys kept of a longer item (enough to tell whose it is).
+    pub keep: &'k [&'k str],
+}
+
 /// The metadata fields of `raw` that decode, each on its own (depth-safe: only `metadata`'s members are looked at,
 /// and each is decoded as a string or a map of strings).
 fn lenient_meta(raw: &str) -> ObjectMeta {
@@ -157,6 +199,8 @@ pub fn decode_object<K: DeserializeOwned + Resource>(raw: &str) -> Result<K, ser
 pub(super) struct ListMeta {
     /// The `continue` token of a paginated LIST (`None` on the last page).
     pub(super) next: Option<String>,
+    /// The bytes of the items set aside for being longer than the [`ItemCap`].
+    pub(super) oversized_bytes: usize,
 }
 
 /// Decodes the `items` of a LIST answer one by one, each with [`decode_object`], handing them to `each` in batches
@@ -168,27 +212,47 @@ pub(super) fn decode_items<K: DeserializeOwned + Resource>(
     bad: &mut Vec<Undecodable>,
     sizes: &mut impl FnMut(&str, usize),
 ) -> Result<ListMeta, serde_json::Error> {
+    decode_items_capped(body, each, bad, sizes, None)
+}
+
+/// [`decode_items`], an item longer than `cap` set aside in `bad` without being decoded (and not told to `sizes`).
+pub(super) fn decode_items_capped<K: DeserializeOwned + Resource>(
+    body: &str,
+    each: &mut impl FnMut(Vec<K>),
+    bad: &mut Vec<Undecodable>,
+    sizes: &mut impl FnMut(&str, usize),
+    cap: Option<ItemCap<'_>>,
+) -> Result<ListMeta, serde_json::Error> {
     let mut de = serde_json::Deserializer::from_str(body);
-    let meta = de.deserialize_map(ListBody(Sinks { each, bad, sizes }, PhantomData))?;
+    let sinks = Sinks {
+        each,
+        bad,
+        sizes,
+        cap,
+        oversized_bytes: 0,
+    };
+    let meta = de.deserialize_map(ListBody(sinks, PhantomData))?;
     de.end()?;
     Ok(meta)
 }
 
-/// Where decoded items, items that do not decode, and item sizes go.
-struct Sinks<'s, F, S> {
+/// Where decoded items, items that do not decode, and item sizes go; what is longer than `cap` is set aside.
+struct Sinks<'s, 'k, F, S> {
     each: &'s mut F,
     bad: &'s mut Vec<Undecodable>,
     sizes: &'s mut S,
+    cap: Option<ItemCap<'k>>,
+    oversized_bytes: usize,
 }
 
 /// The LIST answer: a map whose `items` are read by [`Items`] and whose `metadata.continue` is kept, every other
 /// field skipped.
-struct ListBody<'s, K, F, S>(Sinks<'s, F, S>, PhantomData<K>);
+struct ListBody<'s, 'k, K, F, S>(Sinks<'s, 'k, F, S>, PhantomData<K>);
 
 /// The `items` of a LIST answer (null or a sequence), handed on in batches.
-struct Items<'a, 's, K, F, S>(&'a mut Sinks<'s, F, S>, PhantomData<K>);
+struct Items<'a, 's, 'k, K, F, S>(&'a mut Sinks<'s, 'k, F, S>, PhantomData<K>);
 
-impl<'de, K, F, S> Visitor<'de> for ListBody<'_, K, F, S>
+impl<'de, K, F, S> Visitor<'de> for ListBody<'_, '_, K, F, S>
 where
     K: DeserializeOwned + Resource,
     F: FnMut(Vec<K>),
@@ -224,11 +288,14 @@ where
             return Err(A::Error::missing_field("items"));
         }
         let next = meta.and_then(|m| m.next).filter(|t| !t.is_empty());
-        Ok(ListMeta { next })
+        Ok(ListMeta {
+            next,
+            oversized_bytes: self.0.oversized_bytes,
+        })
     }
 }
 
-impl<'de, K, F, S> DeserializeSeed<'de> for Items<'_, '_, K, F, S>
+impl<'de, K, F, S> DeserializeSeed<'de> for Items<'_, '_, '_, K, F, S>
 where
     K: DeserializeOwned + Resource,
     F: FnMut(Vec<K>),
@@ -240,7 +307,7 @@ where
     }
 }
 
-impl<'de, K, F, S> Visitor<'de> for Items<'_, '_, K, F, S>
+impl<'de, K, F, S> Visitor<'de> for Items<'_, '_, '_, K, F, S>
 where
     K: DeserializeOwned + Resource,
     F: FnMut(Vec<K>),
@@ -261,6 +328,11 @@ where
         let mut batch = Vec::new();
         while let Some(raw) = seq.next_element::<&'de RawValue>()? {
             let raw = raw.get();
+            if let Some(cap) = sinks.cap.filter(|c| raw.len() > c.bytes) {
+                sinks.bad.push(Undecodable::oversized(raw, &cap));
+                sinks.oversized_bytes += raw.len();
+                continue;
+            }
             match decode_object::<K>(raw) {
                 Ok(item) => {
                     (sinks.sizes)(item.meta().namespace.as_deref().unwrap_or(""), raw.len());

@@ -9,7 +9,7 @@ use kube::{Client, Resource, api::ListParams};
 use serde::de::DeserializeOwned;
 
 use super::{
-    decode::{PAGE_SIZE, Undecodable, decode_items},
+    decode::{ItemCap, PAGE_SIZE, Undecodable, decode_items, decode_items_capped},
     error::{IoCause, IoError},
     retry::with_retry,
 };
@@ -82,11 +82,13 @@ impl ReadBudget {
     }
 }
 
-/// How a LIST is made: whole objects in one request per namespace, or metadata page by page within a budget.
+/// How a LIST is made: whole objects in one request per namespace, or page by page within a budget (metadata
+/// only, or whole objects each within a cap).
 #[derive(Clone, Copy)]
 enum Mode<'b> {
     Objects,
     Metadata(&'b ReadBudget),
+    Bounded(&'b ReadBudget, ItemCap<'b>),
 }
 
 /// Lists every `K` in the given namespaces (all when empty) matching `label_selector`; the items that do not
@@ -151,6 +153,26 @@ where
         |page| each(page.into_iter().map(|o| o.metadata).collect()),
     )
     .await
+}
+
+/// Like [`list_each`], page by page ([`PAGE_SIZE`] items, each answer at most [`ANSWER_BYTES`]) within `budget`,
+/// for objects others may make large: an item longer than `cap.bytes` is set aside as an [`Undecodable`] (with
+/// only the labels and annotations `cap.keep` names) and not counted in the budget, so one object made large is
+/// its own problem; what is held at once is one answer and one batch.
+pub async fn list_bounded_each<K>(
+    client: &Client,
+    namespaces: &[String],
+    label_selector: Option<&str>,
+    (budget, cap): (&ReadBudget, ItemCap<'_>),
+    each: impl FnMut(Vec<K>),
+) -> Result<Vec<Undecodable>, IoError>
+where
+    K: Resource + DeserializeOwned + Debug,
+    <K as Resource>::DynamicType: Default,
+{
+    let lp = params(label_selector, None);
+    let mode = Mode::Bounded(budget, cap);
+    list_pages::<K, K>(client, namespaces, &lp, mode, each).await
 }
 
 /// Like [`list_metadata_each`], collected.
@@ -268,7 +290,11 @@ where
                 decode_items(&body, &mut each, &mut bad, &mut |_, _| {})
                     .map_err(|e| at.not_a_list(e))?;
             }
-            Mode::Metadata(budget) => at.pages(lp, budget, &mut each, &mut bad).await?,
+            Mode::Metadata(budget) => at.pages(lp, (budget, None), &mut each, &mut bad).await?,
+            Mode::Bounded(budget, cap) => {
+                at.pages(lp, (budget, Some(cap)), &mut each, &mut bad)
+                    .await?
+            }
         }
     }
     Ok(bad)
@@ -306,12 +332,12 @@ impl Scope<'_> {
         .await
     }
 
-    /// The metadata of the collection, page by page, each answer within [`ANSWER_BYTES`] and all within
-    /// `budget`.
+    /// The collection page by page, each answer within [`ANSWER_BYTES`] and all within `budget`: its metadata, or
+    /// with a `cap` its whole objects, each within the cap (what is longer is set aside, not charged).
     async fn pages<T: DeserializeOwned + Resource>(
         &self,
         base: &ListParams,
-        budget: &ReadBudget,
+        (budget, cap): (&ReadBudget, Option<ItemCap<'_>>),
         each: &mut impl FnMut(Vec<T>),
         bad: &mut Vec<Undecodable>,
     ) -> Result<(), IoError> {
@@ -321,10 +347,10 @@ impl Scope<'_> {
             if let Some(t) = &token {
                 lp = lp.continue_token(t);
             }
-            let Some(body) = self.answer(&lp, true, Some(ANSWER_BYTES)).await? else {
+            let Some(body) = self.answer(&lp, cap.is_none(), Some(ANSWER_BYTES)).await? else {
                 if limit == 1 {
                     return Err(self.refused(format!(
-                        "one object's metadata is longer than {} MiB",
+                        "one object is longer than {} MiB",
                         ANSWER_BYTES >> 20
                     )));
                 }
@@ -332,12 +358,16 @@ impl Scope<'_> {
                 continue;
             };
             let mut by_namespace: BTreeMap<String, u64> = BTreeMap::new();
-            let meta = decode_items(&body, each, bad, &mut |ns, n| {
-                *by_namespace.entry(ns.to_string()).or_default() += n as u64
-            })
+            let meta = decode_items_capped(
+                &body,
+                each,
+                bad,
+                &mut |ns, n| *by_namespace.entry(ns.to_string()).or_default() += n as u64,
+                cap,
+            )
             .map_err(|e| self.not_a_list(e))?;
             budget
-                .charge(body.len(), by_namespace)
+                .charge(body.len() - meta.oversized_bytes, by_namespace)
                 .map_err(|why| self.refused(why))?;
             match meta.next {
                 Some(next) => token = Some(next),

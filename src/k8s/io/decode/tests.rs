@@ -261,3 +261,56 @@ fn a_list_body_is_decoded_in_batches_with_its_continue_token() {
     assert_eq!(bad[1].id(), "/");
     assert_eq!(sizes.keys().collect::<Vec<_>>(), ["", "n", "o"]);
 }
+
+/// With an [`ItemCap`], an item longer than the cap is set aside without being decoded: what is kept of it is its
+/// identity and the labels and annotations the cap names (never its bulk), and its bytes are reported apart (the
+/// run's budget does not count them); the items around it decode as usual.
+#[test]
+fn an_item_over_the_cap_is_set_aside_with_its_identity_only() {
+    let bulk: serde_json::Map<String, serde_json::Value> = (0..2000)
+        .map(|i| (format!("tenant.example.com/k{i:04}"), json!("v".repeat(60))))
+        .collect();
+    let mut labels = bulk.clone();
+    labels.insert("owner".into(), json!("main"));
+    let big = json!({"metadata": {"name": "big", "namespace": "n", "uid": "u-big", "labels": labels,
+        "annotations": {"mark": "m1", "other": "x".repeat(300)}}, "data": {}});
+    let small = |name: &str| json!({"metadata": {"name": name, "namespace": "n", "labels": {"owner": "main"}}});
+    let body =
+        json!({"kind": "ConfigMapList", "metadata": {}, "items": [small("a"), big, small("b")]})
+            .to_string();
+    let cap = ItemCap {
+        bytes: 64 << 10,
+        keep: &["owner", "mark"],
+    };
+    let (mut got, mut bad, mut told) = (Vec::<ConfigMap>::new(), Vec::new(), 0usize);
+    let meta = decode_items_capped(
+        &body,
+        &mut |b| got.extend(b),
+        &mut bad,
+        &mut |_, n| told += n,
+        Some(cap),
+    )
+    .unwrap();
+    let names: Vec<_> = got.iter().filter_map(|c| c.metadata.name.clone()).collect();
+    assert_eq!(names, ["a", "b"]);
+    assert_eq!(bad.len(), 1);
+    let u = &bad[0];
+    assert_eq!(
+        (u.id().as_str(), u.meta.uid.as_deref()),
+        ("n/big", Some("u-big"))
+    );
+    assert_eq!(
+        u.meta.labels,
+        Some(BTreeMap::from([("owner".to_string(), "main".to_string())]))
+    );
+    assert_eq!(
+        u.meta.annotations,
+        Some(BTreeMap::from([("mark".to_string(), "m1".to_string())]))
+    );
+    assert!(u.reason.contains("over the 64 KiB"), "{}", u.reason);
+    assert!(meta.oversized_bytes > 64 << 10);
+    assert!(told + meta.oversized_bytes <= body.len() && told > 0);
+    // Without a cap, the same item decodes.
+    let (all, none, _) = decode_list::<ConfigMap>(&body);
+    assert_eq!((all.len(), none.len()), (3, 0));
+}

@@ -20,7 +20,16 @@ fn cluster_attributes() -> Vec<Attribute> {
         ),
         c(
             Attribute::map("labels", Type::String),
-            "Labels of the SveltosCluster (including those Sveltos writes, e.g. `projectsveltos.io/k8s-version`).",
+            "Labels of the SveltosCluster, whoever wrote them (including those Sveltos writes, e.g. \
+             `projectsveltos.io/k8s-version`): on a cluster the bridge owns, `foreign_label_keys` tells which of \
+             them the bridge did not write.",
+        ),
+        c(
+            Attribute::list("foreign_label_keys", Type::String),
+            "For a SveltosCluster the bridge named in `bridge` owns: the keys of its labels that bridge did not \
+             write (its field manager owns none of them), but for Sveltos' own `projectsveltos.io/k8s-version`; \
+             sorted. Someone who may patch the SveltosCluster added them, and Sveltos selects add-ons by them. \
+             Null when `bridge` is not set or does not own the cluster.",
         ),
         c(
             Attribute::bool("ready"),
@@ -138,7 +147,7 @@ pub fn schema() -> Schema {
             .markdown_description(
                 "The matching SveltosClusters, ordered by namespace and name: `id`, `name`, `namespace`, \
                  `labels`, `ready`, `connection_status`, `failure_message`, `version`, `paused`, \
-                 `credential_expires_at`, `owned`.",
+                 `credential_expires_at`, `owned`, `foreign_label_keys`.",
             ),
     )
 }

@@ -11,7 +11,7 @@ use super::{
 };
 use crate::{
     api::{SveltosCluster, keys},
-    domain::desired::secret_name,
+    domain::{desired::secret_name, observed::labels_not_written},
     tfplugin::Value,
 };
 
@@ -103,6 +103,11 @@ fn cluster_value(selected: Selected<'_>, expires: Option<String>) -> Value {
     } = selected;
     let status = sc.status.clone().unwrap_or_default();
     let opt = |s: Option<String>| s.map(Value::string).unwrap_or_else(Value::null);
+    // Label keys are checked by the API server (a prefix of at most 253 characters, a name of at most 63).
+    let foreign = match owned {
+        Some(true) => Value::string_list(labels_not_written(sc)),
+        _ => Value::null(),
+    };
     Value::object([
         ("id", Value::string(format!("{ns}/{name}"))),
         ("name", Value::string(name)),
@@ -115,6 +120,7 @@ fn cluster_value(selected: Selected<'_>, expires: Option<String>) -> Value {
         ("connection_status", opt(status.connection_status)),
         ("failure_message", opt(status.failure_message)),
         ("version", opt(status.version)),
+        ("foreign_label_keys", foreign),
         ("paused", Value::bool(sc.spec.paused.unwrap_or(false))),
         ("credential_expires_at", opt(expires)),
         ("owned", owned.map(Value::bool).unwrap_or_else(Value::null)),

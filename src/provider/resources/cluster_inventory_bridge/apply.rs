@@ -227,10 +227,14 @@ async fn destroy_bridge(
     let bridge = prior.get_attr("name").as_str().unwrap_or_default();
     let bridge = bridge.to_string();
     let config = BridgeConfig::of_state(&prior);
-    // The removal the prior state was configured with (the defaults if it no longer validates).
-    let removal = config
-        .to_spec()
-        .map_or_else(|_| Removal::default(), |s| Removal::of(&s));
+    // The removal the prior state was configured with (the defaults if it no longer validates). Destroy never
+    // reads the hub, so a state written before `inventory` required `namespaces` keeps its removal settings.
+    let removal = BridgeConfig {
+        inventory: None,
+        ..config.clone()
+    }
+    .to_spec()
+    .map_or_else(|_| Removal::default(), |s| Removal::of(&s));
     let claim_namespace = claim_namespace(&prior);
     let namespaces = config.namespaces.clone().unwrap_or_default();
     // An imported state that has not applied yet still finds the claim under the instance it takes over.

@@ -173,6 +173,9 @@ pub struct CopyLabelsConfig {
     /// `exclude`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exclude: Option<Vec<String>>,
+    /// `remove_foreign`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remove_foreign: Option<bool>,
 }
 
 impl BridgeConfig {

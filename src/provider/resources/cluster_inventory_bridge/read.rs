@@ -85,7 +85,7 @@ pub(super) async fn read_bridge(
     let read = refresh(&client, of, ledger).await.map_err(io_diags)?;
     let RefreshRead {
         ledger,
-        observed,
+        mut observed,
         claim,
     } = read;
     // The state is rebuilt from what exists: its old `clusters` was not decoded (a state older than the UID
@@ -108,6 +108,10 @@ pub(super) async fn read_bridge(
         private = observed.ledger(&ledger).with_reads(reads).to_private();
     }
     let config = BridgeConfig::of_state(&state);
+    // Labels others added that the state's configuration removes show as a change of their cluster.
+    if let Ok(spec) = config.to_spec() {
+        observed.mark_removable_labels(&spec.copy_labels);
+    }
     let entries = observed.entries(|k| config.renews(k));
     let private_sha256 = sha256_hex(&private);
     // Only with settings an apply recorded (see `read_ahead`).

@@ -146,7 +146,8 @@ fn identity_and_selection_attributes() -> Vec<Attribute> {
         ),
         md(
             Attribute::list("namespaces", Type::String).optional(),
-            "Only ClusterProfiles in these namespaces (default: all).",
+            "Only ClusterProfiles in these namespaces (default: all). Required, and not empty, with an \
+             `inventory` block: the hub's namespace names are where the bridge writes on the management cluster.",
         ),
         md(
             Attribute::list("names", Type::String).optional(),
@@ -360,6 +361,14 @@ fn copy_labels_block() -> NestedBlock {
                 Attribute::list("exclude", Type::String).optional(),
                 "Never copy labels whose key matches one of these (a key, or a prefix ending in `*`). Default \
                  `[\"projectsveltos.io/*\", \"sveltos.clusterinventory.io/*\"]`; setting it replaces the default.",
+            ))
+            .attribute(md(
+                Attribute::bool("remove_foreign").optional(),
+                "Labels under `exclude` that someone else added to a SveltosCluster the bridge owns (whoever may \
+                 patch it, e.g. a tenant) are reported by every plan, naming the cluster and the label keys. With \
+                 `true`, apply removes those labels (guarded by the object's UID), and a cluster on which they are \
+                 found again shows as changing in plan; Sveltos' own `projectsveltos.io/k8s-version` is never \
+                 removed. Default: `false` (reported only).",
             )),
     )
 }

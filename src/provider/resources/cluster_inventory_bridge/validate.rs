@@ -131,6 +131,7 @@ impl BridgeConfig {
         let deregistration = self.parse_deregistration(err);
         let deletion_timeout = self.parse_deletion_timeout(err);
         self.check_name_lists(err);
+        self.check_inventory_namespaces(err);
         check_renewal(
             err,
             AttributePath::attr("token_renewal"),
@@ -265,6 +266,7 @@ impl BridgeConfig {
             }
             *into = list.clone();
         }
+        copy_labels.remove_foreign = c.remove_foreign.unwrap_or(false);
         copy_labels
     }
 
@@ -321,6 +323,25 @@ impl BridgeConfig {
                 }
             }
         }
+    }
+
+    /// With an `inventory` block, the hub's namespaces are not the management cluster's: a profile in hub namespace
+    /// `X` is written into management namespace `X`, so whoever may create a ClusterProfile in any hub namespace
+    /// would choose where the bridge writes. The namespaces must then be listed, by the operator.
+    fn check_inventory_namespaces(&self, err: &mut impl Report) {
+        if self.inventory.is_none() || self.namespaces.as_ref().is_some_and(|n| !n.is_empty()) {
+            return;
+        }
+        err(
+            AttributePath::attr("namespaces"),
+            INVENTORY_NEEDS_NAMESPACES,
+            "With an inventory block, the bridge writes the SveltosCluster and Secret of hub ClusterProfile \
+             \"ns/name\" into namespace \"ns\" of the management cluster: without a namespaces list, whoever may \
+             create a ClusterProfile in any namespace of the hub would choose the management namespace written to \
+             (and so which Sveltos profiles of that namespace deploy to their cluster). List the hub namespaces to \
+             bridge in namespaces (not empty)."
+                .into(),
+        );
     }
 
     /// The `token_renewal`, `consecutive_failure_threshold` and `active_window` of each `overrides` entry.
@@ -465,6 +486,9 @@ impl BridgeConfig {
         }
     }
 }
+
+/// The summary of an `inventory` block without a `namespaces` list.
+const INVENTORY_NEEDS_NAMESPACES: &str = "namespaces required with an inventory block";
 
 /// The summary of `paused` set for a cluster that has an active window.
 const PAUSED_BESIDE_WINDOW: &str = "paused next to an active window";

@@ -222,3 +222,35 @@ fn the_limits_of_one_plan_are_zero_or_more_at_their_path() {
         assert_eq!(d.detail, format!("{name} must be 0 or more, got -1."));
     }
 }
+
+/// With an `inventory` block the hub's namespace names would choose where the bridge writes: a namespaces list,
+/// not empty, is required (an error at `namespaces`).
+#[test]
+fn an_inventory_block_needs_a_namespaces_list() {
+    let hub = Some(crate::provider::blocks::connection::ConnectionConfig {
+        host: Some("https://hub:6443".into()),
+        ..Default::default()
+    });
+    for namespaces in [None, Some(vec![])] {
+        let c = BridgeConfig {
+            inventory: hub.clone(),
+            namespaces,
+            ..config()
+        };
+        let diags = c.to_spec().unwrap_err();
+        assert_eq!(diags.len(), 1);
+        let d = diags.iter().next().unwrap();
+        assert_eq!(d.summary, INVENTORY_NEEDS_NAMESPACES);
+        assert_eq!(d.attribute, Some(AttributePath::attr("namespaces")));
+    }
+    let listed = BridgeConfig {
+        inventory: hub,
+        namespaces: Some(vec!["fleet".into()]),
+        ..config()
+    };
+    assert!(listed.to_spec().is_ok());
+    assert!(
+        config().to_spec().is_ok(),
+        "without inventory: all namespaces"
+    );
+}
