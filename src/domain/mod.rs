@@ -91,7 +91,13 @@ pub struct BridgeSpec {
     pub claim_namespace: String,
     /// Let Sveltos renew every cluster's credentials (`spec.tokenRequestRenewalOption`).
     pub token_renewal: Option<TokenRenewal>,
+    /// `wait_for_ready`: how long apply waits for sveltoscluster-manager to report the clusters it registered or
+    /// changed Ready (`ready_timeout`); `None`: it does not wait.
+    pub ready_wait: Option<std::time::Duration>,
 }
+
+/// Default `ready_timeout`.
+pub const DEFAULT_READY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// Sveltos-side credential renewal: `spec.tokenRequestRenewalOption` of the SveltosCluster. The bridge writes the
 /// bootstrap kubeconfig; afterwards what sveltoscluster-manager rewrites on renewal (the Secret's data, a new key
@@ -219,6 +225,7 @@ impl Default for BridgeSpec {
             deletion_timeout: DEFAULT_DELETION_TIMEOUT,
             claim_namespace: ownership::DEFAULT_CLAIM_NAMESPACE.to_string(),
             token_renewal: None,
+            ready_wait: None,
         }
     }
 }

@@ -16,7 +16,7 @@ use super::{
 use crate::{
     api::ClusterProfile,
     domain::{
-        BridgeSpec,
+        BridgeSpec, SECRET_SUFFIX,
         credentials::{CredentialSource, access_providers},
         desired::{ClusterEntry, Material, desired, written_credential},
         exec::{ExecInvocation, static_kubeconfig},
@@ -146,6 +146,17 @@ impl Outcome {
             .iter()
             .map(WriteError::key)
             .chain(removals)
+    }
+
+    /// The profile keys of the clusters whose SveltosCluster or Secret this apply wrote (registered or changed).
+    pub fn touched(&self) -> std::collections::BTreeSet<String> {
+        self.written
+            .iter()
+            .map(|(kind, id, _)| match kind {
+                Kind::Secret => id.strip_suffix(SECRET_SUFFIX).unwrap_or(id).to_string(),
+                _ => id.clone(),
+            })
+            .collect()
     }
 
     /// Whether every write and delete succeeded.

@@ -673,10 +673,18 @@ fn the_parts_of_the_mapping_layer_import_one_another_without_a_cycle() {
 }
 
 /// Files compiled for the unit tests only (declared under `#[cfg(test)]`): not part of the structure.
-const TEST_ONLY_FILES: &[&str] = &["tests.rs", "fixtures.rs", "fixture.rs", "testutil.rs", "coverage.rs"];
+const TEST_ONLY_FILES: &[&str] = &[
+    "tests.rs",
+    "fixtures.rs",
+    "fixture.rs",
+    "testutil.rs",
+    "coverage.rs",
+];
 
 fn is_test_only(rel: &str) -> bool {
-    TEST_ONLY_FILES.iter().any(|f| rel.rsplit('/').next() == Some(*f))
+    TEST_ONLY_FILES
+        .iter()
+        .any(|f| rel.rsplit('/').next() == Some(*f))
 }
 
 /// `text` without its inline unit tests (the `#[cfg(test)] mod tests { ... }` that ends a file).

@@ -13,6 +13,7 @@ support::test_binary!();
 mod active_window;
 mod addons;
 mod deregistration;
+mod readiness;
 
 /// How long an add-on may take to reach a cluster, or to be withdrawn: a hang guard, not a measurement
 /// (addon-controller takes 5 to 35 s, retrying queued requests every 10 s).

@@ -88,6 +88,12 @@ pub struct BridgeConfig {
     /// `deletion_timeout`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deletion_timeout: Option<String>,
+    /// `wait_for_ready`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wait_for_ready: Option<bool>,
+    /// `ready_timeout`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ready_timeout: Option<String>,
     /// `claim_namespace`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub claim_namespace: Option<String>,

@@ -255,6 +255,21 @@ fn safety_attributes() -> Vec<Attribute> {
              the next apply resumes without waiting for it again.",
         ),
         md(
+            Attribute::bool("wait_for_ready").optional(),
+            "Wait at apply until sveltoscluster-manager reports every cluster this apply registered or changed \
+             Ready (default false: apply returns once the objects are written). Ready as the manager writes it in the \
+             SveltosCluster's status: `ready = true` (it reached the cluster's `/version` and the `readiness_checks` \
+             passed) and a `connectionStatus` that is not `Down`. A cluster not Ready within `ready_timeout` is a \
+             warning naming it with the manager's last `failureMessage` (an error with `strict`); every cluster is \
+             written and recorded either way, and the wait never outlasts the apply's `timeouts`. Clusters an apply \
+             does not write are not waited for.",
+        ),
+        md(
+            Attribute::string("ready_timeout").optional(),
+            "With `wait_for_ready`: how long apply waits, for all the clusters together (Go duration, default `5m`; \
+             also bounded by what is left of the apply's `timeouts`).",
+        ),
+        md(
             Attribute::bool("adopt").optional(),
             "Take over existing SveltosClusters and Secrets with the same names that this bridge did not create \
              (default false: such a cluster is left alone, nothing is written to those objects, and a warning \

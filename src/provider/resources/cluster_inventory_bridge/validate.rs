@@ -30,6 +30,7 @@ struct Parsed {
     copy_labels: LabelCopy,
     deregistration: Deregistration,
     deletion_timeout: std::time::Duration,
+    ready_wait: Option<std::time::Duration>,
 }
 
 impl TokenRenewalConfig {
@@ -128,6 +129,7 @@ impl BridgeConfig {
         let copy_labels = self.parse_copy_labels(err);
         let deregistration = self.parse_deregistration(err);
         let deletion_timeout = self.parse_deletion_timeout(err);
+        let ready_wait = self.parse_ready_wait(err);
         self.check_name_lists(err);
         check_renewal(
             err,
@@ -149,6 +151,7 @@ impl BridgeConfig {
             copy_labels,
             deregistration,
             deletion_timeout,
+            ready_wait,
         }
     }
 
@@ -467,6 +470,7 @@ impl BridgeConfig {
             deregistration: parsed.deregistration,
             deletion_timeout: parsed.deletion_timeout,
             token_renewal: renewal_of(&self.token_renewal),
+            ready_wait: parsed.ready_wait,
             claim_namespace: self
                 .claim_namespace
                 .clone()
@@ -622,6 +626,8 @@ fn check_labels(
         }
     }
 }
+
+mod sveltos_fields;
 
 #[cfg(test)]
 mod tests;
