@@ -6,8 +6,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// Desired state of a SveltosCluster (the fields the bridge reads or writes; `readinessChecks`,
-/// `livenessChecks` and `workloadIdentity` are not modelled).
+/// Desired state of a SveltosCluster (the fields the bridge reads or writes; `workloadIdentity` is not modelled).
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(
     group = "lib.projectsveltos.io",
@@ -44,6 +43,103 @@ pub struct SveltosClusterSpec {
     /// Pull mode (immutable).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pull_mode: Option<bool>,
+    /// Checks sveltoscluster-manager runs on the cluster before it marks it Ready.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub readiness_checks: Option<Vec<ClusterCheck>>,
+    /// Checks sveltoscluster-manager runs on the cluster once it is Ready (a failure counts as a failed connection).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub liveness_checks: Option<Vec<ClusterCheck>>,
+}
+
+/// A readiness or liveness check: a Lua `evaluate` function over the resources the selectors pick on the cluster.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterCheck {
+    /// Name of the check (a DNS label, unique among the checks).
+    pub name: String,
+    /// The Lua function `evaluate`, given the selected resources, returning `result` and `message`.
+    pub condition: String,
+    /// Which resources of the cluster are given to `condition`.
+    pub resource_selectors: Vec<ResourceSelector>,
+}
+
+/// Which resources of a cluster a check selects.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceSelector {
+    /// API group (`""` for the core group).
+    pub group: String,
+    /// API version.
+    pub version: String,
+    /// Kind.
+    pub kind: String,
+    /// Only the resource with this name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Only resources in this namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// A Lua function `evaluate` deciding whether one resource matches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evaluate: Option<String>,
+    /// CEL rules deciding whether one resource matches.
+    #[serde(
+        rename = "evaluateCEL",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub evaluate_cel: Option<Vec<CelRule>>,
+    /// Label conditions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label_filters: Option<Vec<LabelFilter>>,
+    /// A label selector.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<LabelSelector>,
+}
+
+/// A named CEL rule.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+pub struct CelRule {
+    /// Its name.
+    pub name: String,
+    /// The expression (a bool).
+    pub rule: String,
+}
+
+/// A label condition: `operation` is `Equal`, `Different`, `Has` or `DoesNotHave`.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+pub struct LabelFilter {
+    /// The label key.
+    pub key: String,
+    /// The comparison.
+    pub operation: String,
+    /// The value compared with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+}
+
+/// A Kubernetes label selector.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LabelSelector {
+    /// Labels that must have these values.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub match_labels: Option<BTreeMap<String, String>>,
+    /// Label requirements.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub match_expressions: Option<Vec<LabelSelectorRequirement>>,
+}
+
+/// One label requirement of a [`LabelSelector`].
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+pub struct LabelSelectorRequirement {
+    /// The label key.
+    pub key: String,
+    /// `In`, `NotIn`, `Exists` or `DoesNotExist`.
+    pub operator: String,
+    /// The values (`In`, `NotIn`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<Vec<String>>,
 }
 
 /// Token renewal options.

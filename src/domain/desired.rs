@@ -160,7 +160,7 @@ pub fn config_sha256(annotations: &BTreeMap<String, String>, spec: &SveltosClust
     // Which run wrote it is not configuration (it changes with every apply that writes the object).
     annotations.remove(super::ownership::MARK_ANNOTATION);
     let renewed = annotations.contains_key(TOKEN_RENEWAL_ANNOTATION);
-    let doc = serde_json::json!({
+    let mut doc = serde_json::json!({
         "annotations": annotations,
         "kubeconfigName": spec.kubeconfig_name,
         "kubeconfigKeyName": if renewed { None } else { spec.kubeconfig_key_name.as_deref() },
@@ -168,6 +168,17 @@ pub fn config_sha256(annotations: &BTreeMap<String, String>, spec: &SveltosClust
         "consecutiveFailureThreshold": spec.consecutive_failure_threshold,
         "activeWindow": spec.active_window,
     });
+    // Fields added later count only when set: the hash of a cluster without them is what it always was (no change
+    // in the plan after an upgrade).
+    if let Some(d) = &spec.data {
+        doc["data"] = serde_json::json!(d);
+    }
+    if let Some(c) = &spec.readiness_checks {
+        doc["readinessChecks"] = serde_json::json!(c);
+    }
+    if let Some(c) = &spec.liveness_checks {
+        doc["livenessChecks"] = serde_json::json!(c);
+    }
     sha256_hex(doc.to_string().as_bytes())
 }
 
@@ -446,6 +457,9 @@ fn cluster_spec(
             .and_then(|o| o.consecutive_failure_threshold)
             .or(spec.consecutive_failure_threshold),
         active_window,
+        data: Some(data_of(spec, over)).filter(|d| !d.is_empty()),
+        readiness_checks: Some(spec.readiness_checks.clone()).filter(|c| !c.is_empty()),
+        liveness_checks: Some(spec.liveness_checks.clone()).filter(|c| !c.is_empty()),
         token_request_renewal_option: renewal.map(|r| TokenRequestRenewalOption {
             renew_token_request_interval: r.interval,
             token_duration: r.token_duration,
@@ -455,6 +469,15 @@ fn cluster_spec(
         }),
         ..Default::default()
     }
+}
+
+/// `spec.data` of a cluster: the bridge-wide entries with its override's over them.
+fn data_of(spec: &BridgeSpec, over: Option<&Override>) -> BTreeMap<String, String> {
+    let mut data = spec.data.clone();
+    if let Some(o) = over {
+        data.extend(o.data.clone());
+    }
+    data
 }
 
 /// The kubeconfig Secret for cluster `ns/name`, holding `bytes`, with the ownership label and `annotations`.

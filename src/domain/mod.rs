@@ -94,6 +94,12 @@ pub struct BridgeSpec {
     /// `wait_for_ready`: how long apply waits for sveltoscluster-manager to report the clusters it registered or
     /// changed Ready (`ready_timeout`); `None`: it does not wait.
     pub ready_wait: Option<std::time::Duration>,
+    /// `spec.data` of every SveltosCluster (an override's keys win).
+    pub data: BTreeMap<String, String>,
+    /// `spec.readinessChecks` of every SveltosCluster.
+    pub readiness_checks: Vec<crate::api::ClusterCheck>,
+    /// `spec.livenessChecks` of every SveltosCluster.
+    pub liveness_checks: Vec<crate::api::ClusterCheck>,
 }
 
 /// Default `ready_timeout`.
@@ -226,6 +232,9 @@ impl Default for BridgeSpec {
             claim_namespace: ownership::DEFAULT_CLAIM_NAMESPACE.to_string(),
             token_renewal: None,
             ready_wait: None,
+            data: BTreeMap::new(),
+            readiness_checks: Vec::new(),
+            liveness_checks: Vec::new(),
         }
     }
 }
@@ -262,6 +271,8 @@ pub struct Override {
     pub active_window: Option<ActiveWindow>,
     /// `spec.consecutiveFailureThreshold` for this cluster.
     pub consecutive_failure_threshold: Option<i64>,
+    /// `spec.data` entries for this cluster (win over the bridge-wide ones).
+    pub data: BTreeMap<String, String>,
 }
 
 /// Whether the profile's `ControlPlaneHealthy` condition is `True`.

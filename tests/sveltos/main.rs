@@ -12,6 +12,7 @@ support::test_binary!();
 
 mod active_window;
 mod addons;
+mod checks;
 mod deregistration;
 mod readiness;
 

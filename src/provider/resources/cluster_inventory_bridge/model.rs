@@ -55,6 +55,15 @@ pub struct BridgeConfig {
     /// `consecutive_failure_threshold`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub consecutive_failure_threshold: Option<i64>,
+    /// `data`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<BTreeMap<String, String>>,
+    /// `readiness_checks` (a dynamic value: the upstream `readinessChecks` list, checked by validation).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub readiness_checks: Option<serde_json::Value>,
+    /// `liveness_checks` (as `readiness_checks`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub liveness_checks: Option<serde_json::Value>,
     /// `adopt`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub adopt: Option<bool>,
@@ -133,6 +142,9 @@ pub struct OverrideConfig {
     /// `consecutive_failure_threshold`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub consecutive_failure_threshold: Option<i64>,
+    /// `data`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<BTreeMap<String, String>>,
 }
 
 /// A `token_renewal` object (the block, and the attribute of an `overrides` entry).

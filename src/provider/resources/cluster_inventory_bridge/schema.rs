@@ -184,6 +184,32 @@ fn sveltos_cluster_attributes() -> Vec<Attribute> {
             Attribute::number("consecutive_failure_threshold").optional(),
             "`spec.consecutiveFailureThreshold` of every SveltosCluster.",
         ),
+        md(
+            Attribute::map("data", Type::String).optional(),
+            "`spec.data` of every SveltosCluster (an override's `data` adds to it and wins per key): values Sveltos \
+             templates read as `.Cluster.spec.data.<key>` (e.g. in an add-on's `policyRefs` with \
+             `projectsveltos.io/template`).",
+        ),
+        md(
+            Attribute::dynamic("readiness_checks").optional(),
+            "`spec.readinessChecks` of every SveltosCluster: checks sveltoscluster-manager runs on the cluster before \
+             it marks it Ready (until they pass, the cluster is not Ready and Sveltos deploys nothing to it; the \
+             failing check is in `status.failureMessage`). A list of checks written exactly as in the upstream \
+             SveltosCluster CRD, with its field names (so `yamldecode` of upstream YAML works): each `{ name, \
+             condition, resourceSelectors = [{ group, version, kind, name, namespace, evaluate, evaluateCEL, \
+             labelFilters, selector }] }`, `condition` a Lua function `evaluate` over the selected resources \
+             (the global `resources`) returning a table with `pass` (a bool; the CRD's description says `result`, \
+             the manager reads `pass`) and `message`. Checked at validation as the CRD checks it (required fields, \
+             `kind` not empty, `labelFilters[].operation` one of `Equal`, `Different`, `Has`, `DoesNotHave`), and \
+             no field the CRD does not have; names unique.",
+        ),
+        md(
+            Attribute::dynamic("liveness_checks").optional(),
+            "`spec.livenessChecks` of every SveltosCluster: checks (written as `readiness_checks`) sveltoscluster-manager \
+             runs on every reconcile (about once a minute) once the cluster is Ready; each failure counts as a \
+             failed connection, and after `consecutive_failure_threshold` of them in a row the cluster's \
+             `connectionStatus` is `Down` (Sveltos keeps `ready = true`).",
+        ),
     ]
 }
 
@@ -328,6 +354,10 @@ fn overrides_attribute() -> Attribute {
                 md(
                     Attribute::number("consecutive_failure_threshold").optional(),
                     "`spec.consecutiveFailureThreshold` for this cluster.",
+                ),
+                md(
+                    Attribute::map("data", Type::String).optional(),
+                    "`spec.data` entries for this cluster, added to the bridge-wide `data` (winning per key).",
                 ),
             ],
         )

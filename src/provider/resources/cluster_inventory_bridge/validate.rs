@@ -31,6 +31,7 @@ struct Parsed {
     deregistration: Deregistration,
     deletion_timeout: std::time::Duration,
     ready_wait: Option<std::time::Duration>,
+    checks: [Vec<crate::api::ClusterCheck>; 2],
 }
 
 impl TokenRenewalConfig {
@@ -75,6 +76,7 @@ impl OverrideConfig {
             token_renewal: renewal_of(&self.token_renewal),
             active_window: window_of(&self.active_window),
             consecutive_failure_threshold: self.consecutive_failure_threshold,
+            data: self.data.clone().unwrap_or_default(),
         }
     }
 }
@@ -130,6 +132,7 @@ impl BridgeConfig {
         let deregistration = self.parse_deregistration(err);
         let deletion_timeout = self.parse_deletion_timeout(err);
         let ready_wait = self.parse_ready_wait(err);
+        let checks = self.parse_checks(err);
         self.check_name_lists(err);
         check_renewal(
             err,
@@ -152,6 +155,7 @@ impl BridgeConfig {
             deregistration,
             deletion_timeout,
             ready_wait,
+            checks,
         }
     }
 
@@ -471,6 +475,9 @@ impl BridgeConfig {
             deletion_timeout: parsed.deletion_timeout,
             token_renewal: renewal_of(&self.token_renewal),
             ready_wait: parsed.ready_wait,
+            data: self.data.clone().unwrap_or_default(),
+            readiness_checks: parsed.checks[0].clone(),
+            liveness_checks: parsed.checks[1].clone(),
             claim_namespace: self
                 .claim_namespace
                 .clone()
