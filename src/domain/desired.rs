@@ -635,6 +635,66 @@ mod tests {
     }
 
     #[test]
+    fn data_merges_per_key_and_the_new_fields_count_only_when_set() {
+        let p = profile("team-a", "c1", &[]);
+        let mut spec = BridgeSpec {
+            name: "main".into(),
+            data: BTreeMap::from([
+                ("region".into(), "eu-1".into()),
+                ("tier".into(), "silver".into()),
+            ]),
+            ..Default::default()
+        };
+        spec.overrides.insert(
+            "team-a/c1".into(),
+            Override {
+                data: BTreeMap::from([("tier".into(), "gold".into())]),
+                ..Default::default()
+            },
+        );
+        let with = desired(&spec, &p, &src(), &bytes(), false);
+        let data = with
+            .sveltos_cluster
+            .as_ref()
+            .unwrap()
+            .spec
+            .data
+            .clone()
+            .unwrap();
+        assert_eq!(
+            (data["region"].as_str(), data["tier"].as_str()),
+            ("eu-1", "gold")
+        );
+        // Without them, the hash is the one computed before these fields existed: no change after an upgrade.
+        let without = desired(
+            &BridgeSpec {
+                name: "main".into(),
+                ..Default::default()
+            },
+            &p,
+            &src(),
+            &bytes(),
+            false,
+        );
+        let sc = without.sveltos_cluster.unwrap();
+        let ann = sc.metadata.annotations.clone().unwrap();
+        let s = &sc.spec;
+        let before = serde_json::json!({
+            "annotations": ann,
+            "kubeconfigName": s.kubeconfig_name,
+            "kubeconfigKeyName": s.kubeconfig_key_name,
+            "paused": s.paused,
+            "consecutiveFailureThreshold": s.consecutive_failure_threshold,
+            "activeWindow": s.active_window,
+        });
+        assert_eq!(
+            without.entry.config_sha256,
+            sha256_hex(before.to_string().as_bytes())
+        );
+        assert_ne!(without.entry.config_sha256, with.entry.config_sha256);
+    }
+
+    #[test]
     fn paused_is_never_written_where_a_window_is() {
         let p = profile("team-a", "c1", &[]);
         let window = crate::api::ActiveWindow {

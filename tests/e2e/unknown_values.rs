@@ -138,6 +138,7 @@ fn examples(c: &Ctx) -> BTreeMap<&'static str, Example> {
     };
     top_level_examples(c, &mut add);
     override_examples(&mut add);
+    sveltos_field_examples(&mut add);
     credentials_examples(c, &mut add);
     block_examples(&mut add);
     inventory_examples(c, &mut add);
@@ -180,6 +181,29 @@ fn top_level_examples(
     add("adopt", json!(false), vec![]);
     add("deregistration", json!("orphan"), vec![]);
     add("overrides", json!({ c.key(): {"paused": true} }), vec![]);
+}
+
+/// The SveltosCluster fields beyond the kubeconfig (`data`, the checks) and `wait_for_ready` (no
+/// sveltoscluster-manager runs here: the wait ends after its second and warns).
+fn sveltos_field_examples(add: &mut impl FnMut(&'static str, Json, Vec<(&'static str, Json)>)) {
+    add(
+        "wait_for_ready",
+        json!(true),
+        vec![("ready_timeout", json!("1s"))],
+    );
+    add("ready_timeout", json!("1s"), vec![]);
+    add("data", json!({"region": "eu-1"}), vec![]);
+    add("overrides[k].data", json!({"tier": "gold"}), vec![]);
+    let check = |name: &str| {
+        json!([{
+            "name": name,
+            "condition": "function evaluate()\n  return {pass = true}\nend",
+            "resourceSelectors": [{"group": "", "version": "v1", "kind": "Namespace", "name": "default"}],
+        }])
+        .to_string()
+    };
+    add("readiness_checks", check("ready"), vec![]);
+    add("liveness_checks", check("alive"), vec![]);
 }
 
 fn override_examples(add: &mut impl FnMut(&'static str, Json, Vec<(&'static str, Json)>)) {

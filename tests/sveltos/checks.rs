@@ -15,10 +15,10 @@ use support::{Cli, unique_namespace};
 const RECONCILE_DEADLINE: Duration = Duration::from_secs(300);
 
 /// A check named `name` that passes when ConfigMap `ns/configmap` exists (the member cluster is the management
-/// cluster), as HCL in the upstream CRD's field names.
+/// cluster), as the HCL expression of its JSON text, in the upstream CRD's field names.
 fn configmap_check(name: &str, ns: &str, configmap: &str) -> String {
     format!(
-        r#"[{{
+        r#"jsonencode([{{
     name = "{name}"
     resourceSelectors = [{{ group = "", version = "v1", kind = "ConfigMap", namespace = "{ns}", name = "{configmap}" }}]
     condition = <<-EOT
@@ -29,7 +29,7 @@ fn configmap_check(name: &str, ns: &str, configmap: &str) -> String {
         return hs
       end
     EOT
-  }}]"#
+  }}])"#
     )
 }
 

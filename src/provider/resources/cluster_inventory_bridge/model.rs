@@ -58,12 +58,12 @@ pub struct BridgeConfig {
     /// `data`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub data: Option<BTreeMap<String, String>>,
-    /// `readiness_checks` (a dynamic value: the upstream `readinessChecks` list, checked by validation).
+    /// `readiness_checks`: the upstream `readinessChecks` list as JSON text, checked by validation.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub readiness_checks: Option<serde_json::Value>,
+    pub readiness_checks: Option<String>,
     /// `liveness_checks` (as `readiness_checks`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub liveness_checks: Option<serde_json::Value>,
+    pub liveness_checks: Option<String>,
     /// `adopt`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub adopt: Option<bool>,

@@ -191,21 +191,21 @@ fn sveltos_cluster_attributes() -> Vec<Attribute> {
              `projectsveltos.io/template`).",
         ),
         md(
-            Attribute::dynamic("readiness_checks").optional(),
+            Attribute::string("readiness_checks").optional(),
             "`spec.readinessChecks` of every SveltosCluster: checks sveltoscluster-manager runs on the cluster before \
              it marks it Ready (until they pass, the cluster is not Ready and Sveltos deploys nothing to it; the \
-             failing check is in `status.failureMessage`). A list of checks written exactly as in the upstream \
-             SveltosCluster CRD, with its field names (so `yamldecode` of upstream YAML works): each `{ name, \
-             condition, resourceSelectors = [{ group, version, kind, name, namespace, evaluate, evaluateCEL, \
-             labelFilters, selector }] }`, `condition` a Lua function `evaluate` over the selected resources \
+             failing check is in `status.failureMessage`). JSON text of a list of checks written exactly as in the \
+             upstream SveltosCluster CRD, with its field names: `jsonencode([{ name, condition, resourceSelectors = \
+             [{ group, version, kind, name, namespace, evaluate, evaluateCEL, labelFilters, selector }] }])`, or \
+             `jsonencode(yamldecode(...))` of upstream YAML; `condition` a Lua function `evaluate` over the selected resources \
              (the global `resources`) returning a table with `pass` (a bool; the CRD's description says `result`, \
              the manager reads `pass`) and `message`. Checked at validation as the CRD checks it (required fields, \
              `kind` not empty, `labelFilters[].operation` one of `Equal`, `Different`, `Has`, `DoesNotHave`), and \
              no field the CRD does not have; names unique.",
         ),
         md(
-            Attribute::dynamic("liveness_checks").optional(),
-            "`spec.livenessChecks` of every SveltosCluster: checks (written as `readiness_checks`) sveltoscluster-manager \
+            Attribute::string("liveness_checks").optional(),
+            "`spec.livenessChecks` of every SveltosCluster: checks (JSON text, as `readiness_checks`) sveltoscluster-manager \
              runs on every reconcile (about once a minute) once the cluster is Ready; each failure counts as a \
              failed connection, and after `consecutive_failure_threshold` of them in a row the cluster's \
              `connectionStatus` is `Down` (Sveltos keeps `ready = true`).",

@@ -57,11 +57,21 @@ impl BridgeConfig {
     }
 }
 
-/// One list of checks: decoded into the CRD's types (a missing or mistyped field refused by the decoder), then
-/// nothing the CRD does not have (what the types drop), then the CRD's rules the types do not carry.
-fn parse_check_list(err: &mut impl Report, attr: &'static str, value: &Json) -> Vec<ClusterCheck> {
+/// One list of checks (JSON text): decoded into the CRD's types (a missing or mistyped field refused by the
+/// decoder), then nothing the CRD does not have (what the types drop), then the CRD's rules the types do not carry.
+fn parse_check_list(err: &mut impl Report, attr: &'static str, text: &str) -> Vec<ClusterCheck> {
     let path = AttributePath::attr(attr);
-    let written = without_nulls(value);
+    let written = match serde_json::from_str::<Json>(text) {
+        Ok(v) => without_nulls(&v),
+        Err(e) => {
+            err(
+                path,
+                "Invalid checks",
+                format!("{attr} must be JSON text (jsonencode of a list of checks): {e}."),
+            );
+            return Vec::new();
+        }
+    };
     let checks: Vec<ClusterCheck> = match serde_json::from_value(written.clone()) {
         Ok(c) => c,
         Err(e) => {
@@ -122,7 +132,7 @@ fn check_rules(err: &mut impl Report, at: &AttributePath, shown: &str, check: &C
     }
 }
 
-/// `value` without its `null` members (Terraform sends an attribute left out of an object as `null`).
+/// `value` without its `null` members (`jsonencode` writes an attribute set to `null`; the CRD takes it as absent).
 fn without_nulls(value: &Json) -> Json {
     match value {
         Json::Object(m) => Json::Object(
