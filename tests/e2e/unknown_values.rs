@@ -202,8 +202,8 @@ fn sveltos_field_examples(add: &mut impl FnMut(&'static str, Json, Vec<(&'static
         }])
         .to_string()
     };
-    add("readiness_checks", check("ready"), vec![]);
-    add("liveness_checks", check("alive"), vec![]);
+    add("readiness_checks", json!(check("ready")), vec![]);
+    add("liveness_checks", json!(check("alive")), vec![]);
 }
 
 fn override_examples(add: &mut impl FnMut(&'static str, Json, Vec<(&'static str, Json)>)) {
