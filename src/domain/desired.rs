@@ -179,6 +179,9 @@ pub fn config_sha256(annotations: &BTreeMap<String, String>, spec: &SveltosClust
     if let Some(c) = &spec.liveness_checks {
         doc["livenessChecks"] = serde_json::json!(c);
     }
+    if let Some(p) = spec.pull_mode {
+        doc["pullMode"] = serde_json::json!(p);
+    }
     sha256_hex(doc.to_string().as_bytes())
 }
 
@@ -460,6 +463,7 @@ fn cluster_spec(
         data: Some(data_of(spec, over)).filter(|d| !d.is_empty()),
         readiness_checks: Some(spec.readiness_checks.clone()).filter(|c| !c.is_empty()),
         liveness_checks: Some(spec.liveness_checks.clone()).filter(|c| !c.is_empty()),
+        pull_mode: over.and_then(|o| o.pull_mode).or(spec.pull_mode),
         token_request_renewal_option: renewal.map(|r| TokenRequestRenewalOption {
             renew_token_request_interval: r.interval,
             token_duration: r.token_duration,

@@ -100,6 +100,8 @@ pub struct BridgeSpec {
     pub readiness_checks: Vec<crate::api::ClusterCheck>,
     /// `spec.livenessChecks` of every SveltosCluster.
     pub liveness_checks: Vec<crate::api::ClusterCheck>,
+    /// `spec.pullMode` of every SveltosCluster (an override's wins).
+    pub pull_mode: Option<bool>,
 }
 
 /// Default `ready_timeout`.
@@ -235,6 +237,7 @@ impl Default for BridgeSpec {
             data: BTreeMap::new(),
             readiness_checks: Vec::new(),
             liveness_checks: Vec::new(),
+            pull_mode: None,
         }
     }
 }
@@ -273,6 +276,8 @@ pub struct Override {
     pub consecutive_failure_threshold: Option<i64>,
     /// `spec.data` entries for this cluster (win over the bridge-wide ones).
     pub data: BTreeMap<String, String>,
+    /// `spec.pullMode` for this cluster.
+    pub pull_mode: Option<bool>,
 }
 
 /// Whether the profile's `ControlPlaneHealthy` condition is `True`.

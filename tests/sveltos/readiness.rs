@@ -8,21 +8,7 @@ use support::inventory::{Inv, apply_ok, bridge, flat, one_diagnostic};
 use support::sveltos::{Sveltos, ready};
 use support::{Cli, unique_namespace};
 
-/// `kubeconfig` with its server moved to a loopback port nothing listens on (bound, then released).
-fn unreachable(kubeconfig: &str) -> String {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free loopback port")
-        .port();
-    kubeconfig
-        .lines()
-        .map(|l| match l.split_once("server:") {
-            Some((indent, _)) => format!("{indent}server: https://127.0.0.1:{port}"),
-            None => l.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
+use crate::unreachable;
 
 /// The bridge's arguments for this test: the wait, and `extra` besides.
 fn waiting(extra: &str) -> String {

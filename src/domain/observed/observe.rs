@@ -60,6 +60,7 @@ pub fn observe_cluster(sc: &SveltosCluster) -> ObservedCluster {
             .clone()
             .filter(|_| own("readinessChecks")),
         liveness_checks: s.liveness_checks.clone().filter(|_| own("livenessChecks")),
+        pull_mode: s.pull_mode.filter(|_| own("pullMode")),
         ..Default::default()
     };
     ObservedCluster {

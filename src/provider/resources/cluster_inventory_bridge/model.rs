@@ -64,6 +64,9 @@ pub struct BridgeConfig {
     /// `liveness_checks` (as `readiness_checks`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub liveness_checks: Option<String>,
+    /// `pull_mode`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pull_mode: Option<bool>,
     /// `adopt`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub adopt: Option<bool>,
@@ -145,6 +148,9 @@ pub struct OverrideConfig {
     /// `data`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub data: Option<BTreeMap<String, String>>,
+    /// `pull_mode`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pull_mode: Option<bool>,
 }
 
 /// A `token_renewal` object (the block, and the attribute of an `overrides` entry).

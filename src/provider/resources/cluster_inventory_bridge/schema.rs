@@ -191,6 +191,10 @@ fn sveltos_cluster_attributes() -> Vec<Attribute> {
              `projectsveltos.io/template`).",
         ),
         md(
+            Attribute::bool("pull_mode").optional(),
+            &format!("{PULL_MODE} For every SveltosCluster."),
+        ),
+        md(
             Attribute::string("readiness_checks").optional(),
             "`spec.readinessChecks` of every SveltosCluster: checks sveltoscluster-manager runs on the cluster before \
              it marks it Ready (until they pass, the cluster is not Ready and Sveltos deploys nothing to it; the \
@@ -304,6 +308,14 @@ fn safety_attributes() -> Vec<Attribute> {
     ]
 }
 
+/// What `pull_mode` does (the bridge-wide attribute and the override's).
+const PULL_MODE: &str = "`spec.pullMode`: the cluster's own Sveltos agent (sveltos-applier, installed on it) fetches \
+             its configuration, and sveltoscluster-manager does not connect to it (it reads no kubeconfig; the \
+             bridge still writes the Secret from the inventory's credentials, and a cluster without usable ones is \
+             skipped as any other); the cluster is Ready once the agent reports. Immutable (a rule of the upstream \
+             CRD): the API server refuses a change for a registered cluster, a warning naming it (an error with \
+             `strict`), the cluster kept as it is; deregister it and register it again to switch.";
+
 /// Adds the `markdown_description` to an attribute.
 fn md(a: Attribute, d: &str) -> Attribute {
     a.markdown_description(d)
@@ -358,6 +370,10 @@ fn overrides_attribute() -> Attribute {
                 md(
                     Attribute::map("data", Type::String).optional(),
                     "`spec.data` entries for this cluster, added to the bridge-wide `data` (winning per key).",
+                ),
+                md(
+                    Attribute::bool("pull_mode").optional(),
+                    &format!("{PULL_MODE} For this cluster (wins over the bridge-wide `pull_mode`)."),
                 ),
             ],
         )

@@ -77,6 +77,7 @@ impl OverrideConfig {
             active_window: window_of(&self.active_window),
             consecutive_failure_threshold: self.consecutive_failure_threshold,
             data: self.data.clone().unwrap_or_default(),
+            pull_mode: self.pull_mode,
         }
     }
 }
@@ -478,6 +479,7 @@ impl BridgeConfig {
             data: self.data.clone().unwrap_or_default(),
             readiness_checks: parsed.checks[0].clone(),
             liveness_checks: parsed.checks[1].clone(),
+            pull_mode: self.pull_mode,
             claim_namespace: self
                 .claim_namespace
                 .clone()
