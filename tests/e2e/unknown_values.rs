@@ -183,7 +183,7 @@ fn top_level_examples(
     add("overrides", json!({ c.key(): {"paused": true} }), vec![]);
 }
 
-/// The SveltosCluster fields beyond the kubeconfig (`data`, the checks) and `wait_for_ready` (no
+/// The SveltosCluster fields beyond the kubeconfig (`data`, `pull_mode`, the checks) and `wait_for_ready` (no
 /// sveltoscluster-manager runs here: the wait ends after its second and warns).
 fn sveltos_field_examples(add: &mut impl FnMut(&'static str, Json, Vec<(&'static str, Json)>)) {
     add(
@@ -194,6 +194,8 @@ fn sveltos_field_examples(add: &mut impl FnMut(&'static str, Json, Vec<(&'static
     add("ready_timeout", json!("1s"), vec![]);
     add("data", json!({"region": "eu-1"}), vec![]);
     add("overrides[k].data", json!({"tier": "gold"}), vec![]);
+    add("pull_mode", json!(true), vec![]);
+    add("overrides[k].pull_mode", json!(true), vec![]);
     let check = |name: &str| {
         json!([{
             "name": name,
