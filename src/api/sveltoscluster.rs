@@ -6,7 +6,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// Desired state of a SveltosCluster (the fields the bridge reads or writes; `workloadIdentity` is not modelled).
+/// Desired state of a SveltosCluster (the fields the bridge reads or writes).
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(
     group = "lib.projectsveltos.io",
@@ -49,6 +49,90 @@ pub struct SveltosClusterSpec {
     /// Checks sveltoscluster-manager runs on the cluster once it is Ready (a failure counts as a failed connection).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub liveness_checks: Option<Vec<ClusterCheck>>,
+    /// Sveltos gets the cluster's credentials from the cloud (no kubeconfig; exclusive with `kubeconfigName`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload_identity: Option<WorkloadIdentity>,
+}
+
+/// `spec.workloadIdentity`: the cloud provider Sveltos asks for the cluster's credentials, and its settings.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkloadIdentity {
+    /// `AWS`, `GCP` or `Azure`.
+    pub provider: String,
+    /// The cluster's API server URL.
+    pub endpoint: String,
+    /// A Secret in the cluster's namespace holding the API server's CA under `ca.crt`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_secret_ref: Option<LocalObjectReference>,
+    /// With provider `AWS`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aws: Option<AwsIdentity>,
+    /// With provider `GCP`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gcp: Option<GcpIdentity>,
+    /// With provider `Azure`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub azure: Option<AzureIdentity>,
+}
+
+/// A reference to an object in the same namespace.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+pub struct LocalObjectReference {
+    /// Its name.
+    pub name: String,
+}
+
+/// EKS through IRSA or EKS Pod Identity.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AwsIdentity {
+    /// The EKS cluster's name.
+    pub cluster_name: String,
+    /// Its region.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
+    /// The IAM role to assume.
+    #[serde(rename = "roleARN", default, skip_serializing_if = "Option::is_none")]
+    pub role_arn: Option<String>,
+}
+
+/// GKE through Workload Identity Federation.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GcpIdentity {
+    /// The GKE cluster's name.
+    pub cluster_name: String,
+    /// Its region or zone.
+    pub location: String,
+    /// Its project.
+    #[serde(rename = "projectID")]
+    pub project_id: String,
+}
+
+/// AKS through Azure Workload Identity.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AzureIdentity {
+    /// The managed identity's or app registration's client ID.
+    #[serde(rename = "clientID")]
+    pub client_id: String,
+    /// The tenant.
+    #[serde(rename = "tenantID")]
+    pub tenant_id: String,
+    /// The AKS cluster's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_name: Option<String>,
+    /// Its resource group.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_group: Option<String>,
+    /// Its subscription.
+    #[serde(
+        rename = "subscriptionID",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub subscription_id: Option<String>,
 }
 
 /// A readiness or liveness check: a Lua `evaluate` function over the resources the selectors pick on the cluster.

@@ -182,6 +182,9 @@ pub fn config_sha256(annotations: &BTreeMap<String, String>, spec: &SveltosClust
     if let Some(p) = spec.pull_mode {
         doc["pullMode"] = serde_json::json!(p);
     }
+    if let Some(w) = &spec.workload_identity {
+        doc["workloadIdentity"] = serde_json::json!(w);
+    }
     sha256_hex(doc.to_string().as_bytes())
 }
 
@@ -452,9 +455,13 @@ fn cluster_spec(
     } else {
         over.and_then(|o| o.paused).or(spec.paused)
     };
+    // With workload identity Sveltos reads no kubeconfig, and the CRD refuses `kubeconfigName` beside it.
+    let workload_identity = over.and_then(|o| o.workload_identity.clone());
+    let kubeconfig = workload_identity.is_none();
     SveltosClusterSpec {
-        kubeconfig_name: Some(secret_name(name)),
-        kubeconfig_key_name: Some(SECRET_KEY.into()),
+        kubeconfig_name: kubeconfig.then(|| secret_name(name)),
+        kubeconfig_key_name: kubeconfig.then(|| SECRET_KEY.into()),
+        workload_identity,
         paused,
         consecutive_failure_threshold: over
             .and_then(|o| o.consecutive_failure_threshold)

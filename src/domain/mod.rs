@@ -278,6 +278,8 @@ pub struct Override {
     pub data: BTreeMap<String, String>,
     /// `spec.pullMode` for this cluster.
     pub pull_mode: Option<bool>,
+    /// `spec.workloadIdentity` for this cluster: then no `kubeconfigName` or `kubeconfigKeyName`.
+    pub workload_identity: Option<crate::api::WorkloadIdentity>,
 }
 
 /// Whether the profile's `ControlPlaneHealthy` condition is `True`.

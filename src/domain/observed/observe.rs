@@ -61,6 +61,10 @@ pub fn observe_cluster(sc: &SveltosCluster) -> ObservedCluster {
             .filter(|_| own("readinessChecks")),
         liveness_checks: s.liveness_checks.clone().filter(|_| own("livenessChecks")),
         pull_mode: s.pull_mode.filter(|_| own("pullMode")),
+        workload_identity: s
+            .workload_identity
+            .clone()
+            .filter(|_| own("workloadIdentity")),
         ..Default::default()
     };
     ObservedCluster {

@@ -308,6 +308,75 @@ fn safety_attributes() -> Vec<Attribute> {
     ]
 }
 
+/// An override's `workload_identity`: `spec.workloadIdentity` with the upstream CRD's fields.
+fn workload_identity_attribute() -> Attribute {
+    let s = |n: &str, d: &str| md(Attribute::string(n).required(), d);
+    let o = |n: &str, d: &str| md(Attribute::string(n).optional(), d);
+    let aws = [
+        s("cluster_name", "`clusterName`: the EKS cluster's name."),
+        o(
+            "region",
+            "`region` (default: the `AWS_REGION` Sveltos runs with).",
+        ),
+        o(
+            "role_arn",
+            "`roleARN`: the IAM role Sveltos assumes (default: its own IRSA credentials).",
+        ),
+    ];
+    let gcp = [
+        s("cluster_name", "`clusterName`: the GKE cluster's name."),
+        s("location", "`location`: its region or zone."),
+        s("project_id", "`projectID`: its project."),
+    ];
+    let azure = [
+        s(
+            "client_id",
+            "`clientID` of the managed identity or app registration federated with Sveltos' ServiceAccount.",
+        ),
+        s("tenant_id", "`tenantID`."),
+        o(
+            "cluster_name",
+            "`clusterName` (kept by Sveltos for later use).",
+        ),
+        o(
+            "resource_group",
+            "`resourceGroup` (kept by Sveltos for later use).",
+        ),
+        o(
+            "subscription_id",
+            "`subscriptionID` (kept by Sveltos for later use).",
+        ),
+    ];
+    md(
+        Attribute::nested(
+            "workload_identity",
+            Nesting::Single,
+            [
+                s("provider", "`provider`: `AWS`, `GCP` or `Azure`."),
+                s("endpoint", "`endpoint`: the cluster's API server URL."),
+                o(
+                    "ca_secret",
+                    "`caSecretRef.name`: a Secret in the cluster's namespace holding the API server's CA under \
+                     `ca.crt` (default: the system's CAs).",
+                ),
+                md(Attribute::nested("aws", Nesting::Single, aws).optional(), "With `provider = \"AWS\"` (and only then)."),
+                md(Attribute::nested("gcp", Nesting::Single, gcp).optional(), "With `provider = \"GCP\"` (and only then)."),
+                md(
+                    Attribute::nested("azure", Nesting::Single, azure).optional(),
+                    "With `provider = \"Azure\"` (and only then).",
+                ),
+            ],
+        )
+        .optional(),
+        "`spec.workloadIdentity` for this cluster (Sveltos ≥ 1.12): sveltoscluster-manager and addon-controller get \
+         the cluster's credentials from the cloud provider, with the identity they run as, instead of a kubeconfig; \
+         the SveltosCluster then has no `kubeconfigName` or `kubeconfigKeyName` (the upstream CRD refuses \
+         `kubeconfigName` beside it). The fields and rules are the upstream CRD's. The bridge still needs the \
+         inventory's credentials for the cluster and writes its kubeconfig Secret, which Sveltos does not read. Not \
+         with `token_renewal` (renewal rewrites a kubeconfig).",
+    )
+}
+
 /// What `pull_mode` does (the bridge-wide attribute and the override's).
 const PULL_MODE: &str = "`spec.pullMode`: the cluster's own Sveltos agent (sveltos-applier, installed on it) fetches \
              its configuration, and sveltoscluster-manager does not connect to it (it reads no kubeconfig; the \
@@ -375,6 +444,7 @@ fn overrides_attribute() -> Attribute {
                     Attribute::bool("pull_mode").optional(),
                     &format!("{PULL_MODE} For this cluster (wins over the bridge-wide `pull_mode`)."),
                 ),
+                workload_identity_attribute(),
             ],
         )
         .optional(),

@@ -78,6 +78,7 @@ impl OverrideConfig {
             consecutive_failure_threshold: self.consecutive_failure_threshold,
             data: self.data.clone().unwrap_or_default(),
             pull_mode: self.pull_mode,
+            workload_identity: self.workload_identity.as_ref().map(|w| w.to_identity()),
         }
     }
 }
@@ -134,6 +135,7 @@ impl BridgeConfig {
         let deletion_timeout = self.parse_deletion_timeout(err);
         let ready_wait = self.parse_ready_wait(err);
         let checks = self.parse_checks(err);
+        self.check_workload_identities(err);
         self.check_name_lists(err);
         check_renewal(
             err,

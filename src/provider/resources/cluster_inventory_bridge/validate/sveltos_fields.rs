@@ -1,13 +1,16 @@
-//! The checks of the settings that go into a SveltosCluster's spec beyond the kubeconfig (`data`,
-//! `readiness_checks`, `liveness_checks`), and of `wait_for_ready`'s `ready_timeout`.
+//! The checks of the settings that go into a SveltosCluster's spec beyond the kubeconfig (`readiness_checks`,
+//! `liveness_checks`, an override's `workload_identity`), and of `wait_for_ready`'s `ready_timeout`.
 
 use serde_json::Value as Json;
 
 use super::Report;
 use crate::{
-    api::ClusterCheck,
-    domain::{DEFAULT_READY_TIMEOUT, duration::parse_duration},
-    provider::resources::cluster_inventory_bridge::model::BridgeConfig,
+    api::{
+        AwsIdentity, AzureIdentity, ClusterCheck, GcpIdentity, LocalObjectReference,
+        WorkloadIdentity,
+    },
+    domain::{DEFAULT_READY_TIMEOUT, duration::parse_duration, names},
+    provider::resources::cluster_inventory_bridge::model::{BridgeConfig, WorkloadIdentityConfig},
     tfplugin::AttributePath,
 };
 
@@ -162,4 +165,135 @@ fn unknown_field(written: &Json, decoded: &Json, at: &str) -> Option<String> {
         }
         _ => None,
     }
+}
+
+/// The providers the upstream CRD allows for `workloadIdentity`.
+const IDENTITY_PROVIDERS: [&str; 3] = ["AWS", "GCP", "Azure"];
+
+impl WorkloadIdentityConfig {
+    /// `spec.workloadIdentity` as the upstream CRD has it.
+    pub(super) fn to_identity(&self) -> WorkloadIdentity {
+        WorkloadIdentity {
+            provider: self.provider.clone(),
+            endpoint: self.endpoint.clone(),
+            ca_secret_ref: self
+                .ca_secret
+                .clone()
+                .map(|name| LocalObjectReference { name }),
+            aws: self.aws.as_ref().map(|a| AwsIdentity {
+                cluster_name: a.cluster_name.clone(),
+                region: a.region.clone(),
+                role_arn: a.role_arn.clone(),
+            }),
+            gcp: self.gcp.as_ref().map(|g| GcpIdentity {
+                cluster_name: g.cluster_name.clone(),
+                location: g.location.clone(),
+                project_id: g.project_id.clone(),
+            }),
+            azure: self.azure.as_ref().map(|a| AzureIdentity {
+                client_id: a.client_id.clone(),
+                tenant_id: a.tenant_id.clone(),
+                cluster_name: a.cluster_name.clone(),
+                resource_group: a.resource_group.clone(),
+                subscription_id: a.subscription_id.clone(),
+            }),
+        }
+    }
+}
+
+impl BridgeConfig {
+    /// Every override's `workload_identity`: the upstream CRD's rules (a known provider, an endpoint, the block of
+    /// that provider and no other, its required fields not empty), a Secret name for `ca_secret`, and no token
+    /// renewal for the cluster (it rewrites a kubeconfig Sveltos would not read).
+    pub(super) fn check_workload_identities(&self, err: &mut impl Report) {
+        for (k, o) in self.overrides.iter().flatten() {
+            let Some(w) = &o.workload_identity else {
+                continue;
+            };
+            let base = AttributePath::attr("overrides")
+                .then_key(k)
+                .then_attr("workload_identity");
+            let mut problem = |attr: &str, detail: String| {
+                err(
+                    base.clone().then_attr(attr),
+                    "Invalid workload_identity",
+                    detail,
+                );
+            };
+            if !IDENTITY_PROVIDERS.contains(&w.provider.as_str()) {
+                let shown: String = w.provider.chars().take(64).collect();
+                problem(
+                    "provider",
+                    format!("provider must be \"AWS\", \"GCP\" or \"Azure\", got {shown:?}."),
+                );
+            }
+            if w.endpoint.is_empty() {
+                problem("endpoint", "endpoint must not be empty.".into());
+            }
+            if let Some(ca) = &w.ca_secret
+                && let Err(e) = names::dns1123_subdomain(ca)
+            {
+                problem("ca_secret", format!("ca_secret names a Secret: it {e}."));
+            }
+            for (block, set) in [
+                ("aws", w.aws.is_some()),
+                ("gcp", w.gcp.is_some()),
+                ("azure", w.azure.is_some()),
+            ] {
+                if set != w.provider.eq_ignore_ascii_case(block) {
+                    problem(
+                        block,
+                        format!(
+                            "{block} must be set if and only if provider is {:?}.",
+                            provider_of(block)
+                        ),
+                    );
+                }
+            }
+            for (attr, value) in required_fields(w) {
+                if value.is_empty() {
+                    problem(attr, format!("{attr} must not be empty."));
+                }
+            }
+            if o.token_renewal.is_some() || self.token_renewal.is_some() {
+                problem(
+                    "provider",
+                    "a cluster with workload_identity has no kubeconfig for token_renewal to renew: remove one of \
+                     them (the bridge-wide token_renewal applies to this cluster too)."
+                        .into(),
+                );
+            }
+        }
+    }
+}
+
+/// The provider name of a provider block (`aws` → `AWS`).
+fn provider_of(block: &str) -> &'static str {
+    match block {
+        "aws" => "AWS",
+        "gcp" => "GCP",
+        _ => "Azure",
+    }
+}
+
+/// The fields the upstream CRD requires (and wants at least one character long) in the provider block that is set.
+fn required_fields(w: &WorkloadIdentityConfig) -> Vec<(&'static str, &str)> {
+    let mut out = Vec::new();
+    if let Some(a) = &w.aws {
+        out.push(("aws.cluster_name", a.cluster_name.as_str()));
+    }
+    if let Some(g) = &w.gcp {
+        out.extend([
+            ("gcp.cluster_name", g.cluster_name.as_str()),
+            ("gcp.location", g.location.as_str()),
+            ("gcp.project_id", g.project_id.as_str()),
+        ]);
+    }
+    if let Some(a) = &w.azure {
+        out.extend([
+            ("azure.client_id", a.client_id.as_str()),
+            ("azure.tenant_id", a.tenant_id.as_str()),
+        ]);
+    }
+    out
 }
