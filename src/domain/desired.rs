@@ -478,7 +478,6 @@ fn cluster_spec(
             sa_namespace: r.sa_namespace,
             kubeconfig_key_name: None,
         }),
-        ..Default::default()
     }
 }
 
