@@ -315,3 +315,59 @@ fn checks_the_crd_refuses_are_refused_at_their_attribute() {
         "{errors:?}"
     );
 }
+
+#[test]
+fn workload_identity_follows_the_crd_rules() {
+    use super::super::model::{AzureIdentityConfig, WorkloadIdentityConfig};
+    let identity = |provider: &str| WorkloadIdentityConfig {
+        provider: provider.into(),
+        endpoint: "https://eks.example:443".into(),
+        azure: Some(AzureIdentityConfig {
+            client_id: "c".into(),
+            tenant_id: "t".into(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let with = |w: WorkloadIdentityConfig, renew: bool| {
+        let mut c = config();
+        let o = c.overrides.as_mut().unwrap().get_mut("ns/c1").unwrap();
+        o.workload_identity = Some(w);
+        if renew {
+            o.token_renewal = Some(TokenRenewalConfig {
+                interval: "1h".into(),
+                ..Default::default()
+            });
+        }
+        c
+    };
+    let spec = with(identity("Azure"), false).to_spec().unwrap();
+    let wi = spec.overrides["ns/c1"].workload_identity.clone().unwrap();
+    assert_eq!(
+        (wi.provider.as_str(), wi.azure.unwrap().tenant_id.as_str()),
+        ("Azure", "t")
+    );
+    let errors = errors_at(&with(identity("AWS"), false), "Invalid workload_identity");
+    let paths: Vec<&str> = errors.iter().map(|(p, _)| p.as_str()).collect();
+    assert_eq!(paths, ["overrides[\"ns/c1\"]"; 2], "{errors:?}");
+    assert!(
+        errors[0]
+            .1
+            .contains("workload_identity.aws: aws must be set if and only if provider is \"AWS\"")
+    );
+    assert!(errors[1].1.contains(
+        "workload_identity.azure: azure must be set if and only if provider is \"Azure\""
+    ));
+    let mut empty = identity("Azure");
+    empty.endpoint.clear();
+    empty.ca_secret = Some("Not A Name".into());
+    assert_eq!(
+        errors_at(&with(empty, false), "Invalid workload_identity").len(),
+        2
+    );
+    let renewed = errors_at(&with(identity("Azure"), true), "Invalid workload_identity");
+    assert!(
+        renewed.len() == 1 && renewed[0].1.contains("token_renewal"),
+        "{renewed:?}"
+    );
+}
