@@ -280,4 +280,7 @@ pub struct SveltosClusterStatus {
     /// Consecutive connection failures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connection_failures: Option<i64>,
+    /// When sveltoscluster-manager last renewed the cluster's token (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_reconciled_token_request_at: Option<String>,
 }

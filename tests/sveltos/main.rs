@@ -16,6 +16,7 @@ mod checks;
 mod deregistration;
 mod pull_mode;
 mod readiness;
+mod renewal;
 mod workload_identity;
 
 /// How long an add-on may take to reach a cluster, or to be withdrawn: a hang guard, not a measurement
