@@ -141,7 +141,7 @@ pub struct AzureIdentity {
 pub struct ClusterCheck {
     /// Name of the check (a DNS label, unique among the checks).
     pub name: String,
-    /// The Lua function `evaluate`, given the selected resources, returning `result` and `message`.
+    /// The Lua function `evaluate`, given the selected resources (`resources`), returning `pass` and `message`.
     pub condition: String,
     /// Which resources of the cluster are given to `condition`.
     pub resource_selectors: Vec<ResourceSelector>,
