@@ -6,8 +6,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// Desired state of a SveltosCluster (the fields the bridge reads or writes; `readinessChecks`,
-/// `livenessChecks` and `workloadIdentity` are not modelled).
+/// Desired state of a SveltosCluster (the fields the bridge reads or writes).
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(
     group = "lib.projectsveltos.io",
@@ -44,6 +43,187 @@ pub struct SveltosClusterSpec {
     /// Pull mode (immutable).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pull_mode: Option<bool>,
+    /// Checks sveltoscluster-manager runs on the cluster before it marks it Ready.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub readiness_checks: Option<Vec<ClusterCheck>>,
+    /// Checks sveltoscluster-manager runs on the cluster once it is Ready (a failure counts as a failed connection).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub liveness_checks: Option<Vec<ClusterCheck>>,
+    /// Sveltos gets the cluster's credentials from the cloud (no kubeconfig; exclusive with `kubeconfigName`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload_identity: Option<WorkloadIdentity>,
+}
+
+/// `spec.workloadIdentity`: the cloud provider Sveltos asks for the cluster's credentials, and its settings.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkloadIdentity {
+    /// `AWS`, `GCP` or `Azure`.
+    pub provider: String,
+    /// The cluster's API server URL.
+    pub endpoint: String,
+    /// A Secret in the cluster's namespace holding the API server's CA under `ca.crt`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_secret_ref: Option<LocalObjectReference>,
+    /// With provider `AWS`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aws: Option<AwsIdentity>,
+    /// With provider `GCP`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gcp: Option<GcpIdentity>,
+    /// With provider `Azure`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub azure: Option<AzureIdentity>,
+}
+
+/// A reference to an object in the same namespace.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+pub struct LocalObjectReference {
+    /// Its name.
+    pub name: String,
+}
+
+/// EKS through IRSA or EKS Pod Identity.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AwsIdentity {
+    /// The EKS cluster's name.
+    pub cluster_name: String,
+    /// Its region.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
+    /// The IAM role to assume.
+    #[serde(rename = "roleARN", default, skip_serializing_if = "Option::is_none")]
+    pub role_arn: Option<String>,
+}
+
+/// GKE through Workload Identity Federation.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GcpIdentity {
+    /// The GKE cluster's name.
+    pub cluster_name: String,
+    /// Its region or zone.
+    pub location: String,
+    /// Its project.
+    #[serde(rename = "projectID")]
+    pub project_id: String,
+}
+
+/// AKS through Azure Workload Identity.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AzureIdentity {
+    /// The managed identity's or app registration's client ID.
+    #[serde(rename = "clientID")]
+    pub client_id: String,
+    /// The tenant.
+    #[serde(rename = "tenantID")]
+    pub tenant_id: String,
+    /// The AKS cluster's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_name: Option<String>,
+    /// Its resource group.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_group: Option<String>,
+    /// Its subscription.
+    #[serde(
+        rename = "subscriptionID",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub subscription_id: Option<String>,
+}
+
+/// A readiness or liveness check: a Lua `evaluate` function over the resources the selectors pick on the cluster.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterCheck {
+    /// Name of the check (a DNS label, unique among the checks).
+    pub name: String,
+    /// The Lua function `evaluate`, given the selected resources (`resources`), returning `pass` and `message`.
+    pub condition: String,
+    /// Which resources of the cluster are given to `condition`.
+    pub resource_selectors: Vec<ResourceSelector>,
+}
+
+/// Which resources of a cluster a check selects.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceSelector {
+    /// API group (`""` for the core group).
+    pub group: String,
+    /// API version.
+    pub version: String,
+    /// Kind.
+    pub kind: String,
+    /// Only the resource with this name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Only resources in this namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// A Lua function `evaluate` deciding whether one resource matches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evaluate: Option<String>,
+    /// CEL rules deciding whether one resource matches.
+    #[serde(
+        rename = "evaluateCEL",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub evaluate_cel: Option<Vec<CelRule>>,
+    /// Label conditions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label_filters: Option<Vec<LabelFilter>>,
+    /// A label selector.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<LabelSelector>,
+}
+
+/// A named CEL rule.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+pub struct CelRule {
+    /// Its name.
+    pub name: String,
+    /// The expression (a bool).
+    pub rule: String,
+}
+
+/// A label condition: `operation` is `Equal`, `Different`, `Has` or `DoesNotHave`.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+pub struct LabelFilter {
+    /// The label key.
+    pub key: String,
+    /// The comparison.
+    pub operation: String,
+    /// The value compared with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+}
+
+/// A Kubernetes label selector.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LabelSelector {
+    /// Labels that must have these values.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub match_labels: Option<BTreeMap<String, String>>,
+    /// Label requirements.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub match_expressions: Option<Vec<LabelSelectorRequirement>>,
+}
+
+/// One label requirement of a [`LabelSelector`].
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+pub struct LabelSelectorRequirement {
+    /// The label key.
+    pub key: String,
+    /// `In`, `NotIn`, `Exists` or `DoesNotExist`.
+    pub operator: String,
+    /// The values (`In`, `NotIn`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<Vec<String>>,
 }
 
 /// Token renewal options.
@@ -100,4 +280,7 @@ pub struct SveltosClusterStatus {
     /// Consecutive connection failures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connection_failures: Option<i64>,
+    /// When sveltoscluster-manager last renewed the cluster's token (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_reconciled_token_request_at: Option<String>,
 }

@@ -163,7 +163,7 @@ pub fn config_sha256(annotations: &BTreeMap<String, String>, spec: &SveltosClust
     // Which run wrote it is not configuration (it changes with every apply that writes the object).
     annotations.remove(super::ownership::MARK_ANNOTATION);
     let renewed = annotations.contains_key(TOKEN_RENEWAL_ANNOTATION);
-    let doc = serde_json::json!({
+    let mut doc = serde_json::json!({
         "annotations": annotations,
         "kubeconfigName": spec.kubeconfig_name,
         "kubeconfigKeyName": if renewed { None } else { spec.kubeconfig_key_name.as_deref() },
@@ -171,6 +171,23 @@ pub fn config_sha256(annotations: &BTreeMap<String, String>, spec: &SveltosClust
         "consecutiveFailureThreshold": spec.consecutive_failure_threshold,
         "activeWindow": spec.active_window,
     });
+    // Fields added later count only when set: the hash of a cluster without them is what it always was (no change
+    // in the plan after an upgrade).
+    if let Some(d) = &spec.data {
+        doc["data"] = serde_json::json!(d);
+    }
+    if let Some(c) = &spec.readiness_checks {
+        doc["readinessChecks"] = serde_json::json!(c);
+    }
+    if let Some(c) = &spec.liveness_checks {
+        doc["livenessChecks"] = serde_json::json!(c);
+    }
+    if let Some(p) = spec.pull_mode {
+        doc["pullMode"] = serde_json::json!(p);
+    }
+    if let Some(w) = &spec.workload_identity {
+        doc["workloadIdentity"] = serde_json::json!(w);
+    }
     sha256_hex(doc.to_string().as_bytes())
 }
 
@@ -443,14 +460,22 @@ fn cluster_spec(
     } else {
         over.and_then(|o| o.paused).or(spec.paused)
     };
+    // With workload identity Sveltos reads no kubeconfig, and the CRD refuses `kubeconfigName` beside it.
+    let workload_identity = over.and_then(|o| o.workload_identity.clone());
+    let kubeconfig = workload_identity.is_none();
     SveltosClusterSpec {
-        kubeconfig_name: Some(secret_name(name)),
-        kubeconfig_key_name: Some(SECRET_KEY.into()),
+        kubeconfig_name: kubeconfig.then(|| secret_name(name)),
+        kubeconfig_key_name: kubeconfig.then(|| SECRET_KEY.into()),
+        workload_identity,
         paused,
         consecutive_failure_threshold: over
             .and_then(|o| o.consecutive_failure_threshold)
             .or(spec.consecutive_failure_threshold),
         active_window,
+        data: Some(data_of(spec, over)).filter(|d| !d.is_empty()),
+        readiness_checks: Some(spec.readiness_checks.clone()).filter(|c| !c.is_empty()),
+        liveness_checks: Some(spec.liveness_checks.clone()).filter(|c| !c.is_empty()),
+        pull_mode: over.and_then(|o| o.pull_mode).or(spec.pull_mode),
         token_request_renewal_option: renewal.map(|r| TokenRequestRenewalOption {
             renew_token_request_interval: r.interval,
             token_duration: r.token_duration,
@@ -458,8 +483,16 @@ fn cluster_spec(
             sa_namespace: r.sa_namespace,
             kubeconfig_key_name: None,
         }),
-        ..Default::default()
     }
+}
+
+/// `spec.data` of a cluster: the bridge-wide entries with its override's over them.
+fn data_of(spec: &BridgeSpec, over: Option<&Override>) -> BTreeMap<String, String> {
+    let mut data = spec.data.clone();
+    if let Some(o) = over {
+        data.extend(o.data.clone());
+    }
+    data
 }
 
 /// The kubeconfig Secret for cluster `ns/name`, holding `bytes`, with the ownership label and `annotations`.
@@ -614,6 +647,66 @@ mod tests {
         assert_eq!(b.sveltos_cluster.unwrap().spec.paused, Some(true));
         assert_eq!(b.entry.labels["tier"], "gold");
         assert_ne!(a.entry.config_sha256, b.entry.config_sha256);
+    }
+
+    #[test]
+    fn data_merges_per_key_and_the_new_fields_count_only_when_set() {
+        let p = profile("team-a", "c1", &[]);
+        let mut spec = BridgeSpec {
+            name: "main".into(),
+            data: BTreeMap::from([
+                ("region".into(), "eu-1".into()),
+                ("tier".into(), "silver".into()),
+            ]),
+            ..Default::default()
+        };
+        spec.overrides.insert(
+            "team-a/c1".into(),
+            Override {
+                data: BTreeMap::from([("tier".into(), "gold".into())]),
+                ..Default::default()
+            },
+        );
+        let with = desired(&spec, &p, &src(), &bytes(), false);
+        let data = with
+            .sveltos_cluster
+            .as_ref()
+            .unwrap()
+            .spec
+            .data
+            .clone()
+            .unwrap();
+        assert_eq!(
+            (data["region"].as_str(), data["tier"].as_str()),
+            ("eu-1", "gold")
+        );
+        // Without them, the hash is the one computed before these fields existed: no change after an upgrade.
+        let without = desired(
+            &BridgeSpec {
+                name: "main".into(),
+                ..Default::default()
+            },
+            &p,
+            &src(),
+            &bytes(),
+            false,
+        );
+        let sc = without.sveltos_cluster.unwrap();
+        let ann = sc.metadata.annotations.clone().unwrap();
+        let s = &sc.spec;
+        let before = serde_json::json!({
+            "annotations": ann,
+            "kubeconfigName": s.kubeconfig_name,
+            "kubeconfigKeyName": s.kubeconfig_key_name,
+            "paused": s.paused,
+            "consecutiveFailureThreshold": s.consecutive_failure_threshold,
+            "activeWindow": s.active_window,
+        });
+        assert_eq!(
+            without.entry.config_sha256,
+            sha256_hex(before.to_string().as_bytes())
+        );
+        assert_ne!(without.entry.config_sha256, with.entry.config_sha256);
     }
 
     #[test]

@@ -94,7 +94,21 @@ pub struct BridgeSpec {
     pub claim_namespace: String,
     /// Let Sveltos renew every cluster's credentials (`spec.tokenRequestRenewalOption`).
     pub token_renewal: Option<TokenRenewal>,
+    /// `wait_for_ready`: how long apply waits for sveltoscluster-manager to report the clusters it registered or
+    /// changed Ready (`ready_timeout`); `None`: it does not wait.
+    pub ready_wait: Option<std::time::Duration>,
+    /// `spec.data` of every SveltosCluster (an override's keys win).
+    pub data: BTreeMap<String, String>,
+    /// `spec.readinessChecks` of every SveltosCluster.
+    pub readiness_checks: Vec<crate::api::ClusterCheck>,
+    /// `spec.livenessChecks` of every SveltosCluster.
+    pub liveness_checks: Vec<crate::api::ClusterCheck>,
+    /// `spec.pullMode` of every SveltosCluster (an override's wins).
+    pub pull_mode: Option<bool>,
 }
+
+/// Default `ready_timeout`.
+pub const DEFAULT_READY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// Sveltos-side credential renewal: `spec.tokenRequestRenewalOption` of the SveltosCluster. The bridge writes the
 /// bootstrap kubeconfig; afterwards what sveltoscluster-manager rewrites on renewal (the Secret's data, a new key
@@ -232,6 +246,11 @@ impl Default for BridgeSpec {
             deletion_timeout: DEFAULT_DELETION_TIMEOUT,
             claim_namespace: ownership::DEFAULT_CLAIM_NAMESPACE.to_string(),
             token_renewal: None,
+            ready_wait: None,
+            data: BTreeMap::new(),
+            readiness_checks: Vec::new(),
+            liveness_checks: Vec::new(),
+            pull_mode: None,
         }
     }
 }
@@ -268,6 +287,12 @@ pub struct Override {
     pub active_window: Option<ActiveWindow>,
     /// `spec.consecutiveFailureThreshold` for this cluster.
     pub consecutive_failure_threshold: Option<i64>,
+    /// `spec.data` entries for this cluster (win over the bridge-wide ones).
+    pub data: BTreeMap<String, String>,
+    /// `spec.pullMode` for this cluster.
+    pub pull_mode: Option<bool>,
+    /// `spec.workloadIdentity` for this cluster: then no `kubeconfigName` or `kubeconfigKeyName`.
+    pub workload_identity: Option<crate::api::WorkloadIdentity>,
 }
 
 /// Whether the profile's `ControlPlaneHealthy` condition is `True`.

@@ -14,6 +14,7 @@ use crate::{
         deregister::RemoveError,
         execute::{Outcome, WriteError},
         profiles::ProfilesError,
+        readiness::NotReady,
     },
     tfplugin::{AttributePath, Diagnostic, Diagnostics},
 };
@@ -208,6 +209,55 @@ pub fn confined_diags(outcome: &Outcome) -> impl Iterator<Item = Diagnostic> {
         }
         d
     })
+}
+
+/// Most clusters named one by one in the diagnostics of `wait_for_ready` (the rest are counted in one more).
+const NOT_READY_NAMED: usize = 20;
+
+/// `wait_for_ready`: one diagnostic per cluster sveltoscluster-manager did not report Ready in time, a warning (an
+/// error with `strict`); every cluster was written either way.
+pub fn not_ready_diags(not_ready: &[NotReady], strict: bool) -> Diagnostics {
+    let tail = if strict {
+        "Every cluster was written; strict = true makes this an error."
+    } else {
+        "Every cluster was written and every other cluster applied; strict = true makes this an error."
+    };
+    let diag = |summary: String, detail: String| {
+        if strict {
+            Diagnostic::error(summary, detail)
+        } else {
+            Diagnostic::warning(summary, detail)
+        }
+    };
+    let mut out: Diagnostics = not_ready
+        .iter()
+        .take(NOT_READY_NAMED)
+        .map(|n| {
+            diag(
+                format!("SveltosCluster {} is not Ready", n.key),
+                format!(
+                    "sveltoscluster-manager did not report SveltosCluster {} Ready within {}s (wait_for_ready,                      ready_timeout): {}. {tail}",
+                    n.key,
+                    n.waited.as_secs(),
+                    n.last_seen
+                ),
+            )
+        })
+        .collect();
+    if let Some(rest) = not_ready
+        .len()
+        .checked_sub(NOT_READY_NAMED)
+        .filter(|r| *r > 0)
+    {
+        out.push(diag(
+            format!("{rest} more SveltosClusters are not Ready"),
+            format!(
+                "sveltoscluster-manager did not report {rest} more clusters Ready in time: {}. {tail}",
+                name_list(not_ready.iter().skip(NOT_READY_NAMED).map(|n| n.key.as_str()))
+            ),
+        ));
+    }
+    out
 }
 
 /// An apply that stopped before it wrote anything.

@@ -14,6 +14,7 @@ use kube::Client;
 use super::{
     deregister::{DestroyError, Removal, RemoveError, delete_all},
     execute::{Outcome, execute},
+    readiness::{NotReady, wait_ready},
     snapshot::{HeadStart, read_owned, snapshot},
 };
 use crate::{
@@ -67,6 +68,9 @@ pub struct Applied {
     pub skipped: BTreeMap<String, Skipped>,
     /// How the writes ended.
     pub end: End,
+    /// With `wait_for_ready`: the clusters this apply registered or changed that sveltoscluster-manager did not
+    /// report Ready in time (empty without the wait, and when the writes did not end as planned).
+    pub not_ready: Vec<NotReady>,
 }
 
 /// How an apply's writes ended.
@@ -148,6 +152,7 @@ pub async fn apply(
     drop(planned);
     let problems = plan_errors(&plan);
     let skipped = plan.skipped();
+    let started = tokio::time::Instant::now();
     let Ok(outcome) =
         tokio::time::timeout(limit, execute(client, spec, &snap, &plan, run_key)).await
     else {
@@ -162,16 +167,27 @@ pub async fn apply(
             problems,
             skipped,
             end,
+            not_ready: Vec::new(),
         });
     };
     let ledger = outcome.ledger(&snap.observed, &ledger);
+    let touched = outcome.touched();
     // The inventory is done with before the new state is built.
     drop(snap);
     let end = settle(client, spec, plan, outcome, ledger, !problems.is_empty()).await;
+    let not_ready = match (&end, spec.ready_wait) {
+        (End::Written { .. }, Some(wait)) if !touched.is_empty() => {
+            // Within the apply's limit too: the wait never makes the apply outlast its `timeouts`.
+            let deadline = (tokio::time::Instant::now() + wait).min(started + limit);
+            wait_ready(client, &spec.name, touched, deadline).await
+        }
+        _ => Vec::new(),
+    };
     Ok(Applied {
         problems,
         skipped,
         end,
+        not_ready,
     })
 }
 

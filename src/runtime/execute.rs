@@ -17,7 +17,7 @@ use super::{
 use crate::{
     api::{ClusterProfile, SveltosCluster},
     domain::{
-        BridgeSpec,
+        BridgeSpec, SECRET_SUFFIX,
         credentials::CredentialSource,
         desired::{ClusterEntry, Material, desired, written_credential},
         exec::ExecInvocation,
@@ -92,6 +92,17 @@ impl Outcome {
             .iter()
             .map(WriteError::key)
             .chain(removals)
+    }
+
+    /// The profile keys of the clusters whose SveltosCluster or Secret this apply wrote (registered or changed).
+    pub fn touched(&self) -> std::collections::BTreeSet<String> {
+        self.written
+            .iter()
+            .map(|(kind, id, _)| match kind {
+                Kind::Secret => id.strip_suffix(SECRET_SUFFIX).unwrap_or(id).to_string(),
+                _ => id.clone(),
+            })
+            .collect()
     }
 
     /// Whether every write and delete succeeded.

@@ -138,6 +138,9 @@ fn examples(c: &Ctx) -> BTreeMap<&'static str, Example> {
     };
     top_level_examples(c, &mut add);
     override_examples(&mut add);
+    sveltos_field_examples(&mut add);
+    workload_identity_examples(&mut add);
+    workload_identity_block_examples(&mut add);
     credentials_examples(c, &mut add);
     block_examples(&mut add);
     inventory_examples(c, &mut add);
@@ -181,6 +184,191 @@ fn top_level_examples(
     add("adopt", json!(false), vec![]);
     add("deregistration", json!("orphan"), vec![]);
     add("overrides", json!({ c.key(): {"paused": true} }), vec![]);
+}
+
+/// The SveltosCluster fields beyond the kubeconfig (`data`, `pull_mode`, the checks) and `wait_for_ready` (no
+/// sveltoscluster-manager runs here: the wait ends after its second and warns).
+fn sveltos_field_examples(add: &mut impl FnMut(&'static str, Json, Vec<(&'static str, Json)>)) {
+    add(
+        "wait_for_ready",
+        json!(true),
+        vec![("ready_timeout", json!("1s"))],
+    );
+    add("ready_timeout", json!("1s"), vec![]);
+    add("data", json!({"region": "eu-1"}), vec![]);
+    add("overrides[k].data", json!({"tier": "gold"}), vec![]);
+    add("pull_mode", json!(true), vec![]);
+    add("overrides[k].pull_mode", json!(true), vec![]);
+    let check = |name: &str| {
+        json!([{
+            "name": name,
+            "condition": "function evaluate()\n  return {pass = true}\nend",
+            "resourceSelectors": [{"group": "", "version": "v1", "kind": "Namespace", "name": "default"}],
+        }])
+        .to_string()
+    };
+    add("readiness_checks", json!(check("ready")), vec![]);
+    add("liveness_checks", json!(check("alive")), vec![]);
+}
+
+/// An override's `workload_identity` as a whole and its own attributes (an Azure identity).
+fn workload_identity_examples(add: &mut impl FnMut(&'static str, Json, Vec<(&'static str, Json)>)) {
+    let azure = json!({"client_id": "c", "tenant_id": "t"});
+    add(
+        "overrides[k].workload_identity",
+        json!({"provider": "Azure", "endpoint": "https://127.0.0.1:6443", "azure": azure}),
+        vec![],
+    );
+    // The companions of a case: the identity's required attributes but the one ending in `leave` (`(none)`: all).
+    let but = |leave: &str| {
+        [
+            ("overrides[k].workload_identity.provider", json!("Azure")),
+            (
+                "overrides[k].workload_identity.endpoint",
+                json!("https://127.0.0.1:6443"),
+            ),
+            ("overrides[k].workload_identity.azure", azure.clone()),
+        ]
+        .into_iter()
+        .filter(|(p, _)| !p.ends_with(leave))
+        .collect::<Vec<_>>()
+    };
+    add(
+        "overrides[k].workload_identity.provider",
+        json!("Azure"),
+        but(".provider"),
+    );
+    add(
+        "overrides[k].workload_identity.endpoint",
+        json!("https://127.0.0.1:6443"),
+        but(".endpoint"),
+    );
+    add(
+        "overrides[k].workload_identity.ca_secret",
+        json!("cluster-ca"),
+        but("(none)"),
+    );
+    add(
+        "overrides[k].workload_identity.azure",
+        azure.clone(),
+        but(".azure"),
+    );
+}
+
+/// The provider blocks of an override's `workload_identity` and their attributes.
+fn workload_identity_block_examples(
+    add: &mut impl FnMut(&'static str, Json, Vec<(&'static str, Json)>),
+) {
+    let with = |provider: &str, leaves: Vec<(&'static str, Json)>| {
+        let mut v = vec![
+            ("overrides[k].workload_identity.provider", json!(provider)),
+            (
+                "overrides[k].workload_identity.endpoint",
+                json!("https://127.0.0.1:6443"),
+            ),
+        ];
+        v.extend(leaves);
+        v
+    };
+    let aws = |but: &str| {
+        let leaves = vec![(
+            "overrides[k].workload_identity.aws.cluster_name",
+            json!("eks-1"),
+        )];
+        with(
+            "AWS",
+            leaves
+                .into_iter()
+                .filter(|(p, _)| !p.ends_with(but))
+                .collect(),
+        )
+    };
+    add(
+        "overrides[k].workload_identity.aws",
+        json!({"cluster_name": "eks-1"}),
+        with("AWS", vec![]),
+    );
+    add(
+        "overrides[k].workload_identity.aws.cluster_name",
+        json!("eks-1"),
+        aws(".cluster_name"),
+    );
+    add(
+        "overrides[k].workload_identity.aws.region",
+        json!("eu-west-1"),
+        aws("(none)"),
+    );
+    add(
+        "overrides[k].workload_identity.aws.role_arn",
+        json!("arn:aws:iam::123456789012:role/sveltos"),
+        aws("(none)"),
+    );
+    let gcp_leaves = [
+        (
+            "overrides[k].workload_identity.gcp.cluster_name",
+            json!("gke-1"),
+        ),
+        (
+            "overrides[k].workload_identity.gcp.location",
+            json!("europe-west1"),
+        ),
+        (
+            "overrides[k].workload_identity.gcp.project_id",
+            json!("fleet"),
+        ),
+    ];
+    let gcp = |but: &str| {
+        with(
+            "GCP",
+            gcp_leaves
+                .iter()
+                .filter(|(p, _)| !p.ends_with(but))
+                .cloned()
+                .collect(),
+        )
+    };
+    add(
+        "overrides[k].workload_identity.gcp",
+        json!({"cluster_name": "gke-1", "location": "europe-west1", "project_id": "fleet"}),
+        with("GCP", vec![]),
+    );
+    for (path, value) in gcp_leaves.clone() {
+        let leaf = path.rsplit('.').next().unwrap_or_default();
+        add(path, value, gcp(&format!(".{leaf}")));
+    }
+    let azure_leaves = [
+        ("overrides[k].workload_identity.azure.client_id", json!("c")),
+        ("overrides[k].workload_identity.azure.tenant_id", json!("t")),
+    ];
+    let azure = |but: &str| {
+        with(
+            "Azure",
+            azure_leaves
+                .iter()
+                .filter(|(p, _)| !p.ends_with(but))
+                .cloned()
+                .collect(),
+        )
+    };
+    for (path, value) in azure_leaves.clone() {
+        let leaf = path.rsplit('.').next().unwrap_or_default();
+        add(path, value, azure(&format!(".{leaf}")));
+    }
+    add(
+        "overrides[k].workload_identity.azure.cluster_name",
+        json!("aks-1"),
+        azure("(none)"),
+    );
+    add(
+        "overrides[k].workload_identity.azure.resource_group",
+        json!("fleet"),
+        azure("(none)"),
+    );
+    add(
+        "overrides[k].workload_identity.azure.subscription_id",
+        json!("00000000-0000-0000-0000-000000000003"),
+        azure("(none)"),
+    );
 }
 
 fn override_examples(add: &mut impl FnMut(&'static str, Json, Vec<(&'static str, Json)>)) {

@@ -48,11 +48,12 @@ pub(super) fn owned_keys(
 
 /// The paths of our field manager's `fieldsV1` that [`observe_cluster`](super::observe_cluster) reads: the keys one
 /// level below each.
-const OWNED_PATHS: [&[&str]; 4] = [
+const OWNED_PATHS: [&[&str]; 5] = [
     &["f:metadata", "f:labels"],
     &["f:metadata", "f:annotations"],
     &["f:spec"],
     &["f:spec", "f:tokenRequestRenewalOption"],
+    &["f:spec", "f:data"],
 ];
 
 /// Decodes the JSON text of an object's `metadata.managedFields` into what the bridge reads of it: only our field

@@ -48,6 +48,24 @@ pub fn observe_cluster(sc: &SveltosCluster) -> ObservedCluster {
             .consecutive_failure_threshold
             .filter(|_| own("consecutiveFailureThreshold")),
         active_window: s.active_window.clone().filter(|_| own("activeWindow")),
+        // Only the entries of `data` we own: a key someone else added is theirs.
+        data: s.data.as_ref().filter(|_| own("data")).map(|d| {
+            let ours = owned_keys(managed, &["f:spec", "f:data"]);
+            d.iter()
+                .filter(|(k, _)| ours.contains(*k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
+        }),
+        readiness_checks: s
+            .readiness_checks
+            .clone()
+            .filter(|_| own("readinessChecks")),
+        liveness_checks: s.liveness_checks.clone().filter(|_| own("livenessChecks")),
+        pull_mode: s.pull_mode.filter(|_| own("pullMode")),
+        workload_identity: s
+            .workload_identity
+            .clone()
+            .filter(|_| own("workloadIdentity")),
         ..Default::default()
     };
     ObservedCluster {

@@ -44,6 +44,17 @@ fn cluster_attributes() -> Vec<Attribute> {
             "`status.failureMessage` (null when none).",
         ),
         c(
+            Attribute::number("connection_failures"),
+            "`status.connectionFailures`: failed connections (or liveness checks) in a row; at \
+             `consecutiveFailureThreshold` the cluster is `Down` (null until Sveltos reports it).",
+        ),
+        c(
+            Attribute::string("last_renewed_at"),
+            "`status.lastReconciledTokenRequestAt`: when sveltoscluster-manager last renewed the cluster's token \
+             (`token_renewal`; RFC 3339, null until it first did). A `check` block can fail on a cluster that \
+             stopped renewing.",
+        ),
+        c(
             Attribute::string("version"),
             "`status.version`: the Kubernetes version Sveltos found (null until reported).",
         ),
@@ -146,8 +157,8 @@ pub fn schema() -> Schema {
             .computed()
             .markdown_description(
                 "The matching SveltosClusters, ordered by namespace and name: `id`, `name`, `namespace`, \
-                 `labels`, `ready`, `connection_status`, `failure_message`, `version`, `paused`, \
-                 `credential_expires_at`, `owned`, `foreign_label_keys`.",
+                 `labels`, `ready`, `connection_status`, `failure_message`, `connection_failures`, \
+                 `last_renewed_at`, `version`, `paused`, `credential_expires_at`, `owned`, `foreign_label_keys`.",
             ),
     )
 }

@@ -119,6 +119,17 @@ fn cluster_value(selected: Selected<'_>, expires: Option<String>) -> Value {
         ("ready", Value::bool(status.ready.unwrap_or(false))),
         ("connection_status", opt(status.connection_status)),
         ("failure_message", opt(status.failure_message)),
+        (
+            "connection_failures",
+            status
+                .connection_failures
+                .map(Value::int)
+                .unwrap_or_else(Value::null),
+        ),
+        (
+            "last_renewed_at",
+            opt(status.last_reconciled_token_request_at),
+        ),
         ("version", opt(status.version)),
         ("foreign_label_keys", foreign),
         ("paused", Value::bool(sc.spec.paused.unwrap_or(false))),
@@ -231,6 +242,8 @@ mod tests {
             ready: Some(false),
             connection_status: Some("Down".into()),
             failure_message: Some("dial tcp: refused".into()),
+            connection_failures: Some(3),
+            last_reconciled_token_request_at: Some("2026-12-05T10:00:00Z".into()),
             ..Default::default()
         });
         let fresh = cluster("n0", "fresh", &[(keys::BRIDGE_LABEL, "fleet")]);
@@ -266,6 +279,12 @@ mod tests {
             down.get_attr("failure_message").as_str(),
             Some("dial tcp: refused")
         );
+        assert_eq!(down.get_attr("connection_failures"), &Value::int(3));
+        assert_eq!(
+            down.get_attr("last_renewed_at").as_str(),
+            Some("2026-12-05T10:00:00Z")
+        );
+        assert!(fresh.get_attr("last_renewed_at").is_null());
         assert!(
             down.get_attr("credential_expires_at").is_null(),
             "an invalid recorded expiry is not reported"

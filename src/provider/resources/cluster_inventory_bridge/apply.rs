@@ -11,7 +11,7 @@ use crate::{
         blocks::{credentials as credentials_block, inventory as inventory_block},
         diag::{
             apply_timed_out_diag, confined_diags, destroy_diags, io_diag, not_applied_diags,
-            outcome_diags, problems_diags,
+            not_ready_diags, outcome_diags, problems_diags,
         },
         state::{NotReady, ProviderState},
     },
@@ -164,6 +164,7 @@ fn respond(
         problems,
         skipped,
         end,
+        not_ready,
     } = applied.map_err(not_applied_diags)?;
     let mut diagnostics = problems_diags(&problems);
     let mut resp = match end {
@@ -176,6 +177,7 @@ fn respond(
             if let Some(outcome) = confined {
                 diagnostics.extend(confined_diags(&outcome));
             }
+            diagnostics.extend(not_ready_diags(&not_ready, spec.strict).into_vec());
             written(req, spec, entries, ledger, diagnostics)
         }
         End::ReadBack { cause, read_back } => {

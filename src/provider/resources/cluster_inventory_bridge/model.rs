@@ -55,6 +55,18 @@ pub struct BridgeConfig {
     /// `consecutive_failure_threshold`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub consecutive_failure_threshold: Option<i64>,
+    /// `data`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<BTreeMap<String, String>>,
+    /// `readiness_checks`: the upstream `readinessChecks` list as JSON text, checked by validation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub readiness_checks: Option<String>,
+    /// `liveness_checks` (as `readiness_checks`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub liveness_checks: Option<String>,
+    /// `pull_mode`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pull_mode: Option<bool>,
     /// `adopt`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub adopt: Option<bool>,
@@ -91,6 +103,12 @@ pub struct BridgeConfig {
     /// `deletion_timeout`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deletion_timeout: Option<String>,
+    /// `wait_for_ready`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wait_for_ready: Option<bool>,
+    /// `ready_timeout`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ready_timeout: Option<String>,
     /// `claim_namespace`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub claim_namespace: Option<String>,
@@ -130,6 +148,82 @@ pub struct OverrideConfig {
     /// `consecutive_failure_threshold`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub consecutive_failure_threshold: Option<i64>,
+    /// `data`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<BTreeMap<String, String>>,
+    /// `pull_mode`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pull_mode: Option<bool>,
+    /// `workload_identity`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workload_identity: Option<WorkloadIdentityConfig>,
+}
+
+/// An override's `workload_identity` object.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct WorkloadIdentityConfig {
+    /// `provider` (required).
+    pub provider: String,
+    /// `endpoint` (required).
+    pub endpoint: String,
+    /// `ca_secret`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ca_secret: Option<String>,
+    /// `aws`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aws: Option<AwsIdentityConfig>,
+    /// `gcp`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gcp: Option<GcpIdentityConfig>,
+    /// `azure`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub azure: Option<AzureIdentityConfig>,
+}
+
+/// `workload_identity.aws`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AwsIdentityConfig {
+    /// `cluster_name` (required).
+    pub cluster_name: String,
+    /// `region`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
+    /// `role_arn`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role_arn: Option<String>,
+}
+
+/// `workload_identity.gcp`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct GcpIdentityConfig {
+    /// `cluster_name` (required).
+    pub cluster_name: String,
+    /// `location` (required).
+    pub location: String,
+    /// `project_id` (required).
+    pub project_id: String,
+}
+
+/// `workload_identity.azure`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AzureIdentityConfig {
+    /// `client_id` (required).
+    pub client_id: String,
+    /// `tenant_id` (required).
+    pub tenant_id: String,
+    /// `cluster_name`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster_name: Option<String>,
+    /// `resource_group`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource_group: Option<String>,
+    /// `subscription_id`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subscription_id: Option<String>,
 }
 
 /// A `token_renewal` object (the block, and the attribute of an `overrides` entry).

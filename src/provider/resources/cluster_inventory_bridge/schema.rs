@@ -196,6 +196,36 @@ fn sveltos_cluster_attributes() -> Vec<Attribute> {
             Attribute::number("consecutive_failure_threshold").optional(),
             "`spec.consecutiveFailureThreshold` of every SveltosCluster.",
         ),
+        md(
+            Attribute::map("data", Type::String).optional(),
+            "`spec.data` of every SveltosCluster (an override's `data` adds to it and wins per key): values Sveltos \
+             templates read as `.Cluster.spec.data.<key>` (e.g. in an add-on's `policyRefs` with \
+             `projectsveltos.io/template`).",
+        ),
+        md(
+            Attribute::bool("pull_mode").optional(),
+            &format!("{PULL_MODE} For every SveltosCluster."),
+        ),
+        md(
+            Attribute::string("readiness_checks").optional(),
+            "`spec.readinessChecks` of every SveltosCluster: checks sveltoscluster-manager runs on the cluster before \
+             it marks it Ready (until they pass, the cluster is not Ready and Sveltos deploys nothing to it; the \
+             failing check is in `status.failureMessage`). JSON text of a list of checks written exactly as in the \
+             upstream SveltosCluster CRD, with its field names: `jsonencode([{ name, condition, resourceSelectors = \
+             [{ group, version, kind, name, namespace, evaluate, evaluateCEL, labelFilters, selector }] }])`, or \
+             `jsonencode(yamldecode(...))` of upstream YAML; `condition` a Lua function `evaluate` over the selected resources \
+             (the global `resources`) returning a table with `pass` (a bool; the CRD's description says `result`, \
+             the manager reads `pass`) and `message`. Checked at validation as the CRD checks it (required fields, \
+             `kind` not empty, `labelFilters[].operation` one of `Equal`, `Different`, `Has`, `DoesNotHave`), and \
+             no field the CRD does not have; names unique.",
+        ),
+        md(
+            Attribute::string("liveness_checks").optional(),
+            "`spec.livenessChecks` of every SveltosCluster: checks (JSON text, as `readiness_checks`) sveltoscluster-manager \
+             runs on every reconcile (about once a minute) once the cluster is Ready; each failure counts as a \
+             failed connection, and after `consecutive_failure_threshold` of them in a row the cluster's \
+             `connectionStatus` is `Down` (Sveltos keeps `ready = true`).",
+        ),
     ]
 }
 
@@ -276,6 +306,21 @@ fn safety_attributes() -> Vec<Attribute> {
              the next apply resumes without waiting for it again.",
         ),
         md(
+            Attribute::bool("wait_for_ready").optional(),
+            "Wait at apply until sveltoscluster-manager reports every cluster this apply registered or changed \
+             Ready (default false: apply returns once the objects are written). Ready as the manager writes it in the \
+             SveltosCluster's status: `ready = true` (it reached the cluster's `/version` and the `readiness_checks` \
+             passed) and a `connectionStatus` that is not `Down`. A cluster not Ready within `ready_timeout` is a \
+             warning naming it with the manager's last `failureMessage` (an error with `strict`); every cluster is \
+             written and recorded either way, and the wait never outlasts the apply's `timeouts`. Clusters an apply \
+             does not write are not waited for.",
+        ),
+        md(
+            Attribute::string("ready_timeout").optional(),
+            "With `wait_for_ready`: how long apply waits, for all the clusters together (Go duration, default `5m`; \
+             also bounded by what is left of the apply's `timeouts`).",
+        ),
+        md(
             Attribute::bool("adopt").optional(),
             "Take over existing SveltosClusters and Secrets with the same names that this bridge did not create \
              (default false: such a cluster is left alone, nothing is written to those objects, and a warning \
@@ -283,6 +328,83 @@ fn safety_attributes() -> Vec<Attribute> {
         ),
     ]
 }
+
+/// An override's `workload_identity`: `spec.workloadIdentity` with the upstream CRD's fields.
+fn workload_identity_attribute() -> Attribute {
+    let s = |n: &str, d: &str| md(Attribute::string(n).required(), d);
+    let o = |n: &str, d: &str| md(Attribute::string(n).optional(), d);
+    let aws = [
+        s("cluster_name", "`clusterName`: the EKS cluster's name."),
+        o(
+            "region",
+            "`region` (default: the `AWS_REGION` Sveltos runs with).",
+        ),
+        o(
+            "role_arn",
+            "`roleARN`: the IAM role Sveltos assumes (default: its own IRSA credentials).",
+        ),
+    ];
+    let gcp = [
+        s("cluster_name", "`clusterName`: the GKE cluster's name."),
+        s("location", "`location`: its region or zone."),
+        s("project_id", "`projectID`: its project."),
+    ];
+    let azure = [
+        s(
+            "client_id",
+            "`clientID` of the managed identity or app registration federated with Sveltos' ServiceAccount.",
+        ),
+        s("tenant_id", "`tenantID`."),
+        o(
+            "cluster_name",
+            "`clusterName` (kept by Sveltos for later use).",
+        ),
+        o(
+            "resource_group",
+            "`resourceGroup` (kept by Sveltos for later use).",
+        ),
+        o(
+            "subscription_id",
+            "`subscriptionID` (kept by Sveltos for later use).",
+        ),
+    ];
+    md(
+        Attribute::nested(
+            "workload_identity",
+            Nesting::Single,
+            [
+                s("provider", "`provider`: `AWS`, `GCP` or `Azure`."),
+                s("endpoint", "`endpoint`: the cluster's API server URL."),
+                o(
+                    "ca_secret",
+                    "`caSecretRef.name`: a Secret in the cluster's namespace holding the API server's CA under \
+                     `ca.crt` (default: the system's CAs).",
+                ),
+                md(Attribute::nested("aws", Nesting::Single, aws).optional(), "With `provider = \"AWS\"` (and only then)."),
+                md(Attribute::nested("gcp", Nesting::Single, gcp).optional(), "With `provider = \"GCP\"` (and only then)."),
+                md(
+                    Attribute::nested("azure", Nesting::Single, azure).optional(),
+                    "With `provider = \"Azure\"` (and only then).",
+                ),
+            ],
+        )
+        .optional(),
+        "`spec.workloadIdentity` for this cluster (Sveltos ≥ 1.12): sveltoscluster-manager and addon-controller get \
+         the cluster's credentials from the cloud provider, with the identity they run as, instead of a kubeconfig; \
+         the SveltosCluster then has no `kubeconfigName` or `kubeconfigKeyName` (the upstream CRD refuses \
+         `kubeconfigName` beside it). The fields and rules are the upstream CRD's. The bridge still needs the \
+         inventory's credentials for the cluster and writes its kubeconfig Secret, which Sveltos does not read. Not \
+         with `token_renewal` (renewal rewrites a kubeconfig).",
+    )
+}
+
+/// What `pull_mode` does (the bridge-wide attribute and the override's).
+const PULL_MODE: &str = "`spec.pullMode`: the cluster's own Sveltos agent (sveltos-applier, installed on it) fetches \
+             its configuration, and sveltoscluster-manager does not connect to it (it reads no kubeconfig; the \
+             bridge still writes the Secret from the inventory's credentials, and a cluster without usable ones is \
+             skipped as any other); the cluster is Ready once the agent reports. Immutable (a rule of the upstream \
+             CRD): the API server refuses a change for a registered cluster, a warning naming it (an error with \
+             `strict`), the cluster kept as it is; deregister it and register it again to switch.";
 
 /// Adds the `markdown_description` to an attribute.
 fn md(a: Attribute, d: &str) -> Attribute {
@@ -335,6 +457,15 @@ fn overrides_attribute() -> Attribute {
                     Attribute::number("consecutive_failure_threshold").optional(),
                     "`spec.consecutiveFailureThreshold` for this cluster.",
                 ),
+                md(
+                    Attribute::map("data", Type::String).optional(),
+                    "`spec.data` entries for this cluster, added to the bridge-wide `data` (winning per key).",
+                ),
+                md(
+                    Attribute::bool("pull_mode").optional(),
+                    &format!("{PULL_MODE} For this cluster (wins over the bridge-wide `pull_mode`)."),
+                ),
+                workload_identity_attribute(),
             ],
         )
         .optional(),

@@ -31,6 +31,8 @@ struct Parsed {
     copy_labels: LabelCopy,
     deregistration: Deregistration,
     deletion_timeout: std::time::Duration,
+    ready_wait: Option<std::time::Duration>,
+    checks: [Vec<crate::api::ClusterCheck>; 2],
 }
 
 impl TokenRenewalConfig {
@@ -75,6 +77,9 @@ impl OverrideConfig {
             token_renewal: renewal_of(&self.token_renewal),
             active_window: window_of(&self.active_window),
             consecutive_failure_threshold: self.consecutive_failure_threshold,
+            data: self.data.clone().unwrap_or_default(),
+            pull_mode: self.pull_mode,
+            workload_identity: self.workload_identity.as_ref().map(|w| w.to_identity()),
         }
     }
 }
@@ -130,6 +135,9 @@ impl BridgeConfig {
         let copy_labels = self.parse_copy_labels(err);
         let deregistration = self.parse_deregistration(err);
         let deletion_timeout = self.parse_deletion_timeout(err);
+        let ready_wait = self.parse_ready_wait(err);
+        let checks = self.parse_checks(err);
+        self.check_workload_identities(err);
         self.check_name_lists(err);
         self.check_inventory_namespaces(err);
         check_renewal(
@@ -153,6 +161,8 @@ impl BridgeConfig {
             copy_labels,
             deregistration,
             deletion_timeout,
+            ready_wait,
+            checks,
         }
     }
 
@@ -478,6 +488,11 @@ impl BridgeConfig {
             deregistration: parsed.deregistration,
             deletion_timeout: parsed.deletion_timeout,
             token_renewal: renewal_of(&self.token_renewal),
+            ready_wait: parsed.ready_wait,
+            data: self.data.clone().unwrap_or_default(),
+            readiness_checks: parsed.checks[0].clone(),
+            liveness_checks: parsed.checks[1].clone(),
+            pull_mode: self.pull_mode,
             claim_namespace: self
                 .claim_namespace
                 .clone()
@@ -651,6 +666,8 @@ fn check_labels(
         }
     }
 }
+
+mod sveltos_fields;
 
 #[cfg(test)]
 mod tests;

@@ -254,3 +254,172 @@ fn an_inventory_block_needs_a_namespaces_list() {
         "without inventory: all namespaces"
     );
 }
+
+#[test]
+fn wait_for_ready_gives_the_spec_its_timeout() {
+    let mut c = config();
+    assert_eq!(c.to_spec().unwrap().ready_wait, None);
+    c.ready_timeout = Some("90s".into());
+    assert_eq!(
+        c.to_spec().unwrap().ready_wait,
+        None,
+        "no wait without wait_for_ready"
+    );
+    c.wait_for_ready = Some(true);
+    assert_eq!(
+        c.to_spec().unwrap().ready_wait,
+        Some(std::time::Duration::from_secs(90))
+    );
+    c.ready_timeout = None;
+    assert_eq!(
+        c.to_spec().unwrap().ready_wait,
+        Some(crate::domain::DEFAULT_READY_TIMEOUT)
+    );
+    for bad in ["0s", "soon"] {
+        c.ready_timeout = Some(bad.into());
+        let errors = errors_at(&c, "Invalid ready_timeout");
+        assert_eq!(errors.len(), 1, "{bad}: {errors:?}");
+        assert_eq!(errors[0].0, "ready_timeout");
+    }
+}
+
+/// A readiness check as the upstream CRD has it, changed by `edit`, in a list.
+fn check(edit: impl FnOnce(&mut serde_json::Value)) -> serde_json::Value {
+    let mut c = serde_json::json!({
+        "name": "gate",
+        "condition": "function evaluate() return {pass = true} end",
+        "resourceSelectors": [{"group": "", "version": "v1", "kind": "ConfigMap", "name": "gate",
+            "namespace": null, "labelFilters": [{"key": "a", "operation": "Has"}]}],
+    });
+    edit(&mut c);
+    serde_json::json!([c])
+}
+
+#[test]
+fn checks_are_read_as_the_upstream_crd_has_them() {
+    let mut c = config();
+    c.readiness_checks = Some(check(|_| {}).to_string());
+    c.liveness_checks = Some(check(|c| c["name"] = "alive".into()).to_string());
+    c.data = Some(BTreeMap::from([("region".into(), "eu-1".into())]));
+    let spec = c.to_spec().unwrap();
+    assert_eq!(
+        spec.readiness_checks[0].resource_selectors[0].kind,
+        "ConfigMap"
+    );
+    assert_eq!(
+        spec.readiness_checks[0].resource_selectors[0].namespace,
+        None
+    );
+    assert_eq!(spec.liveness_checks[0].name, "alive");
+    assert_eq!(spec.data["region"], "eu-1");
+}
+
+#[test]
+fn checks_the_crd_refuses_are_refused_at_their_attribute() {
+    let cases: Vec<(serde_json::Value, &str)> = vec![
+        (
+            check(|c| {
+                c.as_object_mut()
+                    .unwrap()
+                    .remove("condition")
+                    .map(drop)
+                    .unwrap()
+            }),
+            "missing field `condition`",
+        ),
+        (
+            check(|c| c["resourceSelectors"][0]["kind"] = "".into()),
+            "resourceSelectors[0].kind must not be empty",
+        ),
+        (
+            check(|c| c["resourceSelectors"][0]["labelFilters"][0]["operation"] = "Is".into()),
+            "labelFilters[0].operation must be one of",
+        ),
+        (
+            check(|c| c["resourceSelectors"][0]["evaluateCel"] = serde_json::json!([])),
+            "resourceSelectors[0].evaluateCel is not a field of the upstream SveltosCluster CRD",
+        ),
+        (check(|c| c["name"] = "".into()), "name must not be empty"),
+        (serde_json::json!({"name": "x"}), "must be a list of checks"),
+    ];
+    let not_json = (serde_json::Value::Null, "must be JSON text");
+    for (value, expected) in cases.into_iter().chain([not_json]) {
+        let mut c = config();
+        c.liveness_checks = Some(if value.is_null() {
+            "[{".into()
+        } else {
+            value.to_string()
+        });
+        let errors = errors_at(&c, "Invalid checks");
+        assert!(
+            errors.len() == 1
+                && errors[0].0.starts_with("liveness_checks")
+                && errors[0].1.contains(expected),
+            "{value}: {errors:?}"
+        );
+    }
+    let mut c = config();
+    let twice = check(|_| {});
+    c.readiness_checks = Some(serde_json::json!([twice[0], twice[0]]).to_string());
+    let errors = errors_at(&c, "Invalid checks");
+    assert!(
+        errors.len() == 1 && errors[0].1.contains("used twice"),
+        "{errors:?}"
+    );
+}
+
+#[test]
+fn workload_identity_follows_the_crd_rules() {
+    use super::super::model::{AzureIdentityConfig, WorkloadIdentityConfig};
+    let identity = |provider: &str| WorkloadIdentityConfig {
+        provider: provider.into(),
+        endpoint: "https://eks.example:443".into(),
+        azure: Some(AzureIdentityConfig {
+            client_id: "c".into(),
+            tenant_id: "t".into(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let with = |w: WorkloadIdentityConfig, renew: bool| {
+        let mut c = config();
+        let o = c.overrides.as_mut().unwrap().get_mut("ns/c1").unwrap();
+        o.workload_identity = Some(w);
+        if renew {
+            o.token_renewal = Some(TokenRenewalConfig {
+                interval: "1h".into(),
+                ..Default::default()
+            });
+        }
+        c
+    };
+    let spec = with(identity("Azure"), false).to_spec().unwrap();
+    let wi = spec.overrides["ns/c1"].workload_identity.clone().unwrap();
+    assert_eq!(
+        (wi.provider.as_str(), wi.azure.unwrap().tenant_id.as_str()),
+        ("Azure", "t")
+    );
+    let errors = errors_at(&with(identity("AWS"), false), "Invalid workload_identity");
+    let paths: Vec<&str> = errors.iter().map(|(p, _)| p.as_str()).collect();
+    assert_eq!(paths, ["overrides[\"ns/c1\"]"; 2], "{errors:?}");
+    assert!(
+        errors[0]
+            .1
+            .contains("workload_identity.aws: aws must be set if and only if provider is \"AWS\"")
+    );
+    assert!(errors[1].1.contains(
+        "workload_identity.azure: azure must be set if and only if provider is \"Azure\""
+    ));
+    let mut empty = identity("Azure");
+    empty.endpoint.clear();
+    empty.ca_secret = Some("Not A Name".into());
+    assert_eq!(
+        errors_at(&with(empty, false), "Invalid workload_identity").len(),
+        2
+    );
+    let renewed = errors_at(&with(identity("Azure"), true), "Invalid workload_identity");
+    assert!(
+        renewed.len() == 1 && renewed[0].1.contains("token_renewal"),
+        "{renewed:?}"
+    );
+}

@@ -1,0 +1,77 @@
+//! `overrides[...].workload_identity` with the real sveltoscluster-manager and the upstream CRD, without a cloud: the
+//! SveltosCluster has no `kubeconfigName` (the CRD refuses one beside `workloadIdentity`), and the manager takes the
+//! workload-identity branch: its failure is the cloud call (Azure's federated token, which only a pod configured
+//! for Azure Workload Identity has), not a kubeconfig.
+
+use std::time::Duration;
+
+use serde_json::Value as Json;
+use support::inventory::{Inv, apply_ok, bridge, diagnostics, flat};
+use support::sveltos::Sveltos;
+use support::{Cli, unique_namespace};
+
+/// How long the manager may take to look at a new cluster: a hang guard, not a measurement (it looks at once).
+const LOOK_DEADLINE: Duration = Duration::from_secs(180);
+
+/// The override giving cluster `c1` an Azure workload identity (`provider` and the provider block as given).
+fn identity(ns: &str, provider: &str, block: &str) -> String {
+    format!(
+        "  overrides = {{\n    \"{ns}/c1\" = {{\n      workload_identity = {{\n        provider = \"{provider}\"\n        \
+         endpoint = \"https://127.0.0.1:6443\"\n        {block} = {{ client_id = \"00000000-0000-0000-0000-000000000001\", \
+         tenant_id = \"00000000-0000-0000-0000-000000000002\" }}\n      }}\n    }}\n  }}"
+    )
+}
+
+/// A provider without its block (and the block of another) is refused at plan, at the attribute, in the CRD's
+/// words; with Azure's block the
+/// cluster is registered without a kubeconfig name and the manager fails on the cloud call; the plan after is
+/// empty.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_manager_takes_the_workload_identity_branch() {
+    let Some(sveltos) = Sveltos::get() else {
+        return;
+    };
+    let inv = Inv::of(&sveltos.env).await;
+    let ns = unique_namespace(&inv.client, "wi").await;
+    inv.profile_with_secret(&ns, "c1", &[], Json::Null, &sveltos.member_kubeconfig())
+        .await;
+    let tf = inv.tf(
+        &Cli::tofu(),
+        &bridge(&ns, &[&ns], &identity(&ns, "AWS", "azure")),
+    );
+    let refused = tf.run_err(&["plan", "-input=false", "-no-color"]);
+    let errors: Vec<String> = diagnostics(&refused, "Error", "Invalid workload_identity")
+        .into_iter()
+        .map(flat)
+        .collect();
+    let said = |needle: &str| errors.iter().any(|e| e.contains(needle));
+    assert!(
+        errors.len() == 2
+            && said(r#"workload_identity.aws: aws must be set if and only if provider is "AWS""#)
+            && said(
+                r#"workload_identity.azure: azure must be set if and only if provider is "Azure""#
+            ),
+        "{errors:?}"
+    );
+    assert!(inv.sc(&ns, "c1").await.is_none());
+
+    inv.rewrite(&tf, &bridge(&ns, &[&ns], &identity(&ns, "Azure", "azure")));
+    apply_ok(&tf);
+    let failure = sveltos
+        .until("the manager's failure for c1", LOOK_DEADLINE, || async {
+            inv.sc(&ns, "c1").await?.status?.failure_message
+        })
+        .await;
+    assert!(failure.contains("AZURE_FEDERATED_TOKEN_FILE"), "{failure}");
+    let sc = inv.sc(&ns, "c1").await.expect("SveltosCluster c1");
+    assert_eq!(
+        (sc.spec.kubeconfig_name, sc.spec.kubeconfig_key_name),
+        (None, None)
+    );
+    let wi = sc.spec.workload_identity.expect("spec.workloadIdentity");
+    assert_eq!(
+        (wi.provider.as_str(), wi.azure.map(|a| a.tenant_id)),
+        ("Azure", Some("00000000-0000-0000-0000-000000000002".into()))
+    );
+    assert_eq!(tf.plan(), 0);
+}
