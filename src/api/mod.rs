@@ -37,6 +37,9 @@ pub mod keys {
     pub const KUBECONFIG_SHA_ANNOTATION: &str = "sveltos.clusterinventory.io/kubeconfig-sha256";
     /// Annotation on the bridged Secret with the credential's expiry (RFC 3339), when known.
     pub const EXPIRES_ANNOTATION: &str = "sveltos.clusterinventory.io/credential-expires-at";
+    /// Label on a ClusterProfile identifying its member cluster across inventories (cluster-inventory-api PR #83):
+    /// profiles carrying the same value describe one cluster.
+    pub const INVENTORY_MEMBER_ID_LABEL: &str = "multicluster.x-k8s.io/inventory-member-id";
     /// Label written by sveltoscluster-manager; never touched by the bridge.
     pub const SVELTOS_K8S_VERSION_LABEL: &str = "projectsveltos.io/k8s-version";
     /// Label addon-controller sets on a `ClusterSummary`: the name of its cluster.

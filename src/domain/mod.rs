@@ -8,6 +8,7 @@ pub mod duration;
 pub mod exec;
 pub mod kubeconfig;
 pub mod ledger_copy;
+pub mod members;
 pub mod names;
 pub mod observed;
 pub mod ownership;
@@ -91,6 +92,8 @@ pub struct BridgeSpec {
     pub claim_namespace: String,
     /// Let Sveltos renew every cluster's credentials (`spec.tokenRequestRenewalOption`).
     pub token_renewal: Option<TokenRenewal>,
+    /// How ClusterProfiles describing one member cluster are recognised and treated (`duplicate_members`).
+    pub members: members::MemberPolicy,
 }
 
 /// Sveltos-side credential renewal: `spec.tokenRequestRenewalOption` of the SveltosCluster. The bridge writes the
@@ -219,6 +222,7 @@ impl Default for BridgeSpec {
             deletion_timeout: DEFAULT_DELETION_TIMEOUT,
             claim_namespace: ownership::DEFAULT_CLAIM_NAMESPACE.to_string(),
             token_renewal: None,
+            members: members::MemberPolicy::default(),
         }
     }
 }

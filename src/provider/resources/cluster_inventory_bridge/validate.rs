@@ -11,6 +11,7 @@ use crate::{
         TokenRenewal, UnhealthyPolicy,
         credentials::{CredentialOptions, options::validate as validate_credentials},
         duration::parse_duration,
+        members::{DuplicateMembers, MemberPolicy},
         names,
         selector::{Selector, label_key, label_value},
     },
@@ -30,6 +31,7 @@ struct Parsed {
     copy_labels: LabelCopy,
     deregistration: Deregistration,
     deletion_timeout: std::time::Duration,
+    duplicates: DuplicateMembers,
 }
 
 impl TokenRenewalConfig {
@@ -124,6 +126,7 @@ impl BridgeConfig {
             self.consecutive_failure_threshold,
         );
         let unhealthy = self.parse_unhealthy(err);
+        let duplicates = self.parse_duplicate_members(err);
         let max_removals = self.parse_max_removals(err);
         let copy_labels = self.parse_copy_labels(err);
         let deregistration = self.parse_deregistration(err);
@@ -149,6 +152,7 @@ impl BridgeConfig {
             copy_labels,
             deregistration,
             deletion_timeout,
+            duplicates,
         }
     }
 
@@ -233,6 +237,24 @@ impl BridgeConfig {
                     ),
                 );
                 UnhealthyPolicy::Keep
+            }
+        }
+    }
+
+    fn parse_duplicate_members(&self, err: &mut impl Report) -> DuplicateMembers {
+        match self.duplicate_members.as_deref() {
+            None | Some("warn") => DuplicateMembers::Warn,
+            Some("register_one") => DuplicateMembers::RegisterOne,
+            Some(other) => {
+                err(
+                    AttributePath::attr("duplicate_members"),
+                    "Invalid duplicate_members",
+                    format!(
+                        "duplicate_members must be \"warn\" or \"register_one\", got {:?}.",
+                        other.chars().take(64).collect::<String>()
+                    ),
+                );
+                DuplicateMembers::Warn
             }
         }
     }
@@ -467,6 +489,10 @@ impl BridgeConfig {
             deregistration: parsed.deregistration,
             deletion_timeout: parsed.deletion_timeout,
             token_renewal: renewal_of(&self.token_renewal),
+            members: MemberPolicy {
+                duplicates: parsed.duplicates,
+                match_server: self.duplicate_members_by_server.unwrap_or(false),
+            },
             claim_namespace: self
                 .claim_namespace
                 .clone()
