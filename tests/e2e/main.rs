@@ -31,6 +31,7 @@ mod recipes;
 mod release_install;
 mod replace;
 mod selector_oracle;
+mod shared_members;
 mod sveltos_clusters;
 mod swapped_credentials;
 mod testenv;
