@@ -10,6 +10,7 @@
 mod clusterprofile;
 mod clustersummary;
 mod sveltoscluster;
+pub mod v1alpha2;
 
 pub use clusterprofile::*;
 pub use clustersummary::*;
@@ -62,7 +63,8 @@ pub mod keys {
         "clusterprofiles.multicluster.x-k8s.io/exec/additional-envs";
 }
 
-/// The CRDs of the modelled types, as `(file stem, YAML)` pairs, in a stable order.
+/// The CRDs of the modelled types, as `(file stem, YAML)` pairs, in a stable order. The ClusterProfile CRD serves
+/// v1alpha2 next to v1alpha1, the storage version, as upstream's does ([`v1alpha2`]).
 pub fn crd_yamls() -> Vec<(&'static str, String)> {
     let render = |crd| {
         // One line per description (no folded `>` blocks), as kubectl and controller-gen write CRDs.
@@ -71,7 +73,10 @@ pub fn crd_yamls() -> Vec<(&'static str, String)> {
         serde_saphyr::to_string_with_options(&crd, options).expect("a CRD always serializes")
     };
     vec![
-        ("clusterprofiles", render(ClusterProfile::crd())),
+        (
+            "clusterprofiles",
+            render(v1alpha2::with_v1alpha2(ClusterProfile::crd())),
+        ),
         ("sveltosclusters", render(SveltosCluster::crd())),
     ]
 }

@@ -39,4 +39,5 @@ mod timeouts;
 mod token_renewal;
 mod trust_boundaries;
 mod unknown_values;
+mod v1alpha2;
 mod write_only;
