@@ -133,6 +133,16 @@ mod tests {
                 && w[0].detail.contains(&format!("{ID} \"member-1\"")),
             "{w:?}"
         );
+        // One of them excluded by hand: no warning.
+        let mut f = one_member();
+        f.spec.overrides.insert(
+            "b/c1".into(),
+            Override {
+                skip: true,
+                ..Default::default()
+            },
+        );
+        assert!(f.run().problems.is_empty(), "{:?}", f.run().problems);
         // Distinct ids: no warning.
         let mut f = one_member();
         f.profiles[1]
