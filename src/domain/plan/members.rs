@@ -171,6 +171,17 @@ mod tests {
             "{skipped:?}"
         );
         assert!(!p.has_errors(), "a stated choice, not a problem");
+        let w = p
+            .problems
+            .iter()
+            .find(|x| x.path == vec![Step::Attr("duplicate_members")])
+            .unwrap();
+        assert!(
+            w.detail
+                .contains("- b/c1 (not registered): a/c1 is registered")
+                && !w.detail.contains("strict"),
+            "{w:?}"
+        );
         f.spec.strict = true;
         assert!(!f.run().has_errors(), "not an error under strict either");
         // The order of namespaces decides: b first. a/c1, bridged, is deregistered.

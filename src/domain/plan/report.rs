@@ -183,6 +183,8 @@ fn cause_problem(spec: &BridgeSpec, cause: Cause, mut issues: Vec<&ClusterIssue>
         } else {
             "require_credentials = true makes this an error: nothing was written."
         }
+    } else if cause == Cause::DuplicateMember {
+        "Their member clusters stay registered through the ClusterProfile named."
     } else {
         "Every other cluster is planned normally. Set strict = true to make this an error."
     };
