@@ -10,6 +10,7 @@
 mod clusterprofile;
 mod clustersummary;
 mod sveltoscluster;
+pub mod v1alpha2;
 
 pub use clusterprofile::*;
 pub use clustersummary::*;
@@ -37,6 +38,9 @@ pub mod keys {
     pub const KUBECONFIG_SHA_ANNOTATION: &str = "sveltos.clusterinventory.io/kubeconfig-sha256";
     /// Annotation on the bridged Secret with the credential's expiry (RFC 3339), when known.
     pub const EXPIRES_ANNOTATION: &str = "sveltos.clusterinventory.io/credential-expires-at";
+    /// Label on a ClusterProfile identifying its member cluster across inventories (cluster-inventory-api PR #83):
+    /// profiles carrying the same value describe one cluster.
+    pub const INVENTORY_MEMBER_ID_LABEL: &str = "multicluster.x-k8s.io/inventory-member-id";
     /// Label written by sveltoscluster-manager; never touched by the bridge.
     pub const SVELTOS_K8S_VERSION_LABEL: &str = "projectsveltos.io/k8s-version";
     /// Label addon-controller sets on a `ClusterSummary`: the name of its cluster.
@@ -59,7 +63,8 @@ pub mod keys {
         "clusterprofiles.multicluster.x-k8s.io/exec/additional-envs";
 }
 
-/// The CRDs of the modelled types, as `(file stem, YAML)` pairs, in a stable order.
+/// The CRDs of the modelled types, as `(file stem, YAML)` pairs, in a stable order. The ClusterProfile CRD serves
+/// v1alpha2 next to v1alpha1, the storage version, as upstream's does ([`v1alpha2`]).
 pub fn crd_yamls() -> Vec<(&'static str, String)> {
     let render = |crd| {
         // One line per description (no folded `>` blocks), as kubectl and controller-gen write CRDs.
@@ -68,7 +73,10 @@ pub fn crd_yamls() -> Vec<(&'static str, String)> {
         serde_saphyr::to_string_with_options(&crd, options).expect("a CRD always serializes")
     };
     vec![
-        ("clusterprofiles", render(ClusterProfile::crd())),
+        (
+            "clusterprofiles",
+            render(v1alpha2::with_v1alpha2(ClusterProfile::crd())),
+        ),
         ("sveltosclusters", render(SveltosCluster::crd())),
     ]
 }

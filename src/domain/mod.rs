@@ -9,6 +9,7 @@ pub mod exec;
 pub mod kubeconfig;
 pub mod ledger_copy;
 pub mod managed_view;
+pub mod members;
 pub mod names;
 pub mod observed;
 pub mod ownership;
@@ -105,6 +106,8 @@ pub struct BridgeSpec {
     pub liveness_checks: Vec<crate::api::ClusterCheck>,
     /// `spec.pullMode` of every SveltosCluster (an override's wins).
     pub pull_mode: Option<bool>,
+    /// How ClusterProfiles describing one member cluster are recognised and treated (`duplicate_members`).
+    pub members: members::MemberPolicy,
 }
 
 /// Default `ready_timeout`.
@@ -251,6 +254,7 @@ impl Default for BridgeSpec {
             readiness_checks: Vec::new(),
             liveness_checks: Vec::new(),
             pull_mode: None,
+            members: members::MemberPolicy::default(),
         }
     }
 }

@@ -91,7 +91,7 @@ async fn cluster_profile_created_with_kube_is_read_back_with_kubectl() {
 
     let out = env.kubectl(&[
         "get",
-        "clusterprofiles.multicluster.x-k8s.io",
+        "clusterprofiles.v1alpha1.multicluster.x-k8s.io",
         "alpha",
         "-n",
         &ns,

@@ -178,6 +178,8 @@ fn top_level_examples(
         json!("pause"),
         vec![("require_healthy", json!(true))],
     );
+    add("duplicate_members", json!("register_one"), vec![]);
+    add("duplicate_members_by_server", json!(true), vec![]);
     add("max_removals", json!(5), vec![]);
     add("max_updates", json!(5), vec![]);
     add("deletion_timeout", json!("2m"), vec![]);

@@ -9,10 +9,12 @@
 //! [`actions()`] turns a plan made for apply into writes and deletes.
 
 mod actions;
+mod deprecated;
 mod drift;
 #[cfg(test)]
 mod fixture;
 mod material;
+mod members;
 mod report;
 mod review;
 mod select;
@@ -143,10 +145,15 @@ impl Plan {
         self.issues
             .iter()
             .map(|i| {
+                // A duplicate names the cluster registered instead (its detail, escaped and bounded).
+                let cause = match i.cause {
+                    Cause::DuplicateMember => format!("{}: {}", i.cause.describe(), i.detail),
+                    c => c.describe().to_string(),
+                };
                 (
                     i.key.clone(),
                     Skipped {
-                        cause: i.cause.describe().to_string(),
+                        cause,
                         kept: i.kept,
                     },
                 )
@@ -268,6 +275,8 @@ pub fn plan(
     }
     plan.for_apply = inputs.phase == Phase::Apply;
     isolate_collisions(inputs, &mut plan);
+    members::one_per_member(inputs, located, &mut plan);
+    deprecated::warn_credential_providers_only(inputs, located, &mut plan);
     plan.removals = inputs
         .observed
         .owned

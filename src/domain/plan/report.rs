@@ -43,6 +43,9 @@ pub enum Cause {
     TooManyLabels,
     /// One of the bridge's own objects of the cluster (its SveltosCluster or Secret) does not decode.
     UnreadableObject,
+    /// Another ClusterProfile describes the same member cluster and is the one registered
+    /// (`duplicate_members = "register_one"`).
+    DuplicateMember,
 }
 
 impl Cause {
@@ -61,6 +64,7 @@ impl Cause {
             Self::TooManyLabels => {
                 "the ClusterProfile has more labels to copy than the bridge copies"
             }
+            Self::DuplicateMember => "another ClusterProfile describes the same member cluster",
         }
     }
 
@@ -96,6 +100,11 @@ impl Cause {
                 "They are kept as they are (or stay unregistered): their labels would grow the state and the \
                  SveltosCluster without bound. Narrow copy_labels (include or exclude) or ask their writer to \
                  remove labels."
+            }
+            Self::DuplicateMember => {
+                "duplicate_members = \"register_one\" registers the first ClusterProfile of each member cluster (in \
+                 the order of namespaces, else by namespace name, then by name) and skips the others; \
+                 duplicate_members = \"warn\" registers each."
             }
         }
     }
@@ -140,7 +149,7 @@ pub(super) fn report(inputs: &Inputs<'_>, plan: &mut Plan) {
 fn cause_problem(spec: &BridgeSpec, cause: Cause, mut issues: Vec<&ClusterIssue>) -> Problem {
     issues.sort_by(|a, b| a.key.cmp(&b.key));
     let error = match cause {
-        Cause::Unhealthy => false,
+        Cause::Unhealthy | Cause::DuplicateMember => false,
         Cause::ChangedSincePlan => true,
         Cause::Credentials(_) => {
             spec.strict || (spec.require_credentials && issues.iter().any(|i| !i.kept))
@@ -176,6 +185,8 @@ fn cause_problem(spec: &BridgeSpec, cause: Cause, mut issues: Vec<&ClusterIssue>
         } else {
             "require_credentials = true makes this an error: nothing was written."
         }
+    } else if cause == Cause::DuplicateMember {
+        "Their member clusters stay registered through the ClusterProfile named."
     } else {
         "Every other cluster is planned normally. Set strict = true to make this an error."
     };
@@ -200,6 +211,7 @@ fn cause_problem(spec: &BridgeSpec, cause: Cause, mut issues: Vec<&ClusterIssue>
         Cause::Collision => vec![Step::Attr("adopt")],
         Cause::Unhealthy => vec![Step::Attr("require_healthy")],
         Cause::TooManyLabels => vec![Step::Attr("copy_labels")],
+        Cause::DuplicateMember => vec![Step::Attr("duplicate_members")],
         Cause::ChangedSincePlan
         | Cause::Undecodable
         | Cause::UnreadableObject

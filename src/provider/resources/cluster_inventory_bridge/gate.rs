@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use crate::{
-    domain::plan::{LISTED, Skipped},
+    domain::plan::{Cause, LISTED, Skipped},
     tfplugin::{AttributePath, Diagnostic},
 };
 
@@ -25,6 +25,7 @@ pub(super) enum AtPlan {
 /// The gate at plan: `on` is `fail_on_skipped`, `existing` whether the bridge exists (a new bridge, or the
 /// replacement of one, is created by the apply).
 pub(super) fn at_plan(on: bool, existing: bool, skipped: &BTreeMap<String, Skipped>) -> AtPlan {
+    let skipped = &gated(skipped);
     if !on || skipped.is_empty() {
         return AtPlan::Open;
     }
@@ -54,6 +55,7 @@ pub(super) fn at_plan(on: bool, existing: bool, skipped: &BTreeMap<String, Skipp
 
 /// The gate at apply: the error of an apply that left clusters out (`skipped`, as it wrote them in the state).
 pub(super) fn at_apply(on: bool, skipped: &BTreeMap<String, Skipped>) -> Option<Diagnostic> {
+    let skipped = &gated(skipped);
     if !on || skipped.is_empty() {
         return None;
     }
@@ -68,12 +70,22 @@ pub(super) fn at_apply(on: bool, skipped: &BTreeMap<String, Skipped>) -> Option<
     )))
 }
 
+/// The skipped clusters the gate counts: every one but the duplicates `duplicate_members = "register_one"` skips,
+/// which the configuration chose (their member cluster is registered through another ClusterProfile).
+fn gated(skipped: &BTreeMap<String, Skipped>) -> BTreeMap<&String, &Skipped> {
+    let duplicate = Cause::DuplicateMember.describe();
+    skipped
+        .iter()
+        .filter(|(_, s)| !s.cause.starts_with(duplicate))
+        .collect()
+}
+
 fn at_option(d: Diagnostic) -> Diagnostic {
     d.with_attribute(AttributePath::attr("fail_on_skipped"))
 }
 
 /// One line per skipped cluster, as the plan's grouped warnings list them (the first [`LISTED`], then a count).
-fn listing(skipped: &BTreeMap<String, Skipped>) -> String {
+fn listing(skipped: &BTreeMap<&String, &Skipped>) -> String {
     let mut lines: Vec<String> = skipped
         .iter()
         .take(LISTED)
@@ -137,6 +149,19 @@ mod tests {
             e.detail
                 .contains("- ns/c01 (not registered): no usable credentials")
         );
+    }
+
+    #[test]
+    fn duplicates_skipped_by_register_one_do_not_count() {
+        let mut s = skipped(0);
+        let cause = format!("{}: ns/a is registered", Cause::DuplicateMember.describe());
+        s.insert("other/a".into(), Skipped { cause, kept: false });
+        assert!(matches!(at_plan(true, true, &s), AtPlan::Open));
+        assert!(at_apply(true, &s).is_none());
+        s.extend(skipped(1));
+        let e = at_apply(true, &s).unwrap();
+        assert_eq!(e.summary, "1 cluster(s) skipped");
+        assert!(!e.detail.contains("other/a"), "{}", e.detail);
     }
 
     #[test]

@@ -88,6 +88,12 @@ pub struct BridgeConfig {
     /// `unhealthy`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unhealthy: Option<String>,
+    /// `duplicate_members`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duplicate_members: Option<String>,
+    /// `duplicate_members_by_server`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duplicate_members_by_server: Option<bool>,
     /// `max_removals`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_removals: Option<i64>,

@@ -267,6 +267,25 @@ fn safety_attributes() -> Vec<Attribute> {
              only when healthy.",
         ),
         md(
+            Attribute::string("duplicate_members").optional(),
+            "What happens to ClusterProfiles that describe one member cluster: those carrying the same \
+             `multicluster.x-k8s.io/inventory-member-id` label (the same cluster in several inventories), and with \
+             `duplicate_members_by_server` those naming the same server URL. `warn` (default) registers each and \
+             warns, naming them: a namespaced Sveltos `Profile` only sees the clusters of its own namespace, so the \
+             bridge does not choose. `register_one` registers the first of each member cluster (in the order of \
+             `namespaces`, else by namespace name, then by name; one that cannot be registered gives way to the \
+             next) and skips the others: they are in `skipped`, their cause naming the cluster registered, and one \
+             registered before is deregistered. The label's value is compared as an opaque string (at most 63 \
+             characters).",
+        ),
+        md(
+            Attribute::bool("duplicate_members_by_server").optional(),
+            "Also treat ClusterProfiles whose access providers name the same server URL (scheme and host compared \
+             case-insensitively, a trailing `/` ignored) as one member cluster, for inventories that do not set \
+             `multicluster.x-k8s.io/inventory-member-id`. Default false: one gateway URL may front several \
+             clusters.",
+        ),
+        md(
             Attribute::number("max_removals").optional(),
             "A plan that would deregister more clusters than this fails, naming the count and the first clusters; \
              nothing is written. Unset, the limit is 10 clusters or 25 % of the clusters bridged, whichever is \

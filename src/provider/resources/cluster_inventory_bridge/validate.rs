@@ -11,6 +11,7 @@ use crate::{
         TokenRenewal, UnhealthyPolicy,
         credentials::{CredentialOptions, options::validate as validate_credentials},
         duration::parse_duration,
+        members::{DuplicateMembers, MemberPolicy},
         names,
         selector::{Selector, label_key, label_value},
     },
@@ -33,6 +34,7 @@ struct Parsed {
     deletion_timeout: std::time::Duration,
     ready_wait: Option<std::time::Duration>,
     checks: [Vec<crate::api::ClusterCheck>; 2],
+    duplicates: DuplicateMembers,
 }
 
 impl TokenRenewalConfig {
@@ -130,6 +132,7 @@ impl BridgeConfig {
             self.consecutive_failure_threshold,
         );
         let unhealthy = self.parse_unhealthy(err);
+        let duplicates = self.parse_duplicate_members(err);
         let max_removals = parse_limit(err, "max_removals", self.max_removals);
         let max_updates = parse_limit(err, "max_updates", self.max_updates);
         let copy_labels = self.parse_copy_labels(err);
@@ -163,6 +166,7 @@ impl BridgeConfig {
             deletion_timeout,
             ready_wait,
             checks,
+            duplicates,
         }
     }
 
@@ -247,6 +251,24 @@ impl BridgeConfig {
                     ),
                 );
                 UnhealthyPolicy::Keep
+            }
+        }
+    }
+
+    fn parse_duplicate_members(&self, err: &mut impl Report) -> DuplicateMembers {
+        match self.duplicate_members.as_deref() {
+            None | Some("warn") => DuplicateMembers::Warn,
+            Some("register_one") => DuplicateMembers::RegisterOne,
+            Some(other) => {
+                err(
+                    AttributePath::attr("duplicate_members"),
+                    "Invalid duplicate_members",
+                    format!(
+                        "duplicate_members must be \"warn\" or \"register_one\", got {:?}.",
+                        other.chars().take(64).collect::<String>()
+                    ),
+                );
+                DuplicateMembers::Warn
             }
         }
     }
@@ -493,6 +515,10 @@ impl BridgeConfig {
             readiness_checks: parsed.checks[0].clone(),
             liveness_checks: parsed.checks[1].clone(),
             pull_mode: self.pull_mode,
+            members: MemberPolicy {
+                duplicates: parsed.duplicates,
+                match_server: self.duplicate_members_by_server.unwrap_or(false),
+            },
             claim_namespace: self
                 .claim_namespace
                 .clone()

@@ -1,0 +1,66 @@
+//! `multicluster.x-k8s.io/v1alpha2`, as the test environment serves it next to v1alpha1. Upstream (cluster-inventory-api
+//! PR #65) serves both versions, keeps v1alpha1 as the storage version and has no conversion webhook, so an object
+//! read through one version is the stored object with that version's schema applied. The bridge keeps reading
+//! v1alpha1 (which keeps `status.credentialProviders`); this version exists so that the suite runs against a control
+//! plane that serves both, as upstream's CRD does.
+//!
+//! It is derived from the v1alpha1 schema generated from our types, with the v1alpha2 differences that matter to
+//! readers: `status.credentialProviders` is gone, and so is the `certificate-authority` file path of an access
+//! provider's cluster; `status.accessProviders` holds at most 64 entries.
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceDefinition, JSONSchemaProps,
+};
+
+/// The version name.
+pub const V1ALPHA2: &str = "v1alpha2";
+
+/// The most access providers a v1alpha2 ClusterProfile holds.
+pub const MAX_ACCESS_PROVIDERS: i64 = 64;
+
+/// `crd` (the generated v1alpha1 CRD) with a served, non-storage v1alpha2 version after its first version.
+pub fn with_v1alpha2(mut crd: CustomResourceDefinition) -> CustomResourceDefinition {
+    let Some(mut v2) = crd.spec.versions.first().cloned() else {
+        return crd;
+    };
+    v2.name = V1ALPHA2.into();
+    v2.served = true;
+    v2.storage = false;
+    if let Some(root) = v2
+        .schema
+        .as_mut()
+        .and_then(|s| s.open_api_v3_schema.as_mut())
+    {
+        v1alpha2_schema(root);
+    }
+    crd.spec.versions.push(v2);
+    crd
+}
+
+fn v1alpha2_schema(root: &mut JSONSchemaProps) {
+    let Some(status) = property(root, "status") else {
+        return;
+    };
+    if let Some(props) = status.properties.as_mut() {
+        props.remove("credentialProviders");
+    }
+    let Some(providers) = property(status, "accessProviders") else {
+        return;
+    };
+    providers.max_items = Some(MAX_ACCESS_PROVIDERS);
+    let item = providers.items.as_mut().and_then(|items| match items {
+        k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaPropsOrArray::Schema(s) => {
+            Some(s)
+        }
+        _ => None,
+    });
+    if let Some(cluster) = item.and_then(|i| property(i, "cluster"))
+        && let Some(props) = cluster.properties.as_mut()
+    {
+        props.remove("certificate-authority");
+    }
+}
+
+fn property<'a>(schema: &'a mut JSONSchemaProps, name: &str) -> Option<&'a mut JSONSchemaProps> {
+    schema.properties.as_mut()?.get_mut(name)
+}
