@@ -377,7 +377,12 @@ fn rows() -> Vec<Row> {
             Other("delete"),
             r3,
         ),
-        ("deletion_timeout", "deletion_timeout = {v}", Duration, r3),
+        (
+            "deregistration_timeout",
+            "deregistration_timeout = {v}",
+            Duration,
+            r3,
+        ),
         (
             "credentials.consumer",
             "credentials {\n    consumer = {v}\n  }",

@@ -90,7 +90,7 @@ pub struct BridgeSpec {
     /// How long deregistration may wait for one cluster: for addon-controller to withdraw its add-ons
     /// ([`Deregistration::Withdraw`]), then for its SveltosCluster to be gone (a finalizer may hold it), before
     /// the kubeconfig Secret is deleted.
-    pub deletion_timeout: std::time::Duration,
+    pub deregistration_timeout: std::time::Duration,
     /// Namespace of the bridge's claim ConfigMap.
     pub claim_namespace: String,
     /// Let Sveltos renew every cluster's credentials (`spec.tokenRequestRenewalOption`).
@@ -158,8 +158,8 @@ impl Deregistration {
     }
 }
 
-/// Default `deletion_timeout`.
-pub const DEFAULT_DELETION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
+/// Default `deregistration_timeout`.
+pub const DEFAULT_DEREGISTRATION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// What happens to an already bridged cluster whose ClusterProfile is no longer healthy.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -246,7 +246,7 @@ impl Default for BridgeSpec {
             max_updates: None,
             copy_labels: LabelCopy::default(),
             deregistration: Deregistration::default(),
-            deletion_timeout: DEFAULT_DELETION_TIMEOUT,
+            deregistration_timeout: DEFAULT_DEREGISTRATION_TIMEOUT,
             claim_namespace: ownership::DEFAULT_CLAIM_NAMESPACE.to_string(),
             token_renewal: None,
             ready_wait: None,

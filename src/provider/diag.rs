@@ -138,7 +138,7 @@ fn still_terminating_diag(
             .to_string()
     } else {
         format!(
-            "was asked to go but still exists after deletion_timeout ({}s)",
+            "was asked to go but still exists after deregistration_timeout ({}s)",
             timeout.as_secs()
         )
     };
@@ -170,7 +170,7 @@ fn not_withdrawn_diag(
             .to_string()
     } else {
         format!(
-            " after deletion_timeout ({}s), the labels the bridge wrote on it removed",
+            " after deregistration_timeout ({}s), the labels the bridge wrote on it removed",
             timeout.as_secs()
         )
     };
@@ -399,7 +399,11 @@ mod tests {
             already_terminating: false,
         });
         assert_eq!(d.summary, "SveltosCluster ns/c1 is still being deleted");
-        assert!(d.detail.contains("deletion_timeout (300s)"), "{}", d.detail);
+        assert!(
+            d.detail.contains("deregistration_timeout (300s)"),
+            "{}",
+            d.detail
+        );
         assert!(!d.detail.contains("  "), "runs of spaces: {:?}", d.detail);
     }
 
@@ -417,7 +421,7 @@ mod tests {
         assert_eq!(d.summary, "Add-ons of SveltosCluster ns/c1 not withdrawn");
         for part in [
             "ClusterProfile ns/c1: addon-controller still keeps 1 ClusterSummary object(s) for it (web-sveltos-c1)",
-            "after deletion_timeout (300s)",
+            "after deregistration_timeout (300s)",
             "were kept",
             "deregistration = \"orphan\"",
         ] {
@@ -430,7 +434,7 @@ mod tests {
             "{}",
             d.detail
         );
-        assert!(!d.detail.contains("deletion_timeout"), "{}", d.detail);
+        assert!(!d.detail.contains("deregistration_timeout"), "{}", d.detail);
         assert!(!d.detail.contains("  "), "runs of spaces: {:?}", d.detail);
     }
 }

@@ -237,7 +237,7 @@ async fn settle(
 }
 
 /// What a destroy is told: the bridge, what it owns, how clusters are removed (`deregistration`, and how long
-/// Sveltos may take per cluster: `deletion_timeout`) and the destroy in all (`timeouts.delete`), and the claim to
+/// Sveltos may take per cluster: `deregistration_timeout`) and the destroy in all (`timeouts.delete`), and the claim to
 /// release last.
 pub struct DestroyRun<'a> {
     /// The cluster the bridge writes to.

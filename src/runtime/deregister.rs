@@ -18,7 +18,7 @@ use super::{
 use crate::{
     api::SveltosCluster,
     domain::{
-        BridgeSpec, DEFAULT_DELETION_TIMEOUT, Deregistration,
+        BridgeSpec, DEFAULT_DEREGISTRATION_TIMEOUT, Deregistration,
         observed::{BridgedObjects, Observed, ObservedCluster},
         ownership::{Kind, Ledger},
         plan::{Delete, Plan, actions},
@@ -38,7 +38,7 @@ pub enum RemoveError {
         #[source]
         source: IoError,
     },
-    /// Its SveltosCluster was asked to go but still exists after the deletion timeout; its Secret was kept.
+    /// Its SveltosCluster was asked to go but still exists after the deregistration timeout; its Secret was kept.
     #[error(
         "SveltosCluster {namespace}/{name} (ClusterProfile {key}) is still being deleted after {timeout:?}"
     )]
@@ -49,7 +49,7 @@ pub enum RemoveError {
         namespace: String,
         /// The SveltosCluster's name.
         name: String,
-        /// How long deregistration waited (`deletion_timeout`; zero when it was already terminating).
+        /// How long deregistration waited (`deregistration_timeout`; zero when it was already terminating).
         timeout: Duration,
         /// It was already being deleted when this run read it: a finalizer holds it, and this run did not wait
         /// for it again.
@@ -70,7 +70,7 @@ pub enum RemoveError {
         name: String,
         /// The `ClusterSummary` objects addon-controller still keeps for it.
         summaries: Vec<String>,
-        /// How long deregistration could wait (`deletion_timeout`).
+        /// How long deregistration could wait (`deregistration_timeout`).
         timeout: Duration,
         /// No label of the bridge was left to remove (an earlier run removed them, or it never had one): this run
         /// looked once and did not wait.
@@ -89,7 +89,7 @@ impl RemoveError {
     }
 }
 
-/// How bridged clusters are removed: the bridge's `deregistration` and `deletion_timeout`.
+/// How bridged clusters are removed: the bridge's `deregistration` and `deregistration_timeout`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Removal {
     /// What happens to the add-ons Sveltos deployed to a removed cluster.
@@ -104,17 +104,17 @@ impl Removal {
     pub fn of(spec: &BridgeSpec) -> Self {
         Self {
             deregistration: spec.deregistration,
-            timeout: spec.deletion_timeout,
+            timeout: spec.deregistration_timeout,
         }
     }
 }
 
 impl Default for Removal {
-    /// The defaults: `withdraw`, within [`DEFAULT_DELETION_TIMEOUT`].
+    /// The defaults: `withdraw`, within [`DEFAULT_DEREGISTRATION_TIMEOUT`].
     fn default() -> Self {
         Self {
             deregistration: Deregistration::default(),
-            timeout: DEFAULT_DELETION_TIMEOUT,
+            timeout: DEFAULT_DEREGISTRATION_TIMEOUT,
         }
     }
 }
@@ -227,7 +227,7 @@ async fn remove_sveltos_cluster(
     let observed = owned.and_then(|o| o.sveltos_cluster.as_ref());
     let uid = observed.and_then(|s| s.uid.as_deref());
     // A SveltosCluster that was terminating when read is held by a finalizer: an earlier run waited for it
-    // already, and waiting again would cost every run `deletion_timeout` for one cluster that someone holds. Its
+    // already, and waiting again would cost every run `deregistration_timeout` for one cluster that someone holds. Its
     // deletion has begun, so its add-ons can no longer be withdrawn either.
     let already_terminating = observed.is_some_and(|s| s.terminating);
     if removal.deregistration == Deregistration::Withdraw && !already_terminating {

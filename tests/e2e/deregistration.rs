@@ -66,7 +66,7 @@ async fn a_held_finalizer_costs_the_rest_of_the_fleet_nothing() {
             .await;
     }
     let cli = Cli::tofu();
-    let settings = "  deletion_timeout = \"2s\"";
+    let settings = "  deregistration_timeout = \"2s\"";
     let tf = inv.tf(&cli, &bridge(&ns, &[&ns], settings));
     apply_ok(&tf);
 

@@ -260,7 +260,7 @@ async fn max_removals_guards_against_a_typo() {
 /// (`support::fault_proxy`): the first apply writes each Secret before its SveltosCluster. With a finalizer on the SveltosCluster, the provider deletes it and reads it back
 /// until it is gone: once it has read it back twice (still terminating), the test removes the finalizer; the
 /// Secret outlives the SveltosCluster (both polled) and its delete is sent only after the finalizer went. With a
-/// finalizer that stays and `deletion_timeout = "5s"`, apply reads the SveltosCluster back while it waits, then
+/// finalizer that stays and `deregistration_timeout = "5s"`, apply reads the SveltosCluster back while it waits, then
 /// warns naming the cluster and the timeout and keeps the Secret; the next apply finishes once the finalizer is
 /// gone.
 #[tokio::test(flavor = "multi_thread")]
@@ -281,7 +281,7 @@ async fn secret_is_deleted_only_after_the_sveltos_cluster_is_gone() {
             bridge(&ns, &[&ns], extra)
         )
     };
-    tf.write_main(&body("  deletion_timeout = \"2m\""));
+    tf.write_main(&body("  deregistration_timeout = \"2m\""));
     apply_ok(&tf);
     // Registration in the same order the other way round: each Secret is written (answered) before its
     // SveltosCluster is, so Sveltos never sees a SveltosCluster whose Secret is missing.
@@ -297,7 +297,7 @@ async fn secret_is_deleted_only_after_the_sveltos_cluster_is_gone() {
     }
     let hold = json!({"finalizers": ["e2e.test/hold"]});
     finalizer_removed_while_waited_for(&inv, &proxy, &tf, &ns, &hold).await;
-    tf.write_main(&body("  deletion_timeout = \"5s\""));
+    tf.write_main(&body("  deregistration_timeout = \"5s\""));
     finalizer_that_stays(&inv, &proxy, &tf, &ns, &hold).await;
 }
 
@@ -400,7 +400,7 @@ async fn finalizer_removed_while_waited_for(
     ));
 }
 
-/// Profile `q` is removed while its SveltosCluster holds a finalizer that stays: `deletion_timeout` (5 s) bounds
+/// Profile `q` is removed while its SveltosCluster holds a finalizer that stays: `deregistration_timeout` (5 s) bounds
 /// the wait.
 async fn finalizer_that_stays(inv: &Inv, proxy: &FaultProxy, tf: &Tf, ns: &str, hold: &Json) {
     let (sc_path, secret_path) = object_paths(ns, "q");
@@ -412,7 +412,7 @@ async fn finalizer_that_stays(inv: &Inv, proxy: &FaultProxy, tf: &Tf, ns: &str, 
     let out = apply_ok(tf);
     let warning = one_diagnostic(&out, "Warning", &format!("SveltosCluster {ns}/q is still"));
     assert!(
-        flat(warning).contains("deletion_timeout (5s)"),
+        flat(warning).contains("deregistration_timeout (5s)"),
         "the warning names the timeout it waited: {warning}"
     );
     let answers = proxy.answers().split_off(from);

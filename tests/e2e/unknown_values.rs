@@ -182,7 +182,7 @@ fn top_level_examples(
     add("duplicate_members_by_server", json!(true), vec![]);
     add("max_removals", json!(5), vec![]);
     add("max_updates", json!(5), vec![]);
-    add("deletion_timeout", json!("2m"), vec![]);
+    add("deregistration_timeout", json!("2m"), vec![]);
     add("adopt", json!(false), vec![]);
     add("deregistration", json!("orphan"), vec![]);
     add("overrides", json!({ c.key(): {"paused": true} }), vec![]);

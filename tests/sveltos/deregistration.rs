@@ -122,7 +122,7 @@ async fn addons_that_cannot_be_withdrawn_keep_the_cluster_with_a_warning() {
         return;
     };
     let inv = Inv::of(&sveltos.env).await;
-    let extra = "  deletion_timeout = \"5s\"";
+    let extra = "  deregistration_timeout = \"5s\"";
     let (ns, addon, tf) = two_clusters_with_addon(sveltos, &inv, "held", extra).await;
     let pinned = Addon::deploy(&inv.client, &format!("{ns}-refs"), &ns, listing(&ns, "c2")).await;
     addon_reaches(sveltos, &inv, &pinned, &ns, "c2").await;
@@ -142,7 +142,7 @@ async fn addons_that_cannot_be_withdrawn_keep_the_cluster_with_a_warning() {
         &format!("Add-ons of SveltosCluster {ns}/c2 not withdrawn"),
     ));
     assert!(
-        warning.contains(&holder) && warning.contains("deletion_timeout (5s)"),
+        warning.contains(&holder) && warning.contains("deregistration_timeout (5s)"),
         "{warning}"
     );
     assert_eq!(

@@ -354,7 +354,7 @@ fn removals_problem(spec: &BridgeSpec, removals: &[String], bridged: usize) -> O
         let what = match spec.deregistration {
             Deregistration::Withdraw => {
                 "Their add-ons are withdrawn first: the labels the bridge wrote on their SveltosClusters are \
-                 removed and apply waits (deletion_timeout) until addon-controller has taken off the clusters what \
+                 removed and apply waits (deregistration_timeout) until addon-controller has taken off the clusters what \
                  Sveltos deployed there (deregistration = \"withdraw\")"
             }
             Deregistration::Orphan => {

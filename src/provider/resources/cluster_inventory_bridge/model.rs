@@ -106,9 +106,9 @@ pub struct BridgeConfig {
     /// `deregistration`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deregistration: Option<String>,
-    /// `deletion_timeout`.
+    /// `deregistration_timeout`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub deletion_timeout: Option<String>,
+    pub deregistration_timeout: Option<String>,
     /// `wait_for_ready`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wait_for_ready: Option<bool>,

@@ -309,7 +309,7 @@ fn safety_attributes() -> Vec<Attribute> {
              Sveltos profiles (the labels the bridge wrote on its SveltosCluster are removed; its ownership label \
              stays), the bridge waits until addon-controller has withdrawn its add-ons (no `ClusterSummary` left \
              for the cluster), then deletes the SveltosCluster, then its kubeconfig Secret. Add-ons not withdrawn \
-             within `deletion_timeout` (a paused or unreachable cluster, a Sveltos profile selecting it by \
+             within `deregistration_timeout` (a paused or unreachable cluster, a Sveltos profile selecting it by \
              `clusterRefs` or by a label the bridge does not write) keep the cluster registered, reported in a \
              warning naming it (an error with `strict`), and the next apply checks again without waiting. Without \
              Sveltos' add-on API (no addon-controller) there is nothing to withdraw. `orphan`: the SveltosCluster \
@@ -317,7 +317,7 @@ fn safety_attributes() -> Vec<Attribute> {
              (addon-controller does not withdraw them when a SveltosCluster is deleted).",
         ),
         md(
-            Attribute::string("deletion_timeout").optional(),
+            Attribute::string("deregistration_timeout").optional(),
             "How long deregistration waits for one cluster: for its add-ons to be withdrawn (`deregistration = \
              \"withdraw\"`), then for its SveltosCluster to be gone (a finalizer may hold it), before it deletes the \
              kubeconfig Secret (Go duration, default `5m`). On timeout the cluster keeps its SveltosCluster or Secret \

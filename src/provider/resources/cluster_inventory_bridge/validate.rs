@@ -7,7 +7,7 @@ use super::model::{BridgeConfig, OverrideConfig, TokenRenewalConfig, WindowConfi
 use crate::{
     api::ActiveWindow,
     domain::{
-        BridgeSpec, DEFAULT_DELETION_TIMEOUT, Deregistration, LabelCopy, Override, Selection,
+        BridgeSpec, DEFAULT_DEREGISTRATION_TIMEOUT, Deregistration, LabelCopy, Override, Selection,
         TokenRenewal, UnhealthyPolicy,
         credentials::{CredentialOptions, options::validate as validate_credentials},
         duration::parse_duration,
@@ -31,7 +31,7 @@ struct Parsed {
     max_updates: Option<usize>,
     copy_labels: LabelCopy,
     deregistration: Deregistration,
-    deletion_timeout: std::time::Duration,
+    deregistration_timeout: std::time::Duration,
     ready_wait: Option<std::time::Duration>,
     checks: [Vec<crate::api::ClusterCheck>; 2],
     duplicates: DuplicateMembers,
@@ -137,7 +137,7 @@ impl BridgeConfig {
         let max_updates = parse_limit(err, "max_updates", self.max_updates);
         let copy_labels = self.parse_copy_labels(err);
         let deregistration = self.parse_deregistration(err);
-        let deletion_timeout = self.parse_deletion_timeout(err);
+        let deregistration_timeout = self.parse_deletion_timeout(err);
         let ready_wait = self.parse_ready_wait(err);
         let checks = self.parse_checks(err);
         self.check_workload_identities(err);
@@ -163,7 +163,7 @@ impl BridgeConfig {
             max_updates,
             copy_labels,
             deregistration,
-            deletion_timeout,
+            deregistration_timeout,
             ready_wait,
             checks,
             duplicates,
@@ -321,16 +321,16 @@ impl BridgeConfig {
     }
 
     fn parse_deletion_timeout(&self, err: &mut impl Report) -> std::time::Duration {
-        match self.deletion_timeout.as_deref().map(parse_duration) {
-            None => DEFAULT_DELETION_TIMEOUT,
+        match self.deregistration_timeout.as_deref().map(parse_duration) {
+            None => DEFAULT_DEREGISTRATION_TIMEOUT,
             Some(Ok(d)) => d,
             Some(Err(e)) => {
                 err(
-                    AttributePath::attr("deletion_timeout"),
-                    "Invalid deletion_timeout",
+                    AttributePath::attr("deregistration_timeout"),
+                    "Invalid deregistration_timeout",
                     e.to_string(),
                 );
-                DEFAULT_DELETION_TIMEOUT
+                DEFAULT_DEREGISTRATION_TIMEOUT
             }
         }
     }
@@ -508,7 +508,7 @@ impl BridgeConfig {
             max_updates: parsed.max_updates,
             copy_labels: parsed.copy_labels,
             deregistration: parsed.deregistration,
-            deletion_timeout: parsed.deletion_timeout,
+            deregistration_timeout: parsed.deregistration_timeout,
             token_renewal: renewal_of(&self.token_renewal),
             ready_wait: parsed.ready_wait,
             data: self.data.clone().unwrap_or_default(),
