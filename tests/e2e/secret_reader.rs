@@ -612,9 +612,11 @@ fn bridge_block(i: usize, ns: &str, file: &Path, case: &Case) -> String {
 /// answer, and `None` when it refuses the profile or its plugin returns no token.
 fn oracle_seen(bin: &Path, providers: &Path, dir: &Path, ns: &str) -> (Option<Seen>, Json) {
     let env = TestEnv::get();
+    // As stored (v1alpha1): the upstream library in ../shared reads v1alpha1 and still sees
+    // `credentialProviders`, which a v1alpha2 read (what kubectl now prefers) prunes.
     let stored = env.kubectl(&[
         "get",
-        "clusterprofiles.multicluster.x-k8s.io",
+        "clusterprofiles.v1alpha1.multicluster.x-k8s.io",
         "-n",
         ns,
         "c",
