@@ -997,3 +997,79 @@ async fn migration_from_kubectl_manifest_deletes_nothing() {
         ));
     }
 }
+
+/// `scheduled-apply/main.tf` as its scheduler runs it (its `backend.tf` aside: the suite keeps the state locally):
+/// the apply registers what the inventory holds and the next plan is empty (exit code 0); a ClusterProfile without
+/// credentials fails the run, naming it, after every other cluster is registered (`fail_on_skipped`); `destroy` is
+/// refused (`prevent_destroy`).
+#[tokio::test]
+async fn scheduled_apply_recipe_registers_then_fails_naming_what_it_left_out() {
+    let inv = Inv::new().await;
+    let ns = unique_namespace(&inv.client, "sched").await;
+    for name in ["p1", "p2"] {
+        inv.profile_with_secret(
+            &ns,
+            name,
+            &[],
+            Json::Null,
+            &fixtures::unreachable_kubeconfig(name),
+        )
+        .await;
+    }
+    let bridge = unique_name("fleet");
+    let main = replaced(
+        &recipe("scheduled-apply/main.tf"),
+        "name       = \"fleet\"",
+        &format!("name       = \"{bridge}\""),
+    );
+    let tf = Tf::new(&Cli::tofu());
+    tf.write_main(&main);
+    let kubeconfig = inv.kubeconfig.display().to_string();
+    vars(&tf, json!({"kubeconfig": kubeconfig, "namespaces": [ns]}));
+    tf.apply();
+    let bridged = |tf: &Tf| -> Vec<String> {
+        tf.outputs_json()["bridged_clusters"]["value"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|k| k.as_str().map(String::from))
+            .collect()
+    };
+    assert_eq!(bridged(&tf), [format!("{ns}/p1"), format!("{ns}/p2")]);
+    let plan = tf.run(&["plan", "-detailed-exitcode", "-input=false", "-no-color"]);
+    assert_eq!(plan.status.code(), Some(0), "{}", text(&plan));
+
+    // One more cluster with credentials, one without: the run registers the first, then fails naming the other.
+    inv.profile_with_secret(
+        &ns,
+        "p3",
+        &[],
+        Json::Null,
+        &fixtures::unreachable_kubeconfig("p3"),
+    )
+    .await;
+    inv.profile(&ns, "p4", &[], Json::Null).await;
+    let failed = tf.run_err(&["apply", "-auto-approve", "-input=false", "-no-color"]);
+    assert!(
+        support::inventory::flat(&failed).contains(&format!("{ns}/p4")),
+        "{failed}"
+    );
+    assert_eq!(
+        owner_of(&inv, &ns, "p3").await.as_deref(),
+        Some(bridge.as_str()),
+        "p3 registered before the run failed"
+    );
+    assert_eq!(owner_of(&inv, &ns, "p4").await, None);
+
+    let refused = tf.run_err(&["destroy", "-auto-approve", "-input=false", "-no-color"]);
+    assert!(
+        support::inventory::flat(&refused).contains("prevent_destroy"),
+        "{refused}"
+    );
+    tf.write_main(&replaced(
+        &main,
+        "prevent_destroy = true",
+        "prevent_destroy = false",
+    ));
+    tf.destroy();
+}
