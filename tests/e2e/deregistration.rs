@@ -45,6 +45,8 @@ fn tenant_rights(env: &TestEnv, ns: &str) -> String {
             &format!("--user={user}"),
         ]);
     }
+    env.wait_until_allowed(&user, "patch", "sveltoscluster.lib.projectsveltos.io", ns);
+    env.wait_until_allowed(&user, "delete", "clusterprofile.multicluster.x-k8s.io", ns);
     user
 }
 

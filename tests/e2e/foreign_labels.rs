@@ -39,36 +39,8 @@ fn tenant(env: &TestEnv, ns: &str) -> String {
         binding[0],
         binding[1],
     ]);
-    granted(env, &user, ns);
+    env.wait_until_allowed(&user, "patch", "sveltoscluster.lib.projectsveltos.io", ns);
     user
-}
-
-/// Waits until the API server's authorizer lets `user` patch SveltosClusters in `ns` (a new RoleBinding reaches its
-/// cache a moment after it is created); the loop's bound is only a hang guard.
-fn granted(env: &TestEnv, user: &str, ns: &str) {
-    let can = || {
-        std::process::Command::new(env.bin.join("kubectl"))
-            .arg("--kubeconfig")
-            .arg(&env.kubeconfig)
-            .args([
-                "auth",
-                "can-i",
-                "patch",
-                "sveltoscluster.lib.projectsveltos.io",
-            ])
-            .args(["--as", user, "-n", ns])
-            .output()
-            .expect("running kubectl auth can-i")
-            .status
-            .success()
-    };
-    for _ in 0..600 {
-        if can() {
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    panic!("{user} was never allowed to patch SveltosClusters in {ns}");
 }
 
 /// The tenant's merge patch of the labels of its SveltosCluster `t1`.

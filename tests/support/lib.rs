@@ -289,6 +289,28 @@ impl TestEnv {
         self.kubectl_at(&self.kubeconfig, args)
     }
 
+    /// Waits until the API server's authorizer lets `user` `verb` `resource` in `ns` (`kubectl auth can-i --as`): a
+    /// new RoleBinding reaches its cache a moment after it is created. The loop's bound is only a hang guard.
+    pub fn wait_until_allowed(&self, user: &str, verb: &str, resource: &str, ns: &str) {
+        let allowed = || {
+            Command::new(self.bin.join("kubectl"))
+                .arg("--kubeconfig")
+                .arg(&self.kubeconfig)
+                .args(["auth", "can-i", verb, resource, "--as", user, "-n", ns])
+                .output()
+                .expect("running kubectl auth can-i")
+                .status
+                .success()
+        };
+        for _ in 0..600 {
+            if allowed() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        panic!("{user} was never allowed to {verb} {resource} in {ns}");
+    }
+
     /// `kubectl --kubeconfig <kubeconfig> ARGS`, panicking with its output on failure.
     pub fn kubectl_at(&self, kubeconfig: &Path, args: &[&str]) -> String {
         let out = Command::new(self.bin.join("kubectl"))
