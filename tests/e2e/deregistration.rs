@@ -6,7 +6,7 @@
 
 use serde_json::{Value as Json, json};
 use support::inventory::{Inv, apply_ok, bridge, flat, one_diagnostic, run, state_clusters};
-use support::{Cli, TestEnv, fixtures, unique_name, unique_namespace};
+use support::{Cli, TestEnv, fixtures, unique_namespace};
 
 const APPLY: &[&str] = &["apply", "-input=false", "-no-color", "-auto-approve"];
 const HOLD: &str = "tenant.example.com/hold";
@@ -14,40 +14,13 @@ const HOLD: &str = "tenant.example.com/hold";
 /// Gives user `tenant` (through impersonation) exactly the rights of the attack in `ns`: patch SveltosClusters,
 /// delete ClusterProfiles.
 fn tenant_rights(env: &TestEnv, ns: &str) -> String {
-    let user = unique_name("tenant");
-    let role = format!("{user}-rights");
-    env.kubectl(&[
-        "-n",
+    env.tenant(
         ns,
-        "create",
-        "role",
-        &role,
-        "--verb=get,patch",
-        "--resource=sveltosclusters.lib.projectsveltos.io",
-    ]);
-    env.kubectl(&[
-        "-n",
-        ns,
-        "create",
-        "role",
-        &format!("{role}-profiles"),
-        "--verb=delete",
-        "--resource=clusterprofiles.multicluster.x-k8s.io",
-    ]);
-    for r in [role.clone(), format!("{role}-profiles")] {
-        env.kubectl(&[
-            "-n",
-            ns,
-            "create",
-            "rolebinding",
-            &r,
-            &format!("--role={r}"),
-            &format!("--user={user}"),
-        ]);
-    }
-    env.wait_until_allowed(&user, "patch", "sveltoscluster.lib.projectsveltos.io", ns);
-    env.wait_until_allowed(&user, "delete", "clusterprofile.multicluster.x-k8s.io", ns);
-    user
+        &[
+            ("get,patch", "sveltosclusters.lib.projectsveltos.io"),
+            ("delete", "clusterprofiles.multicluster.x-k8s.io"),
+        ],
+    )
 }
 
 /// `kubectl --as=USER ARGS` in `ns`.

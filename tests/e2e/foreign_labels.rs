@@ -8,7 +8,7 @@
 
 use serde_json::{Value as Json, json};
 use support::inventory::{Inv, apply_ok, bridge, flat, labels_of, one_diagnostic, run};
-use support::{Cli, TestEnv, fixtures, unique_name, unique_namespace};
+use support::{Cli, TestEnv, fixtures, unique_namespace};
 use tfsveltos::api::keys;
 
 const PLAN: &[&str] = &["plan", "-input=false", "-no-color", "-detailed-exitcode"];
@@ -18,29 +18,10 @@ const WARNING: &str = "carry labels under copy_labels.exclude that the bridge di
 
 /// A user (through impersonation) that may get and patch the SveltosClusters of `ns`, nothing else.
 fn tenant(env: &TestEnv, ns: &str) -> String {
-    let user = unique_name("tenant");
-    let role = format!("{user}-sc");
-    env.kubectl(&[
-        "-n",
+    env.tenant(
         ns,
-        "create",
-        "role",
-        &role,
-        "--verb=get,patch",
-        "--resource=sveltosclusters.lib.projectsveltos.io",
-    ]);
-    let binding = [&format!("--role={role}"), &format!("--user={user}")];
-    env.kubectl(&[
-        "-n",
-        ns,
-        "create",
-        "rolebinding",
-        &role,
-        binding[0],
-        binding[1],
-    ]);
-    env.wait_until_allowed(&user, "patch", "sveltoscluster.lib.projectsveltos.io", ns);
-    user
+        &[("get,patch", "sveltosclusters.lib.projectsveltos.io")],
+    )
 }
 
 /// The tenant's merge patch of the labels of its SveltosCluster `t1`.

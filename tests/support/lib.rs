@@ -289,9 +289,44 @@ impl TestEnv {
         self.kubectl_at(&self.kubeconfig, args)
     }
 
+    /// A new user (through impersonation, `kubectl --as`) holding exactly `grants` in `ns`: one Role and RoleBinding
+    /// per `(verbs, resource)` (`"get,patch"`, `"sveltosclusters.lib.projectsveltos.io"`), returned once the
+    /// authorizer applies every one of them.
+    pub fn tenant(&self, ns: &str, grants: &[(&str, &str)]) -> String {
+        let user = unique_name("tenant");
+        for (i, (verbs, resource)) in grants.iter().enumerate() {
+            let role = format!("{user}-{i}");
+            let verb_flag = format!("--verb={verbs}");
+            let resource_flag = format!("--resource={resource}");
+            self.kubectl(&[
+                "-n",
+                ns,
+                "create",
+                "role",
+                &role,
+                &verb_flag,
+                &resource_flag,
+            ]);
+            let (role_flag, user_flag) = (format!("--role={role}"), format!("--user={user}"));
+            self.kubectl(&[
+                "-n",
+                ns,
+                "create",
+                "rolebinding",
+                &role,
+                &role_flag,
+                &user_flag,
+            ]);
+            for verb in verbs.split(',') {
+                self.wait_until_allowed(&user, verb, resource, ns);
+            }
+        }
+        user
+    }
+
     /// Waits until the API server's authorizer lets `user` `verb` `resource` in `ns` (`kubectl auth can-i --as`): a
     /// new RoleBinding reaches its cache a moment after it is created. The loop's bound is only a hang guard.
-    pub fn wait_until_allowed(&self, user: &str, verb: &str, resource: &str, ns: &str) {
+    fn wait_until_allowed(&self, user: &str, verb: &str, resource: &str, ns: &str) {
         let allowed = || {
             Command::new(self.bin.join("kubectl"))
                 .arg("--kubeconfig")
