@@ -854,3 +854,53 @@ async fn a_profile_with_unbounded_labels_is_its_clusters_problem() {
     assert!(state.len() < 32 * 1024, "state of {} bytes", state.len());
     tf.destroy();
 }
+
+/// The requests a recording proxy answered, with the test's namespace written `NS` and each query elided (object
+/// names kept): `GET /api/v1/namespaces/NS/secrets?…` and so on, sorted.
+fn request_shapes(answers: &[String], ns: &str) -> Vec<String> {
+    let mut shapes: Vec<String> = answers
+        .iter()
+        .map(|a| {
+            let (what, query) = a.split_once('?').unwrap_or((a, ""));
+            let what = what.replace(&format!("/namespaces/{ns}/"), "/namespaces/NS/");
+            let kind = |q: &str| if q.is_empty() { "" } else { "?…" };
+            format!("{what}{}", kind(query))
+        })
+        .collect();
+    shapes.sort();
+    shapes
+}
+
+/// A no-change plan makes the same requests, LIST for LIST, with 3 clusters and with 30: the cost does not grow with
+/// the number of profiles (below one page of 500 objects per LIST; above, the paged LISTs take one request a page).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_no_change_plan_makes_the_same_requests_for_3_and_30_clusters() {
+    let inv = Inv::new().await;
+    let ns = unique_namespace(&inv.client, "plan-cost").await;
+    inv.numbered_profiles(&ns, 0..3).await;
+    let proxy = FaultProxy::start(inv.client.clone()).await;
+    let tf = Tf::new(&Cli::tofu());
+    tf.write_main(&format!(
+        "{}\nprovider \"sveltos\" {{\n  host = {}\n}}\n{}",
+        fixtures::required_providers(fixtures::PROVIDER_SOURCE, None),
+        fixtures::hcl_string(&proxy.url()),
+        bridge(&ns, &[&ns], "")
+    ));
+    let no_change_plan = |tf: &Tf| {
+        apply_ok(tf);
+        let from = proxy.answers().len();
+        assert_eq!(tf.plan(), 0, "a plan right after apply");
+        request_shapes(&proxy.answers()[from..], &ns)
+    };
+    let three = no_change_plan(&tf);
+    inv.numbered_profiles(&ns, 3..30).await;
+    let thirty = no_change_plan(&tf);
+    assert_eq!(state_clusters(&tf).len(), 30);
+    let lists = three.iter().filter(|s| s.starts_with("GET ")).count();
+    assert!(lists >= 5, "a no-change plan reads: {three:#?}");
+    assert_eq!(
+        three, thirty,
+        "the requests of a no-change plan grew with the fleet"
+    );
+    tf.destroy();
+}

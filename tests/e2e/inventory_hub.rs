@@ -11,7 +11,7 @@ use serde_json::{Value as Json, json};
 use support::{
     Cli, TestEnv, Tf, fixtures,
     inventory::{self, create_secret},
-    unique_namespace,
+    unique_name, unique_namespace, write_executable,
 };
 use tfsveltos::api::{ClusterProfile, SveltosCluster, keys};
 
@@ -454,4 +454,57 @@ async fn a_hub_namespace_never_chooses_where_the_bridge_writes() {
     assert_eq!(written_in(&victim).await, 0, "written into {victim}");
     assert_eq!(tf.plan(), 0, "no change after apply");
     tf.destroy();
+}
+
+/// `inventory.exec.env` is marked sensitive: a plan prints `(sensitive value)` in its place and never the value,
+/// while the plugin receives it (the token it answers from the variable reaches the hub, a recording proxy in front
+/// of the member cluster).
+#[tokio::test(flavor = "multi_thread")]
+async fn inventory_exec_env_is_a_sensitive_value_in_plans() {
+    let env = TestEnv::get();
+    support::hub::install_crd(env);
+    let mgmt = env.client().await;
+    let hub = env.member_client().await;
+    let ns = unique_namespace(&hub, "exec-env").await;
+    support::create_namespace(&mgmt, &ns, &[]).await;
+    inventory::create_profile(&hub, &ns, "c1", "hub", &[], Json::Null).await;
+    let proxy = support::fault_proxy::FaultProxy::start(hub).await;
+    let canary = unique_name("exec-env-canary");
+    let dir = tempfile::tempdir().unwrap();
+    let plugin = dir.path().join("hub-token");
+    write_executable(
+        &plugin,
+        "#!/bin/sh
+printf '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{\"token\":\"%s\"}}' \"$HUB_TOKEN\"\n",
+    );
+    let tf = Tf::new(&Cli::tofu());
+    tf.write_main(&format!(
+        "{header}resource \"sveltos_cluster_inventory_bridge\" \"hub\" {{\n  name       = \"{ns}\"\n  \
+         namespaces = [\"{ns}\"]\n  inventory {{\n    host = \"{url}\"\n    exec {{\n      \
+         api_version = \"client.authentication.k8s.io/v1\"\n      command     = {command}\n      \
+         env         = {{ HUB_TOKEN = \"{canary}\" }}\n    }}\n  }}\n}}\n",
+        header = fixtures::provider_header(&env.kubeconfig, None),
+        url = proxy.url(),
+        command = fixtures::hcl_string(&plugin.display().to_string()),
+    ));
+    let out = tf.run_ok(&["plan", "-input=false", "-no-color"]);
+    assert!(
+        out.contains(&format!("{ns}/c1")),
+        "the hub's profile is not planned:\n{out}"
+    );
+    assert!(
+        proxy.authorizations().contains(&format!("Bearer {canary}")),
+        "the plugin did not get its env: no request with its token"
+    );
+    assert!(
+        out.lines().any(
+            |l| l.trim_start().trim_start_matches("+ ").starts_with("env ")
+                && l.trim_end().ends_with("= (sensitive value)")
+        ),
+        "no `env = (sensitive value)` line in the plan:\n{out}"
+    );
+    assert!(
+        !out.contains(&canary),
+        "the plan prints exec.env's value:\n{out}"
+    );
 }

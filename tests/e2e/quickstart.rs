@@ -89,20 +89,56 @@ async fn quickstart_tofu_test_passes_on_the_demo_inventory() {
     let inv = Inv::new().await;
     let (a, b) = demo_inventory(env, &inv).await;
 
-    let tf = Tf::new(&Cli::tofu());
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/quickstart");
-    for e in std::fs::read_dir(&dir).unwrap().flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if name.ends_with(".tf") || name.ends_with(".tftest.hcl") {
-            tf.write_file(&name, &std::fs::read_to_string(e.path()).unwrap());
+    let example = || {
+        let tf = Tf::new(&Cli::tofu());
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/quickstart");
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".tf") || name.ends_with(".tftest.hcl") {
+                tf.write_file(&name, &std::fs::read_to_string(e.path()).unwrap());
+            }
         }
-    }
-    let out = tf.run_ok(&[
-        "test",
-        "-no-color",
-        &format!("-var=kubeconfig={}", env.kubeconfig.display()),
-        &format!("-var=namespaces=[\"{a}\",\"{b}\"]"),
-    ]);
+        tf
+    };
+    let vars = [
+        format!("-var=kubeconfig={}", env.kubeconfig.display()),
+        format!("-var=namespaces=[\"{a}\",\"{b}\"]"),
+    ];
+    let with_vars = |args: &[&str]| -> Vec<String> {
+        let mut all: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        all.extend(vars.iter().cloned());
+        all
+    };
+    let run = |tf: &Tf, args: &[&str]| {
+        let all = with_vars(args);
+        tf.run(&all.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    // While the README's bridge `quickstart` exists in another state, the test fails naming the reason.
+    let applied = example();
+    let out = run(
+        &applied,
+        &["apply", "-auto-approve", "-input=false", "-no-color"],
+    );
+    assert!(out.status.success(), "{}", support::describe_output(&out));
+    let tf = example();
+    let out = run(&tf, &["test", "-no-color"]);
+    let text = support::describe_output(&out);
+    assert!(
+        !out.status.success(),
+        "tofu test passed next to the applied bridge:\n{text}"
+    );
+    assert!(
+        support::inventory::flat(&text).contains("Bridge name already used by another state"),
+        "{text}"
+    );
+    let out = run(
+        &applied,
+        &["destroy", "-auto-approve", "-input=false", "-no-color"],
+    );
+    assert!(out.status.success(), "{}", support::describe_output(&out));
+
+    let out = run(&tf, &["test", "-no-color"]);
+    let out = support::describe_output(&out);
     assert!(out.contains("2 passed, 0 failed"), "{out}");
     // `tofu test` destroys what it applied.
     let left = env.kubectl(&[

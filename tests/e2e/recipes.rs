@@ -669,12 +669,23 @@ fn vars(tf: &Tf, v: Json) {
 
 /// UIDs of SveltosCluster `ns/name` and of its Secret `ns/name-sveltos-kubeconfig` (panics when one is missing).
 async fn uids(inv: &Inv, ns: &str, name: &str) -> (String, String) {
+    let ((sc, _), (secret, _)) = uids_and_versions(inv, ns, name).await;
+    (sc, secret)
+}
+
+/// The UID and resourceVersion of cluster `ns/name`'s SveltosCluster and of its Secret.
+async fn uids_and_versions(
+    inv: &Inv,
+    ns: &str,
+    name: &str,
+) -> ((String, String), (String, String)) {
     let sc = inv.sc(ns, name).await;
     let secret = inv
         .get_secret(ns, &format!("{name}-sveltos-kubeconfig"))
         .await;
+    let both = |m: kube::api::ObjectMeta| (m.uid.unwrap(), m.resource_version.unwrap());
     match (sc, secret) {
-        (Some(sc), Some(s)) => (sc.metadata.uid.unwrap(), s.metadata.uid.unwrap()),
+        (Some(sc), Some(s)) => (both(sc.metadata), both(s.metadata)),
         (sc, s) => panic!(
             "{ns}/{name}: SveltosCluster present: {}, Secret present: {}",
             sc.is_some(),
@@ -846,9 +857,15 @@ async fn handover_keeps_the_cluster_registered() {
     assert_eq!(a.plan(), 0, "a's plan after step 2");
     assert_eq!(b.plan(), 0, "b's plan after step 2");
 
-    // Step 3: b stops adopting.
+    // Step 3: b stops adopting; nothing is written to the cluster's objects (same resourceVersions).
+    let written = uids_and_versions(&inv, &ns, "x").await;
     b_vars(false);
     b.apply();
+    assert_eq!(
+        uids_and_versions(&inv, &ns, "x").await,
+        written,
+        "step 3 (adopt = false) wrote to x's objects"
+    );
     assert_same(&inv, &ns, "x", &x_objects, "step 3 (adopt = false)").await;
     assert_eq!(b.plan(), 0, "b's plan after step 3");
     assert_eq!(a.plan(), 0, "a's plan after step 3");
@@ -1036,8 +1053,36 @@ async fn scheduled_apply_recipe_registers_then_fails_naming_what_it_left_out() {
             .collect()
     };
     assert_eq!(bridged(&tf), [format!("{ns}/p1"), format!("{ns}/p2")]);
+    // Exit code 0 ends the run without writing anything, not even the bridge's claim: the claim and each
+    // cluster's objects keep their resourceVersion across the plan.
+    let claim = format!("sveltos-bridge-{bridge}");
+    let written = || {
+        let env = support::TestEnv::get();
+        let claim = env.kubectl(&[
+            "get",
+            "configmap",
+            "-n",
+            "default",
+            &claim,
+            "-o",
+            "jsonpath={.metadata.resourceVersion}",
+        ]);
+        let objects = env.kubectl(&[
+            "get",
+            "sveltoscluster,secret",
+            "-n",
+            &ns,
+            "-o",
+            "jsonpath={range .items[*]}{.metadata.name}={.metadata.resourceVersion} {end}",
+        ]);
+        assert!(!claim.trim().is_empty(), "no claim {claim}");
+        assert!(objects.contains("p1-sveltos-kubeconfig="), "{objects}");
+        format!("claim={claim} {objects}")
+    };
+    let before = written();
     let plan = tf.run(&["plan", "-detailed-exitcode", "-input=false", "-no-color"]);
     assert_eq!(plan.status.code(), Some(0), "{}", text(&plan));
+    assert_eq!(written(), before, "the no-change run wrote something");
 
     // One more cluster with credentials, one without: the run registers the first, then fails naming the other.
     inv.profile_with_secret(

@@ -1122,3 +1122,35 @@ async fn every_argument_unknown_at_plan_applies_and_converges() {
         "the example of inventory.proxy_url never went through the proxy"
     );
 }
+
+/// A provider block whose `host` is known only after apply (a `terraform_data` resource's output, created in the
+/// same run): with every released CLI (none allows deferred actions) plan fails with
+/// `Provider configuration is not known until apply`, naming the attribute, and never connects elsewhere.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_provider_block_known_only_after_apply_fails_the_plan_naming_it() {
+    let mut clis = vec![Cli::tofu()];
+    clis.extend(Cli::terraform_needed());
+    for cli in clis {
+        let tf = Tf::new(&cli);
+        tf.write_main(&format!(
+            "{}\nresource \"terraform_data\" \"endpoint\" {{\n  input = \"https://127.0.0.1:1\"\n}}\n\
+             provider \"sveltos\" {{\n  host  = terraform_data.endpoint.output\n  token = \"t\"\n}}\n\
+             resource \"sveltos_cluster_inventory_bridge\" \"x\" {{\n  name       = \"unknown-provider\"\n  \
+             namespaces = [\"default\"]\n}}\n",
+            fixtures::required_providers(fixtures::PROVIDER_SOURCE, None),
+        ));
+        let (ok, out) = run(&tf, &["plan", "-input=false", "-no-color"]);
+        assert!(!ok, "{}: the plan succeeded:\n{out}", cli.name);
+        let flat = support::inventory::flat(&out);
+        assert!(
+            flat.contains("Provider configuration is not known until apply"),
+            "{}: {out}",
+            cli.name
+        );
+        assert!(
+            flat.contains("host"),
+            "{}: the attribute is not named: {out}",
+            cli.name
+        );
+    }
+}

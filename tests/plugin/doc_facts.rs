@@ -579,6 +579,10 @@ fn claim_rows(md: &str) -> Result<Vec<Claim>, String> {
             .filter(|t| !t.is_empty())
             .map(|t| {
                 let t = unquote(t);
+                if t.starts_with("scripts/") && !t.contains("::") {
+                    // A step of the test command (see `claim_problems`).
+                    return Ok((t, String::new()));
+                }
                 t.split_once("::")
                     .map(|(f, name)| (f.to_string(), name.to_string()))
                     .ok_or_else(|| {
@@ -652,7 +656,8 @@ fn defines_test(source: &str, name: &str) -> bool {
 }
 
 /// What is wrong with the index `rows` over `pages`: ids not unique, a page or test file `read` cannot give, a
-/// fragment its page does not contain, a test its file does not define, a row without tests, a page without rows.
+/// fragment its page does not contain, a test its file does not define, a script `scripts/test` does not run, a
+/// row without tests, a page without rows.
 fn claim_problems(
     rows: &[Claim],
     pages: &[String],
@@ -676,6 +681,18 @@ fn claim_problems(
             wrong.push(format!("{}: no test", r.id));
         }
         for (file, name) in &r.tests {
+            if name.is_empty() {
+                // A script counts when the test command runs it: a word of one of its command lines.
+                let runs = read("scripts/test").is_some_and(|t| {
+                    t.lines()
+                        .filter(|l| !l.trim_start().starts_with('#'))
+                        .any(|l| l.split_whitespace().any(|w| w == file))
+                });
+                if read(file).is_none() || !runs {
+                    wrong.push(format!("{}: {file} is not a step of scripts/test", r.id));
+                }
+                continue;
+            }
             match read(file) {
                 None => wrong.push(format!("{}: {file} does not exist", r.id)),
                 Some(src) if !defines_test(&src, name) => {
@@ -714,6 +731,10 @@ fn the_claims_checker_refuses_what_is_not_backed() {
         "docs/a.md" => Some(page.to_string()),
         "docs/b.md" => Some(String::new()),
         "tests/e2e/x.rs" => Some(test.to_string()),
+        "scripts/test" => {
+            Some("# scripts/other\nstep \"scripts/other\"\nscripts/check \"$@\"\n".to_string())
+        }
+        "scripts/check" | "scripts/other" => Some("#!/bin/sh\n".to_string()),
         _ => None,
     };
     let index = |fragment: &str, tests: &str| {
@@ -744,6 +765,15 @@ fn the_claims_checker_refuses_what_is_not_backed() {
     ] {
         let p = problems(&index("The bridge", tests), &pages);
         assert_eq!(p.len(), 1, "{tests}: {p:?}");
+    }
+    // A script the test command runs counts; one it does not run, or one that does not exist, does not.
+    assert_eq!(
+        problems(&index("The bridge", "`scripts/check`"), &pages),
+        Vec::<String>::new()
+    );
+    for script in ["scripts/other", "scripts/gone"] {
+        let p = problems(&index("The bridge", script), &pages);
+        assert_eq!(p.len(), 1, "{script}: {p:?}");
     }
     // A page of the set without a row.
     let both = ["docs/a.md".to_string(), "docs/b.md".to_string()];

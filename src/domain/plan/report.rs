@@ -466,6 +466,72 @@ mod tests {
         );
     }
 
+    /// Once a profile names a `kubeconfig-secretreader` Secret, that is its source: with the Secret missing, the
+    /// profile has no usable credentials although a labelled Secret for it exists (no fallback).
+    #[test]
+    fn a_missing_secret_reader_secret_never_falls_back_to_labelled_secrets() {
+        use crate::api::keys;
+        let mut f = Fixture::new();
+        f.profiles = vec![profile("a", "r", &[])];
+        f.secrets = vec![labelled_secret(
+            "a",
+            "s1",
+            "r",
+            None,
+            &[("config", KUBECONFIG)],
+        )];
+        assert!(
+            f.run().desired.contains_key("a/r"),
+            "control: the labelled Secret serves"
+        );
+        add_provider(
+            &mut f.profiles[0],
+            keys::SECRET_READER_PROVIDER,
+            serde_json::json!({"name": "kc", "key": "value"}),
+        );
+        let fetched = BTreeMap::from([(("a".to_string(), "kc".to_string()), None)]);
+        let p = f.run_reading(&crate::domain::plan::NO_UNDECODABLE, &fetched);
+        assert!(
+            !p.desired.contains_key("a/r"),
+            "registered from the labelled Secret"
+        );
+        assert!(
+            p.problems
+                .iter()
+                .any(|x| x.summary.contains("no usable credentials") && x.detail.contains("- a/r ")),
+            "{:?}",
+            p.problems
+        );
+    }
+
+    /// A cause shared by 25 clusters: one warning listing the first 20 by name (whatever order the inventory
+    /// answered in), then how many more.
+    #[test]
+    fn a_grouped_warning_names_the_first_twenty_by_name_then_a_count() {
+        let mut f = Fixture::new();
+        f.secrets.clear();
+        f.profiles = (0..25)
+            .rev()
+            .map(|i| profile("a", &format!("c{i:02}"), &[]))
+            .collect();
+        let p = f.run();
+        let w: Vec<&Problem> = p
+            .problems
+            .iter()
+            .filter(|x| x.summary.starts_with("25 ClusterProfile(s)"))
+            .collect();
+        assert_eq!(w.len(), 1, "{:?}", p.problems);
+        let listed: Vec<&str> = w[0]
+            .detail
+            .lines()
+            .filter_map(|l| l.strip_prefix("- a/"))
+            .map(|l| l.split(' ').next().unwrap())
+            .collect();
+        let first: Vec<String> = (0..20).map(|i| format!("c{i:02}")).collect();
+        assert_eq!(listed, first, "{}", w[0].detail);
+        assert!(w[0].detail.contains("\n- and 5 more\n"), "{}", w[0].detail);
+    }
+
     #[test]
     fn removal_guard() {
         let mut f = Fixture::new();
