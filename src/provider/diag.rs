@@ -371,7 +371,7 @@ pub fn secret_reader_notices<'n>(
     let mut lines: Vec<String> = notices
         .iter()
         .take(20)
-        .map(|(key, what)| format!("- {key}: {what}"))
+        .map(|(key, what)| format!("- {key} (the ClusterProfile's connection): {what}"))
         .collect();
     if notices.len() > 20 {
         lines.push(format!("- and {} more", notices.len() - 20));

@@ -657,7 +657,7 @@ async fn the_eks_example_reads_the_cluster_from_the_exec_extension() {
             name,
             &[],
             json!({"accessProviders": [{"name": "eks-token", "cluster": {
-                "server": "https://ABC123.gr7.eu-west-1.eks.amazonaws.com",
+                "server": "https://abc123.gr7.eu-west-1.eks.amazonaws.com",
                 "extensions": [{"name": keys::EXEC_EXTENSION,
                     "extension": {"clusterName": cluster, "region": "eu-west-1"}}]}}]}),
         )
