@@ -487,7 +487,8 @@ struct ExtCase {
 fn ext_corpus() -> Vec<ExtCase> {
     let envs = |m: Json| json!({"name": keys::ADDITIONAL_ENVS_EXTENSION, "extension": m});
     let case = |name: &'static str, extra: Option<Json>, differs: Option<&'static str>| {
-        let mut extensions = vec![json!({"name": keys::EXEC_EXTENSION, "extension": {"clusterName": name}})];
+        let mut extensions =
+            vec![json!({"name": keys::EXEC_EXTENSION, "extension": {"clusterName": name}})];
         extensions.extend(extra);
         ExtCase {
             name,
@@ -496,7 +497,11 @@ fn ext_corpus() -> Vec<ExtCase> {
         }
     };
     vec![
-        case("with-env", Some(envs(json!({"REGION": "eu", "TEAM": "a"}))), None),
+        case(
+            "with-env",
+            Some(envs(json!({"REGION": "eu", "TEAM": "a"}))),
+            None,
+        ),
         case("plain", None, None),
         case("file-var", Some(envs(json!({"FILE_VAR": "profile"}))), None),
         case(
@@ -613,7 +618,10 @@ async fn profile_sourced_args_and_env_reach_the_plugin_as_upstream_passes_them()
     // The object in additional-args is refused for its cluster only, naming the extension.
     assert!(
         out.contains(&format!("{ns}/args-object"))
-            && out.contains(&format!("extension {} must be a list of strings", keys::ADDITIONAL_ARGS_EXTENSION)),
+            && out.contains(&format!(
+                "extension {} must be a list of strings",
+                keys::ADDITIONAL_ARGS_EXTENSION
+            )),
         "{out}"
     );
     assert!(inv.bridged_kubeconfig(&ns, "plain").await.is_some());
@@ -632,8 +640,8 @@ async fn the_eks_example_reads_the_cluster_from_the_exec_extension() {
     let inv = Inv::new().await;
     let ns = unique_namespace(&inv.client, "eks").await;
     let scratch = tempfile::tempdir().unwrap();
-    let example =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/ephemeral-resources/sveltos_cluster_credentials");
+    let example = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/ephemeral-resources/sveltos_cluster_credentials");
     let mut providers: Json =
         serde_json::from_slice(&std::fs::read(example.join("providers.json")).unwrap()).unwrap();
     providers["providers"][0]["execConfig"]["command"] =

@@ -152,11 +152,14 @@ async fn the_data_sources_and_the_ephemeral_resource_warn_as_the_bridge_does() {
         .unwrap()
         .to_string();
     seed(&inv, &ns, &member).await;
-    let list = format!("data \"sveltos_clusterprofiles\" \"all\" {{\n  namespaces = [\"{ns}\"]\n}}\n");
+    let list =
+        format!("data \"sveltos_clusterprofiles\" \"all\" {{\n  namespaces = [\"{ns}\"]\n}}\n");
     let tf = inv.tf(&Cli::tofu(), &list);
     check_warning(&apply_ok(&tf), &ns, &endpoint_a);
     let one = |name: &str| {
-        format!("data \"sveltos_clusterprofile\" \"one\" {{\n  namespace = \"{ns}\"\n  name      = \"{name}\"\n}}\n")
+        format!(
+            "data \"sveltos_clusterprofile\" \"one\" {{\n  namespace = \"{ns}\"\n  name      = \"{name}\"\n}}\n"
+        )
     };
     inv.rewrite(&tf, &one("c1"));
     check_warning(&apply_ok(&tf), &ns, &endpoint_a);

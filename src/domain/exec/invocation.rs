@@ -447,10 +447,7 @@ mod tests {
             serde_json::json!([format!("{secret}\u{0}")]),
         ] {
             let e = with_args(bad).unwrap_err();
-            assert!(
-                matches!(e, ExecError::ProfileValueRefused { .. }),
-                "{e:?}"
-            );
+            assert!(matches!(e, ExecError::ProfileValueRefused { .. }), "{e:?}");
             let e = e.to_string();
             assert!(
                 e.contains(keys::ADDITIONAL_ARGS_EXTENSION)
@@ -468,10 +465,7 @@ mod tests {
             "canary-env\u{0}".to_string(),
         ] {
             let e = with_envs(serde_json::json!({ "OK": value }), "Replace").unwrap_err();
-            assert!(
-                matches!(e, ExecError::ProfileValueRefused { .. }),
-                "{e:?}"
-            );
+            assert!(matches!(e, ExecError::ProfileValueRefused { .. }), "{e:?}");
             assert!(
                 e.to_string().contains(keys::ADDITIONAL_ENVS_EXTENSION)
                     && !e.to_string().contains("canary-env"),
