@@ -631,8 +631,8 @@ async fn profile_sourced_args_and_env_reach_the_plugin_as_upstream_passes_them()
 
 /// The EKS example (`examples/ephemeral-resources/sveltos_cluster_credentials`): its `providers.json`, the command
 /// pointed at the example's `eks-token`, and ClusterProfiles naming their cluster and region in the exec extension
-/// (an object, as the upstream CRD stores it); `aws` on the runner's PATH is a stand-in that records its arguments
-/// and answers a v1beta1 ExecCredential. The bridge registers `prod-eu-1` with that token, `aws` having been run as
+/// (an object, as the upstream CRD stores it); the AWS CLI it names (its argument) is a stand-in that records its
+/// arguments and answers a v1beta1 ExecCredential. The bridge registers `prod-eu-1` with that token, `aws` having been run as
 /// `eks get-token --cluster-name prod-eu-1 --region eu-west-1 --output json`; a profile whose cluster name is not
 /// an EKS name (shell metacharacters) runs no `aws` and is not registered, with a warning naming it.
 #[tokio::test(flavor = "multi_thread")]
@@ -644,12 +644,13 @@ async fn the_eks_example_reads_the_cluster_from_the_exec_extension() {
         .join("examples/ephemeral-resources/sveltos_cluster_credentials");
     let mut providers: Json =
         serde_json::from_slice(&std::fs::read(example.join("providers.json")).unwrap()).unwrap();
-    providers["providers"][0]["execConfig"]["command"] =
-        example.join("eks-token").display().to_string().into();
-    let file = scratch.path().join("providers.json");
-    std::fs::write(&file, providers.to_string()).unwrap();
     let bin = scratch.path().join("bin");
     std::fs::create_dir(&bin).unwrap();
+    let exec_config = &mut providers["providers"][0]["execConfig"];
+    exec_config["command"] = example.join("eks-token").display().to_string().into();
+    exec_config["args"] = json!([bin.join("aws").display().to_string()]);
+    let file = scratch.path().join("providers.json");
+    std::fs::write(&file, providers.to_string()).unwrap();
     let aws_log = scratch.path().join("aws.log");
     write_executable(
         &bin.join("aws"),
@@ -681,20 +682,12 @@ async fn the_eks_example_reads_the_cluster_from_the_exec_extension() {
             ),
         ),
     );
-    let mut tf = inv.tf(&Cli::tofu(), &body);
-    tf.env(
-        "PATH",
-        format!(
-            "{}:{}",
-            bin.display(),
-            std::env::var("PATH").unwrap_or_default()
-        ),
-    );
+    let tf = inv.tf(&Cli::tofu(), &body);
     let out = flat(&apply_ok(&tf));
     assert_eq!(
         lines(&aws_log),
         ["eks get-token --cluster-name prod-eu-1 --region eu-west-1 --output json"],
-        "what aws was run with"
+        "what aws was run with:\n{out}"
     );
     let kc = String::from_utf8(inv.bridged_kubeconfig(&ns, "prod-eu-1").await.unwrap()).unwrap();
     assert!(kc.contains("eks-token-1"), "{kc}");

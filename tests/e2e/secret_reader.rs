@@ -137,8 +137,8 @@ async fn the_profiles_server_wins_over_the_secrets_with_a_warning() {
 
 /// The data sources and the ephemeral resource warn as the bridge's plan does: `sveltos_clusterprofiles` and
 /// `sveltos_clusterprofile` name `<ns>/c1`, whose Secret points elsewhere (and not `<ns>/c2`, whose Secret agrees),
-/// both endpoints and the Secret; `sveltos_cluster_credentials` of `c1` warns the same way, and an aliased provider
-/// configured from it reads the member cluster (the profile's endpoint, not the Secret's).
+/// both endpoints and the Secret; `sveltos_cluster_credentials` of `c1` warns the same way, and its `host` is the
+/// profile's endpoint, not the Secret's.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_data_sources_and_the_ephemeral_resource_warn_as_the_bridge_does() {
     let env = TestEnv::get();
@@ -170,17 +170,21 @@ async fn the_data_sources_and_the_ephemeral_resource_warn_as_the_bridge_does() {
         &tf,
         &format!(
             "ephemeral \"sveltos_cluster_credentials\" \"c1\" {{\n  namespace = \"{ns}\"\n  name      = \"c1\"\n}}\n\
-             provider \"sveltos\" {{\n  alias                  = \"member\"\n  \
-             host                   = ephemeral.sveltos_cluster_credentials.c1.host\n  \
-             cluster_ca_certificate = ephemeral.sveltos_cluster_credentials.c1.cluster_ca_certificate\n  \
-             token                  = ephemeral.sveltos_cluster_credentials.c1.token\n}}\n\
-             data \"sveltos_clusterprofiles\" \"on_member\" {{\n  provider = sveltos.member\n}}\n"
+             resource \"terraform_data\" \"host\" {{\n  provisioner \"local-exec\" {{\n    \
+             command     = \"printf %s \\\"$HOST\\\" > host.txt\"\n    \
+             environment = {{ HOST = ephemeral.sveltos_cluster_credentials.c1.host }}\n  }}\n}}\n"
         ),
     );
     // A plan opens the ephemeral resource once (an apply opens it again).
     let (ok, out) = run(&tf, &["plan", "-input=false", "-no-color"]);
-    assert!(ok, "the aliased provider reads the member cluster:\n{out}");
+    assert!(ok, "{out}");
     check_warning(&out, &ns, &endpoint_a);
+    apply_ok(&tf);
+    let host = std::fs::read_to_string(tf.dir().join("host.txt")).unwrap();
+    assert_eq!(
+        host, endpoint_a,
+        "the ephemeral resource connects where the profile says"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
