@@ -358,6 +358,45 @@ pub fn undecodable_warning(kind: &str, undecodable: Vec<io::Undecodable>) -> Opt
     ))
 }
 
+/// The warning for the ClusterProfiles whose `kubeconfig-secretreader` Secret points elsewhere than the profile
+/// (`notices`: profile key and what differs, in the core's words: fields and hosts, escaped and bounded), as the
+/// bridge's plan gives it, for the data sources and the ephemeral resource; `None` for none. At most 20 are named.
+pub fn secret_reader_notices<'n>(
+    notices: impl IntoIterator<Item = (&'n str, &'n str)>,
+) -> Option<Diagnostic> {
+    let notices: Vec<(&str, &str)> = notices.into_iter().collect();
+    if notices.is_empty() {
+        return None;
+    }
+    let mut lines: Vec<String> = notices
+        .iter()
+        .take(20)
+        .map(|(key, what)| format!("- {key} (the ClusterProfile's connection): {what}"))
+        .collect();
+    if notices.len() > 20 {
+        lines.push(format!("- and {} more", notices.len() - 20));
+    }
+    let detail = format!(
+        "{}\n\nTheir credentials are the user of their Secret's kubeconfig with the server, CA, tls-server-name and \
+         proxy-url of their access provider's cluster entry, as sveltos_cluster_inventory_bridge registers them and \
+         as the upstream kubeconfig-secretreader plugin and every consumer of the upstream access library connect. \
+         If the Secret's kubeconfig is the one to use, fix the ClusterProfile, or set \
+         credentials.secret_reader_mode = \"whole_kubeconfig\" (the convention of Sveltos' \
+         clusterinventory-controller).",
+        lines.join("\n")
+    );
+    Some(
+        Diagnostic::warning(
+            format!(
+                "{} ClusterProfile(s): the kubeconfig-secretreader Secret points elsewhere than the ClusterProfile",
+                notices.len()
+            ),
+            detail,
+        )
+        .with_attribute(AttributePath::attr("credentials").then_attr("secret_reader_mode")),
+    )
+}
+
 /// The error diagnostic for a failed read of the `sveltos_clusters` data source.
 pub fn clusters_failure(e: &ClustersError) -> Diagnostic {
     match e {

@@ -181,6 +181,9 @@ pub struct ProfileCredentials {
     pub source: CredentialSource,
     /// The digest of the plugin run, for a minted credential.
     pub invocation_sha256: Option<String>,
+    /// What the caller warns about (a `kubeconfig-secretreader` Secret whose kubeconfig points elsewhere than the
+    /// ClusterProfile; see `domain::credentials::Resolved`): fields and hosts, never credential content.
+    pub notice: Option<String>,
 }
 
 /// The credentials of ClusterProfile `namespace/name`, resolved as the bridge does ([`locate_credentials`]), its
@@ -224,11 +227,12 @@ pub async fn credentials_of(
     .map_err(|source| CredentialsError::Refused { source })?;
     tracing::debug!(%namespace, %name, source = %source, "resolved ClusterProfile credentials");
     Ok(match resolved {
-        Resolved::Kubeconfig { bytes, .. } => ProfileCredentials {
+        Resolved::Kubeconfig { bytes, notice } => ProfileCredentials {
             kubeconfig: bytes,
             expires_at: None,
             source,
             invocation_sha256: None,
+            notice,
         },
         Resolved::Exec(inv) => {
             let minted = mint(&profiles[0], &inv)
@@ -239,6 +243,7 @@ pub async fn credentials_of(
                 expires_at: minted.expires_at,
                 source,
                 invocation_sha256: Some(minted.invocation_sha256),
+                notice: None,
             }
         }
     })

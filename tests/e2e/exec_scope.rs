@@ -376,3 +376,325 @@ async fn a_plugin_failing_at_apply_leaves_the_bridge_untainted() {
         tf.destroy();
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// KEP-5339 profile-sourced args and env, judged by the upstream access library (cia-oracle)
+// ---------------------------------------------------------------------------------------------
+
+/// The variables the recording plugin reports (set or not) and the bridge's `profile_env` may allow.
+const WATCHED_ENV: [&str; 5] = ["FILE_VAR", "REGION", "TEAM", "LD_PRELOAD", "UNLISTED"];
+
+/// A plugin that appends, per run, one JSON line `{"cluster", "config", "args", "env"}` to the returned log: the
+/// `clusterName` and the whole `spec.cluster.config` of its `KUBERNETES_EXEC_INFO`, its arguments, and which of
+/// [`WATCHED_ENV`] are set; it answers a token.
+fn recording_plugin(dir: &Path) -> (PathBuf, PathBuf) {
+    let log = dir.join("runs.jsonl");
+    let script = dir.join("recording-plugin");
+    write_executable(
+        &script,
+        &format!(
+            "#!/usr/bin/env python3\nimport json, os, sys\n\
+             config = json.loads(os.environ['KUBERNETES_EXEC_INFO'])['spec']['cluster'].get('config') or {{}}\n\
+             env = [n for n in {watched:?} if n in os.environ]\n\
+             with open('{log}', 'a') as f:\n    \
+             f.write(json.dumps({{'cluster': config.get('clusterName'), 'config': config, 'args': sys.argv[1:], 'env': env}}) + '\\n')\n\
+             print(json.dumps({{'apiVersion': 'client.authentication.k8s.io/v1', 'kind': 'ExecCredential', \
+             'status': {{'token': 'recorded-token'}}}}))\n",
+            watched = WATCHED_ENV,
+            log = log.display(),
+        ),
+    );
+    (script, log)
+}
+
+/// The runs of [`recording_plugin`], by cluster name.
+fn recorded_runs(log: &Path) -> std::collections::BTreeMap<String, Vec<Json>> {
+    let mut runs = std::collections::BTreeMap::<String, Vec<Json>>::new();
+    for line in lines(log) {
+        let run: Json = serde_json::from_str(&line).unwrap();
+        let cluster = run["cluster"].as_str().unwrap_or_default().to_string();
+        runs.entry(cluster).or_default().push(run);
+    }
+    runs
+}
+
+/// What a plugin is given: its arguments and the names of the variables it gets (sorted), or `None` when no plugin
+/// runs (the profile is refused).
+type Given = Option<(Vec<String>, Vec<String>)>;
+
+fn strings(v: &Json) -> Vec<String> {
+    let mut out: Vec<String> = v
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s.as_str().map(str::to_string))
+        .collect();
+    out.sort();
+    out
+}
+
+/// What `cia-oracle` (the upstream access library) passes to the plugin for the stored ClusterProfile `<ns>/<name>`
+/// with `providers`, restricted to [`WATCHED_ENV`], and its whole answer.
+fn oracle_given(bin: &Path, providers: &Path, dir: &Path, ns: &str, name: &str) -> (Given, Json) {
+    let stored = TestEnv::get().kubectl(&[
+        "get",
+        "clusterprofiles.v1alpha1.multicluster.x-k8s.io",
+        "-n",
+        ns,
+        name,
+        "-o",
+        "json",
+    ]);
+    let profile = dir.join(format!("{name}.profile.json"));
+    std::fs::write(&profile, stored).unwrap();
+    let out = std::process::Command::new(bin.join("cia-oracle"))
+        .arg("-providers")
+        .arg(providers)
+        .arg("-profile")
+        .arg(&profile)
+        .output()
+        .expect("running cia-oracle");
+    let answer: Json = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "cia-oracle answered no JSON ({e}): {}",
+            support::describe_output(&out)
+        )
+    });
+    if answer["error"].as_str().is_some_and(|e| !e.is_empty()) {
+        return (None, answer);
+    }
+    let args: Vec<String> = answer["exec_args"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s.as_str().map(str::to_string))
+        .collect();
+    let env = strings(&answer["exec_env"])
+        .into_iter()
+        .filter(|n| WATCHED_ENV.contains(&n.as_str()))
+        .collect();
+    (Some((args, env)), answer)
+}
+
+/// One profile of the differential corpus: its name (also its exec extension's `clusterName`), its profile-sourced
+/// extensions, and the name under which the credential-models guide lists its difference, if it differs.
+struct ExtCase {
+    name: &'static str,
+    extensions: Json,
+    differs: Option<&'static str>,
+}
+
+fn ext_corpus() -> Vec<ExtCase> {
+    let envs = |m: Json| json!({"name": keys::ADDITIONAL_ENVS_EXTENSION, "extension": m});
+    let case = |name: &'static str, extra: Option<Json>, differs: Option<&'static str>| {
+        let mut extensions =
+            vec![json!({"name": keys::EXEC_EXTENSION, "extension": {"clusterName": name}})];
+        extensions.extend(extra);
+        ExtCase {
+            name,
+            extensions: Json::Array(extensions),
+            differs,
+        }
+    };
+    vec![
+        case(
+            "with-env",
+            Some(envs(json!({"REGION": "eu", "TEAM": "a"}))),
+            None,
+        ),
+        case("plain", None, None),
+        case("file-var", Some(envs(json!({"FILE_VAR": "profile"}))), None),
+        case(
+            "args-object",
+            Some(json!({"name": keys::ADDITIONAL_ARGS_EXTENSION,
+                "extension": {"args": ["--from-profile"]}})),
+            None,
+        ),
+        case(
+            "preload",
+            Some(envs(json!({"LD_PRELOAD": "/tmp/x.so"}))),
+            Some("profile-env-denylist"),
+        ),
+        case(
+            "unlisted",
+            Some(envs(json!({"UNLISTED": "x"}))),
+            Some("profile-env-allowlist"),
+        ),
+    ]
+}
+
+/// The differential test of KEP-5339 profile-sourced args and env, on ClusterProfiles as the API server stores them
+/// (every extension an object): for each profile of the corpus, the arguments and variables the bridge's plugin run
+/// received (recorded by the plugin) against those `cia-oracle` says the upstream access library passes for the
+/// same stored profile and providers file (`Append`, `AppendIfNotExists`). They agree, or differ as the difference
+/// the credential-models guide lists by that name says. Profile A's variables and exec config never reach profile
+/// B's run: `plain` gets the file's arguments and variables only, and its own config.
+#[tokio::test(flavor = "multi_thread")]
+async fn profile_sourced_args_and_env_reach_the_plugin_as_upstream_passes_them() {
+    let Some(bin) = support::sveltos::upstream_binaries() else {
+        return;
+    };
+    let inv = Inv::new().await;
+    let ns = unique_namespace(&inv.client, "kep5339").await;
+    let scratch = tempfile::tempdir().unwrap();
+    let (plugin, log) = recording_plugin(scratch.path());
+    let file = scratch.path().join("providers.json");
+    std::fs::write(
+        &file,
+        json!({"providers": [{"name": "rec", "execConfig": {"apiVersion": "client.authentication.k8s.io/v1",
+            "command": plugin.display().to_string(), "args": ["--base"],
+            "env": [{"name": "FILE_VAR", "value": "file"}], "provideClusterInfo": true},
+            "profileSourcedCLIArgsPolicy": "Append", "profileSourcedEnvVarsPolicy": "AppendIfNotExists"}]})
+        .to_string(),
+    )
+    .unwrap();
+    let corpus = ext_corpus();
+    for case in &corpus {
+        inv.profile(
+            &ns,
+            case.name,
+            &[],
+            json!({"accessProviders": [{"name": "rec",
+                "cluster": {"server": SERVER, "extensions": case.extensions}}]}),
+        )
+        .await;
+    }
+    let body = bridge(
+        &ns,
+        &[&ns],
+        &credentials(
+            &file,
+            &format!(
+                "      rec = {{ namespaces = [\"{ns}\"], profile_env = [\"REGION\", \"TEAM\", \"FILE_VAR\"] }}"
+            ),
+        ),
+    );
+    let tf = inv.tf(&Cli::tofu(), &body);
+    let out = flat(&apply_ok(&tf));
+    let runs = recorded_runs(&log);
+    let guide = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/guides/credential-models.md"),
+    )
+    .unwrap();
+    let mut failures = Vec::new();
+    for case in &corpus {
+        let (oracle, answer) = oracle_given(&bin, &file, scratch.path(), &ns, case.name);
+        let bridged: Given = runs.get(case.name).map(|r| {
+            assert_eq!(r.len(), 1, "{}: one run per apply: {r:?}", case.name);
+            let args = r[0]["args"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a.as_str().unwrap().to_string())
+                .collect();
+            (args, strings(&r[0]["env"]))
+        });
+        support::inventory::report(&format!(
+            "KEP-5339 differential: {}: upstream {oracle:?}, bridge {bridged:?}",
+            case.name
+        ));
+        match case.differs {
+            None if oracle != bridged => failures.push(format!(
+                "{}: upstream passes {oracle:?}, the bridge {bridged:?}\n  oracle: {answer}",
+                case.name
+            )),
+            Some(id) if oracle == bridged || bridged.is_some() => failures.push(format!(
+                "{}: expected the listed difference `{id}` (upstream passes, the bridge refuses): upstream \
+                 {oracle:?}, the bridge {bridged:?}",
+                case.name
+            )),
+            Some(id) if !guide.contains(&format!("`{id}`")) => {
+                failures.push(format!("{}: the guide does not list `{id}`", case.name))
+            }
+            _ => {}
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // No leak: the profile without extensions got the file's arguments and variables and its own config only.
+    let plain = &runs["plain"][0];
+    assert_eq!(plain["args"], json!(["--base"]), "{plain}");
+    assert_eq!(plain["env"], json!(["FILE_VAR"]), "{plain}");
+    assert_eq!(plain["config"], json!({"clusterName": "plain"}), "{plain}");
+    // The object in additional-args is refused for its cluster only, naming the extension.
+    assert!(
+        out.contains(&format!("{ns}/args-object"))
+            && out.contains(&format!(
+                "extension {} must be a list of strings",
+                keys::ADDITIONAL_ARGS_EXTENSION
+            )),
+        "{out}"
+    );
+    assert!(inv.bridged_kubeconfig(&ns, "plain").await.is_some());
+    assert!(inv.bridged_kubeconfig(&ns, "args-object").await.is_none());
+    tf.destroy();
+}
+
+/// The EKS example (`examples/ephemeral-resources/sveltos_cluster_credentials`): its `providers.json`, the command
+/// pointed at the example's `eks-token`, and ClusterProfiles naming their cluster and region in the exec extension
+/// (an object, as the upstream CRD stores it); the AWS CLI it names (its argument) is a stand-in that records its
+/// arguments and answers a v1beta1 ExecCredential. The bridge registers `prod-eu-1` with that token, `aws` having been run as
+/// `eks get-token --cluster-name prod-eu-1 --region eu-west-1 --output json`; a profile whose cluster name is not
+/// an EKS name (shell metacharacters) runs no `aws` and is not registered, with a warning naming it.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_eks_example_reads_the_cluster_from_the_exec_extension() {
+    let inv = Inv::new().await;
+    let ns = unique_namespace(&inv.client, "eks").await;
+    let scratch = tempfile::tempdir().unwrap();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/ephemeral-resources/sveltos_cluster_credentials");
+    let mut providers: Json =
+        serde_json::from_slice(&std::fs::read(example.join("providers.json")).unwrap()).unwrap();
+    let bin = scratch.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let exec_config = &mut providers["providers"][0]["execConfig"];
+    exec_config["command"] = example.join("eks-token").display().to_string().into();
+    exec_config["args"] = json!([bin.join("aws").display().to_string()]);
+    let file = scratch.path().join("providers.json");
+    std::fs::write(&file, providers.to_string()).unwrap();
+    let aws_log = scratch.path().join("aws.log");
+    write_executable(
+        &bin.join("aws"),
+        &format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\n\
+             printf '%s' '{{\"apiVersion\":\"client.authentication.k8s.io/v1beta1\",\"kind\":\"ExecCredential\",\"status\":{{\"token\":\"eks-token-1\"}}}}'\n",
+            aws_log.display()
+        ),
+    );
+    for (name, cluster) in [("prod-eu-1", "prod-eu-1"), ("evil", "x;touch /tmp/pwned")] {
+        inv.profile(
+            &ns,
+            name,
+            &[],
+            json!({"accessProviders": [{"name": "eks-token", "cluster": {
+                "server": "https://abc123.gr7.eu-west-1.eks.amazonaws.com",
+                "extensions": [{"name": keys::EXEC_EXTENSION,
+                    "extension": {"clusterName": cluster, "region": "eu-west-1"}}]}}]}),
+        )
+        .await;
+    }
+    let body = bridge(
+        &ns,
+        &[&ns],
+        &credentials(
+            &file,
+            &format!(
+                "      \"eks-token\" = {{ namespaces = [\"{ns}\"], servers = [\"*.eks.amazonaws.com\"] }}"
+            ),
+        ),
+    );
+    let tf = inv.tf(&Cli::tofu(), &body);
+    let out = flat(&apply_ok(&tf));
+    assert_eq!(
+        lines(&aws_log),
+        ["eks get-token --cluster-name prod-eu-1 --region eu-west-1 --output json"],
+        "what aws was run with:\n{out}"
+    );
+    let kc = String::from_utf8(inv.bridged_kubeconfig(&ns, "prod-eu-1").await.unwrap()).unwrap();
+    assert!(kc.contains("eks-token-1"), "{kc}");
+    assert!(inv.bridged_kubeconfig(&ns, "evil").await.is_none());
+    assert!(
+        out.contains(&format!("{ns}/evil")) && out.contains("clusterName"),
+        "the warning names the cluster and the value at fault: {out}"
+    );
+    tf.destroy();
+}

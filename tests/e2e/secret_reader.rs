@@ -135,6 +135,58 @@ async fn the_profiles_server_wins_over_the_secrets_with_a_warning() {
     tf.destroy();
 }
 
+/// The data sources and the ephemeral resource warn as the bridge's plan does: `sveltos_clusterprofiles` and
+/// `sveltos_clusterprofile` name `<ns>/c1`, whose Secret points elsewhere (and not `<ns>/c2`, whose Secret agrees),
+/// both endpoints and the Secret; `sveltos_cluster_credentials` of `c1` warns the same way, and its `host` is the
+/// profile's endpoint, not the Secret's.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_data_sources_and_the_ephemeral_resource_warn_as_the_bridge_does() {
+    let env = TestEnv::get();
+    let inv = Inv::new().await;
+    let ns = unique_namespace(&inv.client, "reader-ds").await;
+    let member = std::fs::read_to_string(env.member_kubeconfig()).unwrap();
+    let member_view =
+        client_go_view(tempfile::tempdir().unwrap().path(), member.as_bytes()).unwrap();
+    let endpoint_a = member_view["clusters"][0]["cluster"]["server"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    seed(&inv, &ns, &member).await;
+    let list =
+        format!("data \"sveltos_clusterprofiles\" \"all\" {{\n  namespaces = [\"{ns}\"]\n}}\n");
+    let tf = inv.tf(&Cli::tofu(), &list);
+    check_warning(&apply_ok(&tf), &ns, &endpoint_a);
+    let one = |name: &str| {
+        format!(
+            "data \"sveltos_clusterprofile\" \"one\" {{\n  namespace = \"{ns}\"\n  name      = \"{name}\"\n}}\n"
+        )
+    };
+    inv.rewrite(&tf, &one("c1"));
+    check_warning(&apply_ok(&tf), &ns, &endpoint_a);
+    inv.rewrite(&tf, &one("c2"));
+    let out = apply_ok(&tf);
+    assert!(!out.contains(POINTS_ELSEWHERE), "{out}");
+    inv.rewrite(
+        &tf,
+        &format!(
+            "ephemeral \"sveltos_cluster_credentials\" \"c1\" {{\n  namespace = \"{ns}\"\n  name      = \"c1\"\n}}\n\
+             resource \"terraform_data\" \"host\" {{\n  provisioner \"local-exec\" {{\n    \
+             command     = \"printf %s \\\"$HOST\\\" > host.txt\"\n    \
+             environment = {{ HOST = ephemeral.sveltos_cluster_credentials.c1.host }}\n  }}\n}}\n"
+        ),
+    );
+    // A plan opens the ephemeral resource once (an apply opens it again).
+    let (ok, out) = run(&tf, &["plan", "-input=false", "-no-color"]);
+    assert!(ok, "{out}");
+    check_warning(&out, &ns, &endpoint_a);
+    apply_ok(&tf);
+    let host = std::fs::read_to_string(tf.dir().join("host.txt")).unwrap();
+    assert_eq!(
+        host, endpoint_a,
+        "the ephemeral resource connects where the profile says"
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // the differential test against cia-oracle
 // ---------------------------------------------------------------------------------------------

@@ -223,3 +223,68 @@ async fn a_missing_plugin_names_the_command() {
     assert!(err.to_string().contains("/nonexistent/get-token"), "{err}");
     assert!(std::error::Error::source(&err).is_some());
 }
+
+/// KEP-5339 profile-sourced arguments and variables reach only the run of the profile that gives them (the upstream
+/// access library appends them to the provider's shared configuration, so they leak into later profiles' runs).
+/// One providers-file entry (`Append`, `Replace`) and two profiles, A with arguments (the list upstream's library
+/// reads) and a variable, B with neither; their runs are built by `domain::exec::invocation` and run by
+/// `k8s::exec` with a plugin that records its arguments and `TEAM`, in the order A, B, A, B: A gets its own once
+/// each time, B never gets A's.
+#[tokio::test]
+async fn profile_args_and_env_reach_only_their_own_run() {
+    use std::collections::BTreeMap;
+    use tfsveltos::{
+        api::{AccessProvider, keys},
+        domain::exec::{ExecScope, NamespaceScope, ProvidersFile, invocation},
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("runs.log");
+    let p = plugin(
+        dir.path(),
+        "rec",
+        &format!(
+            "echo \"args=$* team=${{TEAM-unset}}\" >> '{}'\n\
+             printf '%s' '{{\"apiVersion\":\"{API}\",\"kind\":\"ExecCredential\",\"status\":{{\"token\":\"t\"}}}}'",
+            log.display()
+        ),
+    );
+    let file = serde_json::json!({"providers": [{"name": "rec", "execConfig": {"apiVersion": API,
+        "command": p.display().to_string(), "args": ["--base"]},
+        "profileSourcedCLIArgsPolicy": "Append", "profileSourcedEnvVarsPolicy": "Replace"}]});
+    let scope = ExecScope {
+        namespaces: NamespaceScope::Any,
+        servers: Default::default(),
+        profile_env: ["TEAM".to_string()].into(),
+    };
+    let file = ProvidersFile::parse(file.to_string().as_bytes())
+        .unwrap()
+        .scoped(&BTreeMap::from([("rec".to_string(), scope)]));
+    let profile = |extensions: serde_json::Value| -> AccessProvider {
+        serde_json::from_value(serde_json::json!({"name": "rec",
+            "cluster": {"server": "https://10.0.0.1:6443", "extensions": extensions}}))
+        .unwrap()
+    };
+    let a = profile(serde_json::json!([
+        {"name": keys::ADDITIONAL_ARGS_EXTENSION, "extension": ["--from-a"]},
+        {"name": keys::ADDITIONAL_ENVS_EXTENSION, "extension": {"TEAM": "a"}},
+    ]));
+    let b = profile(serde_json::json!([]));
+    let entry = file.get("rec").unwrap();
+    for access in [&a, &b, &a, &b] {
+        let inv = invocation(entry, access).unwrap();
+        run_with_timeout(&inv, Duration::from_secs(20))
+            .await
+            .unwrap();
+    }
+    let runs = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        runs.lines().collect::<Vec<_>>(),
+        [
+            "args=--base --from-a team=a",
+            "args=--base team=unset",
+            "args=--base --from-a team=a",
+            "args=--base team=unset",
+        ],
+        "what each run got"
+    );
+}

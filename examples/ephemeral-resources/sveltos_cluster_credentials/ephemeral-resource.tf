@@ -16,9 +16,11 @@ ephemeral "sveltos_cluster_credentials" "prod_eu" {
   name      = "prod-eu-1"
 
   # The same block, with the same rules, as on sveltos_cluster_inventory_bridge. providers.json, beside this file,
-  # runs `aws eks get-token --output json` and appends the arguments the ClusterProfile gives in its access
-  # provider's extension clusterprofiles.multicluster.x-k8s.io/exec/additional-args, here
-  # ["--cluster-name", "prod-eu-1", "--region", "eu-west-1"] (`aws eks get-token` needs the cluster's name).
+  # runs eks-token (also beside it, installed as /usr/local/bin/eks-token): it reads the cluster's name and region
+  # from the ClusterProfile's access provider, extension client.authentication.k8s.io/exec, here
+  # {"clusterName": "prod-eu-1", "region": "eu-west-1"} (given to the plugin as spec.cluster.config), and runs
+  # `aws eks get-token --cluster-name prod-eu-1 --region eu-west-1 --output json` (aws: /usr/local/bin/aws, its
+  # argument in providers.json).
   credentials {
     consumer            = "sveltos"
     exec_providers_file = "${path.module}/providers.json"

@@ -149,9 +149,7 @@ pub fn invocation_in(
     if entry.profile_sourced_cli_args_policy.as_deref() == Some("Append")
         && let Some(extra) = ext(keys::ADDITIONAL_ARGS_EXTENSION)
     {
-        let extra: Vec<String> =
-            serde_json::from_value(extra.clone()).map_err(|_| ExecError::BadAdditionalArgs)?;
-        args.extend(extra);
+        args.extend(profile_args(extra)?);
     }
     let (env, if_unset) = environment(entry, ext(keys::ADDITIONAL_ENVS_EXTENSION), runner_sets)?;
     Ok(ExecInvocation {
@@ -164,6 +162,51 @@ pub fn invocation_in(
         install_hint: entry.exec_config.install_hint.clone(),
         api_version: entry.exec_config.api_version.clone(),
     })
+}
+
+/// The most arguments a profile may add through the KEP-5339 additional-args extension.
+pub const MAX_PROFILE_ARGS: usize = 64;
+
+/// The longest argument or environment variable value a profile may add through a KEP-5339 extension, in bytes.
+pub const MAX_PROFILE_VALUE_BYTES: usize = 4096;
+
+/// The arguments a profile adds (the additional-args extension, read under `Append`): a list of strings, as the
+/// upstream access library reads it, within [`MAX_PROFILE_ARGS`] and [`MAX_PROFILE_VALUE_BYTES`]. Anything else
+/// (an object, the only shape the upstream ClusterProfile CRD stores there) is refused, as upstream refuses it.
+fn profile_args(extra: &serde_json::Value) -> Result<Vec<String>, ExecError> {
+    let list = extra.as_array().ok_or(ExecError::BadAdditionalArgs)?;
+    if list.len() > MAX_PROFILE_ARGS {
+        return Err(ExecError::ProfileValueRefused {
+            extension: keys::ADDITIONAL_ARGS_EXTENSION,
+            what: format!(
+                "holds {} arguments, more than {MAX_PROFILE_ARGS}",
+                list.len()
+            ),
+        });
+    }
+    list.iter()
+        .map(|v| {
+            let arg = v.as_str().ok_or(ExecError::BadAdditionalArgs)?;
+            bounded_value(keys::ADDITIONAL_ARGS_EXTENSION, arg)?;
+            Ok(arg.to_string())
+        })
+        .collect()
+}
+
+/// `value`, added by a profile through `extension`, is passable to a plugin: no NUL byte (no argument or
+/// environment can hold one) and at most [`MAX_PROFILE_VALUE_BYTES`]. The value is never quoted.
+fn bounded_value(extension: &'static str, value: &str) -> Result<(), ExecError> {
+    let what = if value.contains('\0') {
+        "holds a value with a NUL byte".to_string()
+    } else if value.len() > MAX_PROFILE_VALUE_BYTES {
+        format!(
+            "holds a value of {} bytes, more than {MAX_PROFILE_VALUE_BYTES}",
+            value.len()
+        )
+    } else {
+        return Ok(());
+    };
+    Err(ExecError::ProfileValueRefused { extension, what })
 }
 
 /// What [`environment`] returns: the additions, and those of them added under `AppendIfNotExists`.
@@ -212,6 +255,9 @@ fn environment(
             provider: entry.name.clone(),
             name: shown(name),
         });
+    }
+    for value in extra.values() {
+        bounded_value(keys::ADDITIONAL_ENVS_EXTENSION, value)?;
     }
     for (k, v) in extra {
         match env.iter_mut().find(|(n, _)| *n == k) {
@@ -360,6 +406,78 @@ mod tests {
                 ("OK".into(), "profile".into())
             ]
         );
+    }
+
+    fn with_args(args: serde_json::Value) -> Result<ExecInvocation, ExecError> {
+        let mut p = provider();
+        p.cluster.as_mut().unwrap().extensions[0].extension = args;
+        invocation_in(file().get("tok").unwrap(), &p, &bare)
+    }
+
+    #[test]
+    fn profile_args_are_a_bounded_list_and_an_object_is_refused() {
+        // The list upstream's library reads, appended once.
+        let inv = with_args(serde_json::json!(["--region", "eu"])).unwrap();
+        assert_eq!(inv.args, ["--a", "--region", "eu"]);
+        let at_most = vec!["x".repeat(MAX_PROFILE_VALUE_BYTES); MAX_PROFILE_ARGS];
+        assert_eq!(
+            with_args(serde_json::json!(at_most)).unwrap().args.len(),
+            MAX_PROFILE_ARGS + 1
+        );
+        // An object (what the upstream CRD stores) or a list holding anything but strings: refused, pointing
+        // at the exec extension.
+        for bad in [
+            serde_json::json!({"args": ["--region", "eu"]}),
+            serde_json::json!(["--region", 1]),
+            serde_json::json!("--region eu"),
+        ] {
+            let e = with_args(bad.clone()).unwrap_err();
+            assert!(matches!(e, ExecError::BadAdditionalArgs), "{bad}: {e:?}");
+            assert!(
+                e.to_string().contains(keys::EXEC_EXTENSION)
+                    && e.to_string().contains("spec.cluster.config"),
+                "{e}"
+            );
+        }
+        // Past the bounds: refused, in counts and sizes, never quoting a value.
+        let secret = "canary-arg";
+        for bad in [
+            serde_json::json!(vec![secret; MAX_PROFILE_ARGS + 1]),
+            serde_json::json!([format!("{secret}{}", "x".repeat(MAX_PROFILE_VALUE_BYTES))]),
+            serde_json::json!([format!("{secret}\u{0}")]),
+        ] {
+            let e = with_args(bad).unwrap_err();
+            assert!(matches!(e, ExecError::ProfileValueRefused { .. }), "{e:?}");
+            let e = e.to_string();
+            assert!(
+                e.contains(keys::ADDITIONAL_ARGS_EXTENSION)
+                    && e.contains("no plugin was run")
+                    && !e.contains(secret),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn profile_env_values_are_bounded() {
+        for value in [
+            format!("canary-env{}", "x".repeat(MAX_PROFILE_VALUE_BYTES)),
+            "canary-env\u{0}".to_string(),
+        ] {
+            let e = with_envs(serde_json::json!({ "OK": value }), "Replace").unwrap_err();
+            assert!(matches!(e, ExecError::ProfileValueRefused { .. }), "{e:?}");
+            assert!(
+                e.to_string().contains(keys::ADDITIONAL_ENVS_EXTENSION)
+                    && !e.to_string().contains("canary-env"),
+                "{e}"
+            );
+        }
+        let inv = with_envs(
+            serde_json::json!({ "OK": "x".repeat(MAX_PROFILE_VALUE_BYTES) }),
+            "Replace",
+        )
+        .unwrap();
+        assert!(inv.env.iter().any(|(k, _)| k == "OK"));
     }
 
     #[test]

@@ -21,7 +21,8 @@ pub use allow_list::ServerAllowList;
 pub(crate) use allow_list::server_host_port;
 pub use credential::{ExecCredentialStatus, parse_exec_credential, static_kubeconfig};
 pub use invocation::{
-    ExecInvocation, FORBIDDEN_PROFILE_ENV, forbidden_profile_env, invocation, invocation_in,
+    ExecInvocation, FORBIDDEN_PROFILE_ENV, MAX_PROFILE_ARGS, MAX_PROFILE_VALUE_BYTES,
+    forbidden_profile_env, invocation, invocation_in,
 };
 pub use providers_file::{
     EnvVar, ExecConfig, ExecScope, NamespaceScope, ProviderEntry, ProvidersFile,
@@ -104,10 +105,14 @@ pub enum ExecError {
         /// The provider's name.
         provider: String,
     },
-    /// The additional-args extension is not a list of strings.
+    /// The additional-args extension is not a list of strings (the upstream ClusterProfile CRD stores an object
+    /// there, never a list: the message says where per-cluster values go instead).
     #[error(
-        "extension {} must be a list of strings",
-        keys::ADDITIONAL_ARGS_EXTENSION
+        "extension {} must be a list of strings, which the upstream ClusterProfile CRD cannot store (it stores \
+         objects only); give per-cluster values in extension {}, which a plugin with provideClusterInfo reads as \
+         spec.cluster.config",
+        keys::ADDITIONAL_ARGS_EXTENSION,
+        keys::EXEC_EXTENSION
     )]
     BadAdditionalArgs,
     /// The additional-envs extension is not a map of strings.
@@ -116,6 +121,15 @@ pub enum ExecError {
         keys::ADDITIONAL_ENVS_EXTENSION
     )]
     BadAdditionalEnvs,
+    /// What a profile adds through a KEP-5339 extension is past the bridge's bounds (too many arguments, a value
+    /// too long or holding NUL). No value is quoted.
+    #[error("extension {extension} {what}; no plugin was run")]
+    ProfileValueRefused {
+        /// The extension's name.
+        extension: &'static str,
+        /// What is wrong, in counts and sizes.
+        what: String,
+    },
     /// The profile asks for an environment variable that could change what the plugin runs or trusts.
     #[error(
         "extension {} sets {name}, which a profile may not set ({rule}); no plugin was run",

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    lookup::statuses,
+    lookup::{notices_warning, statuses},
     profile_value::{
         InventoryBlocks, check_credentials, failed, inventory_access, profile_attributes,
         profile_attrs, unknown_config,
@@ -141,6 +141,7 @@ impl DataSource for ClusterProfileDataSource {
         };
         let statuses = statuses(&read, &options, providers.as_ref());
         let profiles = &read.profiles;
+        let notices = notices_warning(profiles, &statuses);
         let mut state = config.clone();
         if let Some(status) = statuses.first() {
             for (k, v) in profile_attrs(&profiles[0], status) {
@@ -152,6 +153,7 @@ impl DataSource for ClusterProfileDataSource {
         }
         DataReadResponse {
             state,
+            diagnostics: notices.into_iter().collect(),
             ..DataReadResponse::default()
         }
     }

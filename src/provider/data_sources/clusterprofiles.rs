@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    lookup::statuses,
+    lookup::{notices_warning, statuses},
     profile_value::{
         InventoryBlocks, check_credentials, failed, inventory_access, profile_object_type,
         profile_value, unknown_config,
@@ -222,6 +222,7 @@ impl DataSource for ClusterProfilesDataSource {
             Err(e) => return failed(config, profiles_failure(&e).into()),
         };
         let statuses = statuses(&read, &options, providers.as_ref());
+        let notices = notices_warning(&read.profiles, &statuses);
         let ReadProfiles {
             profiles,
             undecodable,
@@ -240,6 +241,9 @@ impl DataSource for ClusterProfilesDataSource {
             ..DataReadResponse::default()
         };
         if let Some(w) = undecodable_warning("ClusterProfile", undecodable) {
+            resp.diagnostics.push(w);
+        }
+        if let Some(w) = notices {
             resp.diagnostics.push(w);
         }
         resp

@@ -5,9 +5,10 @@
 use crate::{
     api::ClusterProfile,
     domain::{
-        credentials::{CredentialOptions, CredentialSecrets, Lookup, resolve},
+        credentials::{CredentialOptions, CredentialSecrets, Lookup, Resolved, resolve},
         exec::ProvidersFile,
     },
+    provider::diag::secret_reader_notices,
     runtime::profiles::ReadProfiles,
 };
 
@@ -18,6 +19,9 @@ pub struct CredentialStatus {
     pub source: String,
     /// Value of `ready_to_bridge`.
     pub ready: bool,
+    /// What the bridge's plan would warn about for a usable source (a `kubeconfig-secretreader` Secret pointing
+    /// elsewhere than the ClusterProfile): fields and hosts, never credential content.
+    pub notice: Option<String>,
 }
 
 /// Judges one lookup as the bridge would: `credential_source` names the source (or why there is none), with
@@ -34,18 +38,38 @@ pub fn status(
         return CredentialStatus {
             source: describe,
             ready: false,
+            notice: None,
         };
     };
     match resolve(profile, source, options, providers, secrets) {
-        Ok(_) => CredentialStatus {
+        Ok(resolved) => CredentialStatus {
             source: describe,
             ready: true,
+            notice: match resolved {
+                Resolved::Kubeconfig { notice, .. } => notice,
+                Resolved::Exec(_) => None,
+            },
         },
         Err(problem) => CredentialStatus {
             source: format!("{describe} (not usable: {problem})"),
             ready: false,
+            notice: None,
         },
     }
+}
+
+/// The warning for the profiles read whose `kubeconfig-secretreader` Secret points elsewhere (`statuses` in the
+/// order of `profiles`), as the bridge's plan gives it.
+pub fn notices_warning(
+    profiles: &[ClusterProfile],
+    statuses: &[CredentialStatus],
+) -> Option<crate::tfplugin::Diagnostic> {
+    let keys: Vec<String> = profiles.iter().map(ClusterProfile::key).collect();
+    secret_reader_notices(
+        keys.iter()
+            .zip(statuses)
+            .filter_map(|(k, s)| Some((k.as_str(), s.notice.as_deref()?))),
+    )
 }
 
 /// The credential status of every profile read, in their order.

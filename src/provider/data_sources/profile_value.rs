@@ -356,6 +356,7 @@ mod tests {
         CredentialStatus {
             source: "secret:a/b#Config".into(),
             ready: true,
+            notice: None,
         }
     }
 

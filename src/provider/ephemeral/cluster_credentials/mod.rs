@@ -35,7 +35,7 @@ use crate::{
     provider::state::{NotReady, ProviderState},
     provider::{
         blocks::{credentials as credentials_block, selection::profile_identity},
-        diag::{credentials_failure as failure, problems_diags},
+        diag::{credentials_failure as failure, problems_diags, secret_reader_notices},
     },
     runtime::credentials::{CredentialsError, credentials_of},
     tfplugin::{
@@ -180,6 +180,11 @@ impl Opened<'_> {
             result: result(config, &conn, &minted),
             ..OpenEphemeralResponse::default()
         };
+        let key = format!("{namespace}/{name}");
+        let notices = minted.notice.as_deref().map(|n| (key.as_str(), n));
+        if let Some(w) = secret_reader_notices(notices) {
+            resp.diagnostics.push(w);
+        }
         if let Some(sha) = &minted.invocation_sha256 {
             resp.renew_at = renew_at(
                 minted.expires_at.as_deref(),

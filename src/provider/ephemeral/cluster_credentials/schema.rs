@@ -136,6 +136,7 @@ mod tests {
                 provider: "p".into(),
             },
             invocation_sha256: Some("ab".into()),
+            notice: None,
         };
         let c = Connection {
             host: "https://h".into(),
