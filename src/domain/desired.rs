@@ -9,7 +9,8 @@ use k8s_openapi::{
 
 use super::{
     BridgeSpec, CREDENTIAL_CONFIG_ANNOTATION, CREDENTIAL_SOURCE_ANNOTATION, Override, SECRET_KEY,
-    SECRET_SUFFIX, TOKEN_RENEWAL_ANNOTATION, TokenRenewal, credentials::CredentialSource,
+    SECRET_SUFFIX, TOKEN_RENEWAL_ANNOTATION, TokenRenewal,
+    credentials::CredentialSource,
     managed_view::ManagedView,
     ownership::WrittenCredential,
     renewal::{Verdict, judge},
@@ -261,7 +262,12 @@ pub fn desired(
     let labels = cluster_labels(spec, profile);
     // Not enabled where a renewal would break the connection (the plan warns: `crate::domain::renewal`).
     let renewal = renewal_of(spec, &key)
-        .filter(|r| !matches!(judge(r, profile, source, material.bytes()), Verdict::Withheld(_)))
+        .filter(|r| {
+            !matches!(
+                judge(r, profile, source, material.bytes()),
+                Verdict::Withheld(_)
+            )
+        })
         .cloned();
     let renewal_record = renewal
         .as_ref()

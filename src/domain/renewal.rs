@@ -81,7 +81,9 @@ pub fn judge(
         // Minted at apply: the written kubeconfig's cluster is the access provider's entry (and a credential
         // minted at apply is judged the same way, so plan and apply agree).
         (CredentialSource::Exec { provider }, _) => Facts {
-            dropped: provider_cluster(profile, provider).map(dropped_by_cluster).unwrap_or_default(),
+            dropped: provider_cluster(profile, provider)
+                .map(dropped_by_cluster)
+                .unwrap_or_default(),
             credential: Credential::Minted,
         },
         (_, Some(b)) => match select(b, &KubeconfigPolicy { allow_exec: true }, None) {
@@ -150,7 +152,11 @@ fn dropped_by_cluster(c: &KubeconfigCluster) -> Vec<&'static str> {
 
 /// The fields of a written kubeconfig's connection a renewal drops.
 fn dropped_by_connection(c: &Connection) -> Vec<&'static str> {
-    dropped(c.insecure, c.tls_server_name.is_some(), c.proxy_url.is_some())
+    dropped(
+        c.insecure,
+        c.tls_server_name.is_some(),
+        c.proxy_url.is_some(),
+    )
 }
 
 fn dropped(insecure: bool, tls_server_name: bool, proxy_url: bool) -> Vec<&'static str> {
@@ -201,7 +207,9 @@ pub fn service_account_of(token: &str) -> Option<(String, String)> {
         .ok()?;
     let claims: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
     let sub = claims.get("sub")?.as_str()?;
-    let (ns, name) = sub.strip_prefix("system:serviceaccount:")?.split_once(':')?;
+    let (ns, name) = sub
+        .strip_prefix("system:serviceaccount:")?
+        .split_once(':')?;
     names::dns1123_label(ns).ok()?;
     names::dns1123_subdomain(name).ok()?;
     Some((ns.to_string(), name.to_string()))
@@ -249,7 +257,12 @@ mod tests {
 
     fn judged(c: &Connection, sa: bool) -> Verdict {
         let profile = ClusterProfile::new("c1", Default::default());
-        judge(&renewal(sa), &profile, &secret_source(), Some(&kubeconfig(c)))
+        judge(
+            &renewal(sa),
+            &profile,
+            &secret_source(),
+            Some(&kubeconfig(c)),
+        )
     }
 
     fn with_token(t: &str) -> Connection {
@@ -295,7 +308,10 @@ mod tests {
         ] {
             match judged(&c, false) {
                 Verdict::NotRenewed(why) => {
-                    assert!(why.contains(what) && why.contains("service_account"), "{why}");
+                    assert!(
+                        why.contains(what) && why.contains("service_account"),
+                        "{why}"
+                    );
                     assert!(!why.contains("static-token"), "{why}");
                 }
                 v => panic!("{what}: {v:?}"),
@@ -352,7 +368,10 @@ mod tests {
             .as_mut()
             .unwrap()
             .tls_server_name = None;
-        assert_eq!(judge(&renewal(true), &profile, &exec, None), Verdict::Renewable);
+        assert_eq!(
+            judge(&renewal(true), &profile, &exec, None),
+            Verdict::Renewable
+        );
         assert!(matches!(
             judge(&renewal(false), &profile, &exec, None),
             Verdict::NotRenewed(why) if why.contains("exec provider")

@@ -101,7 +101,11 @@ async fn renewed(sveltos: &Sveltos, inv: &Inv, ns: &str, name: &str, times: usiz
             .until(
                 &format!("renewal {n} of {name}'s token by the manager"),
                 RENEWAL_DEADLINE,
-                || async move { heartbeat(inv, ns, name).await.filter(|h| Some(h) != seen.as_ref()) },
+                || async move {
+                    heartbeat(inv, ns, name)
+                        .await
+                        .filter(|h| Some(h) != seen.as_ref())
+                },
             )
             .await;
         last = Some(now);
@@ -168,18 +172,20 @@ async fn a_service_account_token_is_renewed_without_service_account() {
     let inv = Inv::of(&sveltos.env).await;
     let ns = unique_namespace(&inv.client, "renew-sa").await;
     let sa = service_account_kubeconfig(sveltos, &ns, "member");
-    inv.profile_with_secret(&ns, "sa", &[], Json::Null, &sa).await;
+    inv.profile_with_secret(&ns, "sa", &[], Json::Null, &sa)
+        .await;
     inv.profile_with_secret(&ns, "static", &[], Json::Null, &sveltos.member_kubeconfig())
         .await;
     let renewal = "  token_renewal {\n    interval = \"1m\"\n  }";
     let tf = inv.tf(&Cli::tofu(), &bridge(&ns, &[&ns], renewal));
     let out = flat(&apply_ok(&tf));
     assert!(
-        out.contains("1 ClusterProfile(s): token_renewal set, but Sveltos will not renew their credential")
-            && out.contains(&format!(
-                "- {ns}/static: its token is not a ServiceAccount token, and token_renewal names no \
+        out.contains(
+            "1 ClusterProfile(s): token_renewal set, but Sveltos will not renew their credential"
+        ) && out.contains(&format!(
+            "- {ns}/static: its token is not a ServiceAccount token, and token_renewal names no \
                  service_account: Sveltos will not renew it"
-            )),
+        )),
         "the plan names the static token's cluster:\n{out}"
     );
     assert!(!out.contains(&format!("{ns}/sa:")), "{out}");
@@ -219,12 +225,16 @@ async fn a_connection_a_renewal_would_break_is_registered_without_renewal() {
         .lines()
         .filter(|l| !l.contains("certificate-authority-data:"))
         .flat_map(|l| match l.split_once("server:") {
-            Some((indent, _)) => vec![l.to_string(), format!("{indent}insecure-skip-tls-verify: true")],
+            Some((indent, _)) => vec![
+                l.to_string(),
+                format!("{indent}insecure-skip-tls-verify: true"),
+            ],
             None => vec![l.to_string()],
         })
         .collect::<Vec<_>>()
         .join("\n");
-    inv.profile_with_secret(&ns, "ca", &[], Json::Null, &admin).await;
+    inv.profile_with_secret(&ns, "ca", &[], Json::Null, &admin)
+        .await;
     inv.profile_with_secret(&ns, "insecure", &[], Json::Null, &insecure)
         .await;
     let renewal = format!(
@@ -246,7 +256,10 @@ async fn a_connection_a_renewal_would_break_is_registered_without_renewal() {
         "the insecure cluster after the manager's renewals"
     );
     assert_eq!(heartbeat(&inv, &ns, "insecure").await, None);
-    let sc = inv.sc(&ns, "insecure").await.expect("SveltosCluster insecure");
+    let sc = inv
+        .sc(&ns, "insecure")
+        .await
+        .expect("SveltosCluster insecure");
     assert_eq!(sc.spec.token_request_renewal_option, None);
     assert_eq!(health(&inv, &ns, "ca").await, (Some(true), 0, None));
     assert_eq!(tf.plan(), 0, "the renewals show as drift");

@@ -500,10 +500,19 @@ mod tests {
                 .find(|x| x.summary.contains(summary))
                 .unwrap_or_else(|| panic!("no {summary:?} in {:?}", p.problems))
         };
-        let not_renewed = warning("1 ClusterProfile(s): token_renewal set, but Sveltos will not renew");
-        assert!(not_renewed.detail.contains("- a/c1: its token is not a ServiceAccount token"));
+        let not_renewed =
+            warning("1 ClusterProfile(s): token_renewal set, but Sveltos will not renew");
+        assert!(
+            not_renewed
+                .detail
+                .contains("- a/c1: its token is not a ServiceAccount token")
+        );
         let withheld = warning("1 ClusterProfile(s): token_renewal not enabled");
-        assert!(withheld.detail.contains("- b/c1: its connection needs insecure-skip-tls-verify"));
+        assert!(
+            withheld
+                .detail
+                .contains("- b/c1: its connection needs insecure-skip-tls-verify")
+        );
         for x in &p.problems {
             assert_eq!(x.severity, Severity::Warning, "{x:?}");
             assert!(!x.detail.contains("canary-secret-token"), "{x:?}");
