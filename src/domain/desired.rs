@@ -9,8 +9,12 @@ use k8s_openapi::{
 
 use super::{
     BridgeSpec, CREDENTIAL_CONFIG_ANNOTATION, CREDENTIAL_SOURCE_ANNOTATION, Override, SECRET_KEY,
-    SECRET_SUFFIX, TOKEN_RENEWAL_ANNOTATION, TokenRenewal, credentials::CredentialSource,
-    managed_view::ManagedView, ownership::WrittenCredential, sha256_hex,
+    SECRET_SUFFIX, TOKEN_RENEWAL_ANNOTATION, TokenRenewal,
+    credentials::CredentialSource,
+    managed_view::ManagedView,
+    ownership::WrittenCredential,
+    renewal::{Verdict, judge},
+    sha256_hex,
 };
 use crate::api::{
     ClusterProfile, SveltosCluster, SveltosClusterSpec, TokenRequestRenewalOption, keys,
@@ -61,6 +65,16 @@ pub enum Material {
     },
     /// Mint at apply (exec plugin).
     Pending,
+}
+
+impl Material {
+    /// The kubeconfig bytes, when plan knows them.
+    pub fn bytes(&self) -> Option<&[u8]> {
+        match self {
+            Self::Bytes { bytes, .. } => Some(bytes),
+            Self::Reuse { .. } | Self::Pending => None,
+        }
+    }
 }
 
 impl std::fmt::Debug for Material {
@@ -246,7 +260,15 @@ pub fn desired(
     let name = profile.metadata.name.clone().unwrap_or_default();
     let over = spec.overrides.get(&key);
     let labels = cluster_labels(spec, profile);
-    let renewal = renewal_of(spec, &key).cloned();
+    // Not enabled where a renewal would break the connection (the plan warns: `crate::domain::renewal`).
+    let renewal = renewal_of(spec, &key)
+        .filter(|r| {
+            !matches!(
+                judge(r, profile, source, material.bytes()),
+                Verdict::Withheld(_)
+            )
+        })
+        .cloned();
     let renewal_record = renewal
         .as_ref()
         .map(|r| serde_json::to_string(r).unwrap_or_default());

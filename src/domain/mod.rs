@@ -15,6 +15,7 @@ pub mod observed;
 pub mod ownership;
 pub mod plan;
 pub mod problem;
+pub mod renewal;
 pub mod selector;
 pub mod skipped_record;
 #[cfg(test)]

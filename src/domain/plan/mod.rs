@@ -26,12 +26,14 @@ use k8s_openapi::api::core::v1::Secret;
 
 use super::{
     BridgeSpec,
-    credentials::{CheckedKubeconfigs, CredentialSecrets, Lookup},
+    credentials::{CheckedKubeconfigs, CredentialSecrets, CredentialSource, Lookup},
     desired::{
-        ClusterEntry, DesiredCluster, Material, copied_labels_out_of_bounds, desired, secret_name,
+        ClusterEntry, DesiredCluster, Material, copied_labels_out_of_bounds, desired, renewal_of,
+        secret_name,
     },
     exec::{ExecInvocation, ProvidersFile},
     observed::Observed,
+    renewal::{Verdict, judge},
 };
 use crate::api::ClusterProfile;
 
@@ -116,6 +118,10 @@ pub struct Plan {
     /// Clusters planned normally that the plan warns about, by key, with what (a `kubeconfig-secretreader` Secret
     /// whose kubeconfig points elsewhere than the ClusterProfile: see [`Resolved`](super::credentials::Resolved)).
     pub notices: BTreeMap<String, String>,
+    /// Clusters with `token_renewal` that Sveltos will not renew as configured, by key: whether renewal is
+    /// withheld from them (`true`: a renewal would break their connection) or written but never done, and why
+    /// (see [`crate::domain::renewal`]).
+    pub renewal_notes: BTreeMap<String, (bool, String)>,
     /// Bridged clusters this plan deregisters, by key.
     pub removals: Vec<String>,
     /// Errors and warnings, with attribute paths.
@@ -205,6 +211,7 @@ impl Plan {
         self.desired.remove(key);
         self.exec.remove(key);
         self.notices.remove(key);
+        self.renewal_notes.remove(key);
         self.health_paused.remove(key);
         let existing = observed.owned.get(key);
         if let Some(o) = existing {
@@ -327,6 +334,7 @@ fn plan_cluster(
             if let Some(notice) = notice {
                 plan.notices.insert(key.clone(), notice);
             }
+            note_renewal(inputs, plan, profile, source, &material);
             let d = desired(inputs.spec, profile, source, &material, pause);
             let mint = material == Material::Pending && inv.is_some();
             if mint && let Some(inv) = inv {
@@ -345,6 +353,30 @@ fn plan_cluster(
         Err(problem) => {
             let cause = Cause::Credentials(problem.cause());
             plan.isolate(inputs.observed, &key, cause, problem.to_string());
+        }
+    }
+}
+
+/// Records in `plan.renewal_notes` why Sveltos will not renew cluster `profile`'s credential as configured, if it
+/// will not (`crate::domain::desired::desired` leaves renewal out where it is withheld).
+fn note_renewal(
+    inputs: &Inputs<'_>,
+    plan: &mut Plan,
+    profile: &ClusterProfile,
+    source: &CredentialSource,
+    material: &Material,
+) {
+    let key = profile.key();
+    let Some(r) = renewal_of(inputs.spec, &key) else {
+        return;
+    };
+    match judge(r, profile, source, material.bytes()) {
+        Verdict::Renewable => {}
+        Verdict::Withheld(why) => {
+            plan.renewal_notes.insert(key, (true, why));
+        }
+        Verdict::NotRenewed(why) => {
+            plan.renewal_notes.insert(key, (false, why));
         }
     }
 }
@@ -432,6 +464,64 @@ mod tests {
         let causes: Vec<Cause> = p.issues.iter().map(|i| i.cause).collect();
         assert!(causes.contains(&Cause::NameTooLong) && causes.contains(&Cause::Undecodable));
         assert!(!p.has_errors());
+    }
+
+    /// `token_renewal` without `service_account` over a static token (a/c1) and a kubeconfig that needs
+    /// `insecure-skip-tls-verify` (b/c1): a/c1 is renewed as configured and named by one warning, b/c1 registered
+    /// without renewal and named by another; no credential byte in either.
+    #[test]
+    fn renewal_sveltos_cannot_do_is_named_per_cluster() {
+        let mut f = Fixture::new();
+        f.spec.token_renewal = Some(crate::domain::TokenRenewal {
+            interval: "1h".into(),
+            token_duration: None,
+            sa_namespace: None,
+            sa_name: None,
+        });
+        let insecure = KUBECONFIG.replace(
+            "server: https://127.0.0.1:1\n",
+            "server: https://127.0.0.1:1\n    insecure-skip-tls-verify: true\n",
+        );
+        f.secrets[1] = labelled_secret("b", "s2", "c1", None, &[("config", &insecure)]);
+        let p = f.run();
+        let option = |k: &str| {
+            let sc = p.desired[k].sveltos_cluster.as_ref().unwrap();
+            let ann = sc.metadata.annotations.as_ref().unwrap();
+            (
+                sc.spec.token_request_renewal_option.is_some(),
+                ann.contains_key(crate::domain::TOKEN_RENEWAL_ANNOTATION),
+            )
+        };
+        assert_eq!(option("a/c1"), (true, true));
+        assert_eq!(option("b/c1"), (false, false), "renewal withheld");
+        let warning = |summary: &str| {
+            p.problems
+                .iter()
+                .find(|x| x.summary.contains(summary))
+                .unwrap_or_else(|| panic!("no {summary:?} in {:?}", p.problems))
+        };
+        let not_renewed =
+            warning("1 ClusterProfile(s): token_renewal set, but Sveltos will not renew");
+        assert!(
+            not_renewed
+                .detail
+                .contains("- a/c1: its token is not a ServiceAccount token")
+        );
+        let withheld = warning("1 ClusterProfile(s): token_renewal not enabled");
+        assert!(
+            withheld
+                .detail
+                .contains("- b/c1: its connection needs insecure-skip-tls-verify")
+        );
+        for x in &p.problems {
+            assert_eq!(x.severity, Severity::Warning, "{x:?}");
+            assert!(!x.detail.contains("canary-secret-token"), "{x:?}");
+        }
+        // With service_account, a/c1 is renewable; b/c1 still withheld.
+        f.spec.token_renewal.as_mut().unwrap().sa_namespace = Some("kube-system".into());
+        f.spec.token_renewal.as_mut().unwrap().sa_name = Some("sveltos".into());
+        let p = f.run();
+        assert_eq!(p.renewal_notes.keys().collect::<Vec<_>>(), ["b/c1"]);
     }
 
     #[test]

@@ -135,6 +135,7 @@ pub(super) fn report(inputs: &Inputs<'_>, plan: &mut Plan) {
         .map(|(cause, issues)| cause_problem(spec, cause, issues))
         .collect();
     problems.extend(notices_problem(&plan.notices));
+    problems.extend(renewal_problems(&plan.renewal_notes));
     problems.extend(impostors_problem(inputs));
     problems.extend(foreign_labels_problem(inputs));
     problems.extend(removals_problem(
@@ -254,6 +255,53 @@ fn notices_problem(notices: &BTreeMap<String, String>) -> Option<Problem> {
             lines.join("\n")
         ),
     ))
+}
+
+/// The warnings for the clusters with `token_renewal` that Sveltos will not renew as configured: one for those
+/// whose renewal is withheld (it would break their connection), one for those it is written for but never done.
+fn renewal_problems(notes: &BTreeMap<String, (bool, String)>) -> Vec<Problem> {
+    let mut out = Vec::new();
+    for withheld in [true, false] {
+        let listed: Vec<(&String, &String)> = notes
+            .iter()
+            .filter(|(_, (w, _))| *w == withheld)
+            .map(|(k, (_, why))| (k, why))
+            .collect();
+        if listed.is_empty() {
+            continue;
+        }
+        let mut lines: Vec<String> = listed
+            .iter()
+            .take(LISTED)
+            .map(|(key, why)| format!("- {key}: {why}"))
+            .collect();
+        if listed.len() > LISTED {
+            lines.push(format!("- and {} more", listed.len() - LISTED));
+        }
+        let (summary, after) = if withheld {
+            (
+                "token_renewal not enabled, a renewal would break their connection",
+                "sveltoscluster-manager's renewal writes a kubeconfig holding only the server, the CA and the new \
+                 token. These clusters are registered without spec.tokenRequestRenewalOption, their credential \
+                 renewed only by apply as without token_renewal. To let Sveltos renew them, give their ClusterProfile \
+                 a connection that needs none of insecure-skip-tls-verify, tls-server-name and proxy-url.",
+            )
+        } else {
+            (
+                "token_renewal set, but Sveltos will not renew their credential",
+                "Without service_account, sveltoscluster-manager renews only a ServiceAccount token (it asks the \
+                 member cluster whom the credential authenticates); any other credential is never renewed and \
+                 Sveltos reports nothing. Set service_account (in token_renewal, or in the cluster's overrides \
+                 entry) to a ServiceAccount of the member cluster this credential may create tokens for.",
+            )
+        };
+        out.push(Problem::warning(
+            vec![Step::Attr("token_renewal")],
+            format!("{} ClusterProfile(s): {summary}", listed.len()),
+            format!("{}\n\n{after}", lines.join("\n")),
+        ));
+    }
+    out
 }
 
 /// The warning for objects that carry this bridge's ownership label without being its own.

@@ -81,8 +81,10 @@ fn token_renewal_attributes() -> Vec<Attribute> {
         ),
         md(
             Attribute::string("service_account").optional(),
-            "`saNamespace/saName` of the ServiceAccount on the member cluster to mint tokens for (default: deduced \
-             by Sveltos from the kubeconfig).",
+            "`saNamespace/saName` of the ServiceAccount on the member cluster to mint tokens for. Without it, \
+             Sveltos renews only a credential that is itself a ServiceAccount token (it asks the member cluster \
+             whom the credential authenticates); every plan warns, naming each cluster whose credential is \
+             anything else.",
         ),
     ]
 }
@@ -531,7 +533,9 @@ fn token_renewal_block() -> NestedBlock {
          tokens on the member cluster on this interval and rewrites the kubeconfig Secret. What Sveltos \
          rewrites on renewal (the Secret's data, a new key such as `re-kubeconfig`, `spec.kubeconfigKeyName`, \
          a shortened interval) never shows as drift and is never reverted; a rotated source credential still \
-         shows in plan and is written (and the SveltosCluster pointed back at it). See the guide \
+         shows in plan and is written (and the SveltosCluster pointed back at it). A cluster whose connection \
+         needs `insecure-skip-tls-verify`, `tls-server-name` or `proxy-url` is registered without renewal, with a \
+         warning naming it: a renewal keeps only the server and the CA. See the guide \
          \"Continuous credentials with Sveltos token renewal\".",
     );
     for a in token_renewal_attributes() {
