@@ -56,7 +56,7 @@ pub(crate) fn spec_fields(sc: &SveltosCluster) -> serde_json::Value {
             .iter()
             .map(|(k, v)| {
                 let sub = match v.as_object() {
-                    Some(o) if k == "tokenRequestRenewalOption" => serde_json::Value::Object(
+                    Some(o) if k == "tokenRequestRenewalOption" || k == "data" => serde_json::Value::Object(
                         o.keys()
                             .map(|k| (format!("f:{k}"), serde_json::json!({})))
                             .collect(),
