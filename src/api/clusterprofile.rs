@@ -44,9 +44,10 @@ pub struct ClusterProfileStatus {
     /// Version information of the cluster.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<ClusterVersion>,
-    /// Properties of the cluster, decoded entry by entry ([`decode_properties`]): an entry that does not decode is
-    /// kept with what is known of it ([`Property::unreadable`]), so that it is the problem of whoever reads that
-    /// property only.
+    /// Properties of the cluster.
+    // Decoded entry by entry (`decode_properties`): an entry that does not decode is kept with what is known of it
+    // (`Property::unreadable`), so that it is the problem of whoever reads that property only. (A doc comment here
+    // would be the CRD's description.)
     #[serde(
         default,
         skip_serializing_if = "Vec::is_empty",

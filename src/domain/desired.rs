@@ -9,8 +9,10 @@ use k8s_openapi::{
 
 use super::{
     BridgeSpec, CREDENTIAL_CONFIG_ANNOTATION, CREDENTIAL_SOURCE_ANNOTATION, Override, SECRET_KEY,
-    SECRET_SUFFIX, TOKEN_RENEWAL_ANNOTATION, TokenRenewal, credentials::CredentialSource,
-    managed_view::ManagedView, ownership::WrittenCredential,
+    SECRET_SUFFIX, TOKEN_RENEWAL_ANNOTATION, TokenRenewal,
+    credentials::CredentialSource,
+    managed_view::ManagedView,
+    ownership::WrittenCredential,
     properties::{self, Facts},
     sha256_hex,
 };
@@ -860,7 +862,10 @@ mod tests {
         assert_eq!(d.entry.managed.data, data, "the plan shows the data");
         // Without copy_properties the profile's labels are copied as before.
         let plain = desired(&BridgeSpec::default(), &p, &src(), &bytes(), false);
-        assert_eq!(plain.entry.labels["property.clusterinventory.io/location"], "forged");
+        assert_eq!(
+            plain.entry.labels["property.clusterinventory.io/location"],
+            "forged"
+        );
     }
 
     #[test]

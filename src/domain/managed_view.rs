@@ -150,7 +150,9 @@ mod tests {
             ..spec.clone()
         };
         let d = ManagedView::of(&annotations, &with_data);
-        assert!(d.data["location"].starts_with("eu\\u{1b}[31m") && d.data["location"].ends_with('…'));
+        assert!(
+            d.data["location"].starts_with("eu\\u{1b}[31m") && d.data["location"].ends_with('…')
+        );
         assert_eq!(v.changed(&d), ["data"]);
     }
 }

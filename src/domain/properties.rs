@@ -92,7 +92,9 @@ pub fn reserved_label(key: &str) -> Option<&'static str> {
         Some("sveltos.clusterinventory.io") => {
             Some("the bridge's own labels (sveltos.clusterinventory.io/) are its bookkeeping")
         }
-        None if key == "sveltos-agent" => Some("Sveltos' own sveltos-agent label is written by Sveltos"),
+        None if key == "sveltos-agent" => {
+            Some("Sveltos' own sveltos-agent label is written by Sveltos")
+        }
         _ => None,
     }
 }
@@ -210,7 +212,11 @@ mod tests {
             ("version.tag", "v1.31.2_k3s1"),
             ("secret-ish", "not listed"),
         ]);
-        let f = facts(&copy(&["location", "zone", "notes", "version.tag", "absent"]), &p).unwrap();
+        let f = facts(
+            &copy(&["location", "zone", "notes", "version.tag", "absent"]),
+            &p,
+        )
+        .unwrap();
         assert_eq!(
             f.labels,
             BTreeMap::from([
@@ -241,7 +247,15 @@ mod tests {
     fn label_value_syntax_is_the_api_servers() {
         let ok = ["a", "A-b_c.d", "0", &"x".repeat(63)];
         let dropped = [
-            "-a", "a-", "a b", "a/b", "é", "a\u{1b}[31m", "a\nb", "v1.2+k3s", &"x".repeat(64),
+            "-a",
+            "a-",
+            "a b",
+            "a/b",
+            "é",
+            "a\u{1b}[31m",
+            "a\nb",
+            "v1.2+k3s",
+            &"x".repeat(64),
         ];
         for v in ok {
             let f = facts(&copy(&["p"]), &with_properties(&[("p", v)])).unwrap();
@@ -253,7 +267,9 @@ mod tests {
             assert_eq!(f.data["p"], v, "spec.data holds the value in full");
             // What a diagnostic shows is escaped.
             assert!(
-                f.unlabelled["p"].chars().all(|c| c.is_ascii_graphic() || c == ' '),
+                f.unlabelled["p"]
+                    .chars()
+                    .all(|c| c.is_ascii_graphic() || c == ' '),
                 "{:?}",
                 f.unlabelled
             );
@@ -308,15 +324,24 @@ mod tests {
         // A nameless entry may be any listed property.
         for name in ["location", "rack"] {
             let e = facts(&copy(&[name]), &p).unwrap_err();
-            assert!(e.starts_with("status.properties cannot be read: missing field"), "{e}");
+            assert!(
+                e.starts_with("status.properties cannot be read: missing field"),
+                "{e}"
+            );
         }
         let p = decode(serde_json::json!([
             {"name": "location", "value": "eu"},
             {"name": "zone", "value": 7},
         ]));
-        assert_eq!(facts(&copy(&["location"]), &p).unwrap().data["location"], "eu");
+        assert_eq!(
+            facts(&copy(&["location"]), &p).unwrap().data["location"],
+            "eu"
+        );
         let e = facts(&copy(&["zone"]), &p).unwrap_err();
-        assert!(e.starts_with("property \"zone\" cannot be read: invalid type"), "{e}");
+        assert!(
+            e.starts_with("property \"zone\" cannot be read: invalid type"),
+            "{e}"
+        );
         // null is no properties; past MAX_PROPERTIES, one nameless entry stands for the rest.
         let p = decode(serde_json::Value::Null);
         assert!(p.status.unwrap().properties.is_empty());
@@ -351,12 +376,18 @@ mod tests {
         };
         let f = facts(&c, &p).unwrap();
         assert_eq!(f.data["k8s"], "v1.31.2+k3s1");
-        assert_eq!(f.labels.get("inv.example.com/location").map(String::as_str), Some("eu"));
+        assert_eq!(
+            f.labels.get("inv.example.com/location").map(String::as_str),
+            Some("eu")
+        );
         assert!(f.unlabelled.contains_key("k8s"), "'+' is no label value");
         p.status.as_mut().unwrap().version = Some(ClusterVersion {
             kubernetes: Some("v1.31.2".into()),
         });
-        assert_eq!(facts(&c, &p).unwrap().labels["inv.example.com/k8s"], "v1.31.2");
+        assert_eq!(
+            facts(&c, &p).unwrap().labels["inv.example.com/k8s"],
+            "v1.31.2"
+        );
     }
 
     #[test]
@@ -364,7 +395,10 @@ mod tests {
         let c = copy(&["location"]);
         assert!(c.reserves("property.clusterinventory.io/location"));
         assert!(c.reserves("property.clusterinventory.io/other"));
-        assert!(!c.reserves("location") && !PropertyCopy::default().reserves("property.clusterinventory.io/x"));
+        assert!(
+            !c.reserves("location")
+                && !PropertyCopy::default().reserves("property.clusterinventory.io/x")
+        );
         let bare = PropertyCopy {
             label_prefix: String::new(),
             ..copy(&["location"])
@@ -378,7 +412,11 @@ mod tests {
         ] {
             assert!(reserved_label(k).is_some(), "{k}");
         }
-        for k in ["property.clusterinventory.io/location", "location", "myprojectsveltos.io/a"] {
+        for k in [
+            "property.clusterinventory.io/location",
+            "location",
+            "myprojectsveltos.io/a",
+        ] {
             assert!(reserved_label(k).is_none(), "{k}");
         }
     }

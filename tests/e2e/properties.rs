@@ -32,7 +32,11 @@ fn status(location: &str) -> Json {
 }
 
 /// `(labels, spec.data)` of SveltosCluster `ns/name` as the API server stores it.
-async fn stored(inv: &Inv, ns: &str, name: &str) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
+async fn stored(
+    inv: &Inv,
+    ns: &str,
+    name: &str,
+) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
     let sc = inv
         .sc(ns, name)
         .await
@@ -46,7 +50,10 @@ fn clusters_change(tf: &Tf) -> (Json, Json) {
     let plan = tf.json(&["show", "-json", "-no-color", "tfplan"]);
     let change = plan["resource_changes"]
         .as_array()
-        .and_then(|rc| rc.iter().find(|r| r["type"] == "sveltos_cluster_inventory_bridge"))
+        .and_then(|rc| {
+            rc.iter()
+                .find(|r| r["type"] == "sveltos_cluster_inventory_bridge")
+        })
         .map(|r| r["change"].clone())
         .unwrap_or(Json::Null);
     (
@@ -58,7 +65,8 @@ fn clusters_change(tf: &Tf) -> (Json, Json) {
 /// Whether the human plan `out` shows `field` going from `old` to `new`.
 fn shows(out: &str, field: &str, old: &str, new: &str) -> bool {
     out.lines().map(str::trim).any(|l| {
-        l.starts_with(&format!("~ \"{field}\" ")) && l.ends_with(&format!("= \"{old}\" -> \"{new}\""))
+        l.starts_with(&format!("~ \"{field}\" "))
+            && l.ends_with(&format!("= \"{old}\" -> \"{new}\""))
     })
 }
 
@@ -70,8 +78,14 @@ async fn properties_become_labels_and_data_and_a_change_shows_in_one_plan() {
     let kc = fixtures::unreachable_kubeconfig("t");
     let ns = unique_namespace(&inv.client, "props").await;
     // p0's own label under the prefix is never copied: the property decides (`zone` has no label anyway).
-    inv.profile_with_secret(&ns, "p0", &[(ZONE, "forged"), ("env", "prod")], status("eu-west-1"), &kc)
-        .await;
+    inv.profile_with_secret(
+        &ns,
+        "p0",
+        &[(ZONE, "forged"), ("env", "prod")],
+        status("eu-west-1"),
+        &kc,
+    )
+    .await;
     inv.profile_with_secret(&ns, "p1", &[], status("us-east-1"), &kc)
         .await;
     let body = bridge(
@@ -116,7 +130,10 @@ async fn properties_become_labels_and_data_and_a_change_shows_in_one_plan() {
         "{summary}"
     );
     assert!(shows(&out, LOCATION, "eu-west-1", "eu-central-1"), "{out}");
-    assert!(shows(&out, "location", "eu-west-1", "eu-central-1"), "{out}");
+    assert!(
+        shows(&out, "location", "eu-west-1", "eu-central-1"),
+        "{out}"
+    );
     let (before, after) = clusters_change(&tf);
     let p0 = format!("{ns}/p0");
     assert_eq!(before[&p0]["labels"][LOCATION], "eu-west-1");
@@ -130,8 +147,14 @@ async fn properties_become_labels_and_data_and_a_change_shows_in_one_plan() {
     let (ok, out) = run(&tf, &["apply", "-input=false", "-no-color", "tfplan"]);
     assert!(ok, "{out}");
     let (labels, data) = stored(&inv, &ns, "p0").await;
-    assert_eq!(labels.get(LOCATION).map(String::as_str), Some("eu-central-1"));
-    assert_eq!(data.get("location").map(String::as_str), Some("eu-central-1"));
+    assert_eq!(
+        labels.get(LOCATION).map(String::as_str),
+        Some("eu-central-1")
+    );
+    assert_eq!(
+        data.get("location").map(String::as_str),
+        Some("eu-central-1")
+    );
     assert_eq!(tf.plan(), 0, "the plan after the apply is empty");
 
     // Written through v1alpha2 (stored as v1alpha1, which the bridge reads): the same shape, mapped the same.
@@ -141,12 +164,17 @@ async fn properties_become_labels_and_data_and_a_change_shows_in_one_plan() {
         .patch_status(
             "p1",
             &PatchParams::default(),
-            &Patch::Merge(json!({"status": {"properties": [{"name": "location", "value": "ap-south-1"}]}})),
+            &Patch::Merge(
+                json!({"status": {"properties": [{"name": "location", "value": "ap-south-1"}]}}),
+            ),
         )
         .await
         .expect("patching the status through v1alpha2");
     apply_ok(&tf);
     let (labels, data) = stored(&inv, &ns, "p1").await;
     assert_eq!(labels.get(LOCATION).map(String::as_str), Some("ap-south-1"));
-    assert!(!data.contains_key("zone"), "a property no longer reported goes: {data:?}");
+    assert!(
+        !data.contains_key("zone"),
+        "a property no longer reported goes: {data:?}"
+    );
 }

@@ -56,7 +56,10 @@ async fn an_addon_selects_a_property_label_and_deploys_the_property_from_spec_da
             west.on_member(&inv.client, "c1").await
         })
         .await;
-    assert_eq!(deployed, "eu-west-1", "the template read spec.data.location");
+    assert_eq!(
+        deployed, "eu-west-1",
+        "the template read spec.data.location"
+    );
     assert_eq!(central.on_member(&inv.client, "c1").await, None);
 
     inv.profile_status(&ns, "c1", located("eu-central-1")).await;
@@ -69,7 +72,10 @@ async fn an_addon_selects_a_property_label_and_deploys_the_property_from_spec_da
     assert_eq!(deployed, "eu-central-1", "rendered with the new value");
     sveltos
         .until("the eu-west-1 add-on withdrawn", ADDON_DEADLINE, || async {
-            west.on_member(&inv.client, "c1").await.is_none().then_some(())
+            west.on_member(&inv.client, "c1")
+                .await
+                .is_none()
+                .then_some(())
         })
         .await;
     assert_eq!(tf.plan(), 0, "what Sveltos wrote shows as drift");

@@ -507,13 +507,21 @@ mod tests {
         set(&mut f, 0, &[("location", "eu-west-1")]);
         set(&mut f, 1, &[("location", "us-east-1")]);
         let p = f.run();
-        assert!(p.problems.iter().all(|x| x.severity != Severity::Error), "{:?}", p.problems);
+        assert!(
+            p.problems.iter().all(|x| x.severity != Severity::Error),
+            "{:?}",
+            p.problems
+        );
         let label = "property.clusterinventory.io/location";
         assert_eq!(p.desired["a/c1"].entry.labels[label], "eu-west-1");
         f.observed = observed_after(&p, "main");
         // b/c1 reports its property twice: kept as it is. a/c1's value is no label value: registered without
         // the label, its spec.data holding the value, and a warning naming it.
-        set(&mut f, 1, &[("location", "us-east-1"), ("location", "eu-west-1")]);
+        set(
+            &mut f,
+            1,
+            &[("location", "us-east-1"), ("location", "eu-west-1")],
+        );
         set(&mut f, 0, &[("location", "eu west 1")]);
         let p = f.run();
         assert!(p.kept.contains_key("b/c1") && !p.desired.contains_key("b/c1"));
@@ -521,7 +529,13 @@ mod tests {
         assert!(p.removals.is_empty());
         let issue = p.issues.iter().find(|i| i.key == "b/c1").unwrap();
         assert_eq!(issue.cause, Cause::BadProperties);
-        assert!(issue.detail.contains("\"location\" is reported more than once"), "{}", issue.detail);
+        assert!(
+            issue
+                .detail
+                .contains("\"location\" is reported more than once"),
+            "{}",
+            issue.detail
+        );
         let a = &p.desired["a/c1"];
         assert!(!a.entry.labels.contains_key(label), "{:?}", a.entry.labels);
         assert_eq!(a.entry.managed.data["location"], "eu west 1");
@@ -532,15 +546,26 @@ mod tests {
             .unwrap();
         assert_eq!(w.severity, Severity::Warning);
         assert_eq!(w.path, vec![Step::Attr("copy_properties")]);
-        assert!(w.detail.contains("- a/c1: location = \"eu west 1\""), "{}", w.detail);
+        assert!(
+            w.detail.contains("- a/c1: location = \"eu west 1\""),
+            "{}",
+            w.detail
+        );
         assert!(!w.detail.contains("b/c1"), "{}", w.detail);
         let bad = p
             .problems
             .iter()
             .find(|x| x.summary.contains("cannot be mapped"))
             .unwrap();
-        assert_eq!((bad.severity, bad.path.clone()), (Severity::Warning, vec![Step::Attr("copy_properties")]));
-        assert!(bad.detail.contains("b/c1 (kept as it is)"), "{}", bad.detail);
+        assert_eq!(
+            (bad.severity, bad.path.clone()),
+            (Severity::Warning, vec![Step::Attr("copy_properties")])
+        );
+        assert!(
+            bad.detail.contains("b/c1 (kept as it is)"),
+            "{}",
+            bad.detail
+        );
         f.spec.strict = true;
         assert!(f.run().has_errors());
     }

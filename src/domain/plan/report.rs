@@ -278,7 +278,10 @@ fn unlabelled_problem(unlabelled: &BTreeMap<String, BTreeMap<String, String>>) -
         .iter()
         .take(LISTED)
         .map(|(key, props)| {
-            let props: Vec<String> = props.iter().map(|(n, v)| format!("{n} = \"{v}\"")).collect();
+            let props: Vec<String> = props
+                .iter()
+                .map(|(n, v)| format!("{n} = \"{v}\""))
+                .collect();
             format!("- {key}: {}", props.join(", "))
         })
         .collect();

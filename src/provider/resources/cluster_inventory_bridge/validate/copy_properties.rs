@@ -77,7 +77,8 @@ impl BridgeConfig {
 
     /// The keys of `extra_labels` and `data` (bridge-wide and of each override) that a property maps.
     fn check_property_conflicts(&self, err: &mut impl Report, copy: &PropertyCopy) {
-        let labels: BTreeMap<String, &str> = copy.mapped().map(|n| (copy.label_key(n), n)).collect();
+        let labels: BTreeMap<String, &str> =
+            copy.mapped().map(|n| (copy.label_key(n), n)).collect();
         let data: BTreeSet<&str> = copy.mapped().collect();
         let overrides = self.overrides.iter().flatten();
         let label_maps = [(AttributePath::attr("extra_labels"), &self.extra_labels)]
@@ -108,7 +109,9 @@ impl BridgeConfig {
             .into_iter()
             .chain(overrides.map(|(k, o)| {
                 (
-                    AttributePath::attr("overrides").then_key(k).then_attr("data"),
+                    AttributePath::attr("overrides")
+                        .then_key(k)
+                        .then_attr("data"),
                     &o.data,
                 )
             }));
@@ -206,25 +209,46 @@ mod tests {
         let diags = c.to_spec().unwrap_err();
         diags
             .iter()
-            .map(|d| d.attribute.as_ref().expect("every error has a path").to_string())
+            .map(|d| {
+                d.attribute
+                    .as_ref()
+                    .expect("every error has a path")
+                    .to_string()
+            })
             .collect()
     }
 
     #[test]
     fn a_valid_block_maps_to_the_spec() {
         let mut c = config(&["location", "cluster.clusterset.k8s.io"]);
-        c.copy_properties.as_mut().unwrap().kubernetes_version_as = Some("kubernetes-version".into());
+        c.copy_properties.as_mut().unwrap().kubernetes_version_as =
+            Some("kubernetes-version".into());
         c.extra_labels = Some(BTreeMap::from([("location".into(), "x".into())]));
         c.data = Some(BTreeMap::from([("region".into(), "eu".into())]));
         let spec = c.to_spec().unwrap();
-        assert_eq!(spec.properties.names, ["location", "cluster.clusterset.k8s.io"]);
-        assert_eq!(spec.properties.label_prefix, properties::DEFAULT_LABEL_PREFIX);
+        assert_eq!(
+            spec.properties.names,
+            ["location", "cluster.clusterset.k8s.io"]
+        );
+        assert_eq!(
+            spec.properties.label_prefix,
+            properties::DEFAULT_LABEL_PREFIX
+        );
         assert_eq!(
             spec.properties.kubernetes_version_as.as_deref(),
             Some("kubernetes-version")
         );
         assert!(!config(&[]).to_spec().unwrap().properties.active());
-        assert!(!BridgeConfig { name: "main".into(), ..Default::default() }.to_spec().unwrap().properties.active());
+        assert!(
+            !BridgeConfig {
+                name: "main".into(),
+                ..Default::default()
+            }
+            .to_spec()
+            .unwrap()
+            .properties
+            .active()
+        );
     }
 
     #[test]
@@ -270,12 +294,42 @@ mod tests {
             (vec!["bad name"], None, None, "copy_properties.names[0]"),
             (vec!["ok", "ok"], None, None, "copy_properties.names[1]"),
             (vec!["a/b"], None, None, "copy_properties.names[0]"),
-            (vec!["k8s-version"], Some("projectsveltos.io/"), None, "copy_properties.label_prefix"),
-            (vec!["bridge"], Some("sveltos.clusterinventory.io/"), None, "copy_properties.label_prefix"),
-            (vec!["sveltos-agent"], Some(""), None, "copy_properties.names[0]"),
-            (vec!["x"], Some("Bad Prefix/"), None, "copy_properties.label_prefix"),
-            (vec!["x"], None, Some("x"), "copy_properties.kubernetes_version_as"),
-            (vec![], None, Some("a b"), "copy_properties.kubernetes_version_as"),
+            (
+                vec!["k8s-version"],
+                Some("projectsveltos.io/"),
+                None,
+                "copy_properties.label_prefix",
+            ),
+            (
+                vec!["bridge"],
+                Some("sveltos.clusterinventory.io/"),
+                None,
+                "copy_properties.label_prefix",
+            ),
+            (
+                vec!["sveltos-agent"],
+                Some(""),
+                None,
+                "copy_properties.names[0]",
+            ),
+            (
+                vec!["x"],
+                Some("Bad Prefix/"),
+                None,
+                "copy_properties.label_prefix",
+            ),
+            (
+                vec!["x"],
+                None,
+                Some("x"),
+                "copy_properties.kubernetes_version_as",
+            ),
+            (
+                vec![],
+                None,
+                Some("a b"),
+                "copy_properties.kubernetes_version_as",
+            ),
         ] {
             let mut c = config(&names);
             let block = c.copy_properties.as_mut().unwrap();
@@ -283,12 +337,15 @@ mod tests {
             block.kubernetes_version_as = version.map(String::from);
             assert_eq!(error_paths(&c), [want], "{names:?} {prefix:?} {version:?}");
         }
-        let many: Vec<String> = (0..=properties::MAX_NAMES).map(|i| format!("p{i}")).collect();
+        let many: Vec<String> = (0..=properties::MAX_NAMES)
+            .map(|i| format!("p{i}"))
+            .collect();
         let many: Vec<&str> = many.iter().map(String::as_str).collect();
         assert_eq!(error_paths(&config(&many)), ["copy_properties.names"]);
         // A prefix ending inside the name part is fine.
         let mut c = config(&["location"]);
-        c.copy_properties.as_mut().unwrap().label_prefix = Some("inventory.example.com/inv-".into());
+        c.copy_properties.as_mut().unwrap().label_prefix =
+            Some("inventory.example.com/inv-".into());
         assert!(c.to_spec().is_ok());
     }
 }
