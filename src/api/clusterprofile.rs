@@ -45,7 +45,15 @@ pub struct ClusterProfileStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<ClusterVersion>,
     /// Properties of the cluster.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    // Decoded entry by entry (`decode_properties`): an entry that does not decode is kept with what is known of it
+    // (`Property::unreadable`), so that it is the problem of whoever reads that property only. (A doc comment here
+    // would be the CRD's description.)
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "decode_properties"
+    )]
+    #[schemars(with = "Vec<Property>")]
     pub properties: Vec<Property>,
     /// How to reach the cluster (current KEP).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -74,6 +82,52 @@ pub struct Property {
     /// When the value was last observed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_observed_time: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
+    /// Why this entry of `status.properties` did not decode (its `name` is then what could be read of it, maybe
+    /// empty, and its `value` empty); `None` for an entry that decoded. Set when reading, never written.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub unreadable: Option<String>,
+}
+
+/// The most entries of `status.properties` decoded: past them, one entry without a name stands for the rest
+/// (whoever reads a property cannot tell whether it is among them). The upstream CRD bounds each entry (a name of
+/// at most 253 characters, a value of at most 1024) but not their number.
+pub const MAX_PROPERTIES: usize = 1024;
+
+/// Longest reason kept in [`Property::unreadable`], in characters (readers escape it before showing it).
+const UNREADABLE_REASON: usize = 200;
+
+/// Decodes `status.properties` entry by entry (each as JSON first, then as a [`Property`] on its own), at most
+/// [`MAX_PROPERTIES`] of them. `null` reads as no properties.
+fn decode_properties<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Property>, D::Error> {
+    let items: Option<Vec<serde_json::Value>> = Option::deserialize(d)?;
+    let items = items.unwrap_or_default();
+    let total = items.len();
+    let mut out: Vec<Property> = items
+        .into_iter()
+        .take(MAX_PROPERTIES)
+        .map(|item| {
+            let name = item
+                .get("name")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            serde_json::from_value::<Property>(item).unwrap_or_else(|e| Property {
+                name,
+                unreadable: Some(e.to_string().chars().take(UNREADABLE_REASON).collect()),
+                ..Property::default()
+            })
+        })
+        .collect();
+    if total > MAX_PROPERTIES {
+        out.push(Property {
+            unreadable: Some(format!(
+                "{total} entries, more than the {MAX_PROPERTIES} the provider reads"
+            )),
+            ..Property::default()
+        });
+    }
+    Ok(out)
 }
 
 /// An access provider: a name and a kubeconfig `cluster` entry.

@@ -13,6 +13,7 @@ use super::{
     credentials::CredentialSource,
     managed_view::ManagedView,
     ownership::WrittenCredential,
+    properties::{self, Facts},
     renewal::{Verdict, judge},
     sha256_hex,
 };
@@ -211,10 +212,11 @@ pub const MAX_COPIED_LABELS: usize = 64;
 /// Most bytes of copied label keys and values from one ClusterProfile.
 pub const MAX_COPIED_LABEL_BYTES: usize = 16 * 1024;
 
-/// The profile's labels that `copy_labels` lets through (never the labels Sveltos or the bridge own).
+/// The profile's labels that `copy_labels` lets through (never the labels Sveltos or the bridge own, nor those
+/// `copy_properties` decides).
 fn copied_labels(spec: &BridgeSpec, profile: &ClusterProfile) -> BTreeMap<String, String> {
     let mut labels = profile.labels_map();
-    labels.retain(|k, _| spec.copy_labels.copies(k));
+    labels.retain(|k, _| spec.copy_labels.copies(k) && !spec.properties.reserves(k));
     labels.remove(keys::SVELTOS_K8S_VERSION_LABEL);
     labels.remove(keys::BRIDGE_LABEL);
     labels
@@ -235,10 +237,15 @@ pub fn copied_labels_out_of_bounds(spec: &BridgeSpec, profile: &ClusterProfile) 
 }
 
 /// Labels the SveltosCluster gets (without the ownership label): the profile's labels that `copy_labels`
-/// lets through (never the labels Sveltos or the bridge own), plus the bridge-wide and per-cluster extras,
-/// which always win.
-pub fn cluster_labels(spec: &BridgeSpec, profile: &ClusterProfile) -> BTreeMap<String, String> {
+/// lets through (never the labels Sveltos or the bridge own), the labels of its properties (`copy_properties`),
+/// plus the bridge-wide and per-cluster extras (validation refuses an extra label with a property's key).
+pub fn cluster_labels(
+    spec: &BridgeSpec,
+    profile: &ClusterProfile,
+    facts: &Facts,
+) -> BTreeMap<String, String> {
     let mut labels = copied_labels(spec, profile);
+    labels.extend(facts.labels.clone());
     labels.extend(spec.extra_labels.clone());
     if let Some(o) = spec.overrides.get(&profile.key()) {
         labels.extend(o.extra_labels.clone());
@@ -259,7 +266,9 @@ pub fn desired(
     let ns = profile.metadata.namespace.clone().unwrap_or_default();
     let name = profile.metadata.name.clone().unwrap_or_default();
     let over = spec.overrides.get(&key);
-    let labels = cluster_labels(spec, profile);
+    // A cluster whose properties cannot be mapped is kept as it is by the plan, never built.
+    let facts = properties::facts(&spec.properties, profile).unwrap_or_default();
+    let labels = cluster_labels(spec, profile, &facts);
     // Not enabled where a renewal would break the connection (the plan warns: `crate::domain::renewal`).
     let renewal = renewal_of(spec, &key)
         .filter(|r| {
@@ -273,7 +282,8 @@ pub fn desired(
         .as_ref()
         .map(|r| serde_json::to_string(r).unwrap_or_default());
     let annotations = cluster_annotations(spec, over, profile, &key, renewal_record.as_deref());
-    let sc_spec = cluster_spec(spec, over, &name, health_pause, renewal);
+    let mut sc_spec = cluster_spec(spec, over, &name, health_pause, renewal);
+    sc_spec.data = with_property_data(sc_spec.data, facts.data);
     let config = config_sha256(&annotations, &sc_spec);
     let managed = ManagedView::of(&annotations, &sc_spec);
     let sc = sveltos_cluster(spec, &ns, &name, &labels, annotations, sc_spec);
@@ -515,6 +525,17 @@ fn data_of(spec: &BridgeSpec, over: Option<&Override>) -> BTreeMap<String, Strin
         data.extend(o.data.clone());
     }
     data
+}
+
+/// `spec.data` with the properties' entries (`copy_properties`) added; the configured entries win (validation
+/// refuses a configured key that a property maps).
+fn with_property_data(
+    data: Option<BTreeMap<String, String>>,
+    properties: BTreeMap<String, String>,
+) -> Option<BTreeMap<String, String>> {
+    let mut all = properties;
+    all.extend(data.unwrap_or_default());
+    Some(all).filter(|d| !d.is_empty())
 }
 
 /// The kubeconfig Secret for cluster `ns/name`, holding `bytes`, with the ownership label and `annotations`.
@@ -805,6 +826,64 @@ mod tests {
                 ("env".to_string(), "fixed".to_string()),
                 ("team.example.com/owner".to_string(), "x".to_string())
             ])
+        );
+    }
+
+    #[test]
+    fn properties_become_labels_and_data_and_a_profile_label_cannot_stand_in_for_one() {
+        let mut p = profile(
+            "team-a",
+            "c1",
+            &[
+                ("property.clusterinventory.io/location", "forged"),
+                ("property.clusterinventory.io/tier", "forged"),
+                ("env", "prod"),
+            ],
+        );
+        let status = p.status.get_or_insert_with(Default::default);
+        for (name, value) in [("location", "eu-west-1"), ("zone", "eu west")] {
+            status.properties.push(crate::api::Property {
+                name: name.into(),
+                value: value.into(),
+                ..Default::default()
+            });
+        }
+        let spec = BridgeSpec {
+            name: "main".into(),
+            data: BTreeMap::from([("region".into(), "configured".into())]),
+            properties: properties::PropertyCopy {
+                names: vec!["location".into(), "zone".into(), "tier".into()],
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let d = desired(&spec, &p, &src(), &bytes(), false);
+        // The property's label, never the profile's forged ones (`tier` is not reported: no label at all).
+        assert_eq!(
+            d.entry.labels,
+            BTreeMap::from([
+                ("env".to_string(), "prod".to_string()),
+                (
+                    "property.clusterinventory.io/location".to_string(),
+                    "eu-west-1".to_string()
+                ),
+            ])
+        );
+        let data = d.sveltos_cluster.unwrap().spec.data.unwrap();
+        assert_eq!(
+            data,
+            BTreeMap::from([
+                ("location".to_string(), "eu-west-1".to_string()),
+                ("region".to_string(), "configured".to_string()),
+                ("zone".to_string(), "eu west".to_string()),
+            ])
+        );
+        assert_eq!(d.entry.managed.data, data, "the plan shows the data");
+        // Without copy_properties the profile's labels are copied as before.
+        let plain = desired(&BridgeSpec::default(), &p, &src(), &bytes(), false);
+        assert_eq!(
+            plain.entry.labels["property.clusterinventory.io/location"],
+            "forged"
         );
     }
 

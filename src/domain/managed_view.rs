@@ -28,6 +28,9 @@ pub struct ManagedView {
     pub consecutive_failure_threshold: Option<i64>,
     /// `spec.activeWindow`: `(from, to)`.
     pub active_window: Option<(String, String)>,
+    /// `spec.data` as the bridge sets it (`data`, `overrides[...].data`, `copy_properties`): keys and values
+    /// escaped and cut to [`SHOWN_VALUE`] characters, at most [`MAX_SHOWN_ANNOTATIONS`] entries (the first by key).
+    pub data: BTreeMap<String, String>,
 }
 
 impl ManagedView {
@@ -45,6 +48,13 @@ impl ManagedView {
             .take(MAX_SHOWN_ANNOTATIONS)
             .map(|(k, v)| (shown(k, SHOWN_VALUE), shown(v, SHOWN_VALUE)))
             .collect();
+        let data = spec
+            .data
+            .iter()
+            .flatten()
+            .take(MAX_SHOWN_ANNOTATIONS)
+            .map(|(k, v)| (shown(k, SHOWN_VALUE), shown(v, SHOWN_VALUE)))
+            .collect();
         Self {
             annotations,
             paused: spec.paused,
@@ -53,6 +63,7 @@ impl ManagedView {
                 .active_window
                 .as_ref()
                 .map(|w| (shown(&w.from, SHOWN_VALUE), shown(&w.to, SHOWN_VALUE))),
+            data,
         }
     }
 
@@ -70,6 +81,9 @@ impl ManagedView {
         }
         if self.active_window != other.active_window {
             out.push("active_window");
+        }
+        if self.data != other.data {
+            out.push("data");
         }
         out
     }
@@ -128,5 +142,17 @@ mod tests {
             ManagedView::of(&many, &spec).annotations.len(),
             MAX_SHOWN_ANNOTATIONS
         );
+        let with_data = SveltosClusterSpec {
+            data: Some(BTreeMap::from([(
+                "location".to_string(),
+                format!("eu\u{1b}[31m{}", "x".repeat(2000)),
+            )])),
+            ..spec.clone()
+        };
+        let d = ManagedView::of(&annotations, &with_data);
+        assert!(
+            d.data["location"].starts_with("eu\\u{1b}[31m") && d.data["location"].ends_with('…')
+        );
+        assert_eq!(v.changed(&d), ["data"]);
     }
 }

@@ -15,6 +15,7 @@ pub mod observed;
 pub mod ownership;
 pub mod plan;
 pub mod problem;
+pub mod properties;
 pub mod renewal;
 pub mod selector;
 pub mod skipped_record;
@@ -109,6 +110,8 @@ pub struct BridgeSpec {
     pub pull_mode: Option<bool>,
     /// How ClusterProfiles describing one member cluster are recognised and treated (`duplicate_members`).
     pub members: members::MemberPolicy,
+    /// Which ClusterProfile properties become labels and `spec.data` entries (`copy_properties`).
+    pub properties: properties::PropertyCopy,
 }
 
 /// Default `ready_timeout`.
@@ -256,6 +259,7 @@ impl Default for BridgeSpec {
             liveness_checks: Vec::new(),
             pull_mode: None,
             members: members::MemberPolicy::default(),
+            properties: properties::PropertyCopy::default(),
         }
     }
 }

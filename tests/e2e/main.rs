@@ -27,6 +27,7 @@ mod hostile_metadata;
 mod inventory_hub;
 mod k8s_retry;
 mod kubeconfig_oracle;
+mod properties;
 mod quickstart;
 mod rbac;
 mod recipes;

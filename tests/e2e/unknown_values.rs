@@ -499,6 +499,17 @@ fn block_examples(add: &mut impl FnMut(&'static str, Json, Vec<(&'static str, Js
         vec![],
     );
     add("copy_labels.remove_foreign", json!(true), vec![]);
+    add("copy_properties.names", json!(["location", "zone"]), vec![]);
+    add(
+        "copy_properties.label_prefix",
+        json!("inventory.example.com/"),
+        vec![("copy_properties.names", json!(["location"]))],
+    );
+    add(
+        "copy_properties.kubernetes_version_as",
+        json!("kubernetes-version"),
+        vec![],
+    );
     add("timeouts.create", json!("10m"), vec![]);
     add("timeouts.update", json!("10m"), vec![]);
     add("timeouts.delete", json!("10m"), vec![]);

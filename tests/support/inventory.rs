@@ -96,7 +96,7 @@ impl Inv {
     }
 
     /// Merges `status` into the ClusterProfile's status.
-    async fn profile_status(&self, ns: &str, name: &str, status: Json) {
+    pub async fn profile_status(&self, ns: &str, name: &str, status: Json) {
         patch_profile_status(&self.client, ns, name, status).await;
     }
 

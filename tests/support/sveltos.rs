@@ -305,10 +305,28 @@ impl Addon {
     /// Writes the add-on's source and its Sveltos profile `name`, matching the clusters `selects` says
     /// ([`selecting`], [`listing`]).
     pub async fn deploy(client: &kube::Client, name: &str, ns: &str, selects: Json) -> Addon {
+        Self::deploy_with(
+            client,
+            name,
+            ns,
+            selects,
+            "{{ .Cluster.metadata.namespace }}/{{ .Cluster.metadata.name }}",
+        )
+        .await
+    }
+
+    /// [`Addon::deploy`] with `value`, a template Sveltos instantiates for each cluster, as the `cluster` value of
+    /// the ConfigMap it deploys (e.g. `{{ .Cluster.spec.data.location }}`).
+    pub async fn deploy_with(
+        client: &kube::Client,
+        name: &str,
+        ns: &str,
+        selects: Json,
+        value: &str,
+    ) -> Addon {
         let template = format!(
             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}-{{{{ .Cluster.metadata.name }}}}\n  \
-             namespace: '{{{{ .Cluster.metadata.namespace }}}}'\ndata:\n  \
-             cluster: '{{{{ .Cluster.metadata.namespace }}}}/{{{{ .Cluster.metadata.name }}}}'\n"
+             namespace: '{{{{ .Cluster.metadata.namespace }}}}'\ndata:\n  cluster: '{value}'\n"
         );
         let source = json!({
             "apiVersion": "v1", "kind": "ConfigMap",

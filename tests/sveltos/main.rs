@@ -14,6 +14,7 @@ mod active_window;
 mod addons;
 mod checks;
 mod deregistration;
+mod properties;
 mod pull_mode;
 mod readiness;
 mod renewal;

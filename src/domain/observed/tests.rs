@@ -56,11 +56,13 @@ pub(crate) fn spec_fields(sc: &SveltosCluster) -> serde_json::Value {
             .iter()
             .map(|(k, v)| {
                 let sub = match v.as_object() {
-                    Some(o) if k == "tokenRequestRenewalOption" => serde_json::Value::Object(
-                        o.keys()
-                            .map(|k| (format!("f:{k}"), serde_json::json!({})))
-                            .collect(),
-                    ),
+                    Some(o) if k == "tokenRequestRenewalOption" || k == "data" => {
+                        serde_json::Value::Object(
+                            o.keys()
+                                .map(|k| (format!("f:{k}"), serde_json::json!({})))
+                                .collect(),
+                        )
+                    }
                     _ => serde_json::json!({}),
                 };
                 (format!("f:{k}"), sub)

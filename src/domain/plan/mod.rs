@@ -33,6 +33,7 @@ use super::{
     },
     exec::{ExecInvocation, ProvidersFile},
     observed::Observed,
+    properties,
     renewal::{Verdict, judge},
 };
 use crate::api::ClusterProfile;
@@ -122,6 +123,9 @@ pub struct Plan {
     /// withheld from them (`true`: a renewal would break their connection) or written but never done, and why
     /// (see [`crate::domain::renewal`]).
     pub renewal_notes: BTreeMap<String, (bool, String)>,
+    /// Clusters planned normally some of whose properties get no label (`copy_properties`: a value that is not a
+    /// valid label value), by key: property name to value (escaped and bounded).
+    pub unlabelled: BTreeMap<String, BTreeMap<String, String>>,
     /// Bridged clusters this plan deregisters, by key.
     pub removals: Vec<String>,
     /// Errors and warnings, with attribute paths.
@@ -212,6 +216,7 @@ impl Plan {
         self.exec.remove(key);
         self.notices.remove(key);
         self.renewal_notes.remove(key);
+        self.unlabelled.remove(key);
         self.health_paused.remove(key);
         let existing = observed.owned.get(key);
         if let Some(o) = existing {
@@ -319,6 +324,16 @@ fn plan_cluster(
     if let Some(detail) = copied_labels_out_of_bounds(inputs.spec, profile) {
         plan.isolate(inputs.observed, &key, Cause::TooManyLabels, detail);
         return;
+    }
+    match properties::facts(&inputs.spec.properties, profile) {
+        Err(detail) => {
+            plan.isolate(inputs.observed, &key, Cause::BadProperties, detail);
+            return;
+        }
+        Ok(f) if !f.unlabelled.is_empty() => {
+            plan.unlabelled.insert(key.clone(), f.unlabelled);
+        }
+        Ok(_) => {}
     }
     let pause = located.unhealthy_paused.contains(&key);
     let source = match lookup {
@@ -562,6 +577,87 @@ mod tests {
             issues[0].detail
         );
         assert!(!p.has_errors());
+    }
+
+    #[test]
+    fn a_bad_property_keeps_its_cluster_and_a_value_without_label_is_a_warning() {
+        let set = |f: &mut Fixture, i: usize, props: &[(&str, &str)]| {
+            let status = f.profiles[i].status.get_or_insert_with(Default::default);
+            status.properties = props
+                .iter()
+                .map(|(n, v)| crate::api::Property {
+                    name: n.to_string(),
+                    value: v.to_string(),
+                    ..Default::default()
+                })
+                .collect();
+        };
+        let mut f = Fixture::new();
+        f.spec.properties.names = vec!["location".into()];
+        set(&mut f, 0, &[("location", "eu-west-1")]);
+        set(&mut f, 1, &[("location", "us-east-1")]);
+        let p = f.run();
+        assert!(
+            p.problems.iter().all(|x| x.severity != Severity::Error),
+            "{:?}",
+            p.problems
+        );
+        let label = "property.clusterinventory.io/location";
+        assert_eq!(p.desired["a/c1"].entry.labels[label], "eu-west-1");
+        f.observed = observed_after(&p, "main");
+        // b/c1 reports its property twice: kept as it is. a/c1's value is no label value: registered without
+        // the label, its spec.data holding the value, and a warning naming it.
+        set(
+            &mut f,
+            1,
+            &[("location", "us-east-1"), ("location", "eu-west-1")],
+        );
+        set(&mut f, 0, &[("location", "eu west 1")]);
+        let p = f.run();
+        assert!(p.kept.contains_key("b/c1") && !p.desired.contains_key("b/c1"));
+        assert_eq!(p.kept["b/c1"].labels[label], "us-east-1", "kept as it is");
+        assert!(p.removals.is_empty());
+        let issue = p.issues.iter().find(|i| i.key == "b/c1").unwrap();
+        assert_eq!(issue.cause, Cause::BadProperties);
+        assert!(
+            issue
+                .detail
+                .contains("\"location\" is reported more than once"),
+            "{}",
+            issue.detail
+        );
+        let a = &p.desired["a/c1"];
+        assert!(!a.entry.labels.contains_key(label), "{:?}", a.entry.labels);
+        assert_eq!(a.entry.managed.data["location"], "eu west 1");
+        let w = p
+            .problems
+            .iter()
+            .find(|x| x.summary.contains("not a valid label value"))
+            .unwrap();
+        assert_eq!(w.severity, Severity::Warning);
+        assert_eq!(w.path, vec![Step::Attr("copy_properties")]);
+        assert!(
+            w.detail.contains("- a/c1: location = \"eu west 1\""),
+            "{}",
+            w.detail
+        );
+        assert!(!w.detail.contains("b/c1"), "{}", w.detail);
+        let bad = p
+            .problems
+            .iter()
+            .find(|x| x.summary.contains("cannot be mapped"))
+            .unwrap();
+        assert_eq!(
+            (bad.severity, bad.path.clone()),
+            (Severity::Warning, vec![Step::Attr("copy_properties")])
+        );
+        assert!(
+            bad.detail.contains("b/c1 (kept as it is)"),
+            "{}",
+            bad.detail
+        );
+        f.spec.strict = true;
+        assert!(f.run().has_errors());
     }
 
     #[test]

@@ -46,6 +46,9 @@ pub enum Cause {
     /// Another ClusterProfile describes the same member cluster and is the one registered
     /// (`duplicate_members = "register_one"`).
     DuplicateMember,
+    /// A property `copy_properties` maps is out of bounds (reported twice, an empty or too long value, an entry
+    /// that cannot be read).
+    BadProperties,
 }
 
 impl Cause {
@@ -65,6 +68,7 @@ impl Cause {
                 "the ClusterProfile has more labels to copy than the bridge copies"
             }
             Self::DuplicateMember => "another ClusterProfile describes the same member cluster",
+            Self::BadProperties => "a property of the ClusterProfile cannot be mapped",
         }
     }
 
@@ -106,6 +110,11 @@ impl Cause {
                  the order of namespaces, else by namespace name, then by name) and skips the others; \
                  duplicate_members = \"warn\" registers each."
             }
+            Self::BadProperties => {
+                "They are kept as they are (or stay unregistered), their labels and spec.data unchanged, until the \
+                 property is reported once with a value of 1 to 1024 bytes (copy_properties.names lists which \
+                 properties are read); ask the ClusterProfile's cluster manager to fix it."
+            }
         }
     }
 }
@@ -136,6 +145,7 @@ pub(super) fn report(inputs: &Inputs<'_>, plan: &mut Plan) {
         .collect();
     problems.extend(notices_problem(&plan.notices));
     problems.extend(renewal_problems(&plan.renewal_notes));
+    problems.extend(unlabelled_problem(&plan.unlabelled));
     problems.extend(impostors_problem(inputs));
     problems.extend(foreign_labels_problem(inputs));
     problems.extend(removals_problem(
@@ -159,7 +169,8 @@ fn cause_problem(spec: &BridgeSpec, cause: Cause, mut issues: Vec<&ClusterIssue>
         | Cause::Undecodable
         | Cause::UnreadableObject
         | Cause::NameTooLong
-        | Cause::TooManyLabels => spec.strict,
+        | Cause::TooManyLabels
+        | Cause::BadProperties => spec.strict,
     };
     let kept = issues.iter().filter(|i| i.kept).count();
     let lines: Vec<String> = issues
@@ -212,6 +223,7 @@ fn cause_problem(spec: &BridgeSpec, cause: Cause, mut issues: Vec<&ClusterIssue>
         Cause::Collision => vec![Step::Attr("adopt")],
         Cause::Unhealthy => vec![Step::Attr("require_healthy")],
         Cause::TooManyLabels => vec![Step::Attr("copy_labels")],
+        Cause::BadProperties => vec![Step::Attr("copy_properties")],
         Cause::DuplicateMember => vec![Step::Attr("duplicate_members")],
         Cause::ChangedSincePlan
         | Cause::Undecodable
@@ -302,6 +314,42 @@ fn renewal_problems(notes: &BTreeMap<String, (bool, String)>) -> Vec<Problem> {
         ));
     }
     out
+}
+
+/// The warning for the clusters planned normally some of whose properties get no label (`copy_properties`): each
+/// cluster with the properties and their values (escaped and bounded).
+fn unlabelled_problem(unlabelled: &BTreeMap<String, BTreeMap<String, String>>) -> Option<Problem> {
+    if unlabelled.is_empty() {
+        return None;
+    }
+    let mut lines: Vec<String> = unlabelled
+        .iter()
+        .take(LISTED)
+        .map(|(key, props)| {
+            let props: Vec<String> = props
+                .iter()
+                .map(|(n, v)| format!("{n} = \"{v}\""))
+                .collect();
+            format!("- {key}: {}", props.join(", "))
+        })
+        .collect();
+    if unlabelled.len() > LISTED {
+        lines.push(format!("- and {} more", unlabelled.len() - LISTED));
+    }
+    Some(Problem::warning(
+        vec![Step::Attr("copy_properties")],
+        format!(
+            "{} ClusterProfile(s): a property value is not a valid label value, its label is left out",
+            unlabelled.len()
+        ),
+        format!(
+            "{}\n\nThese clusters are registered without the label of each property listed (a label value has at \
+             most 63 characters: letters, digits, '-', '_' and '.', a letter or digit at either end); the value is \
+             not rewritten or hashed, so no selector matches a value the cluster does not have. Their spec.data \
+             holds each value in full.",
+            lines.join("\n")
+        ),
+    ))
 }
 
 /// The warning for objects that carry this bridge's ownership label without being its own.

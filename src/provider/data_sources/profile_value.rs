@@ -198,6 +198,7 @@ pub fn profile_attrs(p: &ClusterProfile, cred: &CredentialStatus) -> BTreeMap<St
         .map(|s| {
             s.properties
                 .iter()
+                .filter(|p| p.unreadable.is_none())
                 .map(|p| (p.name.clone(), p.value.clone()))
                 .collect()
         })
@@ -377,7 +378,7 @@ mod tests {
             s.properties.push(Property {
                 name: "region".into(),
                 value: "eu".into(),
-                last_observed_time: None,
+                ..Default::default()
             });
             let c = s.access_providers[0].cluster.as_mut().unwrap();
             c.certificate_authority_data = Some("Y2FuYXJ5LWNh".into());

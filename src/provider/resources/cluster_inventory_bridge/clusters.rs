@@ -35,6 +35,7 @@ pub fn clusters_value(entries: &BTreeMap<String, ClusterEntry>) -> Value {
                         .map_or(Value::Null, Value::int),
                 ),
                 ("active_window", window_value(m.active_window.as_ref())),
+                ("data", Value::string_map(m.data.clone())),
                 ("config_sha256", Value::string(&e.config_sha256)),
             ]),
         )
@@ -91,5 +92,6 @@ fn managed_of(e: &Value) -> ManagedView {
             .as_str()
             .zip(w.get_attr("to").as_str())
             .map(|(f, t)| (f.to_string(), t.to_string())),
+        data: e.get_attr("data").as_string_map(),
     }
 }

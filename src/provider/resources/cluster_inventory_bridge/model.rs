@@ -103,6 +103,9 @@ pub struct BridgeConfig {
     /// The `copy_labels` block.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub copy_labels: Option<CopyLabelsConfig>,
+    /// The `copy_properties` block.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub copy_properties: Option<CopyPropertiesConfig>,
     /// `deregistration`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deregistration: Option<String>,
@@ -276,6 +279,21 @@ pub struct CopyLabelsConfig {
     /// `remove_foreign`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remove_foreign: Option<bool>,
+}
+
+/// The `copy_properties` block.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CopyPropertiesConfig {
+    /// `names`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub names: Option<Vec<String>>,
+    /// `label_prefix`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label_prefix: Option<String>,
+    /// `kubernetes_version_as`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kubernetes_version_as: Option<String>,
 }
 
 impl BridgeConfig {

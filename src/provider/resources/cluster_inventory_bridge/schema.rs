@@ -62,6 +62,7 @@ pub fn cluster_entry_type() -> Type {
             "active_window",
             Type::object([("from", Type::String), ("to", Type::String)]),
         ),
+        ("data", Type::map(Type::String)),
         ("config_sha256", Type::String),
     ])
 }
@@ -114,8 +115,10 @@ pub fn schema() -> Schema {
              `credential_source`, `kubeconfig_sha256`, `credential_expires_at`; the managed SveltosCluster fields \
              `labels`, `annotations` (those the bridge sets: `extra_annotations`, the display name, the token \
              renewal record; each value escaped and cut to 256 characters, at most 64), `paused`, \
-             `consecutive_failure_threshold` and `active_window` (`from`, `to`), so that a plan shows each change \
-             old -> new; and `config_sha256` (hash of every managed field, in full). Identities, hashes and those \
+             `consecutive_failure_threshold`, `active_window` (`from`, `to`) and `data` (`spec.data`: `data`, \
+             `overrides`' and `copy_properties`' entries, keys and values escaped and cut to 256 characters, at most \
+             64), so that a plan shows each change old -> new; and `config_sha256` (hash of every managed field, in \
+             full). Identities, hashes and those \
              fields only, never credentials.",
         ))
         .attribute(md(
@@ -132,6 +135,7 @@ pub fn schema() -> Schema {
         .block(crate::provider::blocks::credentials::block())
         .block(crate::provider::blocks::inventory::resource_block())
         .block(copy_labels_block())
+        .block(copy_properties_block())
         .block(timeouts::block())
         .block(token_renewal_block())
         .block(active_window_block())
@@ -521,6 +525,47 @@ fn copy_labels_block() -> NestedBlock {
                  `true`, apply removes those labels (guarded by the object's UID), and a cluster on which they are \
                  found again shows as changing in plan; Sveltos' own `projectsveltos.io/k8s-version` is never \
                  removed. Default: `false` (reported only).",
+            )),
+    )
+}
+
+/// The `copy_properties` block.
+fn copy_properties_block() -> NestedBlock {
+    NestedBlock::single(
+        "copy_properties",
+        Block::new()
+            .markdown_description(
+                "Inventory facts into Sveltos: the properties a ClusterProfile reports in `status.properties` (KEP-4322, \
+                 such as its location) and its `status.version.kubernetes` become labels of its SveltosCluster (which \
+                 Sveltos profiles select by) and entries of its `spec.data` (which Sveltos templates read as \
+                 `.Cluster.spec.data.<name>`). Only the properties named here are read. For property `location` of \
+                 value `eu-west-1` the SveltosCluster gets the label `property.clusterinventory.io/location: eu-west-1` \
+                 and `spec.data.location: eu-west-1`. A value that is not a valid label value (more than 63 \
+                 characters, or a character other than letters, digits, `-`, `_` and `.` inside, a letter or digit at \
+                 either end) gets no label (it is dropped, never rewritten or hashed), with a warning naming the \
+                 cluster; its `spec.data` entry holds it in full. A property reported more than once, with an empty \
+                 value or one of more than 1024 bytes, or an entry of `status.properties` that cannot be read, keeps \
+                 its cluster as it is (a warning naming the cluster and the property; an error with `strict`), every \
+                 other cluster planned and applied. A property not reported has no label and no entry. Labels of \
+                 the ClusterProfile under `label_prefix` are never copied (the properties decide them, reported or \
+                 not); `extra_labels` and `data` (bridge-wide or in `overrides`) may not set a key a property maps \
+                 (an error at that key).",
+            )
+            .attribute(md(
+                Attribute::list("names", Type::String).optional(),
+                "Names of the properties to map, exactly as `status.properties[].name` (at most 64, each at most 253 \
+                 characters); the label key `label_prefix` + name must be a valid label key outside Sveltos' \
+                 (`projectsveltos.io/`, `sveltos-agent`) and the bridge's (`sveltos.clusterinventory.io/`) own.",
+            ))
+            .attribute(md(
+                Attribute::string("label_prefix").optional(),
+                "Prepended to a property's name to make its label key (default `property.clusterinventory.io/`).",
+            ))
+            .attribute(md(
+                Attribute::string("kubernetes_version_as").optional(),
+                "Also map `status.version.kubernetes`, as if it were a property of this name (e.g. \
+                 `kubernetes-version`: label `property.clusterinventory.io/kubernetes-version`, \
+                 `spec.data.kubernetes-version`). Not one of `names`. Default: not mapped.",
             )),
     )
 }

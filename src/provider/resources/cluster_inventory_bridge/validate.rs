@@ -35,6 +35,7 @@ struct Parsed {
     ready_wait: Option<std::time::Duration>,
     checks: [Vec<crate::api::ClusterCheck>; 2],
     duplicates: DuplicateMembers,
+    properties: crate::domain::properties::PropertyCopy,
 }
 
 impl TokenRenewalConfig {
@@ -136,6 +137,7 @@ impl BridgeConfig {
         let max_removals = parse_limit(err, "max_removals", self.max_removals);
         let max_updates = parse_limit(err, "max_updates", self.max_updates);
         let copy_labels = self.parse_copy_labels(err);
+        let properties = self.parse_copy_properties(err);
         let deregistration = self.parse_deregistration(err);
         let deregistration_timeout = self.parse_deletion_timeout(err);
         let ready_wait = self.parse_ready_wait(err);
@@ -167,6 +169,7 @@ impl BridgeConfig {
             ready_wait,
             checks,
             duplicates,
+            properties,
         }
     }
 
@@ -519,6 +522,7 @@ impl BridgeConfig {
                 duplicates: parsed.duplicates,
                 match_server: self.duplicate_members_by_server.unwrap_or(false),
             },
+            properties: parsed.properties,
             claim_namespace: self
                 .claim_namespace
                 .clone()
@@ -693,6 +697,7 @@ fn check_labels(
     }
 }
 
+mod copy_properties;
 mod sveltos_fields;
 
 #[cfg(test)]
