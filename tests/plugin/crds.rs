@@ -93,7 +93,8 @@ fn differences(
         match theirs.get(path) {
             None => out.push(format!("{path}: only in ours")),
             Some(t) => {
-                let keys: std::collections::BTreeSet<&String> = rules.keys().chain(t.keys()).collect();
+                let keys: std::collections::BTreeSet<&String> =
+                    rules.keys().chain(t.keys()).collect();
                 for k in keys {
                     if rules.get(k) != t.get(k) {
                         out.push(format!(
@@ -152,7 +153,11 @@ fn upstream(dir: &std::path::Path, file: &str) -> Value {
 /// Group, names, scope, and per version: served, storage, subresources, deprecation.
 fn assert_same_resource(stem: &str, ours: &Value, theirs: &Value, versions: &[&str]) {
     for field in ["/spec/group", "/spec/scope", "/spec/names"] {
-        assert_eq!(ours.pointer(field), theirs.pointer(field), "{stem}: {field}");
+        assert_eq!(
+            ours.pointer(field),
+            theirs.pointer(field),
+            "{stem}: {field}"
+        );
     }
     for name in versions {
         let (o, t) = (version(ours, name), version(theirs, name));
@@ -246,10 +251,26 @@ fn v1alpha2_changes() -> Vec<(String, &'static str, Value)> {
             ),
         ),
         // extensions: a list map keyed by name
-        (cluster("extensions"), "x-kubernetes-list-type", json!("map")),
-        (cluster("extensions"), "x-kubernetes-list-map-keys", json!(["name"])),
-        (cluster("extensions/items/properties/name"), "minLength", json!(1)),
-        (cluster("extensions/items/properties/name"), "maxLength", json!(253)),
+        (
+            cluster("extensions"),
+            "x-kubernetes-list-type",
+            json!("map"),
+        ),
+        (
+            cluster("extensions"),
+            "x-kubernetes-list-map-keys",
+            json!(["name"]),
+        ),
+        (
+            cluster("extensions/items/properties/name"),
+            "minLength",
+            json!(1),
+        ),
+        (
+            cluster("extensions/items/properties/name"),
+            "maxLength",
+            json!(253),
+        ),
     ]
 }
 
@@ -262,7 +283,10 @@ fn expected_v1alpha2(v1alpha1: &Value) -> Value {
         if value.is_null() {
             let props = schema.pointer_mut(parent).and_then(Value::as_object_mut);
             let removed = props.and_then(|p| p.remove(name));
-            assert!(removed.is_some(), "v1alpha2 change: no {path} in upstream v1alpha1");
+            assert!(
+                removed.is_some(),
+                "v1alpha2 change: no {path} in upstream v1alpha1"
+            );
             continue;
         }
         let node = schema
@@ -300,7 +324,10 @@ fn types(schema: &Value) -> BTreeMap<String, String> {
     flat(schema)
         .into_iter()
         .map(|(path, rules)| {
-            let ty = rules.get("type").and_then(Value::as_str).unwrap_or("<none>");
+            let ty = rules
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or("<none>");
             (path, ty.to_string())
         })
         .collect()
