@@ -4,8 +4,9 @@
 //! (`lib.projectsveltos.io/v1beta1`) are modelled with kube's `CustomResource` derive; Sveltos' `ClusterSummary`
 //! (`config.projectsveltos.io/v1beta1`), which the bridge only lists, by its metadata alone. Field names follow
 //! upstream exactly; only the fields the provider reads or writes are modelled (a spec type's doc comment names
-//! the upstream fields it leaves out, as `SveltosClusterSpec`'s does). The CRDs installed by the test environment are generated from these types
-//! (`testenv/crds/`), and a test compares them with the upstream copies.
+//! the upstream fields it leaves out, as `SveltosClusterSpec`'s does). The test environment installs CRDs written to
+//! enforce what the upstream ones do (`testenv/crds/`); a test checks that the CRDs generated from these types
+//! ([`crd_yamls`]) model nothing those lack.
 
 mod clusterprofile;
 mod clustersummary;
@@ -63,8 +64,9 @@ pub mod keys {
         "clusterprofiles.multicluster.x-k8s.io/exec/additional-envs";
 }
 
-/// The CRDs of the modelled types, as `(file stem, YAML)` pairs, in a stable order. The ClusterProfile CRD serves
-/// v1alpha2 next to v1alpha1, the storage version, as upstream's does ([`v1alpha2`]).
+/// The CRDs of the modelled types (what the provider reads and writes, without upstream's validation), as
+/// `(file stem of the test environment's CRD, YAML)` pairs, in a stable order. The ClusterProfile CRD has v1alpha2
+/// next to v1alpha1, the storage version, as upstream's does ([`v1alpha2`]).
 pub fn crd_yamls() -> Vec<(&'static str, String)> {
     let render = |crd| {
         // One line per description (no folded `>` blocks), as kubectl and controller-gen write CRDs.

@@ -43,5 +43,6 @@ mod timeouts;
 mod token_renewal;
 mod trust_boundaries;
 mod unknown_values;
+mod upstream_crds;
 mod v1alpha2;
 mod write_only;
