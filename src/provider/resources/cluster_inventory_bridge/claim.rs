@@ -282,23 +282,31 @@ pub(super) async fn finish_run(
 }
 
 /// The ownership ledger of a bridge: from its private state, or, for states written before UIDs were
-/// recorded, the object names its `clusters` attribute lists.
+/// recorded (empty private data), the object names its `clusters` attribute lists (decoded only then: the
+/// plugin layer leaves `clusters` undecoded when there is private data).
 pub(super) fn ledger_of(private: &[u8], state: &Value) -> Result<Ledger, Diagnostics> {
-    Ledger::from_private(private, || {
-        entries_from_value(state.get_attr("clusters"))
-            .into_values()
-            .flatten()
-            .flat_map(|e| {
-                let sc = e.sveltos_cluster.map(|id| (Kind::SveltosCluster, id));
-                let secret = e.secret.map(|id| (Kind::Secret, id));
-                sc.into_iter().chain(secret)
-            })
-            .collect()
-    })
-    .map_err(|e| {
+    let legacy = if private.is_empty() {
+        legacy_ids(state)
+    } else {
+        Vec::new()
+    };
+    Ledger::from_private(private, || legacy).map_err(|e| {
         Diagnostics::from(Diagnostic::error(
             "Unreadable private state",
             format!("{e}. Re-import the bridge (terraform import) to rebuild it."),
         ))
     })
+}
+
+/// The SveltosClusters and Secrets a state older than the UID ledger lists in its `clusters`.
+fn legacy_ids(state: &Value) -> Vec<(Kind, String)> {
+    entries_from_value(state.get_attr("clusters"))
+        .into_values()
+        .flatten()
+        .flat_map(|e| {
+            let sc = e.sveltos_cluster.map(|id| (Kind::SveltosCluster, id));
+            let secret = e.secret.map(|id| (Kind::Secret, id));
+            sc.into_iter().chain(secret)
+        })
+        .collect()
 }
