@@ -208,7 +208,7 @@ pub async fn snapshot(
 }
 
 /// The inventory as [`read_inventory`] returned it, with the kubeconfigs checked while it was read ahead.
-pub(super) type InventoryRead = (InventoryReads, Option<CheckedKubeconfigs>);
+pub(super) type InventoryPart = (InventoryReads, Option<CheckedKubeconfigs>);
 
 /// One [`snapshot`] in parts, for a caller that reads more beside them (the plan, its claim): where the inventory
 /// and what exists are read, with what settings, within one read budget.
@@ -222,7 +222,7 @@ pub(super) struct Reading<'a> {
 impl Reading<'_> {
     /// The inventory: taken from `read_ahead`, or read when there is none or it failed (it is only ever a head
     /// start).
-    pub async fn inventory(&self, read_ahead: Option<ReadAhead>) -> Result<InventoryRead, IoError> {
+    pub async fn inventory(&self, read_ahead: Option<ReadAhead>) -> Result<InventoryPart, IoError> {
         if let Some(read) = read_ahead
             && let Some(done) = read.join().await
         {
@@ -248,7 +248,7 @@ impl Reading<'_> {
         &self,
         ledger: &Ledger,
         providers: Option<ProvidersFile>,
-        read: InventoryRead,
+        read: InventoryPart,
         observed: Observed,
     ) -> Result<Snapshot, IoError> {
         let ((profiles, undecodable, reads), checked) = read;
