@@ -11,10 +11,15 @@ use super::ownership::{Claim, ClaimConflict, check_claim};
 /// state takes over the claim of the instance its import found (`takes_over`), and only that one ([`claimant`]).
 #[derive(Debug, Clone, Default)]
 pub struct Checker<'a> {
+    /// This state's instance id.
     pub instance: Option<&'a str>,
+    /// After an import, until this state's first apply: the instance whose claim it takes over.
     pub takes_over: Option<&'a str>,
+    /// The state has the bridge.
     pub existing: bool,
+    /// The instance id of this bridge's state this process saw last.
     pub seen: Option<String>,
+    /// Terraform plans this resource as the replacement of an existing one.
     pub replacement: bool,
 }
 
@@ -36,7 +41,9 @@ pub enum ClaimRefusal {
     /// `failed_first`: its last run may be a first apply that failed (Terraform taints those).
     #[error("{conflict}: this state's own bridge, marked tainted")]
     Tainted {
+        /// The claim, held by this state's own bridge.
         conflict: ClaimConflict,
+        /// Its last run may be a first apply that failed.
         failed_first: bool,
     },
     /// Another instance holds the name: another state's bridge, or the bridge this resource replaces with
@@ -48,7 +55,11 @@ pub enum ClaimRefusal {
 /// The instance that speaks for a state at a claim held by `held`: the instance its import found (`takes_over`)
 /// while the claim still holds it, else the state's own (`own`; `None` for a new resource or a state older than
 /// claims).
-pub fn claimant<'a>(held: &str, own: Option<&'a str>, takes_over: Option<&'a str>) -> Option<&'a str> {
+pub fn claimant<'a>(
+    held: &str,
+    own: Option<&'a str>,
+    takes_over: Option<&'a str>,
+) -> Option<&'a str> {
     match takes_over {
         Some(from) if from == held => Some(from),
         _ => own,
@@ -71,7 +82,14 @@ pub fn check(
         Some(c) => claimant(&c.instance, who.instance, who.takes_over),
         None => who.instance,
     };
-    let conflict = check_claim(bridge, claim_id, instance, legacy, claim.as_ref(), abandoned);
+    let conflict = check_claim(
+        bridge,
+        claim_id,
+        instance,
+        legacy,
+        claim.as_ref(),
+        abandoned,
+    );
     let replaces_own = match conflict {
         Ok(()) => false,
         // This state's own bridge, seen in this plan, planned again with no prior state.
@@ -126,10 +144,19 @@ mod tests {
 
     #[test]
     fn an_import_speaks_for_the_instance_it_found_while_the_claim_holds_it() {
-        assert_eq!(claimant("i-old", Some("i-new"), Some("i-old")), Some("i-old"));
+        assert_eq!(
+            claimant("i-old", Some("i-new"), Some("i-old")),
+            Some("i-old")
+        );
         // Once this state's apply took the claim over, its own instance holds it.
-        assert_eq!(claimant("i-new", Some("i-new"), Some("i-old")), Some("i-new"));
-        assert_eq!(claimant("i-other", Some("i-new"), Some("i-old")), Some("i-new"));
+        assert_eq!(
+            claimant("i-new", Some("i-new"), Some("i-old")),
+            Some("i-new")
+        );
+        assert_eq!(
+            claimant("i-other", Some("i-new"), Some("i-old")),
+            Some("i-new")
+        );
         assert_eq!(claimant("i-1", None, None), None);
         let who = Checker {
             instance: Some("i-new"),

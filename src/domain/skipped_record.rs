@@ -63,7 +63,14 @@ pub fn decode(text: &str) -> Option<BTreeMap<String, Skipped>> {
         for (key, kept) in kept.chain(g.unregistered.into_iter().map(|k| (k, false))) {
             let cause = g.cause.clone();
             let reason = None;
-            out.insert(key, Skipped { cause, kept, reason });
+            out.insert(
+                key,
+                Skipped {
+                    cause,
+                    kept,
+                    reason,
+                },
+            );
         }
     }
     Some(out)

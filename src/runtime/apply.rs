@@ -296,12 +296,12 @@ pub async fn destroy(run: DestroyRun<'_>) -> Result<(), (DestroyStop, ReadBack)>
     } = run;
     let deleting = delete_all(client, (bridge, namespaces), &ledger, removal);
     let (stop, ledger) = match tokio::time::timeout(limit, deleting).await {
-        Ok(Ok(())) => match release_claim(client, (claim_namespace, bridge), instance, takes_over)
-            .await
-        {
-            Ok(()) => return Ok(()),
-            Err(e) => (DestroyStop::Claim(e), Ledger::default()),
-        },
+        Ok(Ok(())) => {
+            match release_claim(client, (claim_namespace, bridge), instance, takes_over).await {
+                Ok(()) => return Ok(()),
+                Err(e) => (DestroyStop::Claim(e), Ledger::default()),
+            }
+        }
         Ok(Err(DestroyError::Remove { errors, left })) => (DestroyStop::Removals(errors), left),
         Ok(Err(DestroyError::Read(e))) => (DestroyStop::Read(e), ledger),
         Err(_) => (DestroyStop::TimedOut(limit), ledger),

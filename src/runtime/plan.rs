@@ -20,12 +20,19 @@ use crate::{
 /// settings, the ledger from the prior private state, who checks the claim, the operator's providers file and what
 /// was read ahead for it.
 pub struct PlanRun<'a> {
+    /// The cluster the bridge writes to: its claim and the objects it owns.
     pub client: &'a Client,
+    /// The inventory's cluster (the `inventory` block's, or the provider's own).
     pub inventory: &'a Client,
+    /// The bridge's settings.
     pub spec: &'a BridgeSpec,
+    /// What the bridge owns, from the prior private state (the claim's run keys are added to it).
     pub ledger: Ledger,
+    /// Who checks the claim.
     pub who: Checker<'a>,
+    /// The operator's exec providers file, already read.
     pub providers: Option<ProvidersFile>,
+    /// What a refresh read for this plan.
     pub ahead: HeadStart,
 }
 

@@ -200,10 +200,8 @@ pub async fn snapshot(
         spec,
         budget: io::ReadBudget::default(),
     };
-    let (read, observed) = futures::try_join!(
-        reading.inventory(read_ahead),
-        reading.owned(ledger, owned),
-    )?;
+    let (read, observed) =
+        futures::try_join!(reading.inventory(read_ahead), reading.owned(ledger, owned),)?;
     reading.complete(ledger, providers, read, observed).await
 }
 
@@ -228,11 +226,18 @@ impl Reading<'_> {
         {
             return Ok((done.reads, Some(done.checked)));
         }
-        Ok((read_inventory(self.inventory, self.spec, &self.budget).await?, None))
+        Ok((
+            read_inventory(self.inventory, self.spec, &self.budget).await?,
+            None,
+        ))
     }
 
     /// What the bridge owns with `ledger`: `owned` as a refresh read it, or read now ([`read_owned`]).
-    pub async fn owned(&self, ledger: &Ledger, owned: Option<Observed>) -> Result<Observed, IoError> {
+    pub async fn owned(
+        &self,
+        ledger: &Ledger,
+        owned: Option<Observed>,
+    ) -> Result<Observed, IoError> {
         match owned {
             Some(observed) => Ok(observed),
             None => {

@@ -154,11 +154,25 @@ mod tests {
         let mut s = skipped(0);
         let cause = format!("{}: ns/a is registered", Cause::DuplicateMember.describe());
         let reason = Some(Cause::DuplicateMember);
-        s.insert("other/a".into(), Skipped { cause, kept: false, reason });
+        s.insert(
+            "other/a".into(),
+            Skipped {
+                cause,
+                kept: false,
+                reason,
+            },
+        );
         // Told by the cause the plan found, not by its words: another cause worded alike counts.
         let cause = format!("{}: forged", Cause::DuplicateMember.describe());
         let reason = Some(Cause::Collision);
-        s.insert("other/b".into(), Skipped { cause, kept: false, reason });
+        s.insert(
+            "other/b".into(),
+            Skipped {
+                cause,
+                kept: false,
+                reason,
+            },
+        );
         let e = at_apply(true, &s).unwrap();
         assert_eq!(e.summary, "1 cluster(s) skipped");
         assert!(e.detail.contains("other/b") && !e.detail.contains("other/a"));

@@ -114,7 +114,8 @@ pub(super) async fn plan_bridge(
     let takes_over = ledger.takes_over().map(String::from);
     let who = checker(memo, &spec, req, takes_over.as_deref());
     planned.set_attr("instance_id", planned_instance(&req.prior_state));
-    let providers = credentials_block::providers(&spec.credentials).map_err(failed)?;
+    let providers =
+        credentials_block::providers(&spec.credentials).map_err(|d| failed(d.into()))?;
     let run = PlanRun {
         client: &client,
         inventory: &inventory,

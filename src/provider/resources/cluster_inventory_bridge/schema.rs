@@ -42,7 +42,14 @@ pub fn skipped_of(state: &Value) -> Option<BTreeMap<String, Skipped>> {
             let cause = v.get_attr("cause").as_str()?.to_string();
             let kept = v.get_attr("kept").as_bool()?;
             let reason = None;
-            Some((k.clone(), Skipped { cause, kept, reason }))
+            Some((
+                k.clone(),
+                Skipped {
+                    cause,
+                    kept,
+                    reason,
+                },
+            ))
         })
         .collect()
 }
