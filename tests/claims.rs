@@ -173,6 +173,37 @@ async fn an_import_beside_a_live_state_takes_the_bridge_over_loudly() {
     second.destroy();
 }
 
+/// An imported bridge destroyed before its first apply: the claim still holds the instance the import took over,
+/// and it is this state's to release (one takeover rule for the claim check and the release), so destroy deletes
+/// the clusters and the claim. (`-refresh=false` skips the plan before the destroy, and with it the plan's claim
+/// check: the release alone decides here.)
+#[tokio::test(flavor = "multi_thread")]
+async fn an_imported_bridge_destroyed_before_it_applies_releases_the_claim() {
+    let _serial = SC_WRITERS.lock().await;
+    let inv = Inv::new().await;
+    let ns = unique_namespace(&inv.client, "claims-import-destroy").await;
+    let kc = fixtures::unreachable_kubeconfig("t");
+    inv.profile_with_secret(&ns, "p1", &[], Json::Null, &kc)
+        .await;
+    let cli = Cli::tofu();
+    let first = inv.tf(&cli, &bridge(&ns, &[&ns], ""));
+    apply_ok(&first);
+    let held = claim_instance(&claim(&inv, &ns).await.expect("the claim"));
+    first.run_ok(&["state", "rm", "-no-color", ADDR]);
+    let second = inv.tf(&cli, &bridge(&ns, &[&ns], ""));
+    second.import(ADDR, &ns);
+    assert_ne!(state_instance(&second), held, "an instance of its own");
+    let cm = claim(&inv, &ns).await.expect("import leaves the claim");
+    assert_eq!(claim_instance(&cm), held, "nothing applied yet");
+    let destroy = ["destroy", "-input=false", "-no-color", "-auto-approve"];
+    second.run_ok(&[&destroy[..], &["-refresh=false"]].concat());
+    assert!(inv.sc(&ns, "p1").await.is_none(), "destroy left p1");
+    assert!(
+        claim(&inv, &ns).await.is_none(),
+        "destroy left the claim the import took over"
+    );
+}
+
 /// Without a claim (deleted here), import takes over the labelled objects but restores no configuration, and
 /// says so: the warning `Imported bridge configuration not restored`, a plan showing the configuration as changes,
 /// and an apply that writes a new claim, the imported cluster kept as the same object.

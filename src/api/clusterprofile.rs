@@ -6,8 +6,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_with::skip_serializing_none;
 
 /// Desired state of a ClusterProfile.
+#[skip_serializing_none]
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(
     group = "multicluster.x-k8s.io",
@@ -21,7 +23,6 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "camelCase")]
 pub struct ClusterProfileSpec {
     /// Human-readable name of the cluster.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub display_name: Option<String>,
     /// The cluster manager that owns this profile (immutable).
     pub cluster_manager: ClusterManager,
@@ -35,6 +36,7 @@ pub struct ClusterManager {
 }
 
 /// Observed state of a ClusterProfile.
+#[skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterProfileStatus {
@@ -42,7 +44,6 @@ pub struct ClusterProfileStatus {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
     /// Version information of the cluster.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<ClusterVersion>,
     /// Properties of the cluster.
     // Decoded entry by entry (`decode_properties`): an entry that does not decode is kept with what is known of it
@@ -64,14 +65,15 @@ pub struct ClusterProfileStatus {
 }
 
 /// Version information reported for the cluster.
+#[skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 pub struct ClusterVersion {
     /// Kubernetes version of the cluster.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kubernetes: Option<String>,
 }
 
 /// A name/value property of the cluster.
+#[skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Property {
@@ -80,7 +82,6 @@ pub struct Property {
     /// Property value.
     pub value: String,
     /// When the value was last observed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_observed_time: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
     /// Why this entry of `status.properties` did not decode (its `name` is then what could be read of it, maybe
     /// empty, and its `value` empty); `None` for an entry that decoded. Set when reading, never written.
@@ -131,57 +132,38 @@ fn decode_properties<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Prope
 }
 
 /// An access provider: a name and a kubeconfig `cluster` entry.
+#[skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 pub struct AccessProvider {
     /// Provider name, e.g. `kubeconfig-secretreader` or an exec plugin provider's name.
     pub name: String,
     /// How to reach the cluster.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster: Option<KubeconfigCluster>,
 }
 
 /// A kubeconfig `cluster` entry, with kubeconfig (dashed) field names.
+#[skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 pub struct KubeconfigCluster {
     /// API server URL.
     pub server: String,
     /// Path to a CA file (not usable by the bridge; reported only).
-    #[serde(
-        rename = "certificate-authority",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "certificate-authority")]
     pub certificate_authority: Option<String>,
     /// Base64 PEM CA bundle.
-    #[serde(
-        rename = "certificate-authority-data",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "certificate-authority-data")]
     pub certificate_authority_data: Option<String>,
     /// TLS server name to verify.
-    #[serde(
-        rename = "tls-server-name",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "tls-server-name")]
     pub tls_server_name: Option<String>,
     /// Skip TLS verification.
-    #[serde(
-        rename = "insecure-skip-tls-verify",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "insecure-skip-tls-verify")]
     pub insecure_skip_tls_verify: Option<bool>,
     /// Proxy URL.
-    #[serde(rename = "proxy-url", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "proxy-url")]
     pub proxy_url: Option<String>,
     /// Disable response compression.
-    #[serde(
-        rename = "disable-compression",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "disable-compression")]
     pub disable_compression: Option<bool>,
     /// Named extensions (e.g. `client.authentication.k8s.io/exec`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -90,3 +90,58 @@ pub(crate) fn preserve_unknown_object(_: &mut schemars::SchemaGenerator) -> sche
         "x-kubernetes-preserve-unknown-fields": true
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value as Json;
+
+    /// The paths of the nulls in `v`.
+    fn nulls(v: &Json, at: &str, out: &mut Vec<String>) {
+        match v {
+            Json::Null => out.push(at.to_string()),
+            Json::Object(m) => m
+                .iter()
+                .for_each(|(k, v)| nulls(v, &format!("{at}.{k}"), out)),
+            Json::Array(a) => a.iter().for_each(|v| nulls(v, &format!("{at}[]"), out)),
+            _ => {}
+        }
+    }
+
+    /// An unset optional field is left out of what is written (`#[skip_serializing_none]`), never sent as `null`:
+    /// in a server-side apply body a `null` would claim the field.
+    #[test]
+    fn unset_optional_fields_are_not_written() {
+        let values = [
+            serde_json::to_value(SveltosClusterSpec {
+                workload_identity: Some(WorkloadIdentity {
+                    aws: Some(Default::default()),
+                    gcp: Some(Default::default()),
+                    azure: Some(Default::default()),
+                    ..Default::default()
+                }),
+                token_request_renewal_option: Some(Default::default()),
+                active_window: Some(Default::default()),
+                readiness_checks: Some(vec![ClusterCheck::default()]),
+                ..Default::default()
+            }),
+            serde_json::to_value(SveltosClusterStatus::default()),
+            serde_json::to_value(ClusterProfileSpec::default()),
+            serde_json::to_value(ClusterProfileStatus {
+                version: Some(Default::default()),
+                properties: vec![Property::default()],
+                access_providers: vec![AccessProvider {
+                    cluster: Some(Default::default()),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }),
+        ];
+        for (i, v) in values.into_iter().enumerate() {
+            let v = v.expect("serializes");
+            let mut found = Vec::new();
+            nulls(&v, "", &mut found);
+            assert!(found.is_empty(), "value {i} writes null at {found:?}: {v}");
+        }
+    }
+}

@@ -5,8 +5,10 @@ use std::collections::BTreeMap;
 use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_with::skip_serializing_none;
 
 /// Desired state of a SveltosCluster (the fields the bridge reads or writes).
+#[skip_serializing_none]
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(
     group = "lib.projectsveltos.io",
@@ -20,41 +22,31 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "camelCase")]
 pub struct SveltosClusterSpec {
     /// Name of the Secret (in the SveltosCluster's namespace) holding the kubeconfig.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kubeconfig_name: Option<String>,
     /// Key of the kubeconfig inside that Secret.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kubeconfig_key_name: Option<String>,
     /// Stop Sveltos from reconciling this cluster.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paused: Option<bool>,
     /// Arbitrary data.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<BTreeMap<String, String>>,
     /// Token renewal options.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_request_renewal_option: Option<TokenRequestRenewalOption>,
     /// When Sveltos may deploy to the cluster.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub active_window: Option<ActiveWindow>,
     /// Failed connectivity checks before the cluster is marked down.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consecutive_failure_threshold: Option<i64>,
     /// Pull mode (immutable).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pull_mode: Option<bool>,
     /// Checks sveltoscluster-manager runs on the cluster before it marks it Ready.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub readiness_checks: Option<Vec<ClusterCheck>>,
     /// Checks sveltoscluster-manager runs on the cluster once it is Ready (a failure counts as a failed connection).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub liveness_checks: Option<Vec<ClusterCheck>>,
     /// Sveltos gets the cluster's credentials from the cloud (no kubeconfig; exclusive with `kubeconfigName`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workload_identity: Option<WorkloadIdentity>,
 }
 
 /// `spec.workloadIdentity`: the cloud provider Sveltos asks for the cluster's credentials, and its settings.
+#[skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkloadIdentity {
@@ -63,16 +55,12 @@ pub struct WorkloadIdentity {
     /// The cluster's API server URL.
     pub endpoint: String,
     /// A Secret in the cluster's namespace holding the API server's CA under `ca.crt`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ca_secret_ref: Option<LocalObjectReference>,
     /// With provider `AWS`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aws: Option<AwsIdentity>,
     /// With provider `GCP`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gcp: Option<GcpIdentity>,
     /// With provider `Azure`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub azure: Option<AzureIdentity>,
 }
 
@@ -84,16 +72,16 @@ pub struct LocalObjectReference {
 }
 
 /// EKS through IRSA or EKS Pod Identity.
+#[skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AwsIdentity {
     /// The EKS cluster's name.
     pub cluster_name: String,
     /// Its region.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub region: Option<String>,
     /// The IAM role to assume.
-    #[serde(rename = "roleARN", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "roleARN")]
     pub role_arn: Option<String>,
 }
 
@@ -111,6 +99,7 @@ pub struct GcpIdentity {
 }
 
 /// AKS through Azure Workload Identity.
+#[skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AzureIdentity {
@@ -121,17 +110,11 @@ pub struct AzureIdentity {
     #[serde(rename = "tenantID")]
     pub tenant_id: String,
     /// The AKS cluster's name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster_name: Option<String>,
     /// Its resource group.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource_group: Option<String>,
     /// Its subscription.
-    #[serde(
-        rename = "subscriptionID",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "subscriptionID")]
     pub subscription_id: Option<String>,
 }
 
@@ -148,6 +131,7 @@ pub struct ClusterCheck {
 }
 
 /// Which resources of a cluster a check selects.
+#[skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceSelector {
@@ -158,26 +142,17 @@ pub struct ResourceSelector {
     /// Kind.
     pub kind: String,
     /// Only the resource with this name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Only resources in this namespace.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
     /// A Lua function `evaluate` deciding whether one resource matches.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evaluate: Option<String>,
     /// CEL rules deciding whether one resource matches.
-    #[serde(
-        rename = "evaluateCEL",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "evaluateCEL")]
     pub evaluate_cel: Option<Vec<CelRule>>,
     /// Label conditions.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label_filters: Option<Vec<LabelFilter>>,
     /// A label selector.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<LabelSelector>,
 }
 
@@ -191,6 +166,7 @@ pub struct CelRule {
 }
 
 /// A label condition: `operation` is `Equal`, `Different`, `Has` or `DoesNotHave`.
+#[skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 pub struct LabelFilter {
     /// The label key.
@@ -198,23 +174,22 @@ pub struct LabelFilter {
     /// The comparison.
     pub operation: String,
     /// The value compared with.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
 }
 
 /// A Kubernetes label selector.
+#[skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LabelSelector {
     /// Labels that must have these values.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub match_labels: Option<BTreeMap<String, String>>,
     /// Label requirements.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub match_expressions: Option<Vec<LabelSelectorRequirement>>,
 }
 
 /// One label requirement of a [`LabelSelector`].
+#[skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 pub struct LabelSelectorRequirement {
     /// The label key.
@@ -222,11 +197,11 @@ pub struct LabelSelectorRequirement {
     /// `In`, `NotIn`, `Exists` or `DoesNotExist`.
     pub operator: String,
     /// The values (`In`, `NotIn`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub values: Option<Vec<String>>,
 }
 
 /// Token renewal options.
+#[skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TokenRequestRenewalOption {
@@ -235,20 +210,14 @@ pub struct TokenRequestRenewalOption {
     #[serde(skip_serializing_if = "String::is_empty")]
     pub renew_token_request_interval: String,
     /// Token lifetime (Go duration).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_duration: Option<String>,
     /// ServiceAccount name.
-    #[serde(rename = "saName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "saName")]
     pub sa_name: Option<String>,
     /// ServiceAccount namespace.
-    #[serde(
-        rename = "saNamespace",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "saNamespace")]
     pub sa_namespace: Option<String>,
     /// Key to write the renewed kubeconfig under.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kubeconfig_key_name: Option<String>,
 }
 
@@ -262,25 +231,20 @@ pub struct ActiveWindow {
 }
 
 /// Observed state, written by Sveltos (never compared by the bridge).
+#[skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SveltosClusterStatus {
     /// Whether the cluster is ready.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready: Option<bool>,
     /// Kubernetes version of the cluster.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
     /// Connection status (`Healthy` / `Down`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connection_status: Option<String>,
     /// Last failure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure_message: Option<String>,
     /// Consecutive connection failures.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connection_failures: Option<i64>,
     /// When sveltoscluster-manager last renewed the cluster's token (RFC 3339).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_reconciled_token_request_at: Option<String>,
 }

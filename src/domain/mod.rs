@@ -2,6 +2,7 @@
 //! SveltosClusters and Secrets the bridge should own, read back what it owns, and diff the two. No IO here:
 //! `crate::k8s` lists and writes, `crate::provider` maps to and from Terraform values.
 
+pub mod claim_check;
 pub mod credentials;
 pub mod desired;
 pub mod duration;

@@ -62,7 +62,15 @@ pub fn decode(text: &str) -> Option<BTreeMap<String, Skipped>> {
         let kept = g.kept.into_iter().map(|k| (k, true));
         for (key, kept) in kept.chain(g.unregistered.into_iter().map(|k| (k, false))) {
             let cause = g.cause.clone();
-            out.insert(key, Skipped { cause, kept });
+            let reason = None;
+            out.insert(
+                key,
+                Skipped {
+                    cause,
+                    kept,
+                    reason,
+                },
+            );
         }
     }
     Some(out)
@@ -77,6 +85,7 @@ mod tests {
         let skipped = |cause: &str, kept| Skipped {
             cause: cause.into(),
             kept,
+            reason: None,
         };
         let all = BTreeMap::from([
             ("a/one".to_string(), skipped("no usable credentials", false)),

@@ -3,6 +3,8 @@
 
 use crate::{
     domain::{
+        claim_check::ClaimRefusal,
+        ownership::ClaimConflict,
         plan::name_list,
         problem::{Problem, Severity, Step},
     },
@@ -13,6 +15,7 @@ use crate::{
         credentials::{CredentialsError, MintError},
         deregister::RemoveError,
         execute::{Outcome, WriteError},
+        plan::PlanStop,
         profiles::ProfilesError,
         readiness::NotReady,
     },
@@ -276,6 +279,71 @@ pub fn apply_timed_out_diag(limit: std::time::Duration) -> Diagnostic {
             "The bridge's writes did not finish within {}s (timeouts). What was written is kept and recorded; run \
              apply again to converge.",
             limit.as_secs()
+        ),
+    )
+}
+
+/// A plan that stopped before it planned: its claim refused it, or what it reads could not be read.
+pub fn plan_stop_diags(stop: PlanStop) -> Diagnostics {
+    match stop {
+        PlanStop::Claim(refusal) => claim_refusal_diags(&refusal),
+        PlanStop::Read(e) => io_diags(e),
+    }
+}
+
+/// Why this state may not use the bridge's name, at the attribute `name`.
+pub fn claim_refusal_diags(refusal: &ClaimRefusal) -> Diagnostics {
+    let d = match refusal {
+        ClaimRefusal::Tainted {
+            conflict,
+            failed_first,
+        } => tainted(conflict, *failed_first),
+        ClaimRefusal::UsedByAnother(conflict) => used_by_another_state(conflict),
+    };
+    Diagnostics::from(d.with_attribute(AttributePath::attr("name")))
+}
+
+/// This state's own bridge, marked tainted: Terraform plans to replace it without telling the provider what it
+/// owns. After a failed first apply the apply resumes once untainted; otherwise the bridge was tainted on
+/// purpose, and `-replace` is how to ask for a replacement.
+fn tainted(e: &ClaimConflict, failed_first: bool) -> Diagnostic {
+    if failed_first {
+        return Diagnostic::error(
+            "Bridge tainted after a failed first apply",
+            format!(
+                "Bridge {:?} is this state's own (instance {}), marked tainted by Terraform because its first \
+                 apply failed part-way. Replacing it would deregister every cluster it registered and register \
+                 them again, so nothing was planned. Run `terraform untaint` (or `tofu untaint`) with the \
+                 resource's address; the next apply then resumes where the failed one stopped.",
+                e.bridge, e.other
+            ),
+        );
+    }
+    Diagnostic::error(
+        "Bridge tainted",
+        format!(
+            "Bridge {:?} is this state's own (instance {}) and its last apply succeeded, but it is marked tainted \
+             (`terraform taint`), so Terraform plans to replace it. A tainted bridge is replaced without the record \
+             of what it owns, so nothing was planned. Run `terraform untaint` (or `tofu untaint`) with the \
+             resource's address to keep it; to replace it (deregister every cluster, then register them again), \
+             untaint it and run `terraform apply -replace=<address>`.",
+            e.bridge, e.other
+        ),
+    )
+}
+
+/// The name is claimed by another instance: another state's bridge, or the bridge this resource replaces with
+/// `create_before_destroy` (not destroyed yet; the provider cannot tell the two apart then).
+fn used_by_another_state(e: &ClaimConflict) -> Diagnostic {
+    Diagnostic::error(
+        "Bridge name already used by another state",
+        format!(
+            "{e}. Two states managing one bridge name would delete each other's clusters, so nothing was \
+             written. If the bridge belongs in another state, use another name here. If another state imported \
+             this bridge, it holds it now: remove it from this state (`terraform state rm <address>`). (A first \
+             apply of this state that was interrupted is taken over once its run is gone, at the latest when \
+             its timeout has passed. A replacement of this bridge with `create_before_destroy` cannot take the \
+             name while the bridge it replaces holds it: remove `create_before_destroy` from its `lifecycle`.)"
         ),
     )
 }

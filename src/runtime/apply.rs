@@ -20,6 +20,7 @@ use super::{
 use crate::{
     domain::{
         BridgeSpec,
+        claim_check::claimant,
         desired::ClusterEntry,
         exec::ProvidersFile,
         observed::Observed,
@@ -256,6 +257,9 @@ pub struct DestroyRun<'a> {
     pub namespaces: &'a [String],
     /// The state's instance id (`None`: a state older than claims, which releases any claim at the name).
     pub instance: Option<&'a str>,
+    /// After an import, until this state's first apply: the instance whose claim it takes over
+    /// ([`Ledger::takes_over`]; see [`claimant`]).
+    pub takes_over: Option<&'a str>,
 }
 
 /// Why a destroy did not finish.
@@ -288,13 +292,16 @@ pub async fn destroy(run: DestroyRun<'_>) -> Result<(), (DestroyStop, ReadBack)>
         claim_namespace,
         namespaces,
         instance,
+        takes_over,
     } = run;
     let deleting = delete_all(client, (bridge, namespaces), &ledger, removal);
     let (stop, ledger) = match tokio::time::timeout(limit, deleting).await {
-        Ok(Ok(())) => match release_claim(client, claim_namespace, bridge, instance).await {
-            Ok(()) => return Ok(()),
-            Err(e) => (DestroyStop::Claim(e), Ledger::default()),
-        },
+        Ok(Ok(())) => {
+            match release_claim(client, (claim_namespace, bridge), instance, takes_over).await {
+                Ok(()) => return Ok(()),
+                Err(e) => (DestroyStop::Claim(e), Ledger::default()),
+            }
+        }
         Ok(Err(DestroyError::Remove { errors, left })) => (DestroyStop::Removals(errors), left),
         Ok(Err(DestroyError::Read(e))) => (DestroyStop::Read(e), ledger),
         Err(_) => (DestroyStop::TimedOut(limit), ledger),
@@ -302,18 +309,18 @@ pub async fn destroy(run: DestroyRun<'_>) -> Result<(), (DestroyStop, ReadBack)>
     Err((stop, read_back(client, (bridge, namespaces), ledger).await))
 }
 
-/// Deletes the claim of `bridge` if it is this state's (`instance`; a state older than claims has none and
-/// releases any claim at the name).
+/// Deletes the claim of `bridge` if it is this state's: held by its `instance` (a state older than claims has
+/// none and releases any claim at the name) or by the instance an import of it `takes_over` ([`claimant`]).
 async fn release_claim(
     client: &Client,
-    namespace: &str,
-    bridge: &str,
+    (namespace, bridge): (&str, &str),
     instance: Option<&str>,
+    takes_over: Option<&str>,
 ) -> Result<(), IoError> {
     let name = claim_name(bridge);
     let found = claim::read_with_uid(client, namespace, &name).await?;
     if let Some((c, uid)) = found
-        && instance.is_none_or(|i| i == c.instance)
+        && claimant(&c.instance, instance, takes_over).is_none_or(|i| i == c.instance)
     {
         claim::delete(client, namespace, &name, uid.as_deref()).await?;
     }

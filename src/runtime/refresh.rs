@@ -1,12 +1,14 @@
 //! One refresh of a bridge (`ReadResource`), one call down: its claim read once (the run keys of its runs, and,
 //! after an import, the record the state is restored from), then what the bridge owns
-//! ([`super::snapshot::read_owned`]).
+//! ([`super::snapshot::read_owned`]), then the inventory read ahead for the plan that follows
+//! ([`super::read_ahead::ReadAhead`]) when the resource asks for it.
 
 use kube::Client;
 
-use super::snapshot::read_owned;
+use super::{inventory::reads_sha256, read_ahead::ReadAhead, snapshot::read_owned};
 use crate::{
     domain::{
+        BridgeSpec,
         observed::Observed,
         ownership::{Claim, Ledger, claim_name},
     },
@@ -26,6 +28,10 @@ pub struct RefreshOf<'a> {
     pub instance: Option<&'a str>,
     /// The namespaces the state selects (the ledger's are read too).
     pub selected: &'a [String],
+    /// The settings to read the inventory ahead with (the resource's policy: `None`, nothing is read ahead). It is
+    /// read only when the ledger recorded these reads ([`Ledger::reads`], written by an apply): never with settings
+    /// that came from the cluster (an import).
+    pub ahead: Option<BridgeSpec>,
 }
 
 /// What a refresh read.
@@ -37,9 +43,12 @@ pub struct RefreshRead {
     pub observed: Observed,
     /// The claim as read (a claim that cannot be read adds no run key; an import needs it).
     pub claim: Result<Option<Claim>, IoError>,
+    /// The inventory being read ahead for the plan, if it is.
+    pub inventory: Option<ReadAhead>,
 }
 
-/// Reads the claim of `of.bridge`, then what the bridge owns with `ledger` (and the claim's run keys).
+/// Reads the claim of `of.bridge`, then what the bridge owns with `ledger` (and the claim's run keys), then
+/// starts reading the inventory ahead (see [`RefreshOf::ahead`]).
 pub async fn refresh(
     client: &Client,
     of: RefreshOf<'_>,
@@ -60,9 +69,15 @@ pub async fn refresh(
     let budget = io::ReadBudget::default();
     let observed = read_owned(client, of.bridge, &ledger, of.selected, &budget).await?;
     tracing::debug!(bridge = %of.bridge, elapsed_ms = started.elapsed().as_millis() as u64, "read what the bridge owns");
+    let recorded = ledger.reads();
+    let inventory = of
+        .ahead
+        .filter(|spec| recorded == Some(reads_sha256(spec).as_str()))
+        .map(|spec| ReadAhead::start(client.clone(), spec));
     Ok(RefreshRead {
         ledger,
         observed,
         claim,
+        inventory,
     })
 }

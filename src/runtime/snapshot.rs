@@ -8,7 +8,11 @@ use futures::{StreamExt, TryStreamExt, stream};
 use k8s_openapi::{api::core::v1::Secret, apimachinery::pkg::apis::meta::v1::ObjectMeta};
 use kube::Client;
 
-use super::{CONCURRENCY, Namespaced, inventory::read_inventory, read_ahead::ReadAhead};
+use super::{
+    CONCURRENCY, Namespaced,
+    inventory::{InventoryReads, read_inventory},
+    read_ahead::ReadAhead,
+};
 use crate::{
     api::{ClusterProfile, SveltosCluster, keys},
     domain::{
@@ -190,48 +194,94 @@ pub async fn snapshot(
         owned,
         inventory: read_ahead,
     } = ahead;
-    let budget = io::ReadBudget::default();
-    let (((profiles, undecodable, reads), checked), observed) = futures::try_join!(
-        async {
-            if let Some(read) = read_ahead
-                && let Some(done) = read.join().await
-            {
-                return Ok((done.reads, Some(done.checked)));
-            }
-            Ok((read_inventory(inventory, spec, &budget).await?, None))
-        },
-        async {
-            match owned {
-                Some(observed) => Ok(observed),
-                None => {
-                    let selected = &spec.selection.namespaces;
-                    read_owned(client, &spec.name, ledger, selected, &budget).await
-                }
-            }
-        },
-    )?;
-    let credentials::CredentialReads {
-        labelled: credential_secrets,
-        namespace_labels,
-    } = reads;
-    let mut snap = Snapshot {
-        profiles,
-        credential_secrets,
-        namespace_labels,
-        providers,
-        observed,
-        fetched: BTreeMap::new(),
-        checked,
-        undecodable: io::Undecodable::by_key(undecodable),
+    let reading = Reading {
+        client,
+        inventory,
+        spec,
+        budget: io::ReadBudget::default(),
     };
-    snap.observed.mark_removable_labels(&spec.copy_labels);
-    let located = locate_all(&snap.inputs(spec, jiff::Timestamp::now(), Phase::Plan, None));
-    snap.fetched =
-        credentials::read_named_secrets(inventory, &located.secrets_to_read(), &budget).await?;
-    let targets = located.creation_targets(&snap.profiles, &snap.observed);
-    let (clusters, secrets) = existing_at(client, &targets, &budget).await?;
-    snap.observed.add_foreign(ledger, &clusters, &secrets);
-    Ok(snap)
+    let (read, observed) =
+        futures::try_join!(reading.inventory(read_ahead), reading.owned(ledger, owned),)?;
+    reading.complete(ledger, providers, read, observed).await
+}
+
+/// The inventory as [`read_inventory`] returned it, with the kubeconfigs checked while it was read ahead.
+pub(super) type InventoryPart = (InventoryReads, Option<CheckedKubeconfigs>);
+
+/// One [`snapshot`] in parts, for a caller that reads more beside them (the plan, its claim): where the inventory
+/// and what exists are read, with what settings, within one read budget.
+pub(super) struct Reading<'a> {
+    pub client: &'a Client,
+    pub inventory: &'a Client,
+    pub spec: &'a BridgeSpec,
+    pub budget: io::ReadBudget,
+}
+
+impl Reading<'_> {
+    /// The inventory: taken from `read_ahead`, or read when there is none or it failed (it is only ever a head
+    /// start).
+    pub async fn inventory(&self, read_ahead: Option<ReadAhead>) -> Result<InventoryPart, IoError> {
+        if let Some(read) = read_ahead
+            && let Some(done) = read.join().await
+        {
+            return Ok((done.reads, Some(done.checked)));
+        }
+        Ok((
+            read_inventory(self.inventory, self.spec, &self.budget).await?,
+            None,
+        ))
+    }
+
+    /// What the bridge owns with `ledger`: `owned` as a refresh read it, or read now ([`read_owned`]).
+    pub async fn owned(
+        &self,
+        ledger: &Ledger,
+        owned: Option<Observed>,
+    ) -> Result<Observed, IoError> {
+        match owned {
+            Some(observed) => Ok(observed),
+            None => {
+                let (spec, selected) = (self.spec, &self.spec.selection.namespaces);
+                read_owned(self.client, &spec.name, ledger, selected, &self.budget).await
+            }
+        }
+    }
+
+    /// The snapshot of what was `read` and `observed`: the core's first phase (`locate_all`), the Secrets named by
+    /// `kubeconfig-secretreader` providers, and the objects at the names the plan may create ([`existing_at`]).
+    pub async fn complete(
+        &self,
+        ledger: &Ledger,
+        providers: Option<ProvidersFile>,
+        read: InventoryPart,
+        observed: Observed,
+    ) -> Result<Snapshot, IoError> {
+        let ((profiles, undecodable, reads), checked) = read;
+        let credentials::CredentialReads {
+            labelled: credential_secrets,
+            namespace_labels,
+        } = reads;
+        let mut snap = Snapshot {
+            profiles,
+            credential_secrets,
+            namespace_labels,
+            providers,
+            observed,
+            fetched: BTreeMap::new(),
+            checked,
+            undecodable: io::Undecodable::by_key(undecodable),
+        };
+        let (spec, budget) = (self.spec, &self.budget);
+        snap.observed.mark_removable_labels(&spec.copy_labels);
+        let located = locate_all(&snap.inputs(spec, jiff::Timestamp::now(), Phase::Plan, None));
+        snap.fetched =
+            credentials::read_named_secrets(self.inventory, &located.secrets_to_read(), budget)
+                .await?;
+        let targets = located.creation_targets(&snap.profiles, &snap.observed);
+        let (clusters, secrets) = existing_at(self.client, &targets, budget).await?;
+        snap.observed.add_foreign(ledger, &clusters, &secrets);
+        Ok(snap)
+    }
 }
 
 /// Up to this many objects to create are checked one GET each; more, with metadata LISTs of their namespaces.

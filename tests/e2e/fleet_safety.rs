@@ -704,6 +704,46 @@ async fn a_changed_configuration_plans_from_its_own_reads() {
     );
 }
 
+/// The plan right after the refresh of an unchanged configuration reads neither the inventory nor what the bridge
+/// owns for itself: the refresh read the one and started reading the other ahead (`runtime::refresh`), as the
+/// provider's debug log of the plan's reads says; a plan whose namespaces changed reads the inventory itself.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unchanged_configuration_plans_from_what_its_refresh_read() {
+    let inv = Inv::new().await;
+    let ns = unique_namespace(&inv.client, "ahead").await;
+    let added = unique_namespace(&inv.client, "ahead-b").await;
+    let kc = fixtures::unreachable_kubeconfig("t");
+    inv.profile_with_secret(&ns, "p1", &[], Json::Null, &kc)
+        .await;
+    let mut tf = inv.tf(&Cli::tofu(), &bridge(&ns, &[&ns], ""));
+    apply_ok(&tf);
+    tf.env("TF_LOG_PROVIDER", "DEBUG");
+    let plan_reads = |tf: &mut Tf, label: &str| -> String {
+        let log = tf.dir().join(format!("{label}.log"));
+        tf.env("TF_LOG_PATH", &log);
+        let (ok, out) = run(tf, PLAN);
+        assert!(ok, "plan failed:\n{out}");
+        let text = std::fs::read_to_string(&log).expect("TF_LOG_PATH written");
+        let reads = text
+            .lines()
+            .find(|l| l.contains("read the claim, the inventory and what exists"));
+        reads
+            .unwrap_or_else(|| panic!("the plan's reads are not logged:\n{text}"))
+            .to_string()
+    };
+    let line = plan_reads(&mut tf, "unchanged");
+    assert!(
+        line.contains("read_ahead=true") && line.contains("reused_refresh=true"),
+        "the plan used what its refresh read: {line}"
+    );
+    inv.rewrite(&tf, &bridge(&ns, &[&ns, &added], ""));
+    let line = plan_reads(&mut tf, "changed");
+    assert!(
+        line.contains("read_ahead=false") && line.contains("reused_refresh=true"),
+        "a plan with other namespaces reads the inventory itself: {line}"
+    );
+}
+
 /// `tofu destroy` refreshes and plans the whole configuration before its destroy plan, so with `strict = true` a
 /// broken profile (here a credential Secret deleted) stops `destroy` with the same error as `plan`, naming the
 /// cluster; `destroy -refresh=false` skips that plan and removes everything the bridge owns.

@@ -147,6 +147,16 @@ pub struct Skipped {
     pub cause: String,
     /// Its existing SveltosCluster and Secret are kept as they are (`false`: it is not registered).
     pub kept: bool,
+    /// The cause as the plan found it (`None`: read back from a state or a claim's record, in words only).
+    pub reason: Option<Cause>,
+}
+
+impl Skipped {
+    /// Whether the configuration chose to leave it out: a duplicate that `duplicate_members = "register_one"`
+    /// skips, its member cluster registered through another ClusterProfile.
+    pub fn chosen(&self) -> bool {
+        self.reason == Some(Cause::DuplicateMember)
+    }
 }
 
 impl Plan {
@@ -165,6 +175,7 @@ impl Plan {
                     Skipped {
                         cause,
                         kept: i.kept,
+                        reason: Some(i.cause),
                     },
                 )
             })

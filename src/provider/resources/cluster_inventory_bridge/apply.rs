@@ -241,9 +241,6 @@ async fn destroy_bridge(
     let namespaces = config.namespaces.clone().unwrap_or_default();
     // An imported state that has not applied yet still finds the claim under the instance it takes over.
     let takes_over = ledger.takes_over().map(String::from);
-    let instance = takes_over
-        .as_deref()
-        .or(prior.get_attr("instance_id").as_str());
     let run = DestroyRun {
         client,
         bridge: &bridge,
@@ -252,7 +249,8 @@ async fn destroy_bridge(
         limit: timeouts::delete_limit(config.timeouts.as_ref()),
         claim_namespace: &claim_namespace,
         namespaces: &namespaces,
-        instance,
+        instance: prior.get_attr("instance_id").as_str(),
+        takes_over: takes_over.as_deref(),
     };
     let Err((stop, read_back)) = destroy(run).await else {
         return Ok(ApplyResponse::default());

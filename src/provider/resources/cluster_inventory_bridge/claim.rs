@@ -4,17 +4,17 @@
 use crate::{
     domain::{
         BridgeSpec,
+        claim_check::{Checked, Checker, check},
         ledger_copy::LedgerCopy,
         ownership::{
-            Claim, ClaimConflict, DEFAULT_CLAIM_NAMESPACE, KEPT_RUN_KEYS, Kind, Ledger, Run,
-            RunKey, check_claim, claim_name,
+            Claim, DEFAULT_CLAIM_NAMESPACE, KEPT_RUN_KEYS, Kind, Ledger, Run, RunKey, claim_name,
         },
         plan::Skipped,
         skipped_record,
     },
     k8s::claim as k8s_claim,
-    provider::diag::io_diags,
-    tfplugin::{AttributePath, Diagnostic, Diagnostics, Value},
+    provider::diag::{claim_refusal_diags, io_diags},
+    tfplugin::{Diagnostic, Diagnostics, Value},
 };
 
 use std::collections::BTreeMap;
@@ -30,31 +30,8 @@ pub(super) fn claim_namespace(state: &Value) -> String {
         .to_string()
 }
 
-/// Who checks the claim: this state's instance id (`None`: a new resource, or a state older than claims), whether
-/// the state has the bridge, the instance id of this bridge's state this process saw last (refreshed or planned:
-/// Terraform refreshes a bridge, then plans its replacement with no prior state), and whether Terraform plans
-/// this resource as the replacement of an existing one (`-replace`, `replace_triggered_by`: it then passes the
-/// private data of the plan of the object it replaces; a replacement of a tainted object gets none). An imported
-/// state takes over the claim of the instance its import found (`takes_over`), and only that one.
-pub(super) struct Checker<'a> {
-    pub instance: Option<&'a str>,
-    pub takes_over: Option<&'a str>,
-    pub existing: bool,
-    pub seen: Option<String>,
-    pub replacement: bool,
-}
-
-/// What a claim check found.
-pub(super) struct Checked {
-    /// The claim, if the name has one.
-    pub claim: Option<Claim>,
-    /// The claim is this state's own bridge, which this plan replaces (`-replace`): destroyed first, it releases
-    /// the claim and removes its clusters, and the replacement registers them again.
-    pub replaces_own: bool,
-}
-
-/// Checks that this state may use the bridge's name (see `crate::domain::ownership::Claim`).
-pub(super) async fn check_claim_of(
+/// Checks that this state may use the bridge's name (see `crate::domain::claim_check`), reading its claim.
+async fn check_claim_of(
     client: &kube::Client,
     spec: &BridgeSpec,
     who: Checker<'_>,
@@ -63,90 +40,9 @@ pub(super) async fn check_claim_of(
     let claim = k8s_claim::read(client, &spec.claim_namespace, &name)
         .await
         .map_err(io_diags)?;
-    // A state written before claims existed has no instance id: it takes the claim over. So does a new resource
-    // whose own first apply died (the claim's run never finished and its process is gone or its time is up).
-    let legacy = who.existing && who.instance.is_none();
-    let abandoned = !who.existing
-        && claim
-            .as_ref()
-            .is_some_and(|c| c.abandoned(jiff::Timestamp::now(), k8s_claim::holder_alive));
-    let instance = match (&claim, who.takes_over) {
-        (Some(c), Some(from)) if c.instance == from => Some(from),
-        _ => who.instance,
-    };
-    let conflict = check_claim(
-        &spec.name,
-        &format!("{}/{name}", spec.claim_namespace),
-        instance,
-        legacy,
-        claim.as_ref(),
-        abandoned,
-    );
-    let replaces_own = match conflict {
-        Ok(()) => false,
-        // This state's own bridge, seen in this plan, planned again with no prior state.
-        Err(e) if who.instance.is_none() && who.seen.as_deref() == Some(e.other.as_str()) => {
-            if !who.replacement {
-                let run = claim.as_ref().and_then(|c| c.run.as_ref());
-                return Err(at_name(tainted(&e, run)));
-            }
-            true
-        }
-        Err(e) => return Err(at_name(used_by_another_state(&e))),
-    };
-    Ok(Checked {
-        claim,
-        replaces_own,
-    })
-}
-
-fn at_name(d: Diagnostic) -> Diagnostics {
-    Diagnostics::from(d.with_attribute(AttributePath::attr("name")))
-}
-
-/// This state's own bridge, marked tainted: Terraform plans to replace it without telling the provider what it
-/// owns. After a failed first apply the apply resumes once untainted; otherwise the bridge was tainted on
-/// purpose, and `-replace` is how to ask for a replacement.
-fn tainted(e: &ClaimConflict, run: Option<&Run>) -> Diagnostic {
-    if run.is_some_and(Run::may_have_failed_first) {
-        return Diagnostic::error(
-            "Bridge tainted after a failed first apply",
-            format!(
-                "Bridge {:?} is this state's own (instance {}), marked tainted by Terraform because its first \
-                 apply failed part-way. Replacing it would deregister every cluster it registered and register \
-                 them again, so nothing was planned. Run `terraform untaint` (or `tofu untaint`) with the \
-                 resource's address; the next apply then resumes where the failed one stopped.",
-                e.bridge, e.other
-            ),
-        );
-    }
-    Diagnostic::error(
-        "Bridge tainted",
-        format!(
-            "Bridge {:?} is this state's own (instance {}) and its last apply succeeded, but it is marked tainted \
-             (`terraform taint`), so Terraform plans to replace it. A tainted bridge is replaced without the record \
-             of what it owns, so nothing was planned. Run `terraform untaint` (or `tofu untaint`) with the \
-             resource's address to keep it; to replace it (deregister every cluster, then register them again), \
-             untaint it and run `terraform apply -replace=<address>`.",
-            e.bridge, e.other
-        ),
-    )
-}
-
-/// The name is claimed by another instance: another state's bridge, or the bridge this resource replaces with
-/// `create_before_destroy` (not destroyed yet; the provider cannot tell the two apart then).
-fn used_by_another_state(e: &ClaimConflict) -> Diagnostic {
-    Diagnostic::error(
-        "Bridge name already used by another state",
-        format!(
-            "{e}. Two states managing one bridge name would delete each other's clusters, so nothing was \
-             written. If the bridge belongs in another state, use another name here. If another state imported \
-             this bridge, it holds it now: remove it from this state (`terraform state rm <address>`). (A first \
-             apply of this state that was interrupted is taken over once its run is gone, at the latest when \
-             its timeout has passed. A replacement of this bridge with `create_before_destroy` cannot take the \
-             name while the bridge it replaces holds it: remove `create_before_destroy` from its `lifecycle`.)"
-        ),
-    )
+    let claim_id = format!("{}/{name}", spec.claim_namespace);
+    let at = (jiff::Timestamp::now(), k8s_claim::holder_alive);
+    check(&spec.name, &claim_id, claim, &who, at).map_err(|r| claim_refusal_diags(&r))
 }
 
 /// What the claim gives an apply: this state's instance id, the key of this run, and every run key the claim
@@ -282,23 +178,31 @@ pub(super) async fn finish_run(
 }
 
 /// The ownership ledger of a bridge: from its private state, or, for states written before UIDs were
-/// recorded, the object names its `clusters` attribute lists.
+/// recorded (empty private data), the object names its `clusters` attribute lists (decoded only then: the
+/// plugin layer leaves `clusters` undecoded when there is private data).
 pub(super) fn ledger_of(private: &[u8], state: &Value) -> Result<Ledger, Diagnostics> {
-    Ledger::from_private(private, || {
-        entries_from_value(state.get_attr("clusters"))
-            .into_values()
-            .flatten()
-            .flat_map(|e| {
-                let sc = e.sveltos_cluster.map(|id| (Kind::SveltosCluster, id));
-                let secret = e.secret.map(|id| (Kind::Secret, id));
-                sc.into_iter().chain(secret)
-            })
-            .collect()
-    })
-    .map_err(|e| {
+    let legacy = if private.is_empty() {
+        legacy_ids(state)
+    } else {
+        Vec::new()
+    };
+    Ledger::from_private(private, || legacy).map_err(|e| {
         Diagnostics::from(Diagnostic::error(
             "Unreadable private state",
             format!("{e}. Re-import the bridge (terraform import) to rebuild it."),
         ))
     })
+}
+
+/// The SveltosClusters and Secrets a state older than the UID ledger lists in its `clusters`.
+fn legacy_ids(state: &Value) -> Vec<(Kind, String)> {
+    entries_from_value(state.get_attr("clusters"))
+        .into_values()
+        .flatten()
+        .flat_map(|e| {
+            let sc = e.sveltos_cluster.map(|id| (Kind::SveltosCluster, id));
+            let secret = e.secret.map(|id| (Kind::Secret, id));
+            sc.into_iter().chain(secret)
+        })
+        .collect()
 }

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use crate::{
-    domain::plan::{Cause, LISTED, Skipped},
+    domain::plan::{LISTED, Skipped},
     tfplugin::{AttributePath, Diagnostic},
 };
 
@@ -70,14 +70,10 @@ pub(super) fn at_apply(on: bool, skipped: &BTreeMap<String, Skipped>) -> Option<
     )))
 }
 
-/// The skipped clusters the gate counts: every one but the duplicates `duplicate_members = "register_one"` skips,
-/// which the configuration chose (their member cluster is registered through another ClusterProfile).
+/// The skipped clusters the gate counts: every one but those the configuration chose to skip
+/// ([`Skipped::chosen`]: the duplicates `duplicate_members = "register_one"` skips).
 fn gated(skipped: &BTreeMap<String, Skipped>) -> BTreeMap<&String, &Skipped> {
-    let duplicate = Cause::DuplicateMember.describe();
-    skipped
-        .iter()
-        .filter(|(_, s)| !s.cause.starts_with(duplicate))
-        .collect()
+    skipped.iter().filter(|(_, s)| !s.chosen()).collect()
 }
 
 fn at_option(d: Diagnostic) -> Diagnostic {
@@ -107,6 +103,7 @@ fn listing(skipped: &BTreeMap<&String, &Skipped>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::plan::Cause;
 
     fn skipped(n: usize) -> BTreeMap<String, Skipped> {
         (0..n)
@@ -114,6 +111,7 @@ mod tests {
                 let s = Skipped {
                     cause: "no usable credentials".into(),
                     kept: i % 2 == 0,
+                    reason: Some(Cause::Credentials("no usable credentials")),
                 };
                 (format!("ns/c{i:02}"), s)
             })
@@ -155,7 +153,30 @@ mod tests {
     fn duplicates_skipped_by_register_one_do_not_count() {
         let mut s = skipped(0);
         let cause = format!("{}: ns/a is registered", Cause::DuplicateMember.describe());
-        s.insert("other/a".into(), Skipped { cause, kept: false });
+        let reason = Some(Cause::DuplicateMember);
+        s.insert(
+            "other/a".into(),
+            Skipped {
+                cause,
+                kept: false,
+                reason,
+            },
+        );
+        // Told by the cause the plan found, not by its words: another cause worded alike counts.
+        let cause = format!("{}: forged", Cause::DuplicateMember.describe());
+        let reason = Some(Cause::Collision);
+        s.insert(
+            "other/b".into(),
+            Skipped {
+                cause,
+                kept: false,
+                reason,
+            },
+        );
+        let e = at_apply(true, &s).unwrap();
+        assert_eq!(e.summary, "1 cluster(s) skipped");
+        assert!(e.detail.contains("other/b") && !e.detail.contains("other/a"));
+        s.remove("other/b");
         assert!(matches!(at_plan(true, true, &s), AtPlan::Open));
         assert!(at_apply(true, &s).is_none());
         s.extend(skipped(1));

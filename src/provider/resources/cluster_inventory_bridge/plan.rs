@@ -1,33 +1,37 @@
 //! `PlanResourceChange`: the planned `clusters` are what the inventory asks for now, read and planned by the core
-//! in phase `Plan` (or `Replan` right before apply, see [`super::phase`]), after the bridge's claim is checked.
+//! in phase `Plan` (or `Replan` right before apply, see [`super::phase`]); the bridge's claim is read and checked
+//! in the same call down (`runtime::plan::read_for_plan`).
 
 use std::collections::BTreeMap;
 
 use crate::{
     domain::{
         BridgeSpec,
+        claim_check::Checker,
         desired::ClusterEntry,
-        ownership::Ledger,
         plan::{Phase, Skipped},
     },
     provider::{
         blocks::{credentials as credentials_block, inventory as inventory_block},
-        diag::{io_diags, problem_diag},
+        diag::{plan_stop_diags, problem_diag},
         state::{NotReady, ProviderState},
     },
-    runtime::snapshot::{HeadStart, Snapshot, snapshot},
+    runtime::{
+        plan::{PlanRun, read_for_plan},
+        snapshot::HeadStart,
+    },
     tfplugin::{
         AttributePath, DeferredReason, Diagnostic, Diagnostics, PlanRequest, PlanResponse, Value,
     },
 };
 
 use super::{
-    claim::{Checked, Checker, check_claim_of, ledger_of},
+    claim::ledger_of,
     clusters::clusters_value,
     gate::{self, AtPlan},
     model::BridgeConfig,
     phase::PhaseMemo,
-    read_ahead::Pending,
+    read_ahead::{self, Pending},
     schema::{skipped_value, with_clusters},
 };
 
@@ -108,23 +112,21 @@ pub(super) async fn plan_bridge(
     };
     let existing = !req.prior_state.is_null();
     let takes_over = ledger.takes_over().map(String::from);
-    let checked = claim_check(memo, &client, &spec, req, takes_over.as_deref())
-        .await
-        .map_err(failed)?;
-    let replaces_own = checked.replaces_own;
-    let ledger = ledger.with_run_keys(checked.claim.map(|c| c.keys).unwrap_or_default());
+    let who = checker(memo, &spec, req, takes_over.as_deref());
     planned.set_attr("instance_id", planned_instance(&req.prior_state));
-    let ahead = head_start(pending, &spec, req);
-    let phase = |spec: &BridgeSpec| memo.plan_phase(&spec.name, existing);
-    let reads = Reads {
+    let providers =
+        credentials_block::providers(&spec.credentials).map_err(|d| failed(d.into()))?;
+    let run = PlanRun {
         client: &client,
         inventory: &inventory,
         spec: &spec,
-        ledger: &ledger,
-        replaces_own,
+        ledger,
+        who,
+        providers,
+        ahead: head_start(pending, &spec, req),
     };
-    let (entries, skipped, mut diagnostics) =
-        planned_entries(reads, ahead, phase).await.map_err(failed)?;
+    let phase = |spec: &BridgeSpec| memo.plan_phase(&spec.name, existing);
+    let (entries, skipped, mut diagnostics) = planned_entries(run, phase).await.map_err(failed)?;
     let skipped = gated_skipped(&spec, existing, &skipped, &mut diagnostics).map_err(failed)?;
     planned.set_attr("skipped", skipped);
     let planned_state = with_clusters(planned, &spec.name, clusters_value(&entries));
@@ -135,29 +137,27 @@ pub(super) async fn plan_bridge(
     })
 }
 
-/// Checks the claim of the bridge `req` plans (see [`Checker`]), having recorded the prior state's instance id as
-/// seen by this process.
-async fn claim_check(
+/// Who checks the claim of the bridge `req` plans (see [`Checker`]), having recorded the prior state's instance id
+/// as seen by this process.
+fn checker<'a>(
     memo: &PhaseMemo,
-    client: &kube::Client,
     spec: &BridgeSpec,
-    req: &PlanRequest,
-    takes_over: Option<&str>,
-) -> Result<Checked, Diagnostics> {
+    req: &'a PlanRequest,
+    takes_over: Option<&'a str>,
+) -> Checker<'a> {
     let instance = req.prior_state.get_attr("instance_id").as_str();
     let existing = !req.prior_state.is_null();
     if existing {
         memo.seen(&spec.name, instance.map(String::from));
     }
-    let who = Checker {
+    Checker {
         instance,
         takes_over,
         existing,
         seen: memo.seen_instance(&spec.name),
         // Terraform plans the replacement of an existing object with the private data of that object's plan.
         replacement: !existing && !req.prior_private.is_empty(),
-    };
-    check_claim_of(client, spec, who).await
+    }
 }
 
 /// The planned `skipped`, through the `fail_on_skipped` gate (see [`gate`]): known, or unknown with a warning that
@@ -278,64 +278,27 @@ fn head_start(pending: Pending, spec: &BridgeSpec, req: &PlanRequest) -> HeadSta
             .and_then(|r| r.for_plan(&req.prior_private)),
         inventory: pending
             .inventory
-            .and_then(|i| i.for_plan(spec, &req.config)),
+            .and_then(|i| read_ahead::for_plan(i, spec, &req.config)),
     }
 }
 
-/// Reads the operator's providers file, then the inventory and what exists (see
-/// [`crate::runtime::snapshot::snapshot`]).
-async fn read_snapshot(
-    client: &kube::Client,
-    inventory: &kube::Client,
-    spec: &BridgeSpec,
-    ledger: &Ledger,
-    ahead: HeadStart,
-) -> Result<Snapshot, Diagnostics> {
-    let providers = credentials_block::providers(&spec.credentials)?;
-    snapshot(client, inventory, spec, ledger, providers, ahead)
-        .await
-        .map_err(io_diags)
-}
-
-/// What a plan reads with: the provider's client and the inventory's, the settings, the ledger, and whether the
-/// plan replaces this state's own bridge (`-replace`: what it owns is destroyed before the replacement is
-/// created, so the plan is that of a bridge that owns nothing).
-struct Reads<'a> {
-    client: &'a kube::Client,
-    inventory: &'a kube::Client,
-    spec: &'a BridgeSpec,
-    ledger: &'a Ledger,
-    replaces_own: bool,
-}
-
-/// Reads the inventory and what exists, plans, and returns the planned entries with the plan's diagnostics.
-/// `phase` tells the first plan from the plan made again before apply; it is asked once the reads succeeded.
+/// Reads the claim, the inventory and what exists (one call down, [`read_for_plan`]), plans, and returns the
+/// planned entries with the plan's diagnostics. `phase` tells the first plan from the plan made again before
+/// apply; it is asked once the reads succeeded.
 async fn planned_entries(
-    reads: Reads<'_>,
-    ahead: HeadStart,
+    run: PlanRun<'_>,
     phase: impl FnOnce(&BridgeSpec) -> Phase,
 ) -> Result<PlannedEntries, Diagnostics> {
-    let Reads {
-        client,
-        inventory,
-        spec,
-        ledger,
-        replaces_own,
-    } = reads;
+    let spec = run.spec;
     let started = std::time::Instant::now();
-    let (reused, read_ahead) = (ahead.owned.is_some(), ahead.inventory.is_some());
-    let mut snap = read_snapshot(client, inventory, spec, ledger, ahead).await?;
-    if replaces_own {
-        // The destroy that comes first removes every object the bridge owns.
-        snap.observed.owned.clear();
-        snap.observed.records.clear();
-    }
+    let (reused, read_ahead) = (run.ahead.owned.is_some(), run.ahead.inventory.is_some());
+    let snap = read_for_plan(run).await.map_err(plan_stop_diags)?;
     tracing::debug!(
         bridge = %spec.name,
         elapsed_ms = started.elapsed().as_millis() as u64,
         reused_refresh = reused,
         read_ahead,
-        "read the inventory and what exists"
+        "read the claim, the inventory and what exists"
     );
     let plan = snap.plan(spec, jiff::Timestamp::now(), phase(spec), None);
     let diagnostics = plan.problems.iter().map(problem_diag).collect();

@@ -8,11 +8,8 @@ use crate::{
         diag::io_diags,
         state::{NotReady, ProviderState},
     },
-    runtime::{
-        inventory::reads_sha256,
-        refresh::{RefreshOf, RefreshRead, refresh},
-    },
-    tfplugin::{ClientCapabilities, DeferredReason, Diagnostics, ReadRequest, ReadResponse, Value},
+    runtime::refresh::{RefreshOf, RefreshRead, refresh},
+    tfplugin::{DeferredReason, Diagnostics, ReadRequest, ReadResponse, Value},
 };
 
 use super::{
@@ -21,7 +18,7 @@ use super::{
     import::restore_imported,
     model::BridgeConfig,
     phase::PhaseMemo,
-    read_ahead::{InventoryAhead, Pending, Refreshed, through_provider},
+    read_ahead::{Pending, Refreshed, ahead_of},
     schema::with_clusters,
 };
 
@@ -70,9 +67,8 @@ pub(super) async fn read_bridge(
     let bridge = bridge.unwrap_or_default().to_string();
     let instance = req.current_state.get_attr("instance_id").as_str();
     memo.refreshed(&bridge, instance.map(String::from));
-    let ledger = ledger_of(&req.private, &req.current_state)?;
     // Where the bridge's objects may be: the namespaces the state selects (and those of its ledger).
-    let selected = super::model::BridgeConfig::of_state(&req.current_state)
+    let selected = BridgeConfig::of_state(&req.current_state)
         .namespaces
         .unwrap_or_default();
     let claim_ns = claim_namespace(&req.current_state);
@@ -81,12 +77,16 @@ pub(super) async fn read_bridge(
         claim_namespace: &claim_ns,
         instance,
         selected: &selected,
+        // Read ahead only through the provider's connection, with settings an apply recorded (see `read_ahead`).
+        ahead: ahead_of(&req.current_state),
     };
+    let ledger = ledger_of(&req.private, &req.current_state)?;
     let read = refresh(&client, of, ledger).await.map_err(io_diags)?;
     let RefreshRead {
         ledger,
         mut observed,
         claim,
+        inventory,
     } = read;
     // The state is rebuilt from what exists: its old `clusters` was not decoded (a state older than the UID
     // ledger excepted) and goes before the new one is built. A failure below answers with the state as it came
@@ -114,8 +114,6 @@ pub(super) async fn read_bridge(
     }
     let entries = observed.entries(|k| config.renews(k));
     let private_sha256 = sha256_hex(&private);
-    // Only with settings an apply recorded (see `read_ahead`).
-    let inventory = read_ahead(provider, &state, ledger.reads(), req.client);
     let refreshed = Some(Refreshed {
         private_sha256,
         observed,
@@ -131,25 +129,4 @@ pub(super) async fn read_bridge(
         diagnostics,
         ..Default::default()
     })
-}
-
-/// Starts reading the inventory a plan of `state` needs (see [`super::read_ahead`]); `None` when the state's
-/// configuration or inventory connection is not usable as it is (the plan then reads for itself).
-fn read_ahead(
-    provider: &ProviderState,
-    state: &Value,
-    recorded: Option<&str>,
-    caps: ClientCapabilities,
-) -> Option<InventoryAhead> {
-    // Only through the provider's own connection, with settings an apply recorded (see `read_ahead`).
-    if !through_provider(state) {
-        return None;
-    }
-    let spec = BridgeConfig::of_state(state).to_spec().ok()?;
-    let reads = reads_sha256(&spec);
-    if recorded != Some(reads.as_str()) {
-        return None;
-    }
-    let client = provider.client(caps).ok()?;
-    Some(InventoryAhead::start(client, spec, reads))
 }

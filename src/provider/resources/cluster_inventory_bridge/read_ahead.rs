@@ -1,5 +1,6 @@
 //! The read-ahead's policy: what a refresh reads for the plan that follows it, when the inventory is read ahead
-//! and which plan may use what was read (the reading itself is `runtime::read_ahead`).
+//! and which plan may use what was read (the reading itself is `runtime::read_ahead`, started by
+//! `runtime::refresh` with the settings [`ahead_of`] gives).
 //!
 //! Terraform refreshes (`ReadResource`) and then plans (`PlanResourceChange`) in the same provider process, and in
 //! between it processes the refreshed state: seconds, at thousands of clusters, while the provider waits. So:
@@ -8,7 +9,7 @@
 //!   list the same objects again. Only a plan whose prior private data is exactly what the refresh returned uses
 //!   it (that data's ledger decides what is owned).
 //! * **The inventory** (ClusterProfiles, credential sources) is read in the background from the moment the
-//!   refresh has answered ([`InventoryAhead`]). What is read depends only on the namespaces, the credential label, the
+//!   refresh has read what the bridge owns ([`ahead_of`]). What is read depends only on the namespaces, the credential label, the
 //!   consumer and `secret_namespaces` ([`reads_sha256`]), taken from the refreshed state (the configuration last applied); a plan whose
 //!   configuration differs in any of them, or reads through an `inventory` block, cancels it and reads for itself.
 //!   The kubeconfigs of the credential Secrets read are then checked, as the plan would check them, under the
@@ -31,6 +32,7 @@
 //! measured at 10,000 clusters on two cores, lists made then took four times as long and held their pages
 //! through the refresh, for a slower plan and a higher peak.
 
+use super::model::BridgeConfig;
 use crate::{
     domain::{BridgeSpec, observed::Observed},
     runtime::{inventory::reads_sha256, read_ahead::ReadAhead},
@@ -51,28 +53,19 @@ fn serves(reads: &str, spec: &BridgeSpec, config: &Value) -> bool {
     through_provider(config) && reads == reads_sha256(spec)
 }
 
-/// The inventory, read ahead for the plan.
-#[derive(Debug)]
-pub struct InventoryAhead {
-    /// [`reads_sha256`] of what is read.
-    reads: String,
-    read: ReadAhead,
+/// The settings a refresh of `state` reads the inventory ahead with: its configuration (the one last applied),
+/// when it reads through the provider's own connection and validates; `None`, nothing is read ahead (the plan
+/// reads for itself). `runtime::refresh` then reads only when the ledger recorded the same reads.
+pub fn ahead_of(state: &Value) -> Option<BridgeSpec> {
+    if !through_provider(state) {
+        return None;
+    }
+    BridgeConfig::of_state(state).to_spec().ok()
 }
 
-impl InventoryAhead {
-    /// Starts reading, through the provider's `client`, the inventory of `spec` (whose digest is `reads`), then
-    /// checking the kubeconfigs read.
-    pub fn start(client: kube::Client, spec: BridgeSpec, reads: String) -> Self {
-        Self {
-            reads,
-            read: ReadAhead::start(client, spec),
-        }
-    }
-
-    /// The read, if it is what a plan of `spec` configured by `config` reads (else it is cancelled).
-    pub fn for_plan(self, spec: &BridgeSpec, config: &Value) -> Option<ReadAhead> {
-        serves(&self.reads, spec, config).then_some(self.read)
-    }
+/// The inventory `read` ahead, if it is what a plan of `spec` configured by `config` reads (else it is cancelled).
+pub fn for_plan(read: ReadAhead, spec: &BridgeSpec, config: &Value) -> Option<ReadAhead> {
+    serves(read.reads(), spec, config).then_some(read)
 }
 
 /// What a refresh read of the objects a bridge owns, kept for the first plan after it: it is used once, and only by
@@ -106,7 +99,7 @@ pub struct Pending {
     /// What the last refresh found the bridge owns.
     pub refreshed: Option<Refreshed>,
     /// The inventory, read ahead since that refresh.
-    pub inventory: Option<InventoryAhead>,
+    pub inventory: Option<ReadAhead>,
 }
 
 #[cfg(test)]

@@ -41,7 +41,15 @@ pub fn skipped_of(state: &Value) -> Option<BTreeMap<String, Skipped>> {
         .map(|(k, v)| {
             let cause = v.get_attr("cause").as_str()?.to_string();
             let kept = v.get_attr("kept").as_bool()?;
-            Some((k.clone(), Skipped { cause, kept }))
+            let reason = None;
+            Some((
+                k.clone(),
+                Skipped {
+                    cause,
+                    kept,
+                    reason,
+                },
+            ))
         })
         .collect()
 }
