@@ -225,6 +225,11 @@ async fn v1alpha2_profile(inv: &Inv, ns: &str, name: &str) {
 const PROFILES_DATA: &str = "data \"sveltos_clusterprofiles\" \"all\" {\n  namespaces = [\"NS\"]\n}\n\
     output \"ids\" {\n  value = [for p in data.sveltos_clusterprofiles.all.cluster_profiles : p.id]\n}\n";
 
+/// The ephemeral credentials of profile `NS/a`, their host written to `host.txt` by a provisioner.
+const EPHEMERAL_HOST: &str = "ephemeral \"sveltos_cluster_credentials\" \"a\" {\n  namespace = \"NS\"\n  name = \"a\"\n}\n\
+    resource \"terraform_data\" \"host\" {\n  provisioner \"local-exec\" {\n    command = \"printf %s \\\"$HOST\\\" > host.txt\"\n    \
+    environment = { HOST = ephemeral.sveltos_cluster_credentials.a.host }\n  }\n}\n";
+
 #[tokio::test(flavor = "multi_thread")]
 async fn clusterprofiles_are_read_through_a_served_version_the_provider_knows() {
     let env = TestEnv::start(false);
@@ -243,13 +248,20 @@ async fn clusterprofiles_are_read_through_a_served_version_the_provider_knows() 
         v1alpha2_profile(&inv, &ns, name).await;
     }
     let data = PROFILES_DATA.replace("NS", &ns);
-    let tf = inv.tf(&Cli::tofu(), &format!("{}{data}", bridge(&ns, &[&ns], "")));
+    let ephemeral = EPHEMERAL_HOST.replace("NS", &ns);
+    let tf = inv.tf(
+        &Cli::tofu(),
+        &format!("{}{data}{ephemeral}", bridge(&ns, &[&ns], "")),
+    );
     apply_ok(&tf);
     for name in ["a", "b"] {
         assert!(inv.sc(&ns, name).await.is_some(), "{name} registered");
     }
     let ids = tf.outputs_json()["ids"]["value"].clone();
     assert_eq!(ids, json!([format!("{ns}/a"), format!("{ns}/b")]), "{ids}");
+    let host = std::fs::read_to_string(tf.dir().join("host.txt"))
+        .expect("the ephemeral resource was opened");
+    assert_eq!(host, "https://127.0.0.1:1");
 
     // Neither v1alpha1 nor v1alpha2 served: the plan fails naming what is served and what the provider reads.
     set_versions(
@@ -266,9 +278,13 @@ async fn clusterprofiles_are_read_through_a_served_version_the_provider_knows() 
     let (ok, out) = run(&tf, &["plan", "-input=false", "-no-color"]);
     assert!(!ok, "{out}");
     assert!(flat(&out.replace('│', "")).contains(expected), "{out}");
-    let only_data = inv.tf(&Cli::tofu(), &data);
-    let (ok, out) = run(&only_data, &["plan", "-input=false", "-no-color"]);
-    assert!(!ok, "{out}");
-    assert!(flat(&out.replace('│', "")).contains(expected), "{out}");
+    for alone in [data, ephemeral] {
+        let (ok, out) = run(
+            &inv.tf(&Cli::tofu(), &alone),
+            &["plan", "-input=false", "-no-color"],
+        );
+        assert!(!ok, "{out}");
+        assert!(flat(&out.replace('│', "")).contains(expected), "{out}");
+    }
     env.down();
 }
