@@ -58,14 +58,15 @@ async fn read(client: &kube::Client, path: &str, object: &str) -> Result<Option<
     }
 }
 
-fn decode<T: for<'de> Deserialize<'de>>(text: &str, object: &str) -> Result<T, IoError> {
-    serde_json::from_str(text).map_err(|e| IoError {
+/// The error for a discovery answer of `object` that does not decode.
+fn undecodable(object: &str, e: &serde_json::Error) -> IoError {
+    IoError {
         action: "discover",
         object: format!("API {object}"),
         message: format!("the answer does not decode: {e}"),
         code: None,
         source: IoCause::Undecodable,
-    })
+    }
 }
 
 /// The versions of `group` the API server serves (`GET /apis/{group}`), in its order; empty when it serves none.
@@ -73,7 +74,7 @@ pub async fn group_versions(client: &kube::Client, group: &str) -> Result<Vec<St
     let Some(text) = read(client, &format!("/apis/{group}"), group).await? else {
         return Ok(Vec::new());
     };
-    let got: Group = decode(&text, group)?;
+    let got: Group = serde_json::from_str(&text).map_err(|e| undecodable(group, &e))?;
     Ok(got.versions.into_iter().map(|v| v.version).collect())
 }
 
@@ -89,6 +90,6 @@ pub async fn serves(
     let Some(text) = read(client, &format!("/apis/{object}"), &object).await? else {
         return Ok(false);
     };
-    let got: ResourceList = decode(&text, &object)?;
+    let got: ResourceList = serde_json::from_str(&text).map_err(|e| undecodable(&object, &e))?;
     Ok(got.resources.iter().any(|r| r.name == plural))
 }
