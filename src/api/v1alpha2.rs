@@ -126,3 +126,30 @@ fn v1alpha2_schema(root: &mut JSONSchemaProps) {
 fn property<'a>(schema: &'a mut JSONSchemaProps, name: &str) -> Option<&'a mut JSONSchemaProps> {
     schema.properties.as_mut()?.get_mut(name)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_v1alpha2_read_becomes_the_one_model_without_credential_providers() {
+        let provider = serde_json::json!({"name": "p", "cluster": {"server": "https://h"}});
+        let v2: ClusterProfileV1alpha2 = serde_json::from_value(serde_json::json!({
+            "apiVersion": "multicluster.x-k8s.io/v1alpha2", "kind": "ClusterProfile",
+            "metadata": {"name": "c", "namespace": "ns"},
+            "spec": {"displayName": "C", "clusterManager": {"name": "m"}},
+            "status": {"accessProviders": [provider], "credentialProviders": [provider]}
+        }))
+        .unwrap();
+        assert_eq!(
+            ClusterProfileV1alpha2::url_path(&(), Some("ns")),
+            "/apis/multicluster.x-k8s.io/v1alpha2/namespaces/ns/clusterprofiles"
+        );
+        let one = ClusterProfile::from(v2);
+        assert_eq!(one.key(), "ns/c");
+        assert_eq!(one.spec.display_name.as_deref(), Some("C"));
+        let status = one.status.expect("a status");
+        assert_eq!(status.access_providers.len(), 1);
+        assert!(status.credential_providers.is_empty());
+    }
+}
