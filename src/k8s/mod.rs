@@ -6,3 +6,4 @@ pub mod config;
 pub mod credentials;
 pub mod exec;
 pub mod io;
+pub mod profiles;

@@ -195,7 +195,7 @@ pub async fn credentials_of(
     options: &CredentialOptions,
     providers: Option<&ProvidersFile>,
 ) -> Result<ProfileCredentials, CredentialsError> {
-    let profile = io::get_opt::<ClusterProfile>(client, namespace, name)
+    let profile = crate::k8s::profiles::get_opt(client, namespace, name)
         .await
         .map_err(|source| CredentialsError::ReadProfile { source })?
         .ok_or_else(|| CredentialsError::ProfileNotFound {
@@ -255,7 +255,7 @@ pub async fn credentials_of(
 pub enum CredentialsError {
     /// The ClusterProfile does not exist.
     #[error(
-        "there is no ClusterProfile (multicluster.x-k8s.io/v1alpha1) named {name} in namespace {namespace}"
+        "there is no ClusterProfile (multicluster.x-k8s.io) named {name} in namespace {namespace}"
     )]
     ProfileNotFound {
         /// Its namespace.

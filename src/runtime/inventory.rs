@@ -10,6 +10,7 @@ use crate::{
     k8s::{
         credentials,
         io::{self, IoError},
+        profiles,
     },
 };
 
@@ -21,7 +22,8 @@ pub type InventoryReads = (
     credentials::CredentialReads,
 );
 
-/// Reads the inventory a plan of `spec` needs, whatever the bridge owns: the ClusterProfiles of its namespaces,
+/// Reads the inventory a plan of `spec` needs, whatever the bridge owns: the ClusterProfiles of its namespaces
+/// (through the version the API server serves, [`profiles`]),
 /// then the credential sources (consumer namespaces, the labelled Secrets of the namespaces that may supply those
 /// profiles, within `budget`). What it reads depends only on `spec.selection.namespaces`, `spec.credentials` and
 /// the `inventory` connection.
@@ -30,8 +32,7 @@ pub async fn read_inventory(
     spec: &BridgeSpec,
     budget: &io::ReadBudget,
 ) -> Result<InventoryReads, IoError> {
-    let (profiles, undecodable) =
-        io::list::<ClusterProfile>(inventory, &spec.selection.namespaces, None).await?;
+    let (profiles, undecodable) = profiles::list(inventory, &spec.selection.namespaces).await?;
     let profile_keys: Vec<String> = profiles.iter().map(|p| p.key()).collect();
     let sources =
         credentials::read_sources(inventory, &spec.credentials, &profile_keys, budget).await?;

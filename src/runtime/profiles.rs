@@ -7,7 +7,10 @@ use super::credentials::{LocatedCredentials, locate_credentials};
 use crate::{
     api::ClusterProfile,
     domain::{credentials::CredentialOptions, exec::ProvidersFile},
-    k8s::io::{self, IoError},
+    k8s::{
+        io::{self, IoError},
+        profiles,
+    },
 };
 
 /// What a data source read: the profiles (in the order they are reported), their credentials located (one lookup
@@ -26,7 +29,7 @@ pub struct ReadProfiles {
 pub enum ProfilesError {
     /// The one profile asked for does not exist.
     #[error(
-        "There is no ClusterProfile (multicluster.x-k8s.io/v1alpha1) named {name} in namespace {namespace}."
+        "There is no ClusterProfile (multicluster.x-k8s.io) named {name} in namespace {namespace}."
     )]
     NotFound {
         /// Its namespace.
@@ -71,7 +74,7 @@ pub async fn read_profile(
     options: &CredentialOptions,
     providers: Option<&ProvidersFile>,
 ) -> Result<ReadProfiles, ProfilesError> {
-    let profile = io::get_opt::<ClusterProfile>(client, namespace, name)
+    let profile = profiles::get_opt(client, namespace, name)
         .await
         .map_err(|source| ProfilesError::Read {
             namespace: namespace.into(),
@@ -94,7 +97,7 @@ pub async fn read_profiles(
     options: &CredentialOptions,
     providers: Option<&ProvidersFile>,
 ) -> Result<ReadProfiles, ProfilesError> {
-    let (mut profiles, undecodable): (Vec<ClusterProfile>, _) = io::list(client, namespaces, None)
+    let (mut profiles, undecodable) = profiles::list(client, namespaces)
         .await
         .map_err(|source| ProfilesError::List { source })?;
     profiles.retain(keep);

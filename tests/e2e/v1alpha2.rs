@@ -2,11 +2,17 @@
 //! no conversion webhook), as upstream's CRD does. v1alpha2 has no `status.credentialProviders`: a read through it
 //! drops the field, and kubectl (the preferred version) no longer shows it. The bridge reads v1alpha1, still uses a
 //! provider offered only there, and warns naming the cluster, since current upstream consumers do not see it.
+//!
+//! On a control plane of its own (the shared one's CRD is never changed), the ClusterProfile CRD made to serve
+//! v1alpha2 only: the bridge and the data source read the profiles through v1alpha2; then made to serve a version
+//! the provider does not know only: the error names the versions served and those known. A CRD of the Multi-Cluster
+//! Services API's kind serves the group's v1alpha1 all along, so the group's version list alone would mislead.
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
+use kube::api::{Patch, PatchParams, PostParams};
 use serde_json::{Value as Json, json};
-use support::inventory::{Inv, apply_ok, bridge, flat, one_diagnostic};
+use support::inventory::{Inv, apply_ok, bridge, flat, health_status, one_diagnostic, run};
 use support::{Cli, TestEnv, fixtures, unique_namespace};
 use tfsveltos::api::v1alpha2::V1ALPHA2;
 
@@ -98,4 +104,187 @@ async fn both_versions_are_served_and_the_bridge_warns_about_credential_provider
     );
     assert!(inv.sc(&ns, "old").await.is_some(), "registered");
     tf.destroy();
+}
+
+const GROUP: &str = "multicluster.x-k8s.io";
+
+/// Whether `group/version` holds `plural` in the API server's discovery.
+async fn discovered(client: &kube::Client, version: &str, plural: &str) -> bool {
+    client
+        .list_api_group_resources(&format!("{GROUP}/{version}"))
+        .await
+        .is_ok_and(|l| l.resources.iter().any(|r| r.name == plural))
+}
+
+/// Polls discovery until `want` holds for the served versions of ClusterProfiles (at most a minute).
+async fn await_discovery(client: &kube::Client, want: &[(&str, bool)]) {
+    for _ in 0..600 {
+        let mut all = true;
+        for (version, served) in want {
+            all &= discovered(client, version, "clusterprofiles").await == *served;
+        }
+        if all {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("discovery never showed ClusterProfiles as {want:?}");
+}
+
+/// Sets the ClusterProfile CRD's versions to `(name, served, storage)`, each new one a copy of v1alpha2's schema.
+async fn set_versions(client: &kube::Client, versions: &[(&str, bool, bool)]) {
+    let crds = Api::<CustomResourceDefinition>::all(client.clone());
+    let mut crd = crds
+        .get("clusterprofiles.multicluster.x-k8s.io")
+        .await
+        .unwrap();
+    let template = crd
+        .spec
+        .versions
+        .iter()
+        .find(|v| v.name == V1ALPHA2)
+        .unwrap()
+        .clone();
+    let mut out = Vec::new();
+    for (name, served, storage) in versions {
+        let mut v = crd
+            .spec
+            .versions
+            .iter()
+            .find(|v| v.name == *name)
+            .cloned()
+            .unwrap_or_else(|| {
+                let mut v = template.clone();
+                v.name = name.to_string();
+                v
+            });
+        (v.served, v.storage) = (*served, *storage);
+        out.push(v);
+    }
+    crd.spec.versions = out;
+    crd.metadata.managed_fields = None;
+    crds.replace(
+        &crd.metadata.name.clone().unwrap(),
+        &PostParams::default(),
+        &crd,
+    )
+    .await
+    .expect("updating the ClusterProfile CRD");
+}
+
+/// A CRD of the group that serves v1alpha1 without ClusterProfiles, as the Multi-Cluster Services API's do.
+async fn install_service_exports(client: &kube::Client) {
+    let crd: CustomResourceDefinition = serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "serviceexports.multicluster.x-k8s.io"},
+        "spec": {"group": GROUP, "scope": "Namespaced",
+            "names": {"plural": "serviceexports", "singular": "serviceexport", "kind": "ServiceExport"},
+            "versions": [{"name": "v1alpha1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}
+    }))
+    .unwrap();
+    Api::<CustomResourceDefinition>::all(client.clone())
+        .create(&PostParams::default(), &crd)
+        .await
+        .expect("creating the ServiceExport CRD");
+    for _ in 0..600 {
+        if discovered(client, "v1alpha1", "serviceexports").await {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("the ServiceExport CRD is never served");
+}
+
+/// ClusterProfile `ns/name` created through v1alpha2, healthy, with a labelled kubeconfig Secret beside it.
+async fn v1alpha2_profile(inv: &Inv, ns: &str, name: &str) {
+    let profile = json!({"apiVersion": format!("{GROUP}/{V1ALPHA2}"), "kind": "ClusterProfile",
+        "metadata": {"name": name, "namespace": ns}, "spec": {"clusterManager": {"name": "test"}}});
+    let api = profiles_at(&inv.client, ns, V1ALPHA2);
+    api.create(
+        &PostParams::default(),
+        &serde_json::from_value(profile).unwrap(),
+    )
+    .await
+    .expect("creating a ClusterProfile through v1alpha2");
+    let status = json!({"status": health_status(true)});
+    api.patch_status(name, &PatchParams::default(), &Patch::Merge(status))
+        .await
+        .expect("patching its status through v1alpha2");
+    let kc = fixtures::unreachable_kubeconfig("t");
+    let label = [(tfsveltos::api::keys::CLUSTER_PROFILE_LABEL, name)];
+    inv.secret(
+        ns,
+        &format!("{name}-src"),
+        &label,
+        &[("Config", kc.as_str())],
+    )
+    .await;
+}
+
+const PROFILES_DATA: &str = "data \"sveltos_clusterprofiles\" \"all\" {\n  namespaces = [\"NS\"]\n}\n\
+    output \"ids\" {\n  value = [for p in data.sveltos_clusterprofiles.all.cluster_profiles : p.id]\n}\n";
+
+/// The ephemeral credentials of profile `NS/a`, their host written to `host.txt` by a provisioner.
+const EPHEMERAL_HOST: &str = "ephemeral \"sveltos_cluster_credentials\" \"a\" {\n  namespace = \"NS\"\n  name = \"a\"\n}\n\
+    resource \"terraform_data\" \"host\" {\n  provisioner \"local-exec\" {\n    command = \"printf %s \\\"$HOST\\\" > host.txt\"\n    \
+    environment = { HOST = ephemeral.sveltos_cluster_credentials.a.host }\n  }\n}\n";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn clusterprofiles_are_read_through_a_served_version_the_provider_knows() {
+    let env = TestEnv::start(false);
+    let inv = Inv::of(&env).await;
+    install_service_exports(&inv.client).await;
+    set_versions(
+        &inv.client,
+        &[("v1alpha1", false, false), (V1ALPHA2, true, true)],
+    )
+    .await;
+    await_discovery(&inv.client, &[("v1alpha1", false), (V1ALPHA2, true)]).await;
+
+    // v1alpha2 only: the bridge registers the profiles created through it, and the data source lists them.
+    let ns = unique_namespace(&inv.client, "v1alpha2-only").await;
+    for name in ["a", "b"] {
+        v1alpha2_profile(&inv, &ns, name).await;
+    }
+    let data = PROFILES_DATA.replace("NS", &ns);
+    let ephemeral = EPHEMERAL_HOST.replace("NS", &ns);
+    let tf = inv.tf(
+        &Cli::tofu(),
+        &format!("{}{data}{ephemeral}", bridge(&ns, &[&ns], "")),
+    );
+    apply_ok(&tf);
+    for name in ["a", "b"] {
+        assert!(inv.sc(&ns, name).await.is_some(), "{name} registered");
+    }
+    let ids = tf.outputs_json()["ids"]["value"].clone();
+    assert_eq!(ids, json!([format!("{ns}/a"), format!("{ns}/b")]), "{ids}");
+    let host = std::fs::read_to_string(tf.dir().join("host.txt"))
+        .expect("the ephemeral resource was opened");
+    assert_eq!(host, "https://127.0.0.1:1");
+
+    // Neither v1alpha1 nor v1alpha2 served: the plan fails naming what is served and what the provider reads.
+    set_versions(
+        &inv.client,
+        &[
+            ("v1alpha1", false, false),
+            (V1ALPHA2, false, false),
+            ("v1beta9", true, true),
+        ],
+    )
+    .await;
+    await_discovery(&inv.client, &[(V1ALPHA2, false), ("v1beta9", true)]).await;
+    let expected = "the API server serves ClusterProfiles only in v1beta9; the provider reads v1alpha1 or v1alpha2";
+    let (ok, out) = run(&tf, &["plan", "-input=false", "-no-color"]);
+    assert!(!ok, "{out}");
+    assert!(flat(&out.replace('│', "")).contains(expected), "{out}");
+    for alone in [data, ephemeral] {
+        let (ok, out) = run(
+            &inv.tf(&Cli::tofu(), &alone),
+            &["plan", "-input=false", "-no-color"],
+        );
+        assert!(!ok, "{out}");
+        assert!(flat(&out.replace('│', "")).contains(expected), "{out}");
+    }
+    env.down();
 }

@@ -39,6 +39,9 @@ pub enum IoCause {
     /// The answers passed a read budget ([`ReadBudget`](super::ReadBudget)); the message says which.
     #[error("over the read budget")]
     Budget,
+    /// The API server serves the resource in no version the provider reads; the message names them.
+    #[error("no version the provider reads is served")]
+    NotServed,
 }
 
 impl IoError {
@@ -58,6 +61,7 @@ impl IoError {
             ),
             IoCause::Undecodable => ("the object does not decode".into(), None),
             IoCause::Budget => ("over the read budget".into(), None),
+            IoCause::NotServed => ("no version the provider reads is served".into(), None),
         };
         IoError {
             action,

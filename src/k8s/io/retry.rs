@@ -94,7 +94,9 @@ where
         let transient = match &cause {
             IoCause::Kube(e) => is_retryable(e),
             IoCause::Timeout(_) => true,
-            IoCause::Serialize(_) | IoCause::Undecodable | IoCause::Budget => false,
+            IoCause::Serialize(_) | IoCause::Undecodable | IoCause::Budget | IoCause::NotServed => {
+                false
+            }
         };
         let mut delay = backoff(attempt, jitter_seed());
         if let IoCause::Kube(e) = &cause

@@ -43,7 +43,7 @@ impl ClusterProfileDataSource {
 pub fn schema() -> Schema {
     let mut s = Schema::new(0)
         .markdown_description(
-            "Reads one KEP-4322 `ClusterProfile` (`multicluster.x-k8s.io/v1alpha1`) and reports where \
+            "Reads one KEP-4322 `ClusterProfile` (`multicluster.x-k8s.io`, v1alpha1 or v1alpha2 as served) and reports where \
              `sveltos_cluster_inventory_bridge` would take its kubeconfig from. Never exposes credential data.",
         )
 ;

@@ -46,7 +46,7 @@ impl ClusterProfilesDataSource {
 pub fn schema() -> Schema {
     Schema::new(0)
         .markdown_description(
-            "Lists KEP-4322 `ClusterProfile`s (`multicluster.x-k8s.io/v1alpha1`) matching the given filters, \
+            "Lists KEP-4322 `ClusterProfile`s (`multicluster.x-k8s.io`, v1alpha1 or v1alpha2 as served) matching the given filters, \
              each with where `sveltos_cluster_inventory_bridge` would take its kubeconfig from. Never exposes \
              credential data.",
         )
