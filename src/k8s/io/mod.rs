@@ -5,7 +5,7 @@
 //! |---|---|
 //! | `retry.rs` | The one retry policy ([`with_retry`]) and its bounds |
 //! | `error.rs` | [`IoError`]: the verb, the object, the HTTP code and the cause |
-//! | `list.rs` | LISTs: of objects, one request per namespace ([`list_each`]); of metadata, paginated within a [`ReadBudget`] ([`list_metadata_each`]) |
+//! | `list.rs` | LISTs: of objects, one request per namespace ([`list_each`]); of metadata, paginated within a [`ReadBudget`] ([`list_metadata_each`]); of objects others may bloat, paginated within a budget, each within a cap ([`list_bounded_each`], [`list_bounded`]) |
 //! | `decode.rs` | Every answer decoded depth-safe ([`decode_object`]), a LIST's item by item; the items that do not decode ([`Undecodable`]) |
 //! | `get.rs` | Reads of one object by name |
 //! | `server_side_apply.rs` | Server-side apply, and adoption ([`take_ownership`]) |
@@ -39,7 +39,7 @@ pub use delete::{Deleted, delete, delete_owned};
 pub use error::{IoCause, IoError};
 pub use get::{Got, get, get_by_list, get_metadata, get_metadata_opt, get_opt};
 pub use list::{
-    ANSWER_BYTES, RUN_BYTES, ReadBudget, list, list_bounded_each, list_cluster_scoped, list_each,
+    ANSWER_BYTES, RUN_BYTES, ReadBudget, list, list_bounded, list_bounded_each, list_cluster_scoped, list_each,
     list_metadata, list_metadata_each,
 };
 pub use patch::{Patched, remove_labels};

@@ -112,7 +112,10 @@ pub(super) async fn plan_bridge(
         .await
         .map_err(failed)?;
     let replaces_own = checked.replaces_own;
-    let ledger = ledger.with_run_keys(checked.claim.map(|c| c.keys).unwrap_or_default());
+    let ledger = match checked.claim {
+        Some(c) => ledger.with_run_keys(c.keys).with_journals(c.journals),
+        None => ledger.with_run_keys(Vec::new()),
+    };
     planned.set_attr("instance_id", planned_instance(&req.prior_state));
     let ahead = head_start(pending, &spec, req);
     let phase = |spec: &BridgeSpec| memo.plan_phase(&spec.name, existing);
