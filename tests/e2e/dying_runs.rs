@@ -891,14 +891,14 @@ async fn an_object_recreated_with_its_mark_after_a_dead_run_is_never_adopted() {
     inventory(&inv, &ns, 0, n / 2).await;
     let tf = inv.tf(&Cli::tofu(), &bridge(&name, &[&ns], ""));
     apply_ok(&tf);
-    let claim = tfsveltos::k8s::claim::read(&inv.client, DEFAULT_CLAIM_NAMESPACE, &claim_name(&name));
-    let batches = claim.await.unwrap().expect("the claim").journals.batches();
+    let claim = claim_name(&name);
+    let read_claim = || tfsveltos::k8s::claim::read(&inv.client, DEFAULT_CLAIM_NAMESPACE, &claim);
+    let batches = read_claim().await.unwrap().expect("the claim").journals.batches();
     println!("figure: write journal of the first apply of {} clusters ({} objects): {batches} batches", n / 2, n);
     assert!(batches >= 1 && batches <= n / 8, "one journal write per batch, not per object: {batches}");
     let user = env.tenant(&ns, &[("get,delete,create", "sveltosclusters.lib.projectsveltos.io")]);
     inventory(&inv, &ns, n / 2, n).await;
-    let claim = tfsveltos::k8s::claim::read(&inv.client, DEFAULT_CLAIM_NAMESPACE, &claim_name(&name));
-    let before = claim.await.unwrap().and_then(|c| c.keys.last().map(|k| k.fingerprint()));
+    let before = read_claim().await.unwrap().and_then(|c| c.keys.last().map(|k| k.fingerprint()));
     let mut run = Running::start(&tf, APPLY);
     let target = journaled_new_cluster(&mut run, &inv, (&name, &ns), n / 2, before).await;
     let target = target.unwrap_or_else(|| panic!("the run ended before a batch of its journal:\n{}", run.log()));
