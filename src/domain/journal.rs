@@ -110,7 +110,13 @@ impl Journals {
     /// `slot` with `uid`: always for a run that journaled nothing (an earlier version's, or one that died before
     /// its first batch) and at a name its journal does not hold (written after its last batch); elsewhere only
     /// for a UID journaled at that name.
-    pub fn admits(&self, fingerprint: &str, keyed: impl Keyed, slot: &str, uid: Option<&str>) -> bool {
+    pub fn admits(
+        &self,
+        fingerprint: &str,
+        keyed: impl Keyed,
+        slot: &str,
+        uid: Option<&str>,
+    ) -> bool {
         let Some(run) = self.runs.get(fingerprint) else {
             return true;
         };
@@ -146,11 +152,21 @@ impl Journals {
 /// The objects of one run waiting to be journaled, and when the first of them started waiting (in the caller's
 /// clock, as seconds or any monotonic unit it likes): pure bookkeeping of [`BATCH_OBJECTS`] and
 /// [`BATCH_INTERVAL`], the IO is the caller's.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Pending<T> {
     entries: Vec<String>,
     since: Option<T>,
     next: u32,
+}
+
+impl<T> Default for Pending<T> {
+    fn default() -> Self {
+        Self {
+            entries: Vec::new(),
+            since: None,
+            next: 0,
+        }
+    }
 }
 
 impl<T: Copy> Pending<T> {
@@ -163,7 +179,8 @@ impl<T: Copy> Pending<T> {
     /// Whether a batch is due: [`BATCH_OBJECTS`] entries wait, or the first has waited `waited(since)` past
     /// [`BATCH_INTERVAL`].
     pub fn due(&self, waited: impl Fn(T) -> std::time::Duration) -> bool {
-        self.entries.len() >= BATCH_OBJECTS || self.since.is_some_and(|s| waited(s) >= BATCH_INTERVAL)
+        self.entries.len() >= BATCH_OBJECTS
+            || self.since.is_some_and(|s| waited(s) >= BATCH_INTERVAL)
     }
 
     /// Takes the entries waiting as batch number `n` (`None` when none wait).
@@ -192,7 +209,11 @@ mod tests {
     fn keyed(k: u8) -> impl Keyed {
         move |m: &[u8]| -> [u8; 32] {
             use sha2::{Digest, Sha256};
-            Sha256::new().chain_update([k]).chain_update(m).finalize().into()
+            Sha256::new()
+                .chain_update([k])
+                .chain_update(m)
+                .finalize()
+                .into()
         }
     }
 
@@ -202,22 +223,41 @@ mod tests {
         let sc = "SveltosCluster a/c1";
         let secret = "Secret a/c1-sveltos-kubeconfig";
         let mut j = Journals::default();
-        assert!(j.admits(k1.0, &k1.1, sc, Some("u-tenant")), "no journal: an earlier version's run");
+        assert!(
+            j.admits(k1.0, &k1.1, sc, Some("u-tenant")),
+            "no journal: an earlier version's run"
+        );
         let batch = [entry(&k1.1, sc, "u1"), entry(&k1.1, secret, "u2")];
         j.add_batch(&batch_key(k1.0, 0), &batch.join(","));
         assert!(j.admits(k1.0, &k1.1, sc, Some("u1")));
         assert!(j.journaled(k1.0, &k1.1, sc, "u1"));
-        assert!(!j.admits(k1.0, &k1.1, sc, Some("u-tenant")), "recreated with the mark copied");
+        assert!(
+            !j.admits(k1.0, &k1.1, sc, Some("u-tenant")),
+            "recreated with the mark copied"
+        );
         assert!(!j.admits(k1.0, &k1.1, sc, None));
-        assert!(!j.admits(k1.0, &k1.1, "Secret a/c1", Some("u1")), "per kind and name");
-        assert!(j.admits(k1.0, &k1.1, "SveltosCluster a/c2", Some("u3")), "the tail: after the last batch");
-        assert!(j.admits(k2.0, &k2.1, sc, Some("u-tenant")), "another run's journal is its own");
+        assert!(j.admits(k1.0, &k1.1, secret, Some("u2")));
+        assert!(
+            !j.admits(k1.0, &k1.1, secret, Some("u1")),
+            "the UID is the one journaled at that name"
+        );
+        assert!(
+            j.admits(k1.0, &k1.1, "SveltosCluster a/c2", Some("u3")),
+            "the tail: after the last batch"
+        );
+        assert!(
+            j.admits(k2.0, &k2.1, sc, Some("u-tenant")),
+            "another run's journal is its own"
+        );
         // Garbage is skipped, other keys ignored.
         j.add_batch(&batch_key(k1.0, 1), "!!,AAAA");
         j.add_batch("run", "x");
         assert_eq!(j.batches(), 2);
         assert_eq!(j.stale_keys(&["f1".into()]), Vec::<String>::new());
-        assert_eq!(j.stale_keys(&["f2".into()]), vec![batch_key("f1", 0), batch_key("f1", 1)]);
+        assert_eq!(
+            j.stale_keys(&["f2".into()]),
+            vec![batch_key("f1", 0), batch_key("f1", 1)]
+        );
     }
 
     /// The extra writes a journal costs: one batch per [`BATCH_OBJECTS`] objects when writes are faster than

@@ -136,13 +136,10 @@ impl LedgerCopy {
             None => Since::Any,
         };
         let marked = mark.is_some_and(|m| {
-            since
-                .keys(keys)
-                .iter()
-                .any(|k| {
-                    k.mark(Kind::SveltosCluster, id) == m
-                        && k.admitted_by(journals, Kind::SveltosCluster, id, uid)
-                })
+            since.keys(keys).iter().any(|k| {
+                k.mark(Kind::SveltosCluster, id) == m
+                    && k.admitted_by(journals, Kind::SveltosCluster, id, uid)
+            })
         });
         Some(marked)
     }

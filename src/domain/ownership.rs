@@ -473,13 +473,29 @@ impl RunKey {
 
     /// Whether `journals` let this run's mark count for object `id` of `kind` with `uid`: the run journaled
     /// nothing at that name, or that UID there ([`Journals::admits`]).
-    pub fn admitted_by(&self, journals: &Journals, kind: Kind, id: &str, uid: Option<&str>) -> bool {
-        journals.admits(&self.fingerprint(), |m: &[u8]| self.digest(m), &slot(kind, id), uid)
+    pub fn admitted_by(
+        &self,
+        journals: &Journals,
+        kind: Kind,
+        id: &str,
+        uid: Option<&str>,
+    ) -> bool {
+        journals.admits(
+            &self.fingerprint(),
+            |m: &[u8]| self.digest(m),
+            &slot(kind, id),
+            uid,
+        )
     }
 
     /// Whether this run journaled object `id` of `kind` with `uid` in `journals`.
     pub fn journaled_in(&self, journals: &Journals, kind: Kind, id: &str, uid: &str) -> bool {
-        journals.journaled(&self.fingerprint(), |m: &[u8]| self.digest(m), &slot(kind, id), uid)
+        journals.journaled(
+            &self.fingerprint(),
+            |m: &[u8]| self.digest(m),
+            &slot(kind, id),
+            uid,
+        )
     }
 }
 
@@ -836,9 +852,10 @@ mod tests {
         let sc = Kind::SveltosCluster;
         let mut claim = Claim::new("i".into(), None);
         claim.keys = vec![k0.clone(), k1.clone()];
-        claim
-            .journals
-            .add_batch(&k1.journal_batch_key(0), &k1.journal_entry(sc, "a/c1", "u1"));
+        claim.journals.add_batch(
+            &k1.journal_batch_key(0),
+            &k1.journal_entry(sc, "a/c1", "u1"),
+        );
         let ledger = Ledger::default()
             .with_run_keys(claim.keys.clone())
             .with_journals(claim.journals.clone());
@@ -847,7 +864,10 @@ mod tests {
         assert!(!ledger.owns_marked(sc, "a/c1", Some("u-tenant"), Some(&m1)));
         let m2 = k1.mark(sc, "a/c2");
         assert!(ledger.owns_marked(sc, "a/c2", Some("u2"), Some(&m2)));
-        assert!(ledger.owns_marked(sc, "a/c2", Some("u-tenant"), Some(&m2)), "the tail");
+        assert!(
+            ledger.owns_marked(sc, "a/c2", Some("u-tenant"), Some(&m2)),
+            "the tail"
+        );
         // The journal follows the ledger through a refresh.
         let next = ledger.successor([]);
         assert!(!next.owns_marked(sc, "a/c1", Some("u-tenant"), Some(&m1)));

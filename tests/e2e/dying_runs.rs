@@ -857,7 +857,13 @@ async fn journaled_new_cluster(
 /// included (with only get, delete and create on SveltosClusters in `ns`).
 fn tenant_recreates(env: &TestEnv, user: &str, ns: &str, name: &str, dir: &std::path::Path) {
     let as_tenant = ["--as", user, "-n", ns];
-    let got = env.kubectl(&[&as_tenant[..], &["get", "sveltoscluster", name, "-o", "json"]].concat());
+    let got = env.kubectl(
+        &[
+            &as_tenant[..],
+            &["get", "sveltoscluster", name, "-o", "json"],
+        ]
+        .concat(),
+    );
     let mut obj: serde_json::Value = serde_json::from_str(&got).unwrap();
     let meta = obj["metadata"].as_object_mut().unwrap();
     for server_set in [
@@ -893,26 +899,56 @@ async fn an_object_recreated_with_its_mark_after_a_dead_run_is_never_adopted() {
     apply_ok(&tf);
     let claim = claim_name(&name);
     let read_claim = || tfsveltos::k8s::claim::read(&inv.client, DEFAULT_CLAIM_NAMESPACE, &claim);
-    let batches = read_claim().await.unwrap().expect("the claim").journals.batches();
-    println!("figure: write journal of the first apply of {} clusters ({} objects): {batches} batches", n / 2, n);
-    assert!(batches >= 1 && batches <= n / 8, "one journal write per batch, not per object: {batches}");
-    let user = env.tenant(&ns, &[("get,delete,create", "sveltosclusters.lib.projectsveltos.io")]);
+    let batches = read_claim()
+        .await
+        .unwrap()
+        .expect("the claim")
+        .journals
+        .batches();
+    println!(
+        "figure: write journal of the first apply of {} clusters ({} objects): {batches} batches",
+        n / 2,
+        n
+    );
+    assert!(
+        batches >= 1 && batches <= n / 8,
+        "one journal write per batch, not per object: {batches}"
+    );
+    let user = env.tenant(
+        &ns,
+        &[("get,delete,create", "sveltosclusters.lib.projectsveltos.io")],
+    );
     inventory(&inv, &ns, n / 2, n).await;
-    let before = read_claim().await.unwrap().and_then(|c| c.keys.last().map(|k| k.fingerprint()));
+    let before = read_claim()
+        .await
+        .unwrap()
+        .and_then(|c| c.keys.last().map(|k| k.fingerprint()));
     let mut run = Running::start(&tf, APPLY);
     let target = journaled_new_cluster(&mut run, &inv, (&name, &ns), n / 2, before).await;
-    let target = target.unwrap_or_else(|| panic!("the run ended before a batch of its journal:\n{}", run.log()));
+    let target = target.unwrap_or_else(|| {
+        panic!(
+            "the run ended before a batch of its journal:\n{}",
+            run.log()
+        )
+    });
     strike(&mut run, &inv, Victim::Provider, None)
         .await
         .expect("the provider was killed mid-run");
     let status = run.wait().await;
     let left = labelled(&inv.client, &name).await;
-    assert!(!status.success() && left < n, "the kill landed mid-run ({left} of {n} written)");
+    assert!(
+        !status.success() && left < n,
+        "the kill landed mid-run ({left} of {n} written)"
+    );
     tenant_recreates(&env, &user, &ns, &target, tf.dir());
     let scs: Api<SveltosCluster> = Api::namespaced(inv.client.clone(), &ns);
     let version = scs.get(&target).await.unwrap().metadata.resource_version;
     let named = format!("SveltosCluster {ns}/{target}");
-    let out = flat(&support::inventory::text(&tf.run(&["plan", "-input=false", "-no-color"])));
+    let out = flat(&support::inventory::text(&tf.run(&[
+        "plan",
+        "-input=false",
+        "-no-color",
+    ])));
     assert!(
         out.contains("were not created by it") && out.contains(&named),
         "the plan names the recreated object as not the bridge's:\n{out}"
@@ -923,9 +959,17 @@ async fn an_object_recreated_with_its_mark_after_a_dead_run_is_never_adopted() {
     let after = scs.get(&target).await.unwrap().metadata.resource_version;
     assert_eq!(after, version, "the recreated object was changed");
     let clusters = state_clusters(&tf);
-    let registered = clusters.values().filter(|c| !c["sveltos_cluster"].is_null()).count();
+    let registered = clusters
+        .values()
+        .filter(|c| !c["sveltos_cluster"].is_null())
+        .count();
     assert_eq!(registered, n - 1, "every other cluster is registered");
-    println!("figure: L4 attack at {target}: {left} of {n} SveltosClusters when the provider was killed");
+    println!(
+        "figure: L4 attack at {target}: {left} of {n} SveltosClusters when the provider was killed"
+    );
     tf.destroy();
-    assert!(scs.get_opt(&target).await.unwrap().is_some(), "destroy deleted the recreated object");
+    assert!(
+        scs.get_opt(&target).await.unwrap().is_some(),
+        "destroy deleted the recreated object"
+    );
 }

@@ -555,10 +555,22 @@ const BLOATED_PROFILES: usize = 10;
 /// [`BLOATED_PROFILES`] of the tenant's ClusterProfiles are bloated too: `sveltos_clusters` and
 /// `sveltos_clusterprofiles` page their LISTs within the read's budget, and set each object over 512 KiB aside (a
 /// warning naming it), listing every other one, at bounded memory (provider peak RSS under 100 MiB).
-fn data_sources_over_bloated(env: &TestEnv, inv: &Inv, tf: &support::Tf, (fleet, tenant): (&str, &str)) {
+fn data_sources_over_bloated(
+    env: &TestEnv,
+    inv: &Inv,
+    tf: &support::Tf,
+    (fleet, tenant): (&str, &str),
+) {
     let patch = file(tf.dir(), "bloat.json", &bloat_patch());
     for i in 0..BLOATED_PROFILES {
-        let args = ["-n", tenant, "patch", "clusterprofile", &format!("c{i:03}"), "--type=merge"];
+        let args = [
+            "-n",
+            tenant,
+            "patch",
+            "clusterprofile",
+            &format!("c{i:03}"),
+            "--type=merge",
+        ];
         env.kubectl(&[&args[..], &["--patch-file", &patch]].concat());
     }
     let ds = inv.tf(
@@ -580,7 +592,10 @@ output "profiles" {{
 "#
         ),
     );
-    let m = measure(&ds, &["apply", "-input=false", "-no-color", "-auto-approve"]);
+    let m = measure(
+        &ds,
+        &["apply", "-input=false", "-no-color", "-auto-approve"],
+    );
     let out = text(&m.output);
     report(&format!(
         "data sources over {BLOATED} bloated SveltosClusters and {BLOATED_PROFILES} bloated ClusterProfiles: \
@@ -589,7 +604,10 @@ output "profiles" {{
         m.wall.as_secs_f64()
     ));
     assert!(m.output.status.success(), "{out}");
-    for (what, n) in [("SveltosCluster", BLOATED), ("ClusterProfile", BLOATED_PROFILES)] {
+    for (what, n) in [
+        ("SveltosCluster", BLOATED),
+        ("ClusterProfile", BLOATED_PROFILES),
+    ] {
         let title = format!("{n} {what}(s) cannot be read and are not listed");
         let warning = flat(
             diagnostics(&out, "Warning", &title)
@@ -597,12 +615,17 @@ output "profiles" {{
                 .unwrap_or_else(|| panic!("no warning naming the bloated {what}s:\n{out}")),
         );
         assert!(
-            warning.contains(&format!("- {tenant}/c000: it is ")) && warning.contains("over the 512 KiB"),
+            warning.contains(&format!("- {tenant}/c000: it is "))
+                && warning.contains("over the 512 KiB"),
             "{warning}"
         );
     }
     let outputs = ds.outputs_json();
-    assert_eq!(outputs["clusters"]["value"], json!(2), "the fleet's clusters listed");
+    assert_eq!(
+        outputs["clusters"]["value"],
+        json!(2),
+        "the fleet's clusters listed"
+    );
     assert_eq!(
         outputs["profiles"]["value"],
         json!(2 + BLOATED - BLOATED_PROFILES),

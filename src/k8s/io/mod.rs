@@ -39,8 +39,8 @@ pub use delete::{Deleted, delete, delete_owned};
 pub use error::{IoCause, IoError};
 pub use get::{Got, get, get_by_list, get_metadata, get_metadata_opt, get_opt};
 pub use list::{
-    ANSWER_BYTES, RUN_BYTES, ReadBudget, list, list_bounded, list_bounded_each, list_cluster_scoped, list_each,
-    list_metadata, list_metadata_each,
+    ANSWER_BYTES, RUN_BYTES, ReadBudget, list, list_bounded, list_bounded_each,
+    list_cluster_scoped, list_each, list_metadata, list_metadata_each,
 };
 pub use patch::{Patched, remove_labels};
 pub use retry::{ATTEMPT_TIMEOUT, MAX_ATTEMPTS, OPERATION_BOUND, RETRY_WINDOW, with_retry};

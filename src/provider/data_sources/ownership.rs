@@ -149,7 +149,9 @@ mod tests {
         // The dead run journaled `died` with UID u8: a recreation with the mark copied is not the bridge's.
         let mut journaled = claim.clone();
         let entry = key.journal_entry(Kind::SveltosCluster, "ns/died", "u8");
-        journaled.journals.add_batch(&key.journal_batch_key(0), &entry);
+        journaled
+            .journals
+            .add_batch(&key.journal_batch_key(0), &entry);
         let journaled = BridgeOwnership::from_claim(Some(journaled));
         assert_eq!(
             journaled.owns(&meta("died", Some("b"), "u8", Some(&mark)), "b"),

@@ -210,7 +210,10 @@ pub(super) async fn claim_for_apply(
         // The copy of the last finished apply, until this one finishes (see `finish_run`).
         ledger_copy: claim.as_ref().and_then(|c| c.ledger_copy.clone()),
         skipped: claim.as_ref().and_then(|c| c.skipped.clone()),
-        journals: claim.as_ref().map(|c| c.journals.clone()).unwrap_or_default(),
+        journals: claim
+            .as_ref()
+            .map(|c| c.journals.clone())
+            .unwrap_or_default(),
         run: Some(Run {
             holder: k8s_claim::holder(),
             started: now.to_string(),
