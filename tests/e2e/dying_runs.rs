@@ -923,18 +923,18 @@ async fn an_object_recreated_with_its_mark_after_a_dead_run_is_never_adopted() {
         .await
         .unwrap()
         .and_then(|c| c.keys.last().map(|k| k.fingerprint()));
-    let mut run = Running::start(&tf, APPLY);
-    let target = journaled_new_cluster(&mut run, &inv, (&name, &ns), n / 2, before).await;
+    let mut dying = Running::start(&tf, APPLY);
+    let target = journaled_new_cluster(&mut dying, &inv, (&name, &ns), n / 2, before).await;
     let target = target.unwrap_or_else(|| {
         panic!(
             "the run ended before a batch of its journal:\n{}",
-            run.log()
+            dying.log()
         )
     });
-    strike(&mut run, &inv, Victim::Provider, None)
+    strike(&mut dying, &inv, Victim::Provider, None)
         .await
         .expect("the provider was killed mid-run");
-    let status = run.wait().await;
+    let status = dying.wait().await;
     let left = labelled(&inv.client, &name).await;
     assert!(
         !status.success() && left < n,
