@@ -940,7 +940,7 @@ async fn an_object_recreated_with_its_mark_after_a_dead_run_is_never_adopted() {
         !status.success() && left < n,
         "the kill landed mid-run ({left} of {n} written)"
     );
-    tenant_recreates(&env, &user, &ns, &target, tf.dir());
+    tenant_recreates(env, &user, &ns, &target, tf.dir());
     let scs: Api<SveltosCluster> = Api::namespaced(inv.client.clone(), &ns);
     let version = scs.get(&target).await.unwrap().metadata.resource_version;
     let named = format!("SveltosCluster {ns}/{target}");
