@@ -13,7 +13,10 @@
 
 use std::collections::BTreeMap;
 
-use super::ownership::{Kind, Ledger, RunKey, Since};
+use super::{
+    journal::Journals,
+    ownership::{Kind, Ledger, RunKey, Since},
+};
 
 /// Bytes kept of each keyed digest.
 const DIGEST_BYTES: usize = 8;
@@ -95,13 +98,27 @@ impl LedgerCopy {
 
     /// Whether bridge-labelled SveltosCluster `id` (`namespace/name`) with `uid` and mark annotation `mark` is
     /// the bridge's, by the rule of `Ledger::owns_marked` with the claim's run keys `keys` (oldest first);
-    /// `None` when the copy cannot tell (its key has left the claim, or two names share the digest).
+    /// `None` when the copy cannot tell (its key has left the claim, or two names share the digest). No run
+    /// journal is consulted (see [`LedgerCopy::owns_journaled`]).
     pub fn owns(
         &self,
         id: &str,
         uid: Option<&str>,
         mark: Option<&str>,
         keys: &[RunKey],
+    ) -> Option<bool> {
+        self.owns_journaled(id, uid, mark, keys, &Journals::default())
+    }
+
+    /// [`LedgerCopy::owns`], a mark counting only where the journal of its run admits the object (the claim's
+    /// `journals`: see [`super::journal`]).
+    pub fn owns_journaled(
+        &self,
+        id: &str,
+        uid: Option<&str>,
+        mark: Option<&str>,
+        keys: &[RunKey],
+        journals: &Journals,
     ) -> Option<bool> {
         let key = keys.iter().find(|k| k.fingerprint() == self.key)?;
         let since = match self.entries.get(&digest(key, "name", id)) {
@@ -119,10 +136,10 @@ impl LedgerCopy {
             None => Since::Any,
         };
         let marked = mark.is_some_and(|m| {
-            since
-                .keys(keys)
-                .iter()
-                .any(|k| k.mark(Kind::SveltosCluster, id) == m)
+            since.keys(keys).iter().any(|k| {
+                k.mark(Kind::SveltosCluster, id) == m
+                    && k.admitted_by(journals, Kind::SveltosCluster, id, uid)
+            })
         });
         Some(marked)
     }

@@ -7,6 +7,7 @@ pub mod credentials;
 pub mod desired;
 pub mod duration;
 pub mod exec;
+pub mod journal;
 pub mod kubeconfig;
 pub mod ledger_copy;
 pub mod managed_view;

@@ -9,7 +9,10 @@
 //! tenant who deletes the bridge's object and recreates it with the mark copied must not be recognised. So the
 //! ledger also remembers, for each recorded name and for each name it recorded and no longer owns (a
 //! tombstone: deleted by the bridge, found gone or replaced), the newest run key at that time ([`Since`]):
-//! there, only the marks of later runs count.
+//! there, only the marks of later runs count. At a name the ledger never held, a run that died after writing an
+//! object left nothing in the ledger: there the run's write journal in the claim ([`super::journal`]) holds the
+//! UID it was given, and a mark counts only for that UID (but for the last objects a run wrote before it died,
+//! which no batch of its journal reached: the residual window the journal's module bounds).
 //!
 //! The ledger also keeps, for each kubeconfig Secret the bridge wrote, what it wrote there ([`WrittenCredential`]:
 //! the kubeconfig's SHA-256, the credential's expiry and, for an exec credential, the settings that minted it).
@@ -25,6 +28,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
+
+use super::journal::Journals;
 
 /// The kinds of objects the bridge owns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -79,6 +84,9 @@ pub struct Ledger {
     /// The run keys of the claim (see [`Mark`]; not serialized: they stay in the claim).
     #[serde(skip)]
     run_keys: Vec<RunKey>,
+    /// The journals of those runs (see [`super::journal`]; not serialized: they stay in the claim).
+    #[serde(skip)]
+    journals: Journals,
     /// A digest of the inventory reads of the configuration last applied (namespaces, credential label and
     /// consumer): a refresh reads ahead for the plan only with settings an apply recorded here, never with a
     /// configuration that came from the cluster (an import).
@@ -164,6 +172,12 @@ impl Ledger {
         self
     }
 
+    /// This ledger checking marks against the journals of the claim's runs (see [`super::journal`]).
+    pub fn with_journals(mut self, journals: Journals) -> Self {
+        self.journals = journals;
+        self
+    }
+
     /// Whether the object `id` of `kind` with `uid` (already known to carry the bridge's label) is owned.
     pub fn owns(&self, kind: Kind, id: &str, uid: Option<&str>) -> bool {
         self.owns_marked(kind, id, uid, None)
@@ -171,7 +185,8 @@ impl Ledger {
 
     /// [`Ledger::owns`], or, for an object carrying `mark` (its [`MARK_ANNOTATION`]) made with one of the claim's
     /// run keys, an object a run of this state created and that run died before the state recorded its UID. At a
-    /// name this ledger recorded or holds a tombstone for, only the marks of runs later than [`Since`] count.
+    /// name this ledger recorded or holds a tombstone for, only the marks of runs later than [`Since`] count; where
+    /// the journal of the run that made the mark names the object, only for the UID journaled there.
     pub fn owns_marked(&self, kind: Kind, id: &str, uid: Option<&str>, mark: Option<&str>) -> bool {
         let key = slot(kind, id);
         if self.take_over_labelled || self.trusted_names.contains(&key) {
@@ -192,7 +207,7 @@ impl Ledger {
             since
                 .keys(&self.run_keys)
                 .iter()
-                .any(|k| k.mark(kind, id) == m)
+                .any(|k| k.mark(kind, id) == m && k.admitted_by(&self.journals, kind, id, uid))
         })
     }
 
@@ -248,6 +263,7 @@ impl Ledger {
     pub fn successor(&self, owned: impl IntoIterator<Item = (Kind, String, String)>) -> Ledger {
         let mut next = Ledger {
             run_keys: self.run_keys.clone(),
+            journals: self.journals.clone(),
             tombstones: self.tombstones.clone(),
             since: self.since.clone(),
             ..Ledger::default()
@@ -444,6 +460,43 @@ impl RunKey {
     pub fn mark(&self, kind: Kind, id: &str) -> String {
         hex::encode(hmac_sha256(&self.0, slot(kind, id).as_bytes()))
     }
+
+    /// The entry of this run's write journal for object `id` of `kind` with `uid` ([`super::journal`]).
+    pub fn journal_entry(&self, kind: Kind, id: &str, uid: &str) -> String {
+        super::journal::entry(|m: &[u8]| self.digest(m), &slot(kind, id), uid)
+    }
+
+    /// The claim's data key of batch `n` of this run's write journal.
+    pub fn journal_batch_key(&self, n: u32) -> String {
+        super::journal::batch_key(&self.fingerprint(), n)
+    }
+
+    /// Whether `journals` let this run's mark count for object `id` of `kind` with `uid`: the run journaled
+    /// nothing at that name, or that UID there ([`Journals::admits`]).
+    pub fn admitted_by(
+        &self,
+        journals: &Journals,
+        kind: Kind,
+        id: &str,
+        uid: Option<&str>,
+    ) -> bool {
+        journals.admits(
+            &self.fingerprint(),
+            |m: &[u8]| self.digest(m),
+            &slot(kind, id),
+            uid,
+        )
+    }
+
+    /// Whether this run journaled object `id` of `kind` with `uid` in `journals`.
+    pub fn journaled_in(&self, journals: &Journals, kind: Kind, id: &str, uid: &str) -> bool {
+        journals.journaled(
+            &self.fingerprint(),
+            |m: &[u8]| self.digest(m),
+            &slot(kind, id),
+            uid,
+        )
+    }
 }
 
 /// HMAC-SHA256 (RFC 2104) over `sha2`, which is already a dependency: ten lines instead of another crate.
@@ -509,6 +562,9 @@ pub struct Claim {
     pub ledger_copy: Option<String>,
     /// The bridge's `skipped` at the end of its last apply, encoded ([`super::skipped_record`]), for `import`.
     pub skipped: Option<String>,
+    /// The write journals of the runs whose keys the claim holds ([`super::journal`]), written in batches while
+    /// each run writes (never by the claim's own write).
+    pub journals: Journals,
 }
 
 /// How many run keys a claim keeps: the current run's and those of the runs before it, so that objects of a run
@@ -525,6 +581,7 @@ impl Claim {
             run: None,
             ledger_copy: None,
             skipped: None,
+            journals: Journals::default(),
         }
     }
 
@@ -784,6 +841,36 @@ mod tests {
             again.since_of(sc, "a/c1"),
             Some(keys[1].fingerprint().as_str())
         );
+    }
+
+    /// L4: a run writes `a/c1` (journaled with its UID) and `a/c2` (after its last batch), then dies. A tenant who
+    /// deletes either and creates it again with the label and the mark copied: refused at the journaled name,
+    /// taken at the name in the tail (the residual window), and the run's own objects recognised at both.
+    #[test]
+    fn a_dead_runs_mark_counts_only_for_the_uid_its_journal_holds() {
+        let (k0, k1) = (RunKey::new([7; 32]), RunKey::new([8; 32]));
+        let sc = Kind::SveltosCluster;
+        let mut claim = Claim::new("i".into(), None);
+        claim.keys = vec![k0.clone(), k1.clone()];
+        claim.journals.add_batch(
+            &k1.journal_batch_key(0),
+            &k1.journal_entry(sc, "a/c1", "u1"),
+        );
+        let ledger = Ledger::default()
+            .with_run_keys(claim.keys.clone())
+            .with_journals(claim.journals.clone());
+        let m1 = k1.mark(sc, "a/c1");
+        assert!(ledger.owns_marked(sc, "a/c1", Some("u1"), Some(&m1)));
+        assert!(!ledger.owns_marked(sc, "a/c1", Some("u-tenant"), Some(&m1)));
+        let m2 = k1.mark(sc, "a/c2");
+        assert!(ledger.owns_marked(sc, "a/c2", Some("u2"), Some(&m2)));
+        assert!(
+            ledger.owns_marked(sc, "a/c2", Some("u-tenant"), Some(&m2)),
+            "the tail"
+        );
+        // The journal follows the ledger through a refresh.
+        let next = ledger.successor([]);
+        assert!(!next.owns_marked(sc, "a/c1", Some("u-tenant"), Some(&m1)));
     }
 
     /// An exec-minted Secret the bridge wrote (UID `u1`) and a ledger recording it and what was written in it.

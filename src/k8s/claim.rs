@@ -9,7 +9,10 @@ use kube::Client;
 use super::io::{self, IoError};
 use crate::{
     api::keys,
-    domain::ownership::{Claim, RunKey},
+    domain::{
+        journal::{self, Journals},
+        ownership::{Claim, RunKey},
+    },
 };
 
 const INSTANCE_KEY: &str = "instance";
@@ -44,7 +47,15 @@ pub async fn read_with_uid(
             .get(KEYS_KEY)
             .map(|k| k.split(',').filter_map(RunKey::from_hex).collect())
             .unwrap_or_default();
+        let mut journals = Journals::default();
+        for (key, value) in data.range(journal::DATA_PREFIX.to_string()..) {
+            if !key.starts_with(journal::DATA_PREFIX) {
+                break;
+            }
+            journals.add_batch(key, value);
+        }
         let claim = Claim {
+            journals,
             instance: data
                 .get(INSTANCE_KEY)
                 .cloned()
@@ -95,7 +106,9 @@ pub async fn write(
         ),
     ] {
         let Some(value) = value else { continue };
-        let others: usize = data.iter().map(|(k, v)| k.len() + v.len()).sum();
+        // The journals' batches (written by merge patches, not here) share the ConfigMap's limit.
+        let others: usize =
+            data.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>() + claim.journals.bytes();
         if others + key.len() + value.len() <= MAX_CLAIM_BYTES {
             data.insert(key.to_string(), value.clone());
         } else {
@@ -119,6 +132,28 @@ pub async fn write(
         ..Default::default()
     };
     io::server_side_apply(client, &cm).await.map(|_| ())
+}
+
+/// Sets (`Some`) or removes (`None`) data keys of the claim by a merge patch: the journal's batches
+/// ([`crate::domain::journal`]), which the claim's own server-side apply neither writes nor removes (the patch is
+/// an update, a field manager entry of its own), so that one batch costs one small write.
+pub async fn patch_data(
+    client: &Client,
+    namespace: &str,
+    name: &str,
+    entries: &BTreeMap<String, Option<String>>,
+) -> Result<(), IoError> {
+    let api = io::api::<ConfigMap>(client, Some(namespace));
+    let params = kube::api::PatchParams {
+        field_manager: Some(crate::domain::FIELD_MANAGER.to_string()),
+        ..Default::default()
+    };
+    let patch = kube::api::Patch::Merge(serde_json::json!({ "data": entries }));
+    let object = format!("{namespace}/{name}");
+    io::with_retry("patch", "ConfigMap", &object, || async {
+        api.patch_metadata(name, &params, &patch).await.map(|_| ())
+    })
+    .await
 }
 
 /// Deletes the claim read with `uid` (absent is fine): the delete carries the UID as a precondition, so a claim

@@ -106,6 +106,25 @@ pub async fn list(
     }
 }
 
+/// [`list`] within a read budget, each profile within the cap (`sveltos_clusterprofiles`: profiles are written by
+/// the inventory's tenants; a longer one is among the undecodable ones, named).
+pub async fn list_bounded(
+    client: &Client,
+    namespaces: &[String],
+    bound: (&io::ReadBudget, io::ItemCap<'_>),
+) -> Result<(Vec<ClusterProfile>, Vec<Undecodable>), IoError> {
+    match served_version(client).await? {
+        ProfileVersion::V1alpha1 => {
+            io::list_bounded::<ClusterProfile>(client, namespaces, None, bound).await
+        }
+        ProfileVersion::V1alpha2 => {
+            let (got, bad) =
+                io::list_bounded::<ClusterProfileV1alpha2>(client, namespaces, None, bound).await?;
+            Ok((got.into_iter().map(ClusterProfile::from).collect(), bad))
+        }
+    }
+}
+
 /// Reads ClusterProfile `namespace/name` through the served version; `None` when it does not exist.
 pub async fn get_opt(
     client: &Client,

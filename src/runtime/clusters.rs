@@ -7,12 +7,16 @@ use kube::Client;
 
 use crate::{
     api::{SveltosCluster, keys},
-    domain::ownership::{Claim, claim_name},
+    domain::ownership::{Claim, MARK_ANNOTATION, claim_name},
     k8s::{
         claim as k8s_claim,
         io::{self, IoError},
     },
 };
+
+/// Most bytes of one SveltosCluster, as served, that the data source reads: the bridge's own bound
+/// (`super::snapshot::OWNED_CLUSTER_BYTES`).
+pub const LISTED_CLUSTER_BYTES: usize = super::snapshot::OWNED_CLUSTER_BYTES;
 
 /// What [`read_clusters`] found.
 pub struct ClustersRead {
@@ -22,7 +26,7 @@ pub struct ClustersRead {
     pub secrets: Vec<ObjectMeta>,
     /// With a bridge: its claim, if there is one.
     pub claim: Option<Claim>,
-    /// SveltosClusters that exist but do not decode.
+    /// SveltosClusters that exist but do not decode or are longer than [`LISTED_CLUSTER_BYTES`].
     pub unreadable: Vec<io::Undecodable>,
 }
 
@@ -67,9 +71,17 @@ pub async fn read_clusters(
     bridge: Option<OfBridge<'_>>,
 ) -> Result<ClustersRead, ClustersError> {
     let list_failed = |source| ClustersError::List { source };
-    let (clusters, unreadable): (Vec<SveltosCluster>, _) = io::list(client, namespaces, None)
-        .await
-        .map_err(list_failed)?;
+    // SveltosClusters are objects tenants may patch: paged within the read's budget, each within a cap (a
+    // longer one is named in a warning, not listed).
+    let budget = io::ReadBudget::default();
+    let cap = io::ItemCap {
+        bytes: LISTED_CLUSTER_BYTES,
+        keep: &[keys::BRIDGE_LABEL, MARK_ANNOTATION],
+    };
+    let (clusters, unreadable): (Vec<SveltosCluster>, _) =
+        io::list_bounded(client, namespaces, None, (&budget, cap))
+            .await
+            .map_err(list_failed)?;
     let mut read = ClustersRead {
         clusters,
         secrets: Vec::new(),
@@ -81,7 +93,6 @@ pub async fn read_clusters(
     };
     let prefilter = format!("{}={}", keys::BRIDGE_LABEL, of.bridge);
     // A Secret that does not decode has no expiry to tell: its cluster's is null.
-    let budget = io::ReadBudget::default();
     (read.secrets, _) = io::list_metadata::<Secret>(client, namespaces, Some(&prefilter), &budget)
         .await
         .map_err(list_failed)?;

@@ -1,6 +1,7 @@
 //! Apply's writes and deletes: what the pure core decided on ([`actions`]), carried out 16 clusters at a time,
-//! for each cluster the Secret first (minting an exec credential when the plan says so), then the SveltosCluster;
-//! removals in Sveltos' order ([`super::deregister`]).
+//! for each cluster the Secret first (minting an exec credential when the plan says so), then the SveltosCluster,
+//! each object written journaled in the claim in batches ([`super::journal`]); removals in Sveltos' order
+//! ([`super::deregister`]).
 
 use std::collections::BTreeMap;
 
@@ -12,6 +13,7 @@ use super::{
     CONCURRENCY, Namespaced,
     credentials::{self, MintError},
     deregister::{Removal, RemoveError, Removed, deregister},
+    journal::{Journal, journaled},
     snapshot::Snapshot,
 };
 use crate::{
@@ -122,11 +124,19 @@ pub async fn execute(
 ) -> Outcome {
     let (writes, deletes) = actions(plan, &snap.observed);
     tracing::info!(bridge = %spec.name, writes = writes.len(), deletes = deletes.len(), "applying bridge changes");
-    let results: Vec<Result<Written, WriteError>> = stream::iter(writes)
-        .map(|w| write_one(client, spec, snap, w, run_key))
+    let journal = Journal::new(client, spec, run_key);
+    let writing = stream::iter(writes)
+        .map(|w| async {
+            let written = write_one(client, spec, snap, w, run_key).await;
+            if let Ok(w) = &written {
+                journal.note(&w.objects).await;
+            }
+            written
+        })
         .buffer_unordered(CONCURRENCY)
-        .collect()
-        .await;
+        .collect::<Vec<Result<Written, WriteError>>>();
+    let results = journaled(&journal, writing).await;
+    tracing::debug!(bridge = %spec.name, batches = journal.batches(), "write journal");
     let removed = deregister(client, &snap.observed, deletes, Removal::of(spec)).await;
     let mut out = Outcome {
         minted: BTreeMap::new(),

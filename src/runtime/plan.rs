@@ -77,8 +77,10 @@ pub async fn read_for_plan(run: PlanRun<'_>) -> Result<Snapshot, PlanStop> {
         let claim_id = format!("{}/{name}", spec.claim_namespace);
         let at = (jiff::Timestamp::now(), k8s_claim::holder_alive);
         let checked = check(&spec.name, &claim_id, claim, &who, at).map_err(PlanStop::Claim)?;
-        let keys = checked.claim.map(|c| c.keys).unwrap_or_default();
-        let ledger = ledger.with_run_keys(keys);
+        let ledger = match checked.claim {
+            Some(c) => ledger.with_run_keys(c.keys).with_journals(c.journals),
+            None => ledger.with_run_keys(Vec::new()),
+        };
         let observed = reading.owned(&ledger, refreshed).await?;
         Ok::<_, PlanStop>((ledger, observed, checked.replaces_own))
     };

@@ -13,6 +13,10 @@ use crate::{
     },
 };
 
+/// Most bytes of one ClusterProfile, as served, that `sveltos_clusterprofiles` reads (the bridge's bound on its
+/// own SveltosClusters): a real profile's status is a few KiB; a longer one was made large by whoever writes it.
+pub const LISTED_PROFILE_BYTES: usize = 512 << 10;
+
 /// What a data source read: the profiles (in the order they are reported), their credentials located (one lookup
 /// per profile, in the same order), and the profiles that exist but do not decode.
 pub struct ReadProfiles {
@@ -86,7 +90,9 @@ pub async fn read_profile(
             name: name.into(),
         })?;
     let key = Some(profile.key());
-    located(client, vec![profile], Vec::new(), options, providers, key).await
+    let budget = io::ReadBudget::default();
+    let read = (vec![profile], Vec::new());
+    located(client, read, (options, providers), key, &budget).await
 }
 
 /// The ClusterProfiles of `namespaces` (all when empty) that `keep` keeps, sorted by key, and their credentials.
@@ -97,24 +103,31 @@ pub async fn read_profiles(
     options: &CredentialOptions,
     providers: Option<&ProvidersFile>,
 ) -> Result<ReadProfiles, ProfilesError> {
-    let (mut profiles, undecodable) = profiles::list(client, namespaces)
-        .await
-        .map_err(|source| ProfilesError::List { source })?;
+    // ClusterProfiles are written by the inventory's tenants: paged within the read's budget, each within
+    // [`LISTED_PROFILE_BYTES`] (a longer one is named in a warning, not listed).
+    let budget = io::ReadBudget::default();
+    let cap = io::ItemCap {
+        bytes: LISTED_PROFILE_BYTES,
+        keep: &[],
+    };
+    let (mut profiles, undecodable): (Vec<ClusterProfile>, _) =
+        profiles::list_bounded(client, namespaces, (&budget, cap))
+            .await
+            .map_err(|source| ProfilesError::List { source })?;
     profiles.retain(keep);
     profiles.sort_by_key(ClusterProfile::key);
-    located(client, profiles, undecodable, options, providers, None).await
+    let read = (profiles, undecodable);
+    located(client, read, (options, providers), None, &budget).await
 }
 
 async fn located(
     client: &Client,
-    profiles: Vec<ClusterProfile>,
-    undecodable: Vec<io::Undecodable>,
-    options: &CredentialOptions,
-    providers: Option<&ProvidersFile>,
+    (profiles, undecodable): (Vec<ClusterProfile>, Vec<io::Undecodable>),
+    (options, providers): (&CredentialOptions, Option<&ProvidersFile>),
     key: Option<String>,
+    budget: &io::ReadBudget,
 ) -> Result<ReadProfiles, ProfilesError> {
-    let budget = io::ReadBudget::default();
-    let located = locate_credentials(client, options, providers, &profiles, &budget)
+    let located = locate_credentials(client, options, providers, &profiles, budget)
         .await
         .map_err(|source| ProfilesError::Locate { key, source })?;
     Ok(ReadProfiles {

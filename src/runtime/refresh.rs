@@ -56,9 +56,9 @@ pub async fn refresh(
 ) -> Result<RefreshRead, IoError> {
     let claim = k8s_claim::read(client, of.claim_namespace, &claim_name(of.bridge)).await;
     let ledger = match &claim {
-        Ok(Some(c)) if of.instance == Some(c.instance.as_str()) => {
-            ledger.with_run_keys(c.keys.clone())
-        }
+        Ok(Some(c)) if of.instance == Some(c.instance.as_str()) => ledger
+            .with_run_keys(c.keys.clone())
+            .with_journals(c.journals.clone()),
         Ok(_) => ledger,
         Err(e) => {
             tracing::debug!(bridge = %of.bridge, error = %e, "the claim could not be read; no run keys");

@@ -36,10 +36,11 @@ use kube::api::{Api, ListParams};
 use support::apiserver::Restartable;
 use support::inventory::{Inv, apply_ok, bridge, flat, report, run, state_clusters};
 use support::{
-    Cli, Tf, client_for, fixtures, pid_alive, provider_binary, unique_name, unique_namespace,
+    Cli, TestEnv, Tf, client_for, fixtures, pid_alive, provider_binary, unique_name,
+    unique_namespace,
 };
 use tfsveltos::api::{ClusterProfile, SveltosCluster, keys};
-use tfsveltos::domain::ownership::{DEFAULT_CLAIM_NAMESPACE, claim_name};
+use tfsveltos::domain::ownership::{DEFAULT_CLAIM_NAMESPACE, Kind, claim_name};
 
 const APPLY: &[&str] = &["apply", "-input=false", "-no-color", "-auto-approve"];
 const DESTROY: &[&str] = &["destroy", "-input=false", "-no-color", "-auto-approve"];
@@ -815,5 +816,160 @@ async fn an_object_planted_after_a_dead_run_is_never_adopted() {
     assert!(
         scs.get_opt(&target).await.unwrap().is_some(),
         "destroy deleted the planted object"
+    );
+}
+
+/// A new SveltosCluster (`c<from..>`) of bridge `bridge` in `ns` whose UID the running apply has journaled in the
+/// claim (the claim's newest run key is not `before`, the key of the run before it), polled while the run
+/// writes; `None` when the run ended first.
+async fn journaled_new_cluster(
+    run: &mut Running,
+    inv: &Inv,
+    (bridge, ns): (&str, &str),
+    from: usize,
+    before: Option<String>,
+) -> Option<String> {
+    let scs: Api<SveltosCluster> = Api::namespaced(inv.client.clone(), ns);
+    let claim = claim_name(bridge);
+    while run.exited().is_none() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let read = tfsveltos::k8s::claim::read(&inv.client, DEFAULT_CLAIM_NAMESPACE, &claim).await;
+        let Some(c) = read.expect("reading the claim") else {
+            continue;
+        };
+        let Some(key) = c.keys.last().filter(|k| Some(k.fingerprint()) != before) else {
+            continue;
+        };
+        let listed = scs.list_metadata(&ListParams::default()).await.unwrap();
+        for meta in listed.items.into_iter().map(|o| o.metadata) {
+            let (name, uid) = (meta.name.unwrap(), meta.uid.unwrap());
+            let new = name[1..].parse::<usize>().is_ok_and(|i| i >= from);
+            let id = format!("{ns}/{name}");
+            if new && key.journaled_in(&c.journals, Kind::SveltosCluster, &id, &uid) {
+                return Some(name);
+            }
+        }
+    }
+    None
+}
+
+/// The tenant `user` deletes its SveltosCluster `name` and creates it again as it was, label and run mark
+/// included (with only get, delete and create on SveltosClusters in `ns`).
+fn tenant_recreates(env: &TestEnv, user: &str, ns: &str, name: &str, dir: &std::path::Path) {
+    let as_tenant = ["--as", user, "-n", ns];
+    let got = env.kubectl(
+        &[
+            &as_tenant[..],
+            &["get", "sveltoscluster", name, "-o", "json"],
+        ]
+        .concat(),
+    );
+    let mut obj: serde_json::Value = serde_json::from_str(&got).unwrap();
+    let meta = obj["metadata"].as_object_mut().unwrap();
+    for server_set in [
+        "uid",
+        "resourceVersion",
+        "creationTimestamp",
+        "managedFields",
+        "generation",
+    ] {
+        meta.remove(server_set);
+    }
+    let file = dir.join("recreated.json");
+    std::fs::write(&file, obj.to_string()).unwrap();
+    env.kubectl(&[&as_tenant[..], &["delete", "sveltoscluster", name]].concat());
+    let file = file.to_str().unwrap();
+    env.kubectl(&[&as_tenant[..], &["create", "-f", file]].concat());
+}
+
+/// L4: a run dies while growing the bridge, after a batch of its write journal holding one of its new
+/// SveltosClusters reached the claim. A tenant who may only get, delete and create SveltosClusters in its
+/// namespace deletes that object and creates it again with the bridge's label and the dead run's mark copied.
+/// The next plan names it as carrying the bridge's label without being the bridge's; the apply neither adopts
+/// nor changes it, registers every other cluster, and destroy leaves it.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_object_recreated_with_its_mark_after_a_dead_run_is_never_adopted() {
+    let env = TestEnv::get();
+    let inv = Inv::new().await;
+    let ns = unique_namespace(&inv.client, "recreated").await;
+    let name = unique_name("recreated");
+    let n = 200;
+    inventory(&inv, &ns, 0, n / 2).await;
+    let tf = inv.tf(&Cli::tofu(), &bridge(&name, &[&ns], ""));
+    apply_ok(&tf);
+    let claim = claim_name(&name);
+    let read_claim = || tfsveltos::k8s::claim::read(&inv.client, DEFAULT_CLAIM_NAMESPACE, &claim);
+    let batches = read_claim()
+        .await
+        .unwrap()
+        .expect("the claim")
+        .journals
+        .batches();
+    println!(
+        "figure: write journal of the first apply of {} clusters ({} objects): {batches} batches",
+        n / 2,
+        n
+    );
+    assert!(
+        batches >= 1 && batches <= n / 8,
+        "one journal write per batch, not per object: {batches}"
+    );
+    let user = env.tenant(
+        &ns,
+        &[("get,delete,create", "sveltosclusters.lib.projectsveltos.io")],
+    );
+    inventory(&inv, &ns, n / 2, n).await;
+    let before = read_claim()
+        .await
+        .unwrap()
+        .and_then(|c| c.keys.last().map(|k| k.fingerprint()));
+    let mut dying = Running::start(&tf, APPLY);
+    let target = journaled_new_cluster(&mut dying, &inv, (&name, &ns), n / 2, before).await;
+    let target = target.unwrap_or_else(|| {
+        panic!(
+            "the run ended before a batch of its journal:\n{}",
+            dying.log()
+        )
+    });
+    strike(&mut dying, &inv, Victim::Provider, None)
+        .await
+        .expect("the provider was killed mid-run");
+    let status = dying.wait().await;
+    let left = labelled(&inv.client, &name).await;
+    assert!(
+        !status.success() && left < n,
+        "the kill landed mid-run ({left} of {n} written)"
+    );
+    tenant_recreates(env, &user, &ns, &target, tf.dir());
+    let scs: Api<SveltosCluster> = Api::namespaced(inv.client.clone(), &ns);
+    let version = scs.get(&target).await.unwrap().metadata.resource_version;
+    let named = format!("SveltosCluster {ns}/{target}");
+    let out = flat(&support::inventory::text(&tf.run(&[
+        "plan",
+        "-input=false",
+        "-no-color",
+    ])));
+    assert!(
+        out.contains("were not created by it") && out.contains(&named),
+        "the plan names the recreated object as not the bridge's:\n{out}"
+    );
+    let (ok, out) = run(&tf, APPLY);
+    let out = flat(&out);
+    assert!(ok && out.contains(&named), "{out}");
+    let after = scs.get(&target).await.unwrap().metadata.resource_version;
+    assert_eq!(after, version, "the recreated object was changed");
+    let clusters = state_clusters(&tf);
+    let registered = clusters
+        .values()
+        .filter(|c| !c["sveltos_cluster"].is_null())
+        .count();
+    assert_eq!(registered, n - 1, "every other cluster is registered");
+    println!(
+        "figure: L4 attack at {target}: {left} of {n} SveltosClusters when the provider was killed"
+    );
+    tf.destroy();
+    assert!(
+        scs.get_opt(&target).await.unwrap().is_some(),
+        "destroy deleted the recreated object"
     );
 }

@@ -542,12 +542,98 @@ async fn bloated_sveltos_clusters_are_their_own_problem() {
         BLOATED + 2,
         "the bloated ones kept"
     );
-    env.kubectl(&[
-        "delete",
-        "sveltoscluster",
-        "--all",
-        "-n",
-        &tenant,
-        "--wait=false",
-    ]);
+    data_sources_over_bloated(env, &inv, &tf, (&fleet, &tenant));
+    for kind in ["sveltoscluster", "clusterprofile"] {
+        env.kubectl(&["delete", kind, "--all", "-n", &tenant, "--wait=false"]);
+    }
+}
+
+/// ClusterProfiles of the tenant bloated like its SveltosClusters: [`BLOATED_PROFILES`] of them.
+const BLOATED_PROFILES: usize = 10;
+
+/// The data sources over the namespaces of [`bloated_sveltos_clusters_are_their_own_problem`], once
+/// [`BLOATED_PROFILES`] of the tenant's ClusterProfiles are bloated too: `sveltos_clusters` and
+/// `sveltos_clusterprofiles` page their LISTs within the read's budget, and set each object over 512 KiB aside (a
+/// warning naming it), listing every other one, at bounded memory (provider peak RSS under 100 MiB).
+fn data_sources_over_bloated(
+    env: &TestEnv,
+    inv: &Inv,
+    tf: &support::Tf,
+    (fleet, tenant): (&str, &str),
+) {
+    let patch = file(tf.dir(), "bloat.json", &bloat_patch());
+    for i in 0..BLOATED_PROFILES {
+        let args = [
+            "-n",
+            tenant,
+            "patch",
+            "clusterprofile",
+            &format!("c{i:03}"),
+            "--type=merge",
+        ];
+        env.kubectl(&[&args[..], &["--patch-file", &patch]].concat());
+    }
+    let ds = inv.tf(
+        &Cli::tofu(),
+        &format!(
+            r#"
+data "sveltos_clusters" "all" {{
+  namespaces = ["{fleet}", "{tenant}"]
+}}
+data "sveltos_clusterprofiles" "all" {{
+  namespaces = ["{fleet}", "{tenant}"]
+}}
+output "clusters" {{
+  value = length(data.sveltos_clusters.all.clusters)
+}}
+output "profiles" {{
+  value = length(data.sveltos_clusterprofiles.all.cluster_profiles)
+}}
+"#
+        ),
+    );
+    let m = measure(
+        &ds,
+        &["apply", "-input=false", "-no-color", "-auto-approve"],
+    );
+    let out = text(&m.output);
+    report(&format!(
+        "data sources over {BLOATED} bloated SveltosClusters and {BLOATED_PROFILES} bloated ClusterProfiles: \
+         peak RSS {:.1} MiB, {:.2} s",
+        m.provider_peak_rss_kib as f64 / 1024.0,
+        m.wall.as_secs_f64()
+    ));
+    assert!(m.output.status.success(), "{out}");
+    for (what, n) in [
+        ("SveltosCluster", BLOATED),
+        ("ClusterProfile", BLOATED_PROFILES),
+    ] {
+        let title = format!("{n} {what}(s) cannot be read and are not listed");
+        let warning = flat(
+            diagnostics(&out, "Warning", &title)
+                .first()
+                .unwrap_or_else(|| panic!("no warning naming the bloated {what}s:\n{out}")),
+        );
+        assert!(
+            warning.contains(&format!("- {tenant}/c000: it is "))
+                && warning.contains("over the 512 KiB"),
+            "{warning}"
+        );
+    }
+    let outputs = ds.outputs_json();
+    assert_eq!(
+        outputs["clusters"]["value"],
+        json!(2),
+        "the fleet's clusters listed"
+    );
+    assert_eq!(
+        outputs["profiles"]["value"],
+        json!(2 + BLOATED - BLOATED_PROFILES),
+        "every profile but the bloated ones"
+    );
+    assert!(
+        m.provider_peak_rss_kib > 0 && m.provider_peak_rss_kib < 100 * 1024,
+        "provider peak RSS {} KiB",
+        m.provider_peak_rss_kib
+    );
 }

@@ -175,6 +175,26 @@ where
     list_pages::<K, K>(client, namespaces, &lp, mode, each).await
 }
 
+/// Like [`list_bounded_each`], collected: for readers that keep every object they list (the data sources), each
+/// within `cap` and all within `budget`.
+pub async fn list_bounded<K>(
+    client: &Client,
+    namespaces: &[String],
+    label_selector: Option<&str>,
+    bound: (&ReadBudget, ItemCap<'_>),
+) -> Result<(Vec<K>, Vec<Undecodable>), IoError>
+where
+    K: Resource + DeserializeOwned + Debug,
+    <K as Resource>::DynamicType: Default,
+{
+    let mut out = Vec::new();
+    let bad = list_bounded_each(client, namespaces, label_selector, bound, |page| {
+        out.extend(page)
+    })
+    .await?;
+    Ok((out, bad))
+}
+
 /// Like [`list_metadata_each`], collected.
 pub async fn list_metadata<K>(
     client: &Client,

@@ -8,6 +8,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use crate::{
     api::keys,
     domain::{
+        journal::Journals,
         ledger_copy::LedgerCopy,
         ownership::{Claim, MARK_ANNOTATION, RunKey},
     },
@@ -33,6 +34,8 @@ pub enum BridgeOwnership {
         copy: LedgerCopy,
         /// The run keys.
         keys: Vec<RunKey>,
+        /// The runs' write journals.
+        journals: Journals,
     },
     /// The claim holds no readable copy: its bridge was last applied by an earlier version of the provider, its
     /// last applies died before they finished, or it manages more clusters than the claim can hold.
@@ -49,6 +52,7 @@ impl BridgeOwnership {
             Some(copy) => Self::Known {
                 copy,
                 keys: claim.keys,
+                journals: claim.journals,
             },
             None => Self::Unknown,
         }
@@ -62,7 +66,11 @@ impl BridgeOwnership {
         match self {
             Self::NoClaim => Some(false),
             Self::Unknown => None,
-            Self::Known { copy, keys } => {
+            Self::Known {
+                copy,
+                keys,
+                journals,
+            } => {
                 let id = format!(
                     "{}/{}",
                     meta.namespace.as_deref().unwrap_or_default(),
@@ -73,7 +81,7 @@ impl BridgeOwnership {
                     .as_ref()
                     .and_then(|a| a.get(MARK_ANNOTATION))
                     .map(String::as_str);
-                copy.owns(&id, meta.uid.as_deref(), mark, keys)
+                copy.owns_journaled(&id, meta.uid.as_deref(), mark, keys, journals)
             }
         }
     }
@@ -137,6 +145,22 @@ mod tests {
             known.owns(&meta("fake", Some("b"), "u8", Some(&mark)), "b"),
             Some(false),
             "a mark copied to another name"
+        );
+        // The dead run journaled `died` with UID u8: a recreation with the mark copied is not the bridge's.
+        let mut journaled = claim.clone();
+        let entry = key.journal_entry(Kind::SveltosCluster, "ns/died", "u8");
+        journaled
+            .journals
+            .add_batch(&key.journal_batch_key(0), &entry);
+        let journaled = BridgeOwnership::from_claim(Some(journaled));
+        assert_eq!(
+            journaled.owns(&meta("died", Some("b"), "u8", Some(&mark)), "b"),
+            Some(true)
+        );
+        assert_eq!(
+            journaled.owns(&meta("died", Some("b"), "u9", Some(&mark)), "b"),
+            Some(false),
+            "recreated with the mark copied at a name the dead run journaled"
         );
         let none = BridgeOwnership::from_claim(None);
         assert_eq!(

@@ -78,6 +78,7 @@ pub(super) async fn apply_bridge(
     let ledger = args
         .ledger
         .with_run_keys(run.keys.clone())
+        .with_journals(run.journals().clone())
         .taking_over(None);
     let apply_run = ApplyRun {
         client: &client,

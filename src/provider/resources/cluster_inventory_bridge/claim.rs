@@ -5,6 +5,7 @@ use crate::{
     domain::{
         BridgeSpec,
         claim_check::{Checked, Checker, check},
+        journal::Journals,
         ledger_copy::LedgerCopy,
         ownership::{
             Claim, DEFAULT_CLAIM_NAMESPACE, KEPT_RUN_KEYS, Kind, Ledger, Run, RunKey, claim_name,
@@ -46,12 +47,19 @@ async fn check_claim_of(
 }
 
 /// What the claim gives an apply: this state's instance id, the key of this run, and every run key the claim
-/// holds (with which objects of earlier runs that died are recognised).
+/// holds with the runs' write journals (with which objects of earlier runs that died are recognised).
 pub(super) struct ClaimedRun {
     pub instance: String,
     pub key: RunKey,
     pub keys: Vec<RunKey>,
     claim: Claim,
+}
+
+impl ClaimedRun {
+    /// The write journals of the claim's earlier runs.
+    pub fn journals(&self) -> &Journals {
+        &self.claim.journals
+    }
 }
 
 /// Apply-time claim: checks it again and writes it (with a new instance id for a new bridge, or the id of this
@@ -98,6 +106,10 @@ pub(super) async fn claim_for_apply(
         // The copy of the last finished apply, until this one finishes (see `finish_run`).
         ledger_copy: claim.as_ref().and_then(|c| c.ledger_copy.clone()),
         skipped: claim.as_ref().and_then(|c| c.skipped.clone()),
+        journals: claim
+            .as_ref()
+            .map(|c| c.journals.clone())
+            .unwrap_or_default(),
         run: Some(Run {
             holder: k8s_claim::holder(),
             started: now.to_string(),
@@ -108,12 +120,28 @@ pub(super) async fn claim_for_apply(
         }),
     };
     write_claim(client, spec, &wanted).await?;
+    drop_stale_journals(client, spec, &wanted).await;
     Ok(ClaimedRun {
         instance,
         key,
         keys,
         claim: wanted,
     })
+}
+
+/// Removes from the claim the write journals of the run keys it no longer holds (their marks count nowhere any
+/// more). A failure leaves them: they only take room.
+async fn drop_stale_journals(client: &kube::Client, spec: &BridgeSpec, claim: &Claim) {
+    let kept: Vec<String> = claim.keys.iter().map(RunKey::fingerprint).collect();
+    let stale = claim.journals.stale_keys(&kept);
+    if stale.is_empty() {
+        return;
+    }
+    let data = stale.into_iter().map(|k| (k, None)).collect();
+    let name = claim_name(&spec.name);
+    if let Err(e) = k8s_claim::patch_data(client, &spec.claim_namespace, &name, &data).await {
+        tracing::warn!(error = %e, "the journals of earlier runs were not removed from the claim");
+    }
 }
 
 async fn write_claim(
