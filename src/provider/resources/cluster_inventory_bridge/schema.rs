@@ -222,7 +222,7 @@ fn sveltos_cluster_attributes() -> Vec<Attribute> {
         ),
         md(
             Attribute::string("readiness_checks").optional(),
-            "`spec.readinessChecks` of every SveltosCluster: checks sveltoscluster-manager runs on the cluster before \
+            "`spec.readinessChecks` of every SveltosCluster (an override's `readiness_checks` replaces it): checks sveltoscluster-manager runs on the cluster before \
              it marks it Ready (until they pass, the cluster is not Ready and Sveltos deploys nothing to it; the \
              failing check is in `status.failureMessage`). JSON text of a list of checks written exactly as in the \
              upstream SveltosCluster CRD, with its field names: `jsonencode([{ name, condition, resourceSelectors = \
@@ -235,11 +235,12 @@ fn sveltos_cluster_attributes() -> Vec<Attribute> {
         ),
         md(
             Attribute::string("liveness_checks").optional(),
-            "`spec.livenessChecks` of every SveltosCluster: checks (JSON text, as `readiness_checks`) sveltoscluster-manager \
+            "`spec.livenessChecks` of every SveltosCluster (an override's `liveness_checks` replaces it): checks (JSON text, as `readiness_checks`) sveltoscluster-manager \
              runs on every reconcile (about once a minute) once the cluster is Ready; each failure counts as a \
              failed connection, and after `consecutive_failure_threshold` of them in a row the cluster's \
              `connectionStatus` is `Down` (Sveltos keeps `ready = true`).",
         ),
+        workload_identity_attribute(false),
     ]
 }
 
@@ -362,8 +363,9 @@ fn safety_attributes() -> Vec<Attribute> {
     ]
 }
 
-/// An override's `workload_identity`: `spec.workloadIdentity` with the upstream CRD's fields.
-fn workload_identity_attribute() -> Attribute {
+/// A `workload_identity` (bridge-wide, or an override's with `per_cluster`): `spec.workloadIdentity` with the
+/// upstream CRD's fields.
+fn workload_identity_attribute(per_cluster: bool) -> Attribute {
     let s = |n: &str, d: &str| md(Attribute::string(n).required(), d);
     let o = |n: &str, d: &str| md(Attribute::string(n).optional(), d);
     let aws = [
@@ -422,12 +424,21 @@ fn workload_identity_attribute() -> Attribute {
             ],
         )
         .optional(),
-        "`spec.workloadIdentity` for this cluster (Sveltos ≥ 1.12): sveltoscluster-manager and addon-controller get \
-         the cluster's credentials from the cloud provider, with the identity they run as, instead of a kubeconfig; \
-         the SveltosCluster then has no `kubeconfigName` or `kubeconfigKeyName` (the upstream CRD refuses \
-         `kubeconfigName` beside it). The fields and rules are the upstream CRD's. The bridge still needs the \
-         inventory's credentials for the cluster and writes its kubeconfig Secret, which Sveltos does not read. Not \
-         with `token_renewal` (renewal rewrites a kubeconfig).",
+        &format!(
+            "{} (Sveltos ≥ 1.12): sveltoscluster-manager and addon-controller get the cluster's credentials from \
+             the cloud provider, with the identity they run as, instead of a kubeconfig; the SveltosCluster then \
+             has no `kubeconfigName` or `kubeconfigKeyName` (the upstream CRD refuses `kubeconfigName` beside it). \
+             The fields and rules are the upstream CRD's. The bridge still needs the inventory's credentials for \
+             the cluster and writes its kubeconfig Secret, which Sveltos does not read. Not with `token_renewal` \
+             (renewal rewrites a kubeconfig) for any cluster it applies to.",
+            if per_cluster {
+                "`spec.workloadIdentity` for this cluster, replacing the bridge-wide `workload_identity` (not merged \
+                 with it)"
+            } else {
+                "`spec.workloadIdentity` of every SveltosCluster without an override's `workload_identity` (which \
+                 replaces it)"
+            }
+        ),
     )
 }
 
@@ -498,7 +509,19 @@ fn overrides_attribute() -> Attribute {
                     Attribute::bool("pull_mode").optional(),
                     &format!("{PULL_MODE} For this cluster (wins over the bridge-wide `pull_mode`)."),
                 ),
-                workload_identity_attribute(),
+                workload_identity_attribute(true),
+                md(
+                    Attribute::string("readiness_checks").optional(),
+                    "`spec.readinessChecks` for this cluster (JSON text, checked as the bridge-wide \
+                     `readiness_checks`): replaces the bridge-wide list for this cluster (not merged with it; \
+                     `jsonencode([])`: no readiness checks for it).",
+                ),
+                md(
+                    Attribute::string("liveness_checks").optional(),
+                    "`spec.livenessChecks` for this cluster (JSON text, checked as the bridge-wide \
+                     `liveness_checks`): replaces the bridge-wide list for this cluster (not merged with it; \
+                     `jsonencode([])`: no liveness checks for it).",
+                ),
             ],
         )
         .optional(),
