@@ -139,8 +139,10 @@ fn examples(c: &Ctx) -> BTreeMap<&'static str, Example> {
     top_level_examples(c, &mut add);
     override_examples(&mut add);
     sveltos_field_examples(&mut add);
-    workload_identity_examples(&mut add);
-    workload_identity_block_examples(&mut add);
+    for prefix in ["workload_identity", "overrides[k].workload_identity"] {
+        workload_identity_examples(prefix, &mut add);
+        workload_identity_block_examples(prefix, &mut add);
+    }
     credentials_examples(c, &mut add);
     block_examples(&mut add);
     inventory_examples(c, &mut add);
@@ -211,61 +213,73 @@ fn sveltos_field_examples(add: &mut impl FnMut(&'static str, Json, Vec<(&'static
     };
     add("readiness_checks", json!(check("ready")), vec![]);
     add("liveness_checks", json!(check("alive")), vec![]);
+    add("overrides[k].readiness_checks", json!(check("own")), vec![]);
+    add("overrides[k].liveness_checks", json!("[]"), vec![]);
 }
 
-/// An override's `workload_identity` as a whole and its own attributes (an Azure identity).
-fn workload_identity_examples(add: &mut impl FnMut(&'static str, Json, Vec<(&'static str, Json)>)) {
+/// The argument path `prefix` followed by `rest` (kept for the test's duration).
+fn at(prefix: &str, rest: &str) -> &'static str {
+    Box::leak(format!("{prefix}{rest}").into_boxed_str())
+}
+
+/// A `workload_identity` at `prefix` (bridge-wide or an override's) as a whole and its own attributes (an Azure
+/// identity).
+fn workload_identity_examples(
+    prefix: &'static str,
+    add: &mut impl FnMut(&'static str, Json, Vec<(&'static str, Json)>),
+) {
     let azure = json!({"client_id": "c", "tenant_id": "t"});
     add(
-        "overrides[k].workload_identity",
+        prefix,
         json!({"provider": "Azure", "endpoint": "https://127.0.0.1:6443", "azure": azure}),
         vec![],
     );
     // The companions of a case: the identity's required attributes but the one ending in `leave` (`(none)`: all).
     let but = |leave: &str| {
         [
-            ("overrides[k].workload_identity.provider", json!("Azure")),
+            (at(prefix, ".provider"), json!("Azure")),
             (
-                "overrides[k].workload_identity.endpoint",
+                at(prefix, ".endpoint"),
                 json!("https://127.0.0.1:6443"),
             ),
-            ("overrides[k].workload_identity.azure", azure.clone()),
+            (at(prefix, ".azure"), azure.clone()),
         ]
         .into_iter()
         .filter(|(p, _)| !p.ends_with(leave))
         .collect::<Vec<_>>()
     };
     add(
-        "overrides[k].workload_identity.provider",
+        at(prefix, ".provider"),
         json!("Azure"),
         but(".provider"),
     );
     add(
-        "overrides[k].workload_identity.endpoint",
+        at(prefix, ".endpoint"),
         json!("https://127.0.0.1:6443"),
         but(".endpoint"),
     );
     add(
-        "overrides[k].workload_identity.ca_secret",
+        at(prefix, ".ca_secret"),
         json!("cluster-ca"),
         but("(none)"),
     );
     add(
-        "overrides[k].workload_identity.azure",
+        at(prefix, ".azure"),
         azure.clone(),
         but(".azure"),
     );
 }
 
-/// The provider blocks of an override's `workload_identity` and their attributes.
+/// The provider blocks of a `workload_identity` at `prefix` and their attributes.
 fn workload_identity_block_examples(
+    prefix: &'static str,
     add: &mut impl FnMut(&'static str, Json, Vec<(&'static str, Json)>),
 ) {
     let with = |provider: &str, leaves: Vec<(&'static str, Json)>| {
         let mut v = vec![
-            ("overrides[k].workload_identity.provider", json!(provider)),
+            (at(prefix, ".provider"), json!(provider)),
             (
-                "overrides[k].workload_identity.endpoint",
+                at(prefix, ".endpoint"),
                 json!("https://127.0.0.1:6443"),
             ),
         ];
@@ -274,7 +288,7 @@ fn workload_identity_block_examples(
     };
     let aws = |but: &str| {
         let leaves = vec![(
-            "overrides[k].workload_identity.aws.cluster_name",
+            at(prefix, ".aws.cluster_name"),
             json!("eks-1"),
         )];
         with(
@@ -286,36 +300,36 @@ fn workload_identity_block_examples(
         )
     };
     add(
-        "overrides[k].workload_identity.aws",
+        at(prefix, ".aws"),
         json!({"cluster_name": "eks-1"}),
         with("AWS", vec![]),
     );
     add(
-        "overrides[k].workload_identity.aws.cluster_name",
+        at(prefix, ".aws.cluster_name"),
         json!("eks-1"),
         aws(".cluster_name"),
     );
     add(
-        "overrides[k].workload_identity.aws.region",
+        at(prefix, ".aws.region"),
         json!("eu-west-1"),
         aws("(none)"),
     );
     add(
-        "overrides[k].workload_identity.aws.role_arn",
+        at(prefix, ".aws.role_arn"),
         json!("arn:aws:iam::123456789012:role/sveltos"),
         aws("(none)"),
     );
     let gcp_leaves = [
         (
-            "overrides[k].workload_identity.gcp.cluster_name",
+            at(prefix, ".gcp.cluster_name"),
             json!("gke-1"),
         ),
         (
-            "overrides[k].workload_identity.gcp.location",
+            at(prefix, ".gcp.location"),
             json!("europe-west1"),
         ),
         (
-            "overrides[k].workload_identity.gcp.project_id",
+            at(prefix, ".gcp.project_id"),
             json!("fleet"),
         ),
     ];
@@ -330,7 +344,7 @@ fn workload_identity_block_examples(
         )
     };
     add(
-        "overrides[k].workload_identity.gcp",
+        at(prefix, ".gcp"),
         json!({"cluster_name": "gke-1", "location": "europe-west1", "project_id": "fleet"}),
         with("GCP", vec![]),
     );
@@ -339,8 +353,8 @@ fn workload_identity_block_examples(
         add(path, value, gcp(&format!(".{leaf}")));
     }
     let azure_leaves = [
-        ("overrides[k].workload_identity.azure.client_id", json!("c")),
-        ("overrides[k].workload_identity.azure.tenant_id", json!("t")),
+        (at(prefix, ".azure.client_id"), json!("c")),
+        (at(prefix, ".azure.tenant_id"), json!("t")),
     ];
     let azure = |but: &str| {
         with(
@@ -357,17 +371,17 @@ fn workload_identity_block_examples(
         add(path, value, azure(&format!(".{leaf}")));
     }
     add(
-        "overrides[k].workload_identity.azure.cluster_name",
+        at(prefix, ".azure.cluster_name"),
         json!("aks-1"),
         azure("(none)"),
     );
     add(
-        "overrides[k].workload_identity.azure.resource_group",
+        at(prefix, ".azure.resource_group"),
         json!("fleet"),
         azure("(none)"),
     );
     add(
-        "overrides[k].workload_identity.azure.subscription_id",
+        at(prefix, ".azure.subscription_id"),
         json!("00000000-0000-0000-0000-000000000003"),
         azure("(none)"),
     );
