@@ -829,10 +829,16 @@ mod tests {
             },
         );
         let sc = |name: &str| {
-            desired(&spec, &profile("team-a", name, &[]), &src(), &bytes(), false)
-                .sveltos_cluster
-                .unwrap()
-                .spec
+            desired(
+                &spec,
+                &profile("team-a", name, &[]),
+                &src(),
+                &bytes(),
+                false,
+            )
+            .sveltos_cluster
+            .unwrap()
+            .spec
         };
         // The override's lists replace the bridge-wide ones (not merged); an empty list: none.
         let own = sc("c1");
@@ -845,7 +851,10 @@ mod tests {
         assert_eq!(other.readiness_checks, Some(spec.readiness_checks.clone()));
         assert_eq!(other.liveness_checks, Some(vec![check("bridge-alive")]));
         assert_eq!(other.workload_identity, Some(identity("https://bridge")));
-        assert_eq!((other.kubeconfig_name, other.kubeconfig_key_name), (None, None));
+        assert_eq!(
+            (other.kubeconfig_name, other.kubeconfig_key_name),
+            (None, None)
+        );
     }
 
     #[test]

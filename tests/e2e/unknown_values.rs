@@ -238,36 +238,21 @@ fn workload_identity_examples(
     let but = |leave: &str| {
         [
             (at(prefix, ".provider"), json!("Azure")),
-            (
-                at(prefix, ".endpoint"),
-                json!("https://127.0.0.1:6443"),
-            ),
+            (at(prefix, ".endpoint"), json!("https://127.0.0.1:6443")),
             (at(prefix, ".azure"), azure.clone()),
         ]
         .into_iter()
         .filter(|(p, _)| !p.ends_with(leave))
         .collect::<Vec<_>>()
     };
-    add(
-        at(prefix, ".provider"),
-        json!("Azure"),
-        but(".provider"),
-    );
+    add(at(prefix, ".provider"), json!("Azure"), but(".provider"));
     add(
         at(prefix, ".endpoint"),
         json!("https://127.0.0.1:6443"),
         but(".endpoint"),
     );
-    add(
-        at(prefix, ".ca_secret"),
-        json!("cluster-ca"),
-        but("(none)"),
-    );
-    add(
-        at(prefix, ".azure"),
-        azure.clone(),
-        but(".azure"),
-    );
+    add(at(prefix, ".ca_secret"), json!("cluster-ca"), but("(none)"));
+    add(at(prefix, ".azure"), azure.clone(), but(".azure"));
 }
 
 /// The provider blocks of a `workload_identity` at `prefix` and their attributes.
@@ -278,19 +263,13 @@ fn workload_identity_block_examples(
     let with = |provider: &str, leaves: Vec<(&'static str, Json)>| {
         let mut v = vec![
             (at(prefix, ".provider"), json!(provider)),
-            (
-                at(prefix, ".endpoint"),
-                json!("https://127.0.0.1:6443"),
-            ),
+            (at(prefix, ".endpoint"), json!("https://127.0.0.1:6443")),
         ];
         v.extend(leaves);
         v
     };
     let aws = |but: &str| {
-        let leaves = vec![(
-            at(prefix, ".aws.cluster_name"),
-            json!("eks-1"),
-        )];
+        let leaves = vec![(at(prefix, ".aws.cluster_name"), json!("eks-1"))];
         with(
             "AWS",
             leaves
@@ -309,29 +288,16 @@ fn workload_identity_block_examples(
         json!("eks-1"),
         aws(".cluster_name"),
     );
-    add(
-        at(prefix, ".aws.region"),
-        json!("eu-west-1"),
-        aws("(none)"),
-    );
+    add(at(prefix, ".aws.region"), json!("eu-west-1"), aws("(none)"));
     add(
         at(prefix, ".aws.role_arn"),
         json!("arn:aws:iam::123456789012:role/sveltos"),
         aws("(none)"),
     );
     let gcp_leaves = [
-        (
-            at(prefix, ".gcp.cluster_name"),
-            json!("gke-1"),
-        ),
-        (
-            at(prefix, ".gcp.location"),
-            json!("europe-west1"),
-        ),
-        (
-            at(prefix, ".gcp.project_id"),
-            json!("fleet"),
-        ),
+        (at(prefix, ".gcp.cluster_name"), json!("gke-1")),
+        (at(prefix, ".gcp.location"), json!("europe-west1")),
+        (at(prefix, ".gcp.project_id"), json!("fleet")),
     ];
     let gcp = |but: &str| {
         with(

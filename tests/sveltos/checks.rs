@@ -66,9 +66,14 @@ async fn a_readiness_check_holds_the_cluster_until_it_passes() {
             && warning.contains("ConfigMap gate missing"),
         "{warning}"
     );
-    assert!(ready(&inv.client, &ns, "c2").await, "c2 (the bridge-wide check) not Ready");
+    assert!(
+        ready(&inv.client, &ns, "c2").await,
+        "c2 (the bridge-wide check) not Ready"
+    );
     let checks_of = |sc: Option<tfsveltos::api::SveltosCluster>| {
-        let checks = sc.and_then(|sc| sc.spec.readiness_checks).unwrap_or_default();
+        let checks = sc
+            .and_then(|sc| sc.spec.readiness_checks)
+            .unwrap_or_default();
         checks.into_iter().map(|c| c.name).collect::<Vec<_>>()
     };
     assert_eq!(checks_of(inv.sc(&ns, "c2").await), ["open"]);
@@ -78,7 +83,11 @@ async fn a_readiness_check_holds_the_cluster_until_it_passes() {
         (data.get("region"), data.get("tier")),
         (Some(&"eu-1".to_string()), Some(&"gold".to_string()))
     );
-    assert_eq!(checks_of(Some(sc)), ["gate"], "the override replaces the bridge-wide list");
+    assert_eq!(
+        checks_of(Some(sc)),
+        ["gate"],
+        "the override replaces the bridge-wide list"
+    );
     assert_eq!(tf.plan(), 0, "the stored checks and data show as drift");
 
     create_configmap(&inv.client, &ns, "gate").await;

@@ -82,15 +82,23 @@ async fn the_manager_takes_the_workload_identity_branch() {
         let wi = sc.spec.workload_identity.expect("spec.workloadIdentity");
         assert_eq!(
             (wi.provider.as_str(), wi.azure.map(|a| a.tenant_id)),
-            ("Azure", Some(format!("00000000-0000-0000-0000-00000000000{tenant}"))),
+            (
+                "Azure",
+                Some(format!("00000000-0000-0000-0000-00000000000{tenant}"))
+            ),
             "{name}"
         );
         let failure = sveltos
-            .until("the manager's failure for the cluster", LOOK_DEADLINE, || async {
-                inv.sc(&ns, name).await?.status?.failure_message
-            })
+            .until(
+                "the manager's failure for the cluster",
+                LOOK_DEADLINE,
+                || async { inv.sc(&ns, name).await?.status?.failure_message },
+            )
             .await;
-        assert!(failure.contains("AZURE_FEDERATED_TOKEN_FILE"), "{name}: {failure}");
+        assert!(
+            failure.contains("AZURE_FEDERATED_TOKEN_FILE"),
+            "{name}: {failure}"
+        );
     }
     assert_eq!(tf.plan(), 0);
 }

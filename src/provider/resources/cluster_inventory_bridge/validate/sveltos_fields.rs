@@ -240,7 +240,8 @@ impl BridgeConfig {
         let overrides = || self.overrides.iter().flatten();
         if let Some(w) = &self.workload_identity {
             let renewed = self.token_renewal.is_some()
-                || overrides().any(|(_, o)| o.workload_identity.is_none() && o.token_renewal.is_some());
+                || overrides()
+                    .any(|(_, o)| o.workload_identity.is_none() && o.token_renewal.is_some());
             check_identity(err, AttributePath::attr("workload_identity"), w, renewed);
         }
         for (k, o) in overrides() {

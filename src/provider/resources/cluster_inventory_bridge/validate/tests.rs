@@ -433,7 +433,8 @@ fn an_override_s_checks_are_checked_as_the_bridge_wide_ones_and_replace_them() {
     o.liveness_checks = Some("[]".into());
     let spec = c.to_spec().unwrap();
     let own = &spec.overrides["ns/c1"];
-    let names = |l: &[crate::api::ClusterCheck]| l.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
+    let names =
+        |l: &[crate::api::ClusterCheck]| l.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
     assert_eq!(names(own.readiness_checks.as_deref().unwrap()), ["own"]);
     assert_eq!(own.liveness_checks.as_deref(), Some(&[][..]));
     assert_eq!(names(&spec.readiness_checks), ["gate"]);
@@ -457,7 +458,9 @@ fn an_override_s_checks_are_checked_as_the_bridge_wide_ones_and_replace_them() {
         assert!(
             errors.len() == 1
                 && errors[0].0 == "overrides[\"ns/c1\"]"
-                && errors[0].1.starts_with(&format!("overrides[\"ns/c1\"].{attr}"))
+                && errors[0]
+                    .1
+                    .starts_with(&format!("overrides[\"ns/c1\"].{attr}"))
                 && errors[0].1.contains(expected),
             "{attr}: {errors:?}"
         );
@@ -479,9 +482,17 @@ fn the_bridge_wide_workload_identity_follows_the_crd_rules_and_an_override_repla
     };
     let mut c = config();
     c.workload_identity = Some(gcp("bridge"));
-    c.overrides.as_mut().unwrap().get_mut("ns/c1").unwrap().workload_identity = Some(gcp("own"));
+    c.overrides
+        .as_mut()
+        .unwrap()
+        .get_mut("ns/c1")
+        .unwrap()
+        .workload_identity = Some(gcp("own"));
     let spec = c.to_spec().unwrap();
-    assert_eq!(spec.workload_identity.unwrap().gcp.unwrap().project_id, "bridge");
+    assert_eq!(
+        spec.workload_identity.unwrap().gcp.unwrap().project_id,
+        "bridge"
+    );
     let own = spec.overrides["ns/c1"].workload_identity.clone().unwrap();
     assert_eq!(own.gcp.unwrap().project_id, "own");
     // The CRD's rules at the bridge-wide attribute.
@@ -493,20 +504,40 @@ fn the_bridge_wide_workload_identity_follows_the_crd_rules_and_an_override_repla
     let errors = errors_at(&bad, "Invalid workload_identity");
     let details: Vec<&str> = errors.iter().map(|(_, d)| d.as_str()).collect();
     assert_eq!(details.len(), 3, "{errors:?}");
-    assert!(errors.iter().all(|(p, _)| p.starts_with("workload_identity")), "{errors:?}");
-    assert!(details.iter().any(|d| d.contains("aws must be set if and only if provider is \"AWS\"")));
-    assert!(details.iter().any(|d| d.contains("gcp.project_id must not be empty")));
+    assert!(
+        errors
+            .iter()
+            .all(|(p, _)| p.starts_with("workload_identity")),
+        "{errors:?}"
+    );
+    assert!(
+        details
+            .iter()
+            .any(|d| d.contains("aws must be set if and only if provider is \"AWS\""))
+    );
+    assert!(
+        details
+            .iter()
+            .any(|d| d.contains("gcp.project_id must not be empty"))
+    );
     // A token renewal for a cluster the bridge-wide identity applies to (an override without its own identity).
     let mut renewed = config();
     renewed.workload_identity = Some(gcp("bridge"));
-    renewed.overrides.as_mut().unwrap().get_mut("ns/c1").unwrap().token_renewal =
-        Some(TokenRenewalConfig {
-            interval: "1h".into(),
-            ..Default::default()
-        });
+    renewed
+        .overrides
+        .as_mut()
+        .unwrap()
+        .get_mut("ns/c1")
+        .unwrap()
+        .token_renewal = Some(TokenRenewalConfig {
+        interval: "1h".into(),
+        ..Default::default()
+    });
     let errors = errors_at(&renewed, "Invalid workload_identity");
     assert!(
-        errors.len() == 1 && errors[0].0.starts_with("workload_identity") && errors[0].1.contains("token_renewal"),
+        errors.len() == 1
+            && errors[0].0.starts_with("workload_identity")
+            && errors[0].1.contains("token_renewal"),
         "{errors:?}"
     );
 }
