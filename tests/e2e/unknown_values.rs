@@ -222,6 +222,12 @@ fn at(prefix: &str, rest: &str) -> &'static str {
     Box::leak(format!("{prefix}{rest}").into_boxed_str())
 }
 
+/// Whether the `workload_identity` at `prefix` is a single nested attribute (an override's), itself an argument
+/// as its provider blocks are; the bridge-wide one is a block, whose arguments are its leaves only.
+fn is_object(prefix: &str) -> bool {
+    prefix.starts_with("overrides")
+}
+
 /// A `workload_identity` at `prefix` (bridge-wide or an override's) as a whole and its own attributes (an Azure
 /// identity).
 fn workload_identity_examples(
@@ -229,22 +235,19 @@ fn workload_identity_examples(
     add: &mut impl FnMut(&'static str, Json, Vec<(&'static str, Json)>),
 ) {
     let azure = json!({"client_id": "c", "tenant_id": "t"});
-    add(
-        prefix,
-        json!({"provider": "Azure", "endpoint": "https://127.0.0.1:6443", "azure": azure}),
-        vec![],
-    );
-    // The companions of a case: the identity's required attributes but the one ending in `leave` (`(none)`: all).
-    let but = |leave: &str| {
-        [
-            (at(prefix, ".provider"), json!("Azure")),
-            (at(prefix, ".endpoint"), json!("https://127.0.0.1:6443")),
-            (at(prefix, ".azure"), azure.clone()),
-        ]
-        .into_iter()
-        .filter(|(p, _)| !p.ends_with(leave))
-        .collect::<Vec<_>>()
-    };
+    if is_object(prefix) {
+        add(
+            prefix,
+            json!({"provider": "Azure", "endpoint": "https://127.0.0.1:6443", "azure": azure}),
+            vec![],
+        );
+        add(
+            at(prefix, ".azure"),
+            azure.clone(),
+            but_azure(prefix, ".azure"),
+        );
+    }
+    let but = |leave: &str| but_azure(prefix, leave);
     add(at(prefix, ".provider"), json!("Azure"), but(".provider"));
     add(
         at(prefix, ".endpoint"),
@@ -252,7 +255,27 @@ fn workload_identity_examples(
         but(".endpoint"),
     );
     add(at(prefix, ".ca_secret"), json!("cluster-ca"), but("(none)"));
-    add(at(prefix, ".azure"), azure.clone(), but(".azure"));
+}
+
+/// The companions of an Azure identity's case at `prefix`: its required attributes but the one ending in `leave`
+/// (`(none)`: all); the `azure` object, or its leaves where it is a block.
+fn but_azure(prefix: &'static str, leave: &str) -> Vec<(&'static str, Json)> {
+    let mut all = vec![
+        (at(prefix, ".provider"), json!("Azure")),
+        (at(prefix, ".endpoint"), json!("https://127.0.0.1:6443")),
+    ];
+    if is_object(prefix) {
+        all.push((
+            at(prefix, ".azure"),
+            json!({"client_id": "c", "tenant_id": "t"}),
+        ));
+    } else {
+        all.push((at(prefix, ".azure.client_id"), json!("c")));
+        all.push((at(prefix, ".azure.tenant_id"), json!("t")));
+    }
+    all.into_iter()
+        .filter(|(p, _)| !p.ends_with(leave))
+        .collect()
 }
 
 /// The provider blocks of a `workload_identity` at `prefix` and their attributes.
@@ -278,11 +301,13 @@ fn workload_identity_block_examples(
                 .collect(),
         )
     };
-    add(
-        at(prefix, ".aws"),
-        json!({"cluster_name": "eks-1"}),
-        with("AWS", vec![]),
-    );
+    if is_object(prefix) {
+        add(
+            at(prefix, ".aws"),
+            json!({"cluster_name": "eks-1"}),
+            with("AWS", vec![]),
+        );
+    }
     add(
         at(prefix, ".aws.cluster_name"),
         json!("eks-1"),
@@ -309,11 +334,13 @@ fn workload_identity_block_examples(
                 .collect(),
         )
     };
-    add(
-        at(prefix, ".gcp"),
-        json!({"cluster_name": "gke-1", "location": "europe-west1", "project_id": "fleet"}),
-        with("GCP", vec![]),
-    );
+    if is_object(prefix) {
+        add(
+            at(prefix, ".gcp"),
+            json!({"cluster_name": "gke-1", "location": "europe-west1", "project_id": "fleet"}),
+            with("GCP", vec![]),
+        );
+    }
     for (path, value) in gcp_leaves.clone() {
         let leaf = path.rsplit('.').next().unwrap_or_default();
         add(path, value, gcp(&format!(".{leaf}")));

@@ -65,8 +65,9 @@ async fn the_manager_takes_the_workload_identity_branch() {
     assert!(inv.sc(&ns, "c1").await.is_none());
 
     let args = format!(
-        "  workload_identity = {}\n{}",
-        block("Azure", "azure", 3),
+        "  workload_identity {{\n    provider = \"Azure\"\n    endpoint = \"https://127.0.0.1:6443\"\n    azure {{\n      \
+         client_id = \"00000000-0000-0000-0000-000000000001\"\n      tenant_id = \
+         \"00000000-0000-0000-0000-000000000003\"\n    }}\n  }}\n{}",
         identity(&ns, "Azure", "azure")
     );
     inv.rewrite(&tf, &bridge(&ns, &[&ns], &args));
