@@ -363,12 +363,12 @@ fn safety_attributes() -> Vec<Attribute> {
     ]
 }
 
+/// A provider block of a `workload_identity`: its name, attributes and what it is for.
+type ProviderBlock = (&'static str, Vec<Attribute>, &'static str);
+
 /// The attributes of a `workload_identity` (`provider`, `endpoint`, `ca_secret`) and of its provider blocks, by
 /// block name, with what each block is for.
-fn workload_identity_parts() -> (
-    Vec<Attribute>,
-    Vec<(&'static str, Vec<Attribute>, &'static str)>,
-) {
+fn workload_identity_parts() -> (Vec<Attribute>, Vec<ProviderBlock>) {
     let s = |n: &str, d: &str| md(Attribute::string(n).required(), d);
     let o = |n: &str, d: &str| md(Attribute::string(n).optional(), d);
     let aws = vec![
@@ -465,7 +465,7 @@ fn workload_identity_attribute() -> Attribute {
 /// plan an unknown value in a top-level nested attribute).
 fn workload_identity_block() -> NestedBlock {
     let (attrs, blocks) = workload_identity_parts();
-    let mut b = Block::new().markdown_description(&workload_identity_description(false));
+    let mut b = Block::new().markdown_description(workload_identity_description(false));
     for a in attrs {
         b = b.attribute(a);
     }
