@@ -471,6 +471,15 @@ fn cluster_annotations(
     annotations
 }
 
+/// A list of checks for one cluster: the override's list replaces the bridge-wide one (an empty list: none).
+fn checks_of(
+    bridge: &[crate::api::ClusterCheck],
+    over: Option<&Option<Vec<crate::api::ClusterCheck>>>,
+) -> Option<Vec<crate::api::ClusterCheck>> {
+    let chosen = over.and_then(Option::as_ref).map_or(bridge, Vec::as_slice);
+    Some(chosen.to_vec()).filter(|c| !c.is_empty())
+}
+
 /// The SveltosCluster's spec: the override's settings over the bridge's, paused while unhealthy when
 /// `health_pause`. With an active window, `spec.paused` is sveltoscluster-manager's (it pauses and unpauses the
 /// cluster on every flip of the window) and never written here; validation refuses `paused` and
@@ -493,7 +502,9 @@ fn cluster_spec(
         over.and_then(|o| o.paused).or(spec.paused)
     };
     // With workload identity Sveltos reads no kubeconfig, and the CRD refuses `kubeconfigName` beside it.
-    let workload_identity = over.and_then(|o| o.workload_identity.clone());
+    let workload_identity = over
+        .and_then(|o| o.workload_identity.clone())
+        .or_else(|| spec.workload_identity.clone());
     let kubeconfig = workload_identity.is_none();
     SveltosClusterSpec {
         kubeconfig_name: kubeconfig.then(|| secret_name(name)),
@@ -505,8 +516,8 @@ fn cluster_spec(
             .or(spec.consecutive_failure_threshold),
         active_window,
         data: Some(data_of(spec, over)).filter(|d| !d.is_empty()),
-        readiness_checks: Some(spec.readiness_checks.clone()).filter(|c| !c.is_empty()),
-        liveness_checks: Some(spec.liveness_checks.clone()).filter(|c| !c.is_empty()),
+        readiness_checks: checks_of(&spec.readiness_checks, over.map(|o| &o.readiness_checks)),
+        liveness_checks: checks_of(&spec.liveness_checks, over.map(|o| &o.liveness_checks)),
         pull_mode: over.and_then(|o| o.pull_mode).or(spec.pull_mode),
         token_request_renewal_option: renewal.map(|r| TokenRequestRenewalOption {
             renew_token_request_interval: r.interval,
@@ -787,6 +798,63 @@ mod tests {
             .sveltos_cluster
             .unwrap();
         assert_eq!(sc.spec.paused, None);
+    }
+
+    #[test]
+    fn an_override_replaces_the_bridge_wide_checks_and_workload_identity() {
+        use crate::api::{ClusterCheck, WorkloadIdentity};
+        let check = |name: &str| ClusterCheck {
+            name: name.into(),
+            ..Default::default()
+        };
+        let identity = |endpoint: &str| WorkloadIdentity {
+            provider: "GCP".into(),
+            endpoint: endpoint.into(),
+            ..Default::default()
+        };
+        let mut spec = BridgeSpec {
+            name: "main".into(),
+            readiness_checks: vec![check("bridge-ready"), check("bridge-2")],
+            liveness_checks: vec![check("bridge-alive")],
+            workload_identity: Some(identity("https://bridge")),
+            ..Default::default()
+        };
+        spec.overrides.insert(
+            "team-a/c1".into(),
+            Override {
+                readiness_checks: Some(vec![check("own-ready")]),
+                liveness_checks: Some(vec![]),
+                workload_identity: Some(identity("https://own")),
+                ..Default::default()
+            },
+        );
+        let sc = |name: &str| {
+            desired(
+                &spec,
+                &profile("team-a", name, &[]),
+                &src(),
+                &bytes(),
+                false,
+            )
+            .sveltos_cluster
+            .unwrap()
+            .spec
+        };
+        // The override's lists replace the bridge-wide ones (not merged); an empty list: none.
+        let own = sc("c1");
+        assert_eq!(own.readiness_checks, Some(vec![check("own-ready")]));
+        assert_eq!(own.liveness_checks, None);
+        assert_eq!(own.workload_identity, Some(identity("https://own")));
+        assert_eq!(own.kubeconfig_name, None);
+        // A cluster without an override gets the bridge-wide ones, and no kubeconfig beside the identity.
+        let other = sc("c2");
+        assert_eq!(other.readiness_checks, Some(spec.readiness_checks.clone()));
+        assert_eq!(other.liveness_checks, Some(vec![check("bridge-alive")]));
+        assert_eq!(other.workload_identity, Some(identity("https://bridge")));
+        assert_eq!(
+            (other.kubeconfig_name, other.kubeconfig_key_name),
+            (None, None)
+        );
     }
 
     #[test]

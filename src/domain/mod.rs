@@ -104,12 +104,14 @@ pub struct BridgeSpec {
     pub ready_wait: Option<std::time::Duration>,
     /// `spec.data` of every SveltosCluster (an override's keys win).
     pub data: BTreeMap<String, String>,
-    /// `spec.readinessChecks` of every SveltosCluster.
+    /// `spec.readinessChecks` of every SveltosCluster (an override's list replaces it).
     pub readiness_checks: Vec<crate::api::ClusterCheck>,
-    /// `spec.livenessChecks` of every SveltosCluster.
+    /// `spec.livenessChecks` of every SveltosCluster (an override's list replaces it).
     pub liveness_checks: Vec<crate::api::ClusterCheck>,
     /// `spec.pullMode` of every SveltosCluster (an override's wins).
     pub pull_mode: Option<bool>,
+    /// `spec.workloadIdentity` of every SveltosCluster (an override's replaces it).
+    pub workload_identity: Option<crate::api::WorkloadIdentity>,
     /// How ClusterProfiles describing one member cluster are recognised and treated (`duplicate_members`).
     pub members: members::MemberPolicy,
     /// Which ClusterProfile properties become labels and `spec.data` entries (`copy_properties`).
@@ -260,6 +262,7 @@ impl Default for BridgeSpec {
             readiness_checks: Vec::new(),
             liveness_checks: Vec::new(),
             pull_mode: None,
+            workload_identity: None,
             members: members::MemberPolicy::default(),
             properties: properties::PropertyCopy::default(),
         }
@@ -302,8 +305,13 @@ pub struct Override {
     pub data: BTreeMap<String, String>,
     /// `spec.pullMode` for this cluster.
     pub pull_mode: Option<bool>,
-    /// `spec.workloadIdentity` for this cluster: then no `kubeconfigName` or `kubeconfigKeyName`.
+    /// `spec.workloadIdentity` for this cluster (replaces the bridge-wide one): then no `kubeconfigName` or
+    /// `kubeconfigKeyName`.
     pub workload_identity: Option<crate::api::WorkloadIdentity>,
+    /// `spec.readinessChecks` for this cluster, replacing the bridge-wide list (`Some(empty)`: none).
+    pub readiness_checks: Option<Vec<crate::api::ClusterCheck>>,
+    /// `spec.livenessChecks` for this cluster, replacing the bridge-wide list (`Some(empty)`: none).
+    pub liveness_checks: Option<Vec<crate::api::ClusterCheck>>,
 }
 
 /// Whether the profile's `ControlPlaneHealthy` condition is `True`.

@@ -139,8 +139,10 @@ fn examples(c: &Ctx) -> BTreeMap<&'static str, Example> {
     top_level_examples(c, &mut add);
     override_examples(&mut add);
     sveltos_field_examples(&mut add);
-    workload_identity_examples(&mut add);
-    workload_identity_block_examples(&mut add);
+    for prefix in ["workload_identity", "overrides[k].workload_identity"] {
+        workload_identity_examples(prefix, &mut add);
+        workload_identity_block_examples(prefix, &mut add);
+    }
     credentials_examples(c, &mut add);
     block_examples(&mut add);
     inventory_examples(c, &mut add);
@@ -211,72 +213,86 @@ fn sveltos_field_examples(add: &mut impl FnMut(&'static str, Json, Vec<(&'static
     };
     add("readiness_checks", json!(check("ready")), vec![]);
     add("liveness_checks", json!(check("alive")), vec![]);
+    add("overrides[k].readiness_checks", json!(check("own")), vec![]);
+    add("overrides[k].liveness_checks", json!("[]"), vec![]);
 }
 
-/// An override's `workload_identity` as a whole and its own attributes (an Azure identity).
-fn workload_identity_examples(add: &mut impl FnMut(&'static str, Json, Vec<(&'static str, Json)>)) {
+/// The argument path `prefix` followed by `rest` (kept for the test's duration).
+fn at(prefix: &str, rest: &str) -> &'static str {
+    Box::leak(format!("{prefix}{rest}").into_boxed_str())
+}
+
+/// Whether the `workload_identity` at `prefix` is a single nested attribute (an override's), itself an argument
+/// as its provider blocks are; the bridge-wide one is a block, whose arguments are its leaves only.
+fn is_object(prefix: &str) -> bool {
+    prefix.starts_with("overrides")
+}
+
+/// A `workload_identity` at `prefix` (bridge-wide or an override's) as a whole and its own attributes (an Azure
+/// identity).
+fn workload_identity_examples(
+    prefix: &'static str,
+    add: &mut impl FnMut(&'static str, Json, Vec<(&'static str, Json)>),
+) {
     let azure = json!({"client_id": "c", "tenant_id": "t"});
+    if is_object(prefix) {
+        add(
+            prefix,
+            json!({"provider": "Azure", "endpoint": "https://127.0.0.1:6443", "azure": azure}),
+            vec![],
+        );
+        add(
+            at(prefix, ".azure"),
+            azure.clone(),
+            but_azure(prefix, ".azure"),
+        );
+    }
+    let but = |leave: &str| but_azure(prefix, leave);
+    add(at(prefix, ".provider"), json!("Azure"), but(".provider"));
     add(
-        "overrides[k].workload_identity",
-        json!({"provider": "Azure", "endpoint": "https://127.0.0.1:6443", "azure": azure}),
-        vec![],
-    );
-    // The companions of a case: the identity's required attributes but the one ending in `leave` (`(none)`: all).
-    let but = |leave: &str| {
-        [
-            ("overrides[k].workload_identity.provider", json!("Azure")),
-            (
-                "overrides[k].workload_identity.endpoint",
-                json!("https://127.0.0.1:6443"),
-            ),
-            ("overrides[k].workload_identity.azure", azure.clone()),
-        ]
-        .into_iter()
-        .filter(|(p, _)| !p.ends_with(leave))
-        .collect::<Vec<_>>()
-    };
-    add(
-        "overrides[k].workload_identity.provider",
-        json!("Azure"),
-        but(".provider"),
-    );
-    add(
-        "overrides[k].workload_identity.endpoint",
+        at(prefix, ".endpoint"),
         json!("https://127.0.0.1:6443"),
         but(".endpoint"),
     );
-    add(
-        "overrides[k].workload_identity.ca_secret",
-        json!("cluster-ca"),
-        but("(none)"),
-    );
-    add(
-        "overrides[k].workload_identity.azure",
-        azure.clone(),
-        but(".azure"),
-    );
+    add(at(prefix, ".ca_secret"), json!("cluster-ca"), but("(none)"));
 }
 
-/// The provider blocks of an override's `workload_identity` and their attributes.
+/// The companions of an Azure identity's case at `prefix`: its required attributes but the one ending in `leave`
+/// (`(none)`: all); the `azure` object, or its leaves where it is a block.
+fn but_azure(prefix: &'static str, leave: &str) -> Vec<(&'static str, Json)> {
+    let mut all = vec![
+        (at(prefix, ".provider"), json!("Azure")),
+        (at(prefix, ".endpoint"), json!("https://127.0.0.1:6443")),
+    ];
+    if is_object(prefix) {
+        all.push((
+            at(prefix, ".azure"),
+            json!({"client_id": "c", "tenant_id": "t"}),
+        ));
+    } else {
+        all.push((at(prefix, ".azure.client_id"), json!("c")));
+        all.push((at(prefix, ".azure.tenant_id"), json!("t")));
+    }
+    all.into_iter()
+        .filter(|(p, _)| !p.ends_with(leave))
+        .collect()
+}
+
+/// The provider blocks of a `workload_identity` at `prefix` and their attributes.
 fn workload_identity_block_examples(
+    prefix: &'static str,
     add: &mut impl FnMut(&'static str, Json, Vec<(&'static str, Json)>),
 ) {
     let with = |provider: &str, leaves: Vec<(&'static str, Json)>| {
         let mut v = vec![
-            ("overrides[k].workload_identity.provider", json!(provider)),
-            (
-                "overrides[k].workload_identity.endpoint",
-                json!("https://127.0.0.1:6443"),
-            ),
+            (at(prefix, ".provider"), json!(provider)),
+            (at(prefix, ".endpoint"), json!("https://127.0.0.1:6443")),
         ];
         v.extend(leaves);
         v
     };
     let aws = |but: &str| {
-        let leaves = vec![(
-            "overrides[k].workload_identity.aws.cluster_name",
-            json!("eks-1"),
-        )];
+        let leaves = vec![(at(prefix, ".aws.cluster_name"), json!("eks-1"))];
         with(
             "AWS",
             leaves
@@ -285,39 +301,28 @@ fn workload_identity_block_examples(
                 .collect(),
         )
     };
+    if is_object(prefix) {
+        add(
+            at(prefix, ".aws"),
+            json!({"cluster_name": "eks-1"}),
+            with("AWS", vec![]),
+        );
+    }
     add(
-        "overrides[k].workload_identity.aws",
-        json!({"cluster_name": "eks-1"}),
-        with("AWS", vec![]),
-    );
-    add(
-        "overrides[k].workload_identity.aws.cluster_name",
+        at(prefix, ".aws.cluster_name"),
         json!("eks-1"),
         aws(".cluster_name"),
     );
+    add(at(prefix, ".aws.region"), json!("eu-west-1"), aws("(none)"));
     add(
-        "overrides[k].workload_identity.aws.region",
-        json!("eu-west-1"),
-        aws("(none)"),
-    );
-    add(
-        "overrides[k].workload_identity.aws.role_arn",
+        at(prefix, ".aws.role_arn"),
         json!("arn:aws:iam::123456789012:role/sveltos"),
         aws("(none)"),
     );
     let gcp_leaves = [
-        (
-            "overrides[k].workload_identity.gcp.cluster_name",
-            json!("gke-1"),
-        ),
-        (
-            "overrides[k].workload_identity.gcp.location",
-            json!("europe-west1"),
-        ),
-        (
-            "overrides[k].workload_identity.gcp.project_id",
-            json!("fleet"),
-        ),
+        (at(prefix, ".gcp.cluster_name"), json!("gke-1")),
+        (at(prefix, ".gcp.location"), json!("europe-west1")),
+        (at(prefix, ".gcp.project_id"), json!("fleet")),
     ];
     let gcp = |but: &str| {
         with(
@@ -329,18 +334,20 @@ fn workload_identity_block_examples(
                 .collect(),
         )
     };
-    add(
-        "overrides[k].workload_identity.gcp",
-        json!({"cluster_name": "gke-1", "location": "europe-west1", "project_id": "fleet"}),
-        with("GCP", vec![]),
-    );
+    if is_object(prefix) {
+        add(
+            at(prefix, ".gcp"),
+            json!({"cluster_name": "gke-1", "location": "europe-west1", "project_id": "fleet"}),
+            with("GCP", vec![]),
+        );
+    }
     for (path, value) in gcp_leaves.clone() {
         let leaf = path.rsplit('.').next().unwrap_or_default();
         add(path, value, gcp(&format!(".{leaf}")));
     }
     let azure_leaves = [
-        ("overrides[k].workload_identity.azure.client_id", json!("c")),
-        ("overrides[k].workload_identity.azure.tenant_id", json!("t")),
+        (at(prefix, ".azure.client_id"), json!("c")),
+        (at(prefix, ".azure.tenant_id"), json!("t")),
     ];
     let azure = |but: &str| {
         with(
@@ -357,17 +364,17 @@ fn workload_identity_block_examples(
         add(path, value, azure(&format!(".{leaf}")));
     }
     add(
-        "overrides[k].workload_identity.azure.cluster_name",
+        at(prefix, ".azure.cluster_name"),
         json!("aks-1"),
         azure("(none)"),
     );
     add(
-        "overrides[k].workload_identity.azure.resource_group",
+        at(prefix, ".azure.resource_group"),
         json!("fleet"),
         azure("(none)"),
     );
     add(
-        "overrides[k].workload_identity.azure.subscription_id",
+        at(prefix, ".azure.subscription_id"),
         json!("00000000-0000-0000-0000-000000000003"),
         azure("(none)"),
     );

@@ -33,10 +33,11 @@ fn configmap_check(name: &str, ns: &str, configmap: &str) -> String {
     )
 }
 
-/// A readiness check asking for a ConfigMap that is not there yet: apply (waiting for Ready) warns that the
-/// cluster is not Ready, with the manager's failure naming the check; once the ConfigMap exists the manager marks
-/// the cluster Ready. `data` (bridge-wide and per cluster) and the checks are stored as written, and every plan is
-/// empty.
+/// A readiness check of one cluster (`overrides[...].readiness_checks`, replacing the bridge-wide one that passes)
+/// asking for a ConfigMap that is not there yet: apply (waiting for Ready) warns that this cluster alone is not
+/// Ready, with the manager's failure naming the check, while the other cluster (the bridge-wide check) is Ready;
+/// once the ConfigMap exists the manager marks the held cluster Ready. `data` (bridge-wide and per cluster) and the
+/// checks are stored as written, and every plan is empty.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_readiness_check_holds_the_cluster_until_it_passes() {
     let Some(sveltos) = Sveltos::get() else {
@@ -44,11 +45,16 @@ async fn a_readiness_check_holds_the_cluster_until_it_passes() {
     };
     let inv = Inv::of(&sveltos.env).await;
     let ns = unique_namespace(&inv.client, "readycheck").await;
-    inv.profile_with_secret(&ns, "c1", &[], Json::Null, &sveltos.member_kubeconfig())
-        .await;
+    for name in ["c1", "c2"] {
+        inv.profile_with_secret(&ns, name, &[], Json::Null, &sveltos.member_kubeconfig())
+            .await;
+    }
+    create_configmap(&inv.client, &ns, "open").await;
     let args = format!(
         "  wait_for_ready = true\n  ready_timeout = \"15s\"\n  readiness_checks = {}\n  data = {{ region = \"eu-1\", \
-         tier = \"silver\" }}\n  overrides = {{\n    \"{ns}/c1\" = {{ data = {{ tier = \"gold\" }} }}\n  }}",
+         tier = \"silver\" }}\n  overrides = {{\n    \"{ns}/c1\" = {{\n      data = {{ tier = \"gold\" }}\n      \
+         readiness_checks = {}\n    }}\n  }}",
+        configmap_check("open", &ns, "open"),
         configmap_check("gate", &ns, "gate")
     );
     let tf = inv.tf(&Cli::tofu(), &bridge(&ns, &[&ns], &args));
@@ -60,6 +66,17 @@ async fn a_readiness_check_holds_the_cluster_until_it_passes() {
             && warning.contains("ConfigMap gate missing"),
         "{warning}"
     );
+    assert!(
+        ready(&inv.client, &ns, "c2").await,
+        "c2 (the bridge-wide check) not Ready"
+    );
+    let checks_of = |sc: Option<tfsveltos::api::SveltosCluster>| {
+        let checks = sc
+            .and_then(|sc| sc.spec.readiness_checks)
+            .unwrap_or_default();
+        checks.into_iter().map(|c| c.name).collect::<Vec<_>>()
+    };
+    assert_eq!(checks_of(inv.sc(&ns, "c2").await), ["open"]);
     let sc = inv.sc(&ns, "c1").await.expect("SveltosCluster c1");
     let data = sc.spec.data.clone().unwrap_or_default();
     assert_eq!(
@@ -67,8 +84,9 @@ async fn a_readiness_check_holds_the_cluster_until_it_passes() {
         (Some(&"eu-1".to_string()), Some(&"gold".to_string()))
     );
     assert_eq!(
-        sc.spec.readiness_checks.map(|c| c[0].name.clone()),
-        Some("gate".into())
+        checks_of(Some(sc)),
+        ["gate"],
+        "the override replaces the bridge-wide list"
     );
     assert_eq!(tf.plan(), 0, "the stored checks and data show as drift");
 

@@ -1,7 +1,7 @@
-//! `overrides[...].workload_identity` with the real sveltoscluster-manager and the upstream CRD, without a cloud: the
-//! SveltosCluster has no `kubeconfigName` (the CRD refuses one beside `workloadIdentity`), and the manager takes the
-//! workload-identity branch: its failure is the cloud call (Azure's federated token, which only a pod configured
-//! for Azure Workload Identity has), not a kubeconfig.
+//! `workload_identity` (bridge-wide and `overrides[...]`) with the real sveltoscluster-manager and the upstream CRD,
+//! without a cloud: the SveltosCluster has no `kubeconfigName` (the CRD refuses one beside `workloadIdentity`), and
+//! the manager takes the workload-identity branch: its failure is the cloud call (Azure's federated token, which
+//! only a pod configured for Azure Workload Identity has), not a kubeconfig.
 
 use std::time::Duration;
 
@@ -13,19 +13,26 @@ use support::{Cli, unique_namespace};
 /// How long the manager may take to look at a new cluster: a hang guard, not a measurement (it looks at once).
 const LOOK_DEADLINE: Duration = Duration::from_secs(180);
 
-/// The override giving cluster `c1` an Azure workload identity (`provider` and the provider block as given).
-fn identity(ns: &str, provider: &str, block: &str) -> String {
+/// An Azure workload identity (`provider` and the provider block as given) with tenant `…000{tenant}`.
+fn block(provider: &str, block: &str, tenant: u8) -> String {
     format!(
-        "  overrides = {{\n    \"{ns}/c1\" = {{\n      workload_identity = {{\n        provider = \"{provider}\"\n        \
-         endpoint = \"https://127.0.0.1:6443\"\n        {block} = {{ client_id = \"00000000-0000-0000-0000-000000000001\", \
-         tenant_id = \"00000000-0000-0000-0000-000000000002\" }}\n      }}\n    }}\n  }}"
+        "{{\n    provider = \"{provider}\"\n    endpoint = \"https://127.0.0.1:6443\"\n    {block} = {{ client_id = \
+         \"00000000-0000-0000-0000-000000000001\", tenant_id = \"00000000-0000-0000-0000-00000000000{tenant}\" }}\n  }}"
+    )
+}
+
+/// The override giving cluster `c1` an Azure workload identity (`provider` and the provider block as given).
+fn identity(ns: &str, provider: &str, azure: &str) -> String {
+    format!(
+        "  overrides = {{\n    \"{ns}/c1\" = {{\n      workload_identity = {}\n    }}\n  }}",
+        block(provider, azure, 2)
     )
 }
 
 /// A provider without its block (and the block of another) is refused at plan, at the attribute, in the CRD's
-/// words; with Azure's block the
-/// cluster is registered without a kubeconfig name and the manager fails on the cloud call; the plan after is
-/// empty.
+/// words; with Azure's block the cluster is registered without a kubeconfig name and the manager fails on the cloud
+/// call; so does a cluster without an override under a bridge-wide `workload_identity`, which the override
+/// replaces for its cluster; the plan after is empty.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_manager_takes_the_workload_identity_branch() {
     let Some(sveltos) = Sveltos::get() else {
@@ -33,8 +40,10 @@ async fn the_manager_takes_the_workload_identity_branch() {
     };
     let inv = Inv::of(&sveltos.env).await;
     let ns = unique_namespace(&inv.client, "wi").await;
-    inv.profile_with_secret(&ns, "c1", &[], Json::Null, &sveltos.member_kubeconfig())
-        .await;
+    for name in ["c1", "c2"] {
+        inv.profile_with_secret(&ns, name, &[], Json::Null, &sveltos.member_kubeconfig())
+            .await;
+    }
     let tf = inv.tf(
         &Cli::tofu(),
         &bridge(&ns, &[&ns], &identity(&ns, "AWS", "azure")),
@@ -55,23 +64,42 @@ async fn the_manager_takes_the_workload_identity_branch() {
     );
     assert!(inv.sc(&ns, "c1").await.is_none());
 
-    inv.rewrite(&tf, &bridge(&ns, &[&ns], &identity(&ns, "Azure", "azure")));
+    let args = format!(
+        "  workload_identity {{\n    provider = \"Azure\"\n    endpoint = \"https://127.0.0.1:6443\"\n    azure {{\n      \
+         client_id = \"00000000-0000-0000-0000-000000000001\"\n      tenant_id = \
+         \"00000000-0000-0000-0000-000000000003\"\n    }}\n  }}\n{}",
+        identity(&ns, "Azure", "azure")
+    );
+    inv.rewrite(&tf, &bridge(&ns, &[&ns], &args));
     apply_ok(&tf);
-    let failure = sveltos
-        .until("the manager's failure for c1", LOOK_DEADLINE, || async {
-            inv.sc(&ns, "c1").await?.status?.failure_message
-        })
-        .await;
-    assert!(failure.contains("AZURE_FEDERATED_TOKEN_FILE"), "{failure}");
-    let sc = inv.sc(&ns, "c1").await.expect("SveltosCluster c1");
-    assert_eq!(
-        (sc.spec.kubeconfig_name, sc.spec.kubeconfig_key_name),
-        (None, None)
-    );
-    let wi = sc.spec.workload_identity.expect("spec.workloadIdentity");
-    assert_eq!(
-        (wi.provider.as_str(), wi.azure.map(|a| a.tenant_id)),
-        ("Azure", Some("00000000-0000-0000-0000-000000000002".into()))
-    );
+    // c1: its override's identity (tenant …2); c2, without an override: the bridge-wide one (tenant …3).
+    for (name, tenant) in [("c1", '2'), ("c2", '3')] {
+        let sc = inv.sc(&ns, name).await.expect("a SveltosCluster");
+        assert_eq!(
+            (sc.spec.kubeconfig_name, sc.spec.kubeconfig_key_name),
+            (None, None),
+            "{name}"
+        );
+        let wi = sc.spec.workload_identity.expect("spec.workloadIdentity");
+        assert_eq!(
+            (wi.provider.as_str(), wi.azure.map(|a| a.tenant_id)),
+            (
+                "Azure",
+                Some(format!("00000000-0000-0000-0000-00000000000{tenant}"))
+            ),
+            "{name}"
+        );
+        let failure = sveltos
+            .until(
+                "the manager's failure for the cluster",
+                LOOK_DEADLINE,
+                || async { inv.sc(&ns, name).await?.status?.failure_message },
+            )
+            .await;
+        assert!(
+            failure.contains("AZURE_FEDERATED_TOKEN_FILE"),
+            "{name}: {failure}"
+        );
+    }
     assert_eq!(tf.plan(), 0);
 }

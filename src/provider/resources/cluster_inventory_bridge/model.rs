@@ -67,6 +67,9 @@ pub struct BridgeConfig {
     /// `pull_mode`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pull_mode: Option<bool>,
+    /// `workload_identity` (an override's replaces it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workload_identity: Option<WorkloadIdentityConfig>,
     /// `adopt`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub adopt: Option<bool>,
@@ -166,9 +169,15 @@ pub struct OverrideConfig {
     /// `workload_identity`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub workload_identity: Option<WorkloadIdentityConfig>,
+    /// `readiness_checks` (JSON text, as the bridge-wide one, which it replaces for this cluster).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub readiness_checks: Option<String>,
+    /// `liveness_checks` (as `readiness_checks`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub liveness_checks: Option<String>,
 }
 
-/// An override's `workload_identity` object.
+/// A `workload_identity` object (bridge-wide or an override's).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct WorkloadIdentityConfig {

@@ -147,6 +147,7 @@ pub fn schema() -> Schema {
         .block(timeouts::block())
         .block(token_renewal_block())
         .block(active_window_block())
+        .block(workload_identity_block())
 }
 
 /// The bridge's identity and which ClusterProfiles it selects.
@@ -222,7 +223,7 @@ fn sveltos_cluster_attributes() -> Vec<Attribute> {
         ),
         md(
             Attribute::string("readiness_checks").optional(),
-            "`spec.readinessChecks` of every SveltosCluster: checks sveltoscluster-manager runs on the cluster before \
+            "`spec.readinessChecks` of every SveltosCluster (an override's `readiness_checks` replaces it): checks sveltoscluster-manager runs on the cluster before \
              it marks it Ready (until they pass, the cluster is not Ready and Sveltos deploys nothing to it; the \
              failing check is in `status.failureMessage`). JSON text of a list of checks written exactly as in the \
              upstream SveltosCluster CRD, with its field names: `jsonencode([{ name, condition, resourceSelectors = \
@@ -235,7 +236,7 @@ fn sveltos_cluster_attributes() -> Vec<Attribute> {
         ),
         md(
             Attribute::string("liveness_checks").optional(),
-            "`spec.livenessChecks` of every SveltosCluster: checks (JSON text, as `readiness_checks`) sveltoscluster-manager \
+            "`spec.livenessChecks` of every SveltosCluster (an override's `liveness_checks` replaces it): checks (JSON text, as `readiness_checks`) sveltoscluster-manager \
              runs on every reconcile (about once a minute) once the cluster is Ready; each failure counts as a \
              failed connection, and after `consecutive_failure_threshold` of them in a row the cluster's \
              `connectionStatus` is `Down` (Sveltos keeps `ready = true`).",
@@ -362,11 +363,15 @@ fn safety_attributes() -> Vec<Attribute> {
     ]
 }
 
-/// An override's `workload_identity`: `spec.workloadIdentity` with the upstream CRD's fields.
-fn workload_identity_attribute() -> Attribute {
+/// A provider block of a `workload_identity`: its name, attributes and what it is for.
+type ProviderBlock = (&'static str, Vec<Attribute>, &'static str);
+
+/// The attributes of a `workload_identity` (`provider`, `endpoint`, `ca_secret`) and of its provider blocks, by
+/// block name, with what each block is for.
+fn workload_identity_parts() -> (Vec<Attribute>, Vec<ProviderBlock>) {
     let s = |n: &str, d: &str| md(Attribute::string(n).required(), d);
     let o = |n: &str, d: &str| md(Attribute::string(n).optional(), d);
-    let aws = [
+    let aws = vec![
         s("cluster_name", "`clusterName`: the EKS cluster's name."),
         o(
             "region",
@@ -377,12 +382,12 @@ fn workload_identity_attribute() -> Attribute {
             "`roleARN`: the IAM role Sveltos assumes (default: its own IRSA credentials).",
         ),
     ];
-    let gcp = [
+    let gcp = vec![
         s("cluster_name", "`clusterName`: the GKE cluster's name."),
         s("location", "`location`: its region or zone."),
         s("project_id", "`projectID`: its project."),
     ];
-    let azure = [
+    let azure = vec![
         s(
             "client_id",
             "`clientID` of the managed identity or app registration federated with Sveltos' ServiceAccount.",
@@ -401,34 +406,77 @@ fn workload_identity_attribute() -> Attribute {
             "`subscriptionID` (kept by Sveltos for later use).",
         ),
     ];
-    md(
-        Attribute::nested(
-            "workload_identity",
-            Nesting::Single,
-            [
-                s("provider", "`provider`: `AWS`, `GCP` or `Azure`."),
-                s("endpoint", "`endpoint`: the cluster's API server URL."),
-                o(
-                    "ca_secret",
-                    "`caSecretRef.name`: a Secret in the cluster's namespace holding the API server's CA under \
-                     `ca.crt` (default: the system's CAs).",
-                ),
-                md(Attribute::nested("aws", Nesting::Single, aws).optional(), "With `provider = \"AWS\"` (and only then)."),
-                md(Attribute::nested("gcp", Nesting::Single, gcp).optional(), "With `provider = \"GCP\"` (and only then)."),
-                md(
-                    Attribute::nested("azure", Nesting::Single, azure).optional(),
-                    "With `provider = \"Azure\"` (and only then).",
-                ),
-            ],
-        )
-        .optional(),
-        "`spec.workloadIdentity` for this cluster (Sveltos ≥ 1.12): sveltoscluster-manager and addon-controller get \
-         the cluster's credentials from the cloud provider, with the identity they run as, instead of a kubeconfig; \
-         the SveltosCluster then has no `kubeconfigName` or `kubeconfigKeyName` (the upstream CRD refuses \
-         `kubeconfigName` beside it). The fields and rules are the upstream CRD's. The bridge still needs the \
-         inventory's credentials for the cluster and writes its kubeconfig Secret, which Sveltos does not read. Not \
-         with `token_renewal` (renewal rewrites a kubeconfig).",
+    let top = vec![
+        s("provider", "`provider`: `AWS`, `GCP` or `Azure`."),
+        s("endpoint", "`endpoint`: the cluster's API server URL."),
+        o(
+            "ca_secret",
+            "`caSecretRef.name`: a Secret in the cluster's namespace holding the API server's CA under `ca.crt` \
+             (default: the system's CAs).",
+        ),
+    ];
+    let blocks = vec![
+        ("aws", aws, "With `provider = \"AWS\"` (and only then)."),
+        ("gcp", gcp, "With `provider = \"GCP\"` (and only then)."),
+        (
+            "azure",
+            azure,
+            "With `provider = \"Azure\"` (and only then).",
+        ),
+    ];
+    (top, blocks)
+}
+
+/// What a `workload_identity` does; `per_cluster`: an override's.
+fn workload_identity_description(per_cluster: bool) -> String {
+    format!(
+        "{} (Sveltos ≥ 1.12): sveltoscluster-manager and addon-controller get the cluster's credentials from the \
+         cloud provider, with the identity they run as, instead of a kubeconfig; the SveltosCluster then has no \
+         `kubeconfigName` or `kubeconfigKeyName` (the upstream CRD refuses `kubeconfigName` beside it). The fields \
+         and rules are the upstream CRD's. The bridge still needs the inventory's credentials for the cluster and \
+         writes its kubeconfig Secret, which Sveltos does not read. Not with `token_renewal` (renewal rewrites a \
+         kubeconfig) for any cluster it applies to.",
+        if per_cluster {
+            "`spec.workloadIdentity` for this cluster, replacing the bridge-wide `workload_identity` (not merged \
+             with it)"
+        } else {
+            "`spec.workloadIdentity` of every SveltosCluster without an override's `workload_identity` (which \
+             replaces it), the same `endpoint` for each"
+        }
     )
+}
+
+/// An override's `workload_identity`: a single nested attribute.
+fn workload_identity_attribute() -> Attribute {
+    let (mut attrs, blocks) = workload_identity_parts();
+    for (name, inner, d) in blocks {
+        attrs.push(md(
+            Attribute::nested(name, Nesting::Single, inner).optional(),
+            d,
+        ));
+    }
+    md(
+        Attribute::nested("workload_identity", Nesting::Single, attrs).optional(),
+        &workload_identity_description(true),
+    )
+}
+
+/// The bridge-wide `workload_identity` block (a block, as the other bridge-wide settings: Terraform 1.0.3 cannot
+/// plan an unknown value in a top-level nested attribute).
+fn workload_identity_block() -> NestedBlock {
+    let (attrs, blocks) = workload_identity_parts();
+    let mut b = Block::new().markdown_description(workload_identity_description(false));
+    for a in attrs {
+        b = b.attribute(a);
+    }
+    for (name, inner, d) in blocks {
+        let mut nested = Block::new().markdown_description(d);
+        for a in inner {
+            nested = nested.attribute(a);
+        }
+        b = b.block(NestedBlock::single(name, nested));
+    }
+    NestedBlock::single("workload_identity", b)
 }
 
 /// What `pull_mode` does (the bridge-wide attribute and the override's).
@@ -499,6 +547,18 @@ fn overrides_attribute() -> Attribute {
                     &format!("{PULL_MODE} For this cluster (wins over the bridge-wide `pull_mode`)."),
                 ),
                 workload_identity_attribute(),
+                md(
+                    Attribute::string("readiness_checks").optional(),
+                    "`spec.readinessChecks` for this cluster (JSON text, checked as the bridge-wide \
+                     `readiness_checks`): replaces the bridge-wide list for this cluster (not merged with it; \
+                     `jsonencode([])`: no readiness checks for it).",
+                ),
+                md(
+                    Attribute::string("liveness_checks").optional(),
+                    "`spec.livenessChecks` for this cluster (JSON text, checked as the bridge-wide \
+                     `liveness_checks`): replaces the bridge-wide list for this cluster (not merged with it; \
+                     `jsonencode([])`: no liveness checks for it).",
+                ),
             ],
         )
         .optional(),

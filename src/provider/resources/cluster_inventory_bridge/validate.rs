@@ -34,6 +34,8 @@ struct Parsed {
     deregistration_timeout: std::time::Duration,
     ready_wait: Option<std::time::Duration>,
     checks: [Vec<crate::api::ClusterCheck>; 2],
+    /// Each override's `readiness_checks` and `liveness_checks` (`None`: the bridge-wide list), by key.
+    override_checks: BTreeMap<String, OverrideChecks>,
     duplicates: DuplicateMembers,
     properties: crate::domain::properties::PropertyCopy,
 }
@@ -70,9 +72,12 @@ fn window_of(w: &Option<WindowConfig>) -> Option<ActiveWindow> {
 }
 
 impl OverrideConfig {
-    /// This entry as the domain's [`Override`].
-    fn to_override(&self) -> Override {
+    /// This entry as the domain's [`Override`], with the checks validation parsed.
+    fn to_override(&self, checks: Option<OverrideChecks>) -> Override {
+        let [readiness_checks, liveness_checks] = checks.unwrap_or_default();
         Override {
+            readiness_checks,
+            liveness_checks,
             extra_labels: self.extra_labels.clone().unwrap_or_default(),
             extra_annotations: self.extra_annotations.clone().unwrap_or_default(),
             paused: self.paused,
@@ -142,6 +147,7 @@ impl BridgeConfig {
         let deregistration_timeout = self.parse_deletion_timeout(err);
         let ready_wait = self.parse_ready_wait(err);
         let checks = self.parse_checks(err);
+        let override_checks = self.parse_override_checks(err);
         self.check_workload_identities(err);
         self.check_name_lists(err);
         self.check_inventory_namespaces(err);
@@ -168,6 +174,7 @@ impl BridgeConfig {
             deregistration_timeout,
             ready_wait,
             checks,
+            override_checks,
             duplicates,
             properties,
         }
@@ -501,7 +508,10 @@ impl BridgeConfig {
                 .overrides
                 .iter()
                 .flatten()
-                .map(|(k, o)| (k.clone(), o.to_override()))
+                .map(|(k, o)| {
+                    let checks = parsed.override_checks.get(k).cloned();
+                    (k.clone(), o.to_override(checks))
+                })
                 .collect(),
             adopt: self.adopt.unwrap_or(false),
             strict: self.strict.unwrap_or(false),
@@ -518,6 +528,7 @@ impl BridgeConfig {
             readiness_checks: parsed.checks[0].clone(),
             liveness_checks: parsed.checks[1].clone(),
             pull_mode: self.pull_mode,
+            workload_identity: self.workload_identity.as_ref().map(|w| w.to_identity()),
             members: MemberPolicy {
                 duplicates: parsed.duplicates,
                 match_server: self.duplicate_members_by_server.unwrap_or(false),
@@ -699,6 +710,7 @@ fn check_labels(
 
 mod copy_properties;
 mod sveltos_fields;
+use sveltos_fields::OverrideChecks;
 
 #[cfg(test)]
 mod tests;

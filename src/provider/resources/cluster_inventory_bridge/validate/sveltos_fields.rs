@@ -1,5 +1,5 @@
 //! The checks of the settings that go into a SveltosCluster's spec beyond the kubeconfig (`readiness_checks`,
-//! `liveness_checks`, an override's `workload_identity`), and of `wait_for_ready`'s `ready_timeout`.
+//! `liveness_checks`, bridge-wide and in overrides, `workload_identity`), and of `wait_for_ready`'s `ready_timeout`.
 
 use serde_json::Value as Json;
 
@@ -44,6 +44,10 @@ impl BridgeConfig {
 /// The label filter operations the upstream CRD allows.
 const LABEL_FILTER_OPERATIONS: [&str; 4] = ["Equal", "Different", "Has", "DoesNotHave"];
 
+/// An override's `readiness_checks` and `liveness_checks`: `None` where it leaves the bridge-wide list.
+pub(in crate::provider::resources::cluster_inventory_bridge) type OverrideChecks =
+    [Option<Vec<ClusterCheck>>; 2];
+
 impl BridgeConfig {
     /// `readiness_checks` and `liveness_checks` as the upstream CRD has them (empty: none).
     pub(super) fn parse_checks(&self, err: &mut impl Report) -> [Vec<ClusterCheck>; 2] {
@@ -54,16 +58,43 @@ impl BridgeConfig {
         .map(|(attr, value)| {
             value
                 .as_ref()
-                .map(|v| parse_check_list(err, attr, v))
+                .map(|v| parse_check_list(err, AttributePath::attr(attr), attr, v))
                 .unwrap_or_default()
         })
+    }
+
+    /// Each override's `readiness_checks` and `liveness_checks`, checked as the bridge-wide ones (which they
+    /// replace for that cluster), by override key; an override setting neither is left out.
+    pub(super) fn parse_override_checks(
+        &self,
+        err: &mut impl Report,
+    ) -> std::collections::BTreeMap<String, OverrideChecks> {
+        let mut out = std::collections::BTreeMap::new();
+        for (k, o) in self.overrides.iter().flatten() {
+            let checks = [
+                ("readiness_checks", &o.readiness_checks),
+                ("liveness_checks", &o.liveness_checks),
+            ]
+            .map(|(attr, value)| {
+                let path = AttributePath::attr("overrides").then_key(k).then_attr(attr);
+                value.as_ref().map(|v| parse_check_list(err, path, attr, v))
+            });
+            if checks.iter().any(Option::is_some) {
+                out.insert(k.clone(), checks);
+            }
+        }
+        out
     }
 }
 
 /// One list of checks (JSON text): decoded into the CRD's types (a missing or mistyped field refused by the
 /// decoder), then nothing the CRD does not have (what the types drop), then the CRD's rules the types do not carry.
-fn parse_check_list(err: &mut impl Report, attr: &'static str, text: &str) -> Vec<ClusterCheck> {
-    let path = AttributePath::attr(attr);
+fn parse_check_list(
+    err: &mut impl Report,
+    path: AttributePath,
+    attr: &str,
+    text: &str,
+) -> Vec<ClusterCheck> {
     let written = match serde_json::from_str::<Json>(text) {
         Ok(v) => without_nulls(&v),
         Err(e) => {
@@ -202,68 +233,87 @@ impl WorkloadIdentityConfig {
 }
 
 impl BridgeConfig {
-    /// Every override's `workload_identity`: the upstream CRD's rules (a known provider, an endpoint, the block of
-    /// that provider and no other, its required fields not empty), a Secret name for `ca_secret`, and no token
-    /// renewal for the cluster (it rewrites a kubeconfig Sveltos would not read).
+    /// The bridge-wide `workload_identity` and every override's (which replaces it for its cluster): the upstream
+    /// CRD's rules, and no token renewal for a cluster that gets one (it rewrites a kubeconfig Sveltos would not
+    /// read).
     pub(super) fn check_workload_identities(&self, err: &mut impl Report) {
-        for (k, o) in self.overrides.iter().flatten() {
-            let Some(w) = &o.workload_identity else {
-                continue;
-            };
-            let base = AttributePath::attr("overrides")
-                .then_key(k)
-                .then_attr("workload_identity");
-            let mut problem = |attr: &str, detail: String| {
-                err(
-                    base.clone().then_attr(attr),
-                    "Invalid workload_identity",
-                    detail,
-                );
-            };
-            if !IDENTITY_PROVIDERS.contains(&w.provider.as_str()) {
-                let shown: String = w.provider.chars().take(64).collect();
-                problem(
-                    "provider",
-                    format!("provider must be \"AWS\", \"GCP\" or \"Azure\", got {shown:?}."),
-                );
-            }
-            if w.endpoint.is_empty() {
-                problem("endpoint", "endpoint must not be empty.".into());
-            }
-            if let Some(ca) = &w.ca_secret
-                && let Err(e) = names::dns1123_subdomain(ca)
-            {
-                problem("ca_secret", format!("ca_secret names a Secret: it {e}."));
-            }
-            for (block, set) in [
-                ("aws", w.aws.is_some()),
-                ("gcp", w.gcp.is_some()),
-                ("azure", w.azure.is_some()),
-            ] {
-                if set != w.provider.eq_ignore_ascii_case(block) {
-                    problem(
-                        block,
-                        format!(
-                            "{block} must be set if and only if provider is {:?}.",
-                            provider_of(block)
-                        ),
-                    );
-                }
-            }
-            for (attr, value) in required_fields(w) {
-                if value.is_empty() {
-                    problem(attr, format!("{attr} must not be empty."));
-                }
-            }
-            if o.token_renewal.is_some() || self.token_renewal.is_some() {
-                problem(
-                    "provider",
-                    "a cluster with workload_identity has no kubeconfig for token_renewal to renew: remove one of \
-                     them (the bridge-wide token_renewal applies to this cluster too)."
-                        .into(),
-                );
+        let overrides = || self.overrides.iter().flatten();
+        if let Some(w) = &self.workload_identity {
+            let renewed = self.token_renewal.is_some()
+                || overrides()
+                    .any(|(_, o)| o.workload_identity.is_none() && o.token_renewal.is_some());
+            check_identity(err, AttributePath::attr("workload_identity"), w, renewed);
+        }
+        for (k, o) in overrides() {
+            if let Some(w) = &o.workload_identity {
+                let base = AttributePath::attr("overrides")
+                    .then_key(k)
+                    .then_attr("workload_identity");
+                let renewed = o.token_renewal.is_some() || self.token_renewal.is_some();
+                check_identity(err, base, w, renewed);
             }
         }
+    }
+}
+
+/// One `workload_identity`: the upstream CRD's rules (a known provider, an endpoint, the block of that provider and
+/// no other, its required fields not empty), a Secret name for `ca_secret`; `renewed`: a cluster it applies to also
+/// has a `token_renewal`.
+fn check_identity(
+    err: &mut impl Report,
+    base: AttributePath,
+    w: &WorkloadIdentityConfig,
+    renewed: bool,
+) {
+    let mut problem = |attr: &str, detail: String| {
+        err(
+            base.clone().then_attr(attr),
+            "Invalid workload_identity",
+            detail,
+        );
+    };
+    if !IDENTITY_PROVIDERS.contains(&w.provider.as_str()) {
+        let shown: String = w.provider.chars().take(64).collect();
+        problem(
+            "provider",
+            format!("provider must be \"AWS\", \"GCP\" or \"Azure\", got {shown:?}."),
+        );
+    }
+    if w.endpoint.is_empty() {
+        problem("endpoint", "endpoint must not be empty.".into());
+    }
+    if let Some(ca) = &w.ca_secret
+        && let Err(e) = names::dns1123_subdomain(ca)
+    {
+        problem("ca_secret", format!("ca_secret names a Secret: it {e}."));
+    }
+    for (block, set) in [
+        ("aws", w.aws.is_some()),
+        ("gcp", w.gcp.is_some()),
+        ("azure", w.azure.is_some()),
+    ] {
+        if set != w.provider.eq_ignore_ascii_case(block) {
+            problem(
+                block,
+                format!(
+                    "{block} must be set if and only if provider is {:?}.",
+                    provider_of(block)
+                ),
+            );
+        }
+    }
+    for (attr, value) in required_fields(w) {
+        if value.is_empty() {
+            problem(attr, format!("{attr} must not be empty."));
+        }
+    }
+    if renewed {
+        problem(
+            "provider",
+            "a cluster with workload_identity has no kubeconfig for token_renewal to renew: remove one of them \
+             (a bridge-wide token_renewal or workload_identity applies to every cluster without its own)."
+                .into(),
+        );
     }
 }
 

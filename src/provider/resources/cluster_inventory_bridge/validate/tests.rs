@@ -423,3 +423,121 @@ fn workload_identity_follows_the_crd_rules() {
         "{renewed:?}"
     );
 }
+
+#[test]
+fn an_override_s_checks_are_checked_as_the_bridge_wide_ones_and_replace_them() {
+    let mut c = config();
+    c.readiness_checks = Some(check(|_| {}).to_string());
+    let o = c.overrides.as_mut().unwrap().get_mut("ns/c1").unwrap();
+    o.readiness_checks = Some(check(|c| c["name"] = "own".into()).to_string());
+    o.liveness_checks = Some("[]".into());
+    let spec = c.to_spec().unwrap();
+    let own = &spec.overrides["ns/c1"];
+    let names =
+        |l: &[crate::api::ClusterCheck]| l.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
+    assert_eq!(names(own.readiness_checks.as_deref().unwrap()), ["own"]);
+    assert_eq!(own.liveness_checks.as_deref(), Some(&[][..]));
+    assert_eq!(names(&spec.readiness_checks), ["gate"]);
+    // Bad JSON, or a check the CRD refuses, in an override: an error at that override's attribute.
+    for (attr, value, expected) in [
+        ("readiness_checks", "[{".to_string(), "must be JSON text"),
+        (
+            "liveness_checks",
+            check(|c| c["resourceSelectors"][0]["kind"] = "".into()).to_string(),
+            "liveness_checks[0]: resourceSelectors[0].kind must not be empty",
+        ),
+    ] {
+        let mut c = config();
+        let o = c.overrides.as_mut().unwrap().get_mut("ns/c1").unwrap();
+        *if attr == "readiness_checks" {
+            &mut o.readiness_checks
+        } else {
+            &mut o.liveness_checks
+        } = Some(value);
+        let errors = errors_at(&c, "Invalid checks");
+        assert!(
+            errors.len() == 1
+                && errors[0].0 == "overrides[\"ns/c1\"]"
+                && errors[0]
+                    .1
+                    .starts_with(&format!("overrides[\"ns/c1\"].{attr}"))
+                && errors[0].1.contains(expected),
+            "{attr}: {errors:?}"
+        );
+    }
+}
+
+#[test]
+fn the_bridge_wide_workload_identity_follows_the_crd_rules_and_an_override_replaces_it() {
+    use super::super::model::{GcpIdentityConfig, WorkloadIdentityConfig};
+    let gcp = |project: &str| WorkloadIdentityConfig {
+        provider: "GCP".into(),
+        endpoint: "https://gke.example".into(),
+        gcp: Some(GcpIdentityConfig {
+            cluster_name: "c".into(),
+            location: "europe-west1".into(),
+            project_id: project.into(),
+        }),
+        ..Default::default()
+    };
+    let mut c = config();
+    c.workload_identity = Some(gcp("bridge"));
+    c.overrides
+        .as_mut()
+        .unwrap()
+        .get_mut("ns/c1")
+        .unwrap()
+        .workload_identity = Some(gcp("own"));
+    let spec = c.to_spec().unwrap();
+    assert_eq!(
+        spec.workload_identity.unwrap().gcp.unwrap().project_id,
+        "bridge"
+    );
+    let own = spec.overrides["ns/c1"].workload_identity.clone().unwrap();
+    assert_eq!(own.gcp.unwrap().project_id, "own");
+    // The CRD's rules at the bridge-wide attribute.
+    let mut bad = config();
+    bad.workload_identity = Some(WorkloadIdentityConfig {
+        provider: "AWS".into(),
+        ..gcp("")
+    });
+    let errors = errors_at(&bad, "Invalid workload_identity");
+    let details: Vec<&str> = errors.iter().map(|(_, d)| d.as_str()).collect();
+    assert_eq!(details.len(), 3, "{errors:?}");
+    assert!(
+        errors
+            .iter()
+            .all(|(p, _)| p.starts_with("workload_identity")),
+        "{errors:?}"
+    );
+    assert!(
+        details
+            .iter()
+            .any(|d| d.contains("aws must be set if and only if provider is \"AWS\""))
+    );
+    assert!(
+        details
+            .iter()
+            .any(|d| d.contains("gcp.project_id must not be empty"))
+    );
+    // A token renewal for a cluster the bridge-wide identity applies to (an override without its own identity).
+    let mut renewed = config();
+    renewed.workload_identity = Some(gcp("bridge"));
+    renewed
+        .overrides
+        .as_mut()
+        .unwrap()
+        .get_mut("ns/c1")
+        .unwrap()
+        .token_renewal = Some(TokenRenewalConfig {
+        interval: "1h".into(),
+        ..Default::default()
+    });
+    let errors = errors_at(&renewed, "Invalid workload_identity");
+    assert!(
+        errors.len() == 1
+            && errors[0].0.starts_with("workload_identity")
+            && errors[0].1.contains("token_renewal"),
+        "{errors:?}"
+    );
+}
