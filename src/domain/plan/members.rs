@@ -50,11 +50,10 @@ fn register_one(plan: &mut Plan, group: &MemberGroup) {
         return;
     };
     for key in group.keys.iter().filter(|k| **k != chosen) {
-        if plan.desired.remove(key).is_none() {
+        if !plan.desired.contains_key(key) {
             continue;
         }
-        plan.exec.remove(key);
-        plan.health_paused.remove(key);
+        plan.forget(key);
         plan.issues.push(ClusterIssue {
             key: key.clone(),
             cause: Cause::DuplicateMember,
@@ -152,6 +151,37 @@ mod tests {
             .unwrap()
             .insert(ID.into(), "member-2".into());
         assert!(f.run().problems.is_empty());
+    }
+
+    /// A duplicate `register_one` skips is named by that skip only: no renewal warning says it is registered.
+    #[test]
+    fn a_skipped_duplicate_is_in_no_other_warning() {
+        let mut f = one_member();
+        f.spec.members = MemberPolicy {
+            duplicates: DuplicateMembers::RegisterOne,
+            match_server: false,
+        };
+        f.spec.token_renewal = Some(crate::domain::TokenRenewal {
+            interval: "1h".into(),
+            token_duration: None,
+            sa_namespace: None,
+            sa_name: None,
+        });
+        let p = f.run();
+        assert_eq!(p.entries().keys().collect::<Vec<_>>(), ["a/c1"]);
+        let renewal: Vec<&Problem> = p
+            .problems
+            .iter()
+            .filter(|x| x.path == vec![Step::Attr("token_renewal")])
+            .collect();
+        assert_eq!(renewal.len(), 1, "{:?}", p.problems);
+        assert!(
+            renewal[0].summary.starts_with("1 ClusterProfile(s)")
+                && renewal[0].detail.contains("- a/c1: ")
+                && !renewal[0].detail.contains("b/c1"),
+            "{:?}",
+            renewal[0]
+        );
     }
 
     #[test]

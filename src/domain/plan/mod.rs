@@ -220,15 +220,21 @@ impl Plan {
         self.renew_all || self.renew_keys.contains(key)
     }
 
-    /// Leaves one cluster as it is: its existing objects are kept (no write, no delete), or, when it has none,
-    /// it is not registered.
-    pub fn isolate(&mut self, observed: &Observed, key: &str, cause: Cause, detail: String) {
-        self.desired.remove(key);
+    /// Drops what the plan would write for cluster `key` and every warning note about it (a cluster the plan does
+    /// not register is named only by the issue that says why); whether it was planned for a write.
+    pub(super) fn forget(&mut self, key: &str) -> bool {
         self.exec.remove(key);
         self.notices.remove(key);
         self.renewal_notes.remove(key);
         self.unlabelled.remove(key);
         self.health_paused.remove(key);
+        self.desired.remove(key).is_some()
+    }
+
+    /// Leaves one cluster as it is: its existing objects are kept (no write, no delete), or, when it has none,
+    /// it is not registered.
+    pub fn isolate(&mut self, observed: &Observed, key: &str, cause: Cause, detail: String) {
+        self.forget(key);
         let existing = observed.owned.get(key);
         if let Some(o) = existing {
             self.kept.insert(key.to_string(), o.entry(self.renews(key)));
