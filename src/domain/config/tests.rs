@@ -81,7 +81,7 @@ fn deregistration_is_withdraw_unless_orphan_is_asked_for() {
     );
     c.deregistration = Some("delete".into());
     let diags = validate(&c).unwrap_err();
-    let d = diags.iter().next().unwrap();
+    let d = diags.first().unwrap();
     assert_eq!(d.summary, "Invalid deregistration");
     assert_eq!(d.path, at("deregistration"));
     assert!(
@@ -100,7 +100,7 @@ fn window() -> Option<ActiveWindow> {
 
 /// The attribute paths of `c`'s errors whose summary is `summary`, and their details.
 fn errors_at(c: &BridgeInput, summary: &str) -> Vec<(String, String)> {
-    validate(&c)
+    validate(c)
         .err()
         .map(|d| {
             d.iter()
@@ -199,7 +199,7 @@ fn the_limits_of_one_plan_are_zero_or_more_at_their_path() {
             c.max_updates = Some(value);
         }
         let diags = validate(&c).unwrap_err();
-        let d = diags.iter().next().unwrap();
+        let d = diags.first().unwrap();
         assert_eq!(d.summary, format!("Invalid {name}"));
         assert_eq!(d.path, at(name));
         assert_eq!(d.detail, format!("{name} must be 0 or more, got -1."));
@@ -218,7 +218,7 @@ fn an_inventory_block_needs_a_namespaces_list() {
         };
         let diags = validate(&c).unwrap_err();
         assert_eq!(diags.len(), 1);
-        let d = diags.iter().next().unwrap();
+        let d = diags.first().unwrap();
         assert_eq!(d.summary, INVENTORY_NEEDS_NAMESPACES);
         assert_eq!(d.path, at("namespaces"));
     }
