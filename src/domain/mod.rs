@@ -3,6 +3,7 @@
 //! `crate::k8s` lists and writes, `crate::provider` maps to and from Terraform values.
 
 pub mod claim_check;
+pub mod config;
 pub mod credentials;
 pub mod desired;
 pub mod duration;

@@ -55,6 +55,28 @@ pub fn problems_diags<'p>(problems: impl IntoIterator<Item = &'p Problem>) -> Di
     d
 }
 
+/// The problems of the bridge's configuration as diagnostics. The CLIs cannot point at a path that continues
+/// past a map key (a limit of theirs, not a rule of the core, which reports the full path): a problem deeper inside
+/// `overrides["<key>"]` points at that entry and names the rest of its path in its detail.
+pub fn config_problems_diags(problems: &[Problem]) -> Diagnostics {
+    let mut d = Diagnostics::new();
+    d.extend(problems.iter().map(|p| {
+        if p.path.len() > 2 && p.path.first() == Some(&Step::Attr("overrides")) {
+            let full = problem_path(&p.path)
+                .map(|f| f.to_string())
+                .unwrap_or_default();
+            problem_diag(&Problem {
+                path: p.path[..2].to_vec(),
+                detail: format!("{full}: {}", p.detail),
+                ..p.clone()
+            })
+        } else {
+            problem_diag(p)
+        }
+    }));
+    d
+}
+
 /// A Kubernetes error as a diagnostic.
 pub fn io_diag(e: &IoError) -> Diagnostic {
     Diagnostic::error(
@@ -495,6 +517,46 @@ pub fn clusters_failure(e: &ClustersError) -> Diagnostic {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_configuration_problem_inside_an_override_points_at_the_entry_and_names_the_rest() {
+        let deep = Problem::error(
+            vec![
+                Step::Attr("overrides"),
+                Step::Key("ns/c1".into()),
+                Step::Attr("extra_labels"),
+                Step::Key("bad key!".into()),
+            ],
+            "Invalid label",
+            "why",
+        );
+        let entry = Problem::error(
+            vec![Step::Attr("overrides"), Step::Key("noslash".into())],
+            "Invalid override key",
+            "why",
+        );
+        let top = Problem::error(
+            vec![Step::Attr("extra_labels"), Step::Key("k".into())],
+            "s",
+            "why",
+        );
+        let d = config_problems_diags(&[deep, entry, top]).into_vec();
+        let shown: Vec<(String, &str)> = d
+            .iter()
+            .map(|d| (d.attribute.as_ref().unwrap().to_string(), d.detail.as_str()))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                (
+                    "overrides[\"ns/c1\"]".to_string(),
+                    "overrides[\"ns/c1\"].extra_labels[\"bad key!\"]: why"
+                ),
+                ("overrides[\"noslash\"]".to_string(), "why"),
+                ("extra_labels[\"k\"]".to_string(), "why"),
+            ]
+        );
+    }
 
     #[test]
     fn a_cluster_still_being_deleted_is_named_in_one_readable_sentence() {

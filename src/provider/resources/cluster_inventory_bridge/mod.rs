@@ -3,12 +3,12 @@
 //! Read reports what this bridge owns; plan reports what the inventory asks for now; the difference is the
 //! plan. Apply writes exactly what was planned or stops with "changed since plan".
 //!
-//! One file per concern: [`schema`], the configuration ([`model`]: read in one pass; [`validate`]; [`timeouts`]),
-//! the computed [`clusters`] attribute, the bridge's [`claim`] and ledger, the `fail_on_skipped` [`gate`], the
-//! [`phase`] detector, the RPCs ([`plan`], [`apply`] with destroy, [`read`], [`import`]) and the read-ahead's
-//! policy ([`read_ahead`]). The Kubernetes IO they orchestrate is `crate::runtime`; its errors
-//! become diagnostics in `crate::provider::diag`. Each RPC runs on one `?` path, and one function per RPC builds
-//! its failure response.
+//! One file per concern: [`schema`], the configuration ([`model`]: read in one pass and mapped field for field
+//! into the core's input, which `crate::domain::config` checks; [`timeouts`]), the computed [`clusters`]
+//! attribute, the bridge's [`claim`] and ledger, the `fail_on_skipped` [`gate`], the [`phase`] detector, the RPCs
+//! ([`plan`], [`apply`] with destroy, [`read`], [`import`]) and the read-ahead's policy ([`read_ahead`]). The
+//! Kubernetes IO they orchestrate is `crate::runtime`; its errors and the core's problems become diagnostics in
+//! `crate::provider::diag`. Each RPC runs on one `?` path, and one function per RPC builds its failure response.
 
 mod apply;
 mod claim;
@@ -22,7 +22,6 @@ mod read;
 mod read_ahead;
 mod schema;
 mod timeouts;
-mod validate;
 
 use std::sync::Arc;
 

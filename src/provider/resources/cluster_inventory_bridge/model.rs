@@ -2,16 +2,28 @@
 //! Terraform value in one pass by the plugin layer's serde bridge: the field names are the schema's attribute
 //! names, written once here (the test below checks them against the schema). The same types, as JSON, are the
 //! configuration record of the claim, without the `inventory` block's secrets, from which `import` restores
-//! the configuration. Validation into a [`crate::domain::BridgeSpec`] is [`super::validate`].
+//! the configuration. [`BridgeConfig::to_spec`] maps it field for field into the core's
+//! [`crate::domain::config::BridgeInput`], whose `validate` holds every check, and maps the problems to diagnostics.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+use serde_with::skip_serializing_none;
 
 use super::timeouts::TimeoutsConfig;
 use crate::{
-    domain::credentials::CredentialsConfig,
-    provider::blocks::connection::ConnectionConfig,
+    api::{
+        ActiveWindow, AwsIdentity, AzureIdentity, GcpIdentity, LocalObjectReference,
+        WorkloadIdentity,
+    },
+    domain::{
+        BridgeSpec, TokenRenewal,
+        config::{
+            self, BridgeInput, LabelCopyInput, OverrideInput, PropertyCopyInput, written_renewal,
+        },
+        credentials::CredentialsConfig,
+    },
+    provider::{blocks::connection::ConnectionConfig, diag::config_problems_diags},
     tfplugin::{
         Diagnostics, Value,
         value::{Partial, from_value, from_value_partial},
@@ -20,164 +32,119 @@ use crate::{
 
 /// The resource's configuration (everything but the computed `id`, `instance_id`, `clusters` and `skipped`), as
 /// written.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct BridgeConfig {
     /// `name` (required).
     pub name: String,
     /// `namespaces`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespaces: Option<Vec<String>>,
     /// `names`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub names: Option<Vec<String>>,
     /// `label_selector`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub label_selector: Option<String>,
     /// `cluster_manager`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cluster_manager: Option<String>,
     /// `require_healthy`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub require_healthy: Option<bool>,
     /// `require_credentials`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub require_credentials: Option<bool>,
     /// `extra_labels`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub extra_labels: Option<BTreeMap<String, String>>,
     /// `extra_annotations`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub extra_annotations: Option<BTreeMap<String, String>>,
     /// `paused`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub paused: Option<bool>,
     /// `consecutive_failure_threshold`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub consecutive_failure_threshold: Option<i64>,
     /// `data`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub data: Option<BTreeMap<String, String>>,
     /// `readiness_checks`: the upstream `readinessChecks` list as JSON text, checked by validation.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub readiness_checks: Option<String>,
     /// `liveness_checks` (as `readiness_checks`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub liveness_checks: Option<String>,
     /// `pull_mode`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pull_mode: Option<bool>,
     /// `workload_identity` (an override's replaces it).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub workload_identity: Option<WorkloadIdentityConfig>,
     /// `adopt`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub adopt: Option<bool>,
     /// `overrides`, keyed `namespace/name`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub overrides: Option<BTreeMap<String, OverrideConfig>>,
     /// The `credentials` block.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub credentials: Option<CredentialsConfig>,
     /// The `active_window` block.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub active_window: Option<WindowConfig>,
     /// `strict`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub strict: Option<bool>,
     /// `fail_on_skipped`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fail_on_skipped: Option<bool>,
     /// `unhealthy`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub unhealthy: Option<String>,
     /// `duplicate_members`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub duplicate_members: Option<String>,
     /// `duplicate_members_by_server`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub duplicate_members_by_server: Option<bool>,
     /// `max_removals`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_removals: Option<i64>,
     /// `max_updates`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_updates: Option<i64>,
     /// The `copy_labels` block.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub copy_labels: Option<CopyLabelsConfig>,
     /// The `copy_properties` block.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub copy_properties: Option<CopyPropertiesConfig>,
     /// `deregistration`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub deregistration: Option<String>,
     /// `deregistration_timeout`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub deregistration_timeout: Option<String>,
     /// `wait_for_ready`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub wait_for_ready: Option<bool>,
     /// `ready_timeout`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ready_timeout: Option<String>,
     /// `claim_namespace`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub claim_namespace: Option<String>,
     /// The `token_renewal` block.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub token_renewal: Option<TokenRenewalConfig>,
     /// The `inventory` block (its secrets are [`crate::tfplugin::Sensitive`] and never recorded).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub inventory: Option<ConnectionConfig>,
     /// The `timeouts` block.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub timeouts: Option<TimeoutsConfig>,
 }
 
 /// One `overrides` entry.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct OverrideConfig {
     /// `extra_labels`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub extra_labels: Option<BTreeMap<String, String>>,
     /// `extra_annotations`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub extra_annotations: Option<BTreeMap<String, String>>,
     /// `paused`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub paused: Option<bool>,
     /// `skip`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub skip: Option<bool>,
     /// `token_renewal`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub token_renewal: Option<TokenRenewalConfig>,
     /// `active_window`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub active_window: Option<WindowConfig>,
     /// `consecutive_failure_threshold`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub consecutive_failure_threshold: Option<i64>,
     /// `data`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub data: Option<BTreeMap<String, String>>,
     /// `pull_mode`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pull_mode: Option<bool>,
     /// `workload_identity`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub workload_identity: Option<WorkloadIdentityConfig>,
     /// `readiness_checks` (JSON text, as the bridge-wide one, which it replaces for this cluster).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub readiness_checks: Option<String>,
     /// `liveness_checks` (as `readiness_checks`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub liveness_checks: Option<String>,
 }
 
 /// A `workload_identity` object (bridge-wide or an override's).
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct WorkloadIdentityConfig {
@@ -186,34 +153,30 @@ pub struct WorkloadIdentityConfig {
     /// `endpoint` (required).
     pub endpoint: String,
     /// `ca_secret`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ca_secret: Option<String>,
     /// `aws`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub aws: Option<AwsIdentityConfig>,
     /// `gcp`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub gcp: Option<GcpIdentityConfig>,
     /// `azure`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub azure: Option<AzureIdentityConfig>,
 }
 
 /// `workload_identity.aws`.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct AwsIdentityConfig {
     /// `cluster_name` (required).
     pub cluster_name: String,
     /// `region`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub region: Option<String>,
     /// `role_arn`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub role_arn: Option<String>,
 }
 
 /// `workload_identity.gcp`.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct GcpIdentityConfig {
@@ -226,6 +189,7 @@ pub struct GcpIdentityConfig {
 }
 
 /// `workload_identity.azure`.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct AzureIdentityConfig {
@@ -234,27 +198,23 @@ pub struct AzureIdentityConfig {
     /// `tenant_id` (required).
     pub tenant_id: String,
     /// `cluster_name`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cluster_name: Option<String>,
     /// `resource_group`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource_group: Option<String>,
     /// `subscription_id`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub subscription_id: Option<String>,
 }
 
 /// A `token_renewal` object (the block, and the attribute of an `overrides` entry).
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct TokenRenewalConfig {
     /// `interval` (required).
     pub interval: String,
     /// `token_duration`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub token_duration: Option<String>,
     /// `service_account`: `namespace/name`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_account: Option<String>,
     /// Records written by earlier versions held `service_account` split in two; read only
     /// ([`BridgeConfig::from_record`] joins them).
@@ -266,6 +226,7 @@ pub struct TokenRenewalConfig {
 }
 
 /// An `active_window` object: two cron schedules.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct WindowConfig {
@@ -276,32 +237,28 @@ pub struct WindowConfig {
 }
 
 /// The `copy_labels` block.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct CopyLabelsConfig {
     /// `include`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub include: Option<Vec<String>>,
     /// `exclude`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub exclude: Option<Vec<String>>,
     /// `remove_foreign`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub remove_foreign: Option<bool>,
 }
 
 /// The `copy_properties` block.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct CopyPropertiesConfig {
     /// `names`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub names: Option<Vec<String>>,
     /// `label_prefix`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub label_prefix: Option<String>,
     /// `kubernetes_version_as`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kubernetes_version_as: Option<String>,
 }
 
@@ -375,10 +332,188 @@ impl BridgeConfig {
     }
 }
 
+impl BridgeConfig {
+    /// Validates the configuration into a [`BridgeSpec`]: the core's checks
+    /// ([`crate::domain::config::validate`]), each problem an error at its attribute path.
+    pub fn to_spec(&self) -> Result<BridgeSpec, Diagnostics> {
+        config::validate(&self.input()).map_err(|p| config_problems_diags(&p))
+    }
+
+    /// This configuration as the core's input, field for field: the `inventory` block reduced to its presence,
+    /// with the configuration record ([`BridgeConfig::record`]) the spec carries.
+    fn input(&self) -> BridgeInput {
+        BridgeInput {
+            name: self.name.clone(),
+            namespaces: self.namespaces.clone(),
+            names: self.names.clone(),
+            label_selector: self.label_selector.clone(),
+            cluster_manager: self.cluster_manager.clone(),
+            require_healthy: self.require_healthy,
+            require_credentials: self.require_credentials,
+            extra_labels: self.extra_labels.clone(),
+            extra_annotations: self.extra_annotations.clone(),
+            paused: self.paused,
+            consecutive_failure_threshold: self.consecutive_failure_threshold,
+            data: self.data.clone(),
+            readiness_checks: self.readiness_checks.clone(),
+            liveness_checks: self.liveness_checks.clone(),
+            pull_mode: self.pull_mode,
+            workload_identity: self
+                .workload_identity
+                .as_ref()
+                .map(WorkloadIdentityConfig::input),
+            adopt: self.adopt,
+            overrides: self
+                .overrides
+                .as_ref()
+                .map(|o| o.iter().map(|(k, o)| (k.clone(), o.input())).collect()),
+            credentials: self.credentials.clone(),
+            active_window: self.active_window.as_ref().map(WindowConfig::input),
+            strict: self.strict,
+            fail_on_skipped: self.fail_on_skipped,
+            unhealthy: self.unhealthy.clone(),
+            duplicate_members: self.duplicate_members.clone(),
+            duplicate_members_by_server: self.duplicate_members_by_server,
+            max_removals: self.max_removals,
+            max_updates: self.max_updates,
+            copy_labels: self.copy_labels.as_ref().map(|c| LabelCopyInput {
+                include: c.include.clone(),
+                exclude: c.exclude.clone(),
+                remove_foreign: c.remove_foreign,
+            }),
+            copy_properties: self.copy_properties.as_ref().map(|c| PropertyCopyInput {
+                names: c.names.clone(),
+                label_prefix: c.label_prefix.clone(),
+                kubernetes_version_as: c.kubernetes_version_as.clone(),
+            }),
+            deregistration: self.deregistration.clone(),
+            deregistration_timeout: self.deregistration_timeout.clone(),
+            wait_for_ready: self.wait_for_ready,
+            ready_timeout: self.ready_timeout.clone(),
+            claim_namespace: self.claim_namespace.clone(),
+            token_renewal: self.token_renewal.as_ref().map(TokenRenewalConfig::input),
+            inventory: self.inventory.is_some(),
+            config_record: self.record(),
+        }
+    }
+}
+
+impl OverrideConfig {
+    fn input(&self) -> OverrideInput {
+        OverrideInput {
+            extra_labels: self.extra_labels.clone(),
+            extra_annotations: self.extra_annotations.clone(),
+            paused: self.paused,
+            skip: self.skip,
+            token_renewal: self.token_renewal.as_ref().map(TokenRenewalConfig::input),
+            active_window: self.active_window.as_ref().map(WindowConfig::input),
+            consecutive_failure_threshold: self.consecutive_failure_threshold,
+            data: self.data.clone(),
+            pull_mode: self.pull_mode,
+            workload_identity: self
+                .workload_identity
+                .as_ref()
+                .map(WorkloadIdentityConfig::input),
+            readiness_checks: self.readiness_checks.clone(),
+            liveness_checks: self.liveness_checks.clone(),
+        }
+    }
+}
+
+impl TokenRenewalConfig {
+    fn input(&self) -> TokenRenewal {
+        written_renewal(
+            self.interval.clone(),
+            self.token_duration.clone(),
+            self.service_account.as_deref(),
+        )
+    }
+}
+
+impl WindowConfig {
+    fn input(&self) -> ActiveWindow {
+        ActiveWindow {
+            from: self.from.clone(),
+            to: self.to.clone(),
+        }
+    }
+}
+
+impl WorkloadIdentityConfig {
+    /// `spec.workloadIdentity` as the upstream CRD has it (its rules are the core's checks).
+    fn input(&self) -> WorkloadIdentity {
+        WorkloadIdentity {
+            provider: self.provider.clone(),
+            endpoint: self.endpoint.clone(),
+            ca_secret_ref: self
+                .ca_secret
+                .clone()
+                .map(|name| LocalObjectReference { name }),
+            aws: self.aws.as_ref().map(|a| AwsIdentity {
+                cluster_name: a.cluster_name.clone(),
+                region: a.region.clone(),
+                role_arn: a.role_arn.clone(),
+            }),
+            gcp: self.gcp.as_ref().map(|g| GcpIdentity {
+                cluster_name: g.cluster_name.clone(),
+                location: g.location.clone(),
+                project_id: g.project_id.clone(),
+            }),
+            azure: self.azure.as_ref().map(|a| AzureIdentity {
+                client_id: a.client_id.clone(),
+                tenant_id: a.tenant_id.clone(),
+                cluster_name: a.cluster_name.clone(),
+                resource_group: a.resource_group.clone(),
+                subscription_id: a.subscription_id.clone(),
+            }),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::tfplugin::{Sensitive, value::serde_bridge::coverage::assert_covers};
+
+    #[test]
+    fn value_round_trip() {
+        let c = BridgeConfig {
+            name: "main".into(),
+            label_selector: Some("env in (prod,staging)".into()),
+            extra_labels: Some(BTreeMap::from([("team".into(), "a".into())])),
+            overrides: Some(BTreeMap::from([(
+                "ns/c1".into(),
+                OverrideConfig {
+                    paused: Some(true),
+                    ..Default::default()
+                },
+            )])),
+            credentials: Some(CredentialsConfig {
+                refresh_before: Some("15m".into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let v = crate::tfplugin::value::to_value(&c).unwrap();
+        assert_eq!(BridgeConfig::read(&v).unwrap(), c);
+        let json = serde_json::to_string(&c).unwrap();
+        assert_eq!(serde_json::from_str::<BridgeConfig>(&json).unwrap(), c);
+    }
+
+    #[test]
+    fn a_fractional_number_is_an_error_at_its_path() {
+        let v = Value::object([
+            ("name", Value::string("main")),
+            ("max_removals", Value::float(2.5)),
+        ]);
+        let d = BridgeConfig::read(&v).unwrap_err();
+        let d = d.iter().next().unwrap();
+        assert_eq!(d.summary, "Invalid configuration value");
+        assert_eq!(
+            d.attribute,
+            Some(crate::tfplugin::AttributePath::attr("max_removals"))
+        );
+    }
 
     #[test]
     fn the_config_covers_the_schema() {
@@ -408,6 +543,24 @@ mod tests {
         c.inventory = c.inventory.map(|i| i.without_secrets());
         assert_eq!(back, c);
         assert!(!format!("{c:?}").contains("canary"));
+    }
+
+    #[test]
+    fn the_record_writes_only_what_is_set() {
+        let c = BridgeConfig {
+            name: "main".into(),
+            token_renewal: Some(TokenRenewalConfig {
+                interval: "1h".into(),
+                sa_namespace: Some("old".into()),
+                sa_name: Some("old".into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        assert_eq!(
+            c.record().unwrap(),
+            r#"{"name":"main","token_renewal":{"interval":"1h"}}"#
+        );
     }
 
     #[test]

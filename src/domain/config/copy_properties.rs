@@ -3,21 +3,18 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::Report;
-use crate::{
-    domain::{
-        properties::{self, PropertyCopy},
-        selector::label_key,
-    },
-    provider::resources::cluster_inventory_bridge::model::BridgeConfig,
-    tfplugin::AttributePath,
+use super::{BridgeInput, PathBuild, Report};
+use crate::domain::{
+    problem::Step,
+    properties::{self, PropertyCopy},
+    selector::label_key,
 };
 
-fn at(attr: &str) -> AttributePath {
-    AttributePath::attr("copy_properties").then_attr(attr)
+fn at(attr: &'static str) -> Vec<Step> {
+    super::at("copy_properties").then_attr(attr)
 }
 
-impl BridgeConfig {
+impl BridgeInput {
     /// `copy_properties` as the core's [`PropertyCopy`] (inactive without the block).
     pub(super) fn parse_copy_properties(&self, err: &mut impl Report) -> PropertyCopy {
         let Some(c) = &self.copy_properties else {
@@ -46,7 +43,7 @@ impl BridgeConfig {
         }
         let mut seen = BTreeSet::new();
         for (i, name) in copy.names.iter().enumerate() {
-            let path = at("names").then_index(i as i64);
+            let path = at("names").then_index(i);
             if !seen.insert(name.as_str()) {
                 err(
                     path,
@@ -81,13 +78,11 @@ impl BridgeConfig {
             copy.mapped().map(|n| (copy.label_key(n), n)).collect();
         let data: BTreeSet<&str> = copy.mapped().collect();
         let overrides = self.overrides.iter().flatten();
-        let label_maps = [(AttributePath::attr("extra_labels"), &self.extra_labels)]
+        let label_maps = [(super::at("extra_labels"), &self.extra_labels)]
             .into_iter()
             .chain(overrides.clone().map(|(k, o)| {
                 (
-                    AttributePath::attr("overrides")
-                        .then_key(k)
-                        .then_attr("extra_labels"),
+                    super::at("overrides").then_key(k).then_attr("extra_labels"),
                     &o.extra_labels,
                 )
             }));
@@ -105,13 +100,11 @@ impl BridgeConfig {
                 }
             }
         }
-        let data_maps = [(AttributePath::attr("data"), &self.data)]
+        let data_maps = [(super::at("data"), &self.data)]
             .into_iter()
             .chain(overrides.map(|(k, o)| {
                 (
-                    AttributePath::attr("overrides")
-                        .then_key(k)
-                        .then_attr("data"),
+                    super::at("overrides").then_key(k).then_attr("data"),
                     &o.data,
                 )
             }));
@@ -154,7 +147,7 @@ fn check_prefix(err: &mut impl Report, prefix: &str) -> bool {
 }
 
 /// A property name: 1 to 253 characters, and its label key valid and not reserved.
-fn check_name(err: &mut impl Report, path: AttributePath, copy: &PropertyCopy, name: &str) {
+fn check_name(err: &mut impl Report, path: Vec<Step>, copy: &PropertyCopy, name: &str) {
     let key = copy.label_key(name);
     let why = if name.is_empty() || name.len() > properties::MAX_NAME {
         Some(format!(
@@ -189,14 +182,12 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::provider::resources::cluster_inventory_bridge::model::{
-        CopyPropertiesConfig, OverrideConfig,
-    };
+    use crate::domain::config::{OverrideInput, PropertyCopyInput, tests::shown, validate};
 
-    fn config(names: &[&str]) -> BridgeConfig {
-        BridgeConfig {
+    fn config(names: &[&str]) -> BridgeInput {
+        BridgeInput {
             name: "main".into(),
-            copy_properties: Some(CopyPropertiesConfig {
+            copy_properties: Some(PropertyCopyInput {
                 names: Some(names.iter().map(|n| n.to_string()).collect()),
                 ..Default::default()
             }),
@@ -205,17 +196,9 @@ mod tests {
     }
 
     /// The attribute paths of the errors of `c`, as the CLI shows them.
-    fn error_paths(c: &BridgeConfig) -> Vec<String> {
-        let diags = c.to_spec().unwrap_err();
-        diags
-            .iter()
-            .map(|d| {
-                d.attribute
-                    .as_ref()
-                    .expect("every error has a path")
-                    .to_string()
-            })
-            .collect()
+    fn error_paths(c: &BridgeInput) -> Vec<String> {
+        let problems = validate(c).unwrap_err();
+        problems.iter().map(|p| shown(&p.path)).collect()
     }
 
     #[test]
@@ -225,7 +208,7 @@ mod tests {
             Some("kubernetes-version".into());
         c.extra_labels = Some(BTreeMap::from([("location".into(), "x".into())]));
         c.data = Some(BTreeMap::from([("region".into(), "eu".into())]));
-        let spec = c.to_spec().unwrap();
+        let spec = validate(&c).unwrap();
         assert_eq!(
             spec.properties.names,
             ["location", "cluster.clusterset.k8s.io"]
@@ -238,13 +221,12 @@ mod tests {
             spec.properties.kubernetes_version_as.as_deref(),
             Some("kubernetes-version")
         );
-        assert!(!config(&[]).to_spec().unwrap().properties.active());
+        assert!(!validate(&config(&[])).unwrap().properties.active());
         assert!(
-            !BridgeConfig {
+            !validate(&BridgeInput {
                 name: "main".into(),
                 ..Default::default()
-            }
-            .to_spec()
+            })
             .unwrap()
             .properties
             .active()
@@ -261,7 +243,7 @@ mod tests {
         c.data = Some(BTreeMap::from([("tier".into(), "gold".into())]));
         c.overrides = Some(BTreeMap::from([(
             "ns/c1".into(),
-            OverrideConfig {
+            OverrideInput {
                 extra_labels: Some(BTreeMap::from([(
                     "property.clusterinventory.io/tier".into(),
                     "gold".into(),
@@ -275,17 +257,11 @@ mod tests {
         for want in [
             "extra_labels[\"property.clusterinventory.io/location\"]",
             "data[\"tier\"]",
-            // The CLIs point at the override's entry; the detail names the rest.
-            "overrides[\"ns/c1\"]",
+            "overrides[\"ns/c1\"].extra_labels[\"property.clusterinventory.io/tier\"]",
+            "overrides[\"ns/c1\"].data[\"location\"]",
         ] {
             assert!(paths.iter().any(|p| p == want), "{want} not in {paths:?}");
         }
-        let d = c.to_spec().unwrap_err();
-        assert!(
-            d.iter().any(|d| d.summary == "Label set by copy_properties"
-                && d.detail.contains("overrides[\"ns/c1\"].extra_labels")),
-            "{d:?}"
-        );
     }
 
     #[test]
@@ -346,6 +322,6 @@ mod tests {
         let mut c = config(&["location"]);
         c.copy_properties.as_mut().unwrap().label_prefix =
             Some("inventory.example.com/inv-".into());
-        assert!(c.to_spec().is_ok());
+        assert!(validate(&c).is_ok());
     }
 }

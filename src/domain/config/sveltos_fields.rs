@@ -3,18 +3,13 @@
 
 use serde_json::Value as Json;
 
-use super::Report;
+use super::{BridgeInput, PathBuild, Report, at};
 use crate::{
-    api::{
-        AwsIdentity, AzureIdentity, ClusterCheck, GcpIdentity, LocalObjectReference,
-        WorkloadIdentity,
-    },
-    domain::{DEFAULT_READY_TIMEOUT, duration::parse_duration, names},
-    provider::resources::cluster_inventory_bridge::model::{BridgeConfig, WorkloadIdentityConfig},
-    tfplugin::AttributePath,
+    api::{ClusterCheck, WorkloadIdentity},
+    domain::{DEFAULT_READY_TIMEOUT, duration::parse_duration, names, problem::Step},
 };
 
-impl BridgeConfig {
+impl BridgeInput {
     /// `wait_for_ready` with its `ready_timeout` (longer than 0): how long apply waits, `None` without the wait.
     pub(super) fn parse_ready_wait(&self, err: &mut impl Report) -> Option<std::time::Duration> {
         let timeout = match self.ready_timeout.as_deref().map(parse_duration) {
@@ -22,18 +17,14 @@ impl BridgeConfig {
             Some(Ok(d)) if !d.is_zero() => d,
             Some(Ok(_)) => {
                 err(
-                    AttributePath::attr("ready_timeout"),
+                    at("ready_timeout"),
                     "Invalid ready_timeout",
                     "ready_timeout must be longer than 0.".into(),
                 );
                 DEFAULT_READY_TIMEOUT
             }
             Some(Err(e)) => {
-                err(
-                    AttributePath::attr("ready_timeout"),
-                    "Invalid ready_timeout",
-                    e.to_string(),
-                );
+                err(at("ready_timeout"), "Invalid ready_timeout", e.to_string());
                 DEFAULT_READY_TIMEOUT
             }
         };
@@ -45,10 +36,9 @@ impl BridgeConfig {
 const LABEL_FILTER_OPERATIONS: [&str; 4] = ["Equal", "Different", "Has", "DoesNotHave"];
 
 /// An override's `readiness_checks` and `liveness_checks`: `None` where it leaves the bridge-wide list.
-pub(in crate::provider::resources::cluster_inventory_bridge) type OverrideChecks =
-    [Option<Vec<ClusterCheck>>; 2];
+pub(super) type OverrideChecks = [Option<Vec<ClusterCheck>>; 2];
 
-impl BridgeConfig {
+impl BridgeInput {
     /// `readiness_checks` and `liveness_checks` as the upstream CRD has them (empty: none).
     pub(super) fn parse_checks(&self, err: &mut impl Report) -> [Vec<ClusterCheck>; 2] {
         [
@@ -58,7 +48,7 @@ impl BridgeConfig {
         .map(|(attr, value)| {
             value
                 .as_ref()
-                .map(|v| parse_check_list(err, AttributePath::attr(attr), attr, v))
+                .map(|v| parse_check_list(err, at(attr), attr, v))
                 .unwrap_or_default()
         })
     }
@@ -76,7 +66,7 @@ impl BridgeConfig {
                 ("liveness_checks", &o.liveness_checks),
             ]
             .map(|(attr, value)| {
-                let path = AttributePath::attr("overrides").then_key(k).then_attr(attr);
+                let path = at("overrides").then_key(k).then_attr(attr);
                 value.as_ref().map(|v| parse_check_list(err, path, attr, v))
             });
             if checks.iter().any(Option::is_some) {
@@ -91,7 +81,7 @@ impl BridgeConfig {
 /// decoder), then nothing the CRD does not have (what the types drop), then the CRD's rules the types do not carry.
 fn parse_check_list(
     err: &mut impl Report,
-    path: AttributePath,
+    path: Vec<Step>,
     attr: &str,
     text: &str,
 ) -> Vec<ClusterCheck> {
@@ -122,7 +112,7 @@ fn parse_check_list(
     };
     let mut names = std::collections::BTreeSet::new();
     for (i, check) in checks.iter().enumerate() {
-        let at = path.clone().then_index(i as i64);
+        let at = path.clone().then_index(i);
         let decoded = serde_json::to_value(check).unwrap_or_default();
         if let Some(field) = unknown_field(&written[i], &decoded, "") {
             err(
@@ -145,9 +135,9 @@ fn parse_check_list(
 
 /// The CRD's rules for one check that its types do not carry: a name, a `kind` in every selector, an allowed
 /// label filter operation.
-fn check_rules(err: &mut impl Report, at: &AttributePath, shown: &str, check: &ClusterCheck) {
+fn check_rules(err: &mut impl Report, at: &[Step], shown: &str, check: &ClusterCheck) {
     let mut problem =
-        |detail: String| err(at.clone(), "Invalid checks", format!("{shown}: {detail}."));
+        |detail: String| err(at.to_vec(), "Invalid checks", format!("{shown}: {detail}."));
     if check.name.is_empty() {
         problem("name must not be empty".into());
     }
@@ -201,38 +191,7 @@ fn unknown_field(written: &Json, decoded: &Json, at: &str) -> Option<String> {
 /// The providers the upstream CRD allows for `workloadIdentity`.
 const IDENTITY_PROVIDERS: [&str; 3] = ["AWS", "GCP", "Azure"];
 
-impl WorkloadIdentityConfig {
-    /// `spec.workloadIdentity` as the upstream CRD has it.
-    pub(super) fn to_identity(&self) -> WorkloadIdentity {
-        WorkloadIdentity {
-            provider: self.provider.clone(),
-            endpoint: self.endpoint.clone(),
-            ca_secret_ref: self
-                .ca_secret
-                .clone()
-                .map(|name| LocalObjectReference { name }),
-            aws: self.aws.as_ref().map(|a| AwsIdentity {
-                cluster_name: a.cluster_name.clone(),
-                region: a.region.clone(),
-                role_arn: a.role_arn.clone(),
-            }),
-            gcp: self.gcp.as_ref().map(|g| GcpIdentity {
-                cluster_name: g.cluster_name.clone(),
-                location: g.location.clone(),
-                project_id: g.project_id.clone(),
-            }),
-            azure: self.azure.as_ref().map(|a| AzureIdentity {
-                client_id: a.client_id.clone(),
-                tenant_id: a.tenant_id.clone(),
-                cluster_name: a.cluster_name.clone(),
-                resource_group: a.resource_group.clone(),
-                subscription_id: a.subscription_id.clone(),
-            }),
-        }
-    }
-}
-
-impl BridgeConfig {
+impl BridgeInput {
     /// The bridge-wide `workload_identity` and every override's (which replaces it for its cluster): the upstream
     /// CRD's rules, and no token renewal for a cluster that gets one (it rewrites a kubeconfig Sveltos would not
     /// read).
@@ -242,13 +201,11 @@ impl BridgeConfig {
             let renewed = self.token_renewal.is_some()
                 || overrides()
                     .any(|(_, o)| o.workload_identity.is_none() && o.token_renewal.is_some());
-            check_identity(err, AttributePath::attr("workload_identity"), w, renewed);
+            check_identity(err, at("workload_identity"), w, renewed);
         }
         for (k, o) in overrides() {
             if let Some(w) = &o.workload_identity {
-                let base = AttributePath::attr("overrides")
-                    .then_key(k)
-                    .then_attr("workload_identity");
+                let base = at("overrides").then_key(k).then_attr("workload_identity");
                 let renewed = o.token_renewal.is_some() || self.token_renewal.is_some();
                 check_identity(err, base, w, renewed);
             }
@@ -259,13 +216,8 @@ impl BridgeConfig {
 /// One `workload_identity`: the upstream CRD's rules (a known provider, an endpoint, the block of that provider and
 /// no other, its required fields not empty), a Secret name for `ca_secret`; `renewed`: a cluster it applies to also
 /// has a `token_renewal`.
-fn check_identity(
-    err: &mut impl Report,
-    base: AttributePath,
-    w: &WorkloadIdentityConfig,
-    renewed: bool,
-) {
-    let mut problem = |attr: &str, detail: String| {
+fn check_identity(err: &mut impl Report, base: Vec<Step>, w: &WorkloadIdentity, renewed: bool) {
+    let mut problem = |attr: &'static str, detail: String| {
         err(
             base.clone().then_attr(attr),
             "Invalid workload_identity",
@@ -282,7 +234,7 @@ fn check_identity(
     if w.endpoint.is_empty() {
         problem("endpoint", "endpoint must not be empty.".into());
     }
-    if let Some(ca) = &w.ca_secret
+    if let Some(ca) = w.ca_secret_ref.as_ref().map(|r| &r.name)
         && let Err(e) = names::dns1123_subdomain(ca)
     {
         problem("ca_secret", format!("ca_secret names a Secret: it {e}."));
@@ -327,7 +279,7 @@ fn provider_of(block: &str) -> &'static str {
 }
 
 /// The fields the upstream CRD requires (and wants at least one character long) in the provider block that is set.
-fn required_fields(w: &WorkloadIdentityConfig) -> Vec<(&'static str, &str)> {
+fn required_fields(w: &WorkloadIdentity) -> Vec<(&'static str, &str)> {
     let mut out = Vec::new();
     if let Some(a) = &w.aws {
         out.push(("aws.cluster_name", a.cluster_name.as_str()));

@@ -1,13 +1,30 @@
-use super::*;
+use std::collections::BTreeMap;
 
-fn config() -> BridgeConfig {
-    BridgeConfig {
+use super::{checks::INVENTORY_NEEDS_NAMESPACES, *};
+use crate::api::{AzureIdentity, GcpIdentity, LocalObjectReference};
+
+/// A path as the CLIs show it: `overrides["ns/c1"].paused`, `copy_properties.names[0]`.
+pub(super) fn shown(path: &[Step]) -> String {
+    let mut out = String::new();
+    for step in path {
+        match step {
+            Step::Attr(a) if out.is_empty() => out.push_str(a),
+            Step::Attr(a) => out.push_str(&format!(".{a}")),
+            Step::Key(k) => out.push_str(&format!("[{k:?}]")),
+            Step::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
+}
+
+fn config() -> BridgeInput {
+    BridgeInput {
         name: "main".into(),
         label_selector: Some("env in (prod,staging)".into()),
         extra_labels: Some(BTreeMap::from([("team".into(), "a".into())])),
         overrides: Some(BTreeMap::from([(
             "ns/c1".into(),
-            OverrideConfig {
+            OverrideInput {
                 paused: Some(true),
                 ..Default::default()
             },
@@ -21,29 +38,8 @@ fn config() -> BridgeConfig {
 }
 
 #[test]
-fn value_round_trip() {
-    let c = config();
-    let v = crate::tfplugin::value::to_value(&c).unwrap();
-    assert_eq!(BridgeConfig::read(&v).unwrap(), c);
-    let json = serde_json::to_string(&c).unwrap();
-    assert_eq!(serde_json::from_str::<BridgeConfig>(&json).unwrap(), c);
-}
-
-#[test]
-fn a_fractional_number_is_an_error_at_its_path() {
-    let v = crate::tfplugin::Value::object([
-        ("name", crate::tfplugin::Value::string("main")),
-        ("max_removals", crate::tfplugin::Value::float(2.5)),
-    ]);
-    let d = BridgeConfig::read(&v).unwrap_err();
-    let d = d.iter().next().unwrap();
-    assert_eq!(d.summary, "Invalid configuration value");
-    assert_eq!(d.attribute, Some(AttributePath::attr("max_removals")));
-}
-
-#[test]
 fn valid_config_maps_to_spec() {
-    let spec = config().to_spec().unwrap();
+    let spec = validate(&config()).unwrap();
     assert_eq!(spec.credentials.refresh_before.as_secs(), 900);
     assert!(spec.overrides["ns/c1"].paused == Some(true));
     assert_eq!(
@@ -59,35 +55,35 @@ fn every_error_has_an_attribute_path() {
     c.extra_labels = Some(BTreeMap::from([("bad key!".into(), "v".into())]));
     c.overrides = Some(BTreeMap::from([(
         "noslash".into(),
-        OverrideConfig::default(),
+        OverrideInput::default(),
     )]));
     c.credentials.as_mut().unwrap().refresh_before = Some("10 minutes".into());
     c.consecutive_failure_threshold = Some(0);
-    let diags = c.to_spec().unwrap_err();
-    let paths: Vec<String> = diags.iter().map(|d| format!("{:?}", d.attribute)).collect();
+    let diags = validate(&c).unwrap_err();
+    let paths: Vec<String> = diags.iter().map(|d| shown(&d.path)).collect();
     assert_eq!(diags.len(), 5, "{paths:?}");
-    assert!(diags.iter().all(|d| d.attribute.is_some()));
+    assert!(diags.iter().all(|d| !d.path.is_empty()));
 }
 
 #[test]
 fn deregistration_is_withdraw_unless_orphan_is_asked_for() {
     let mut c = config();
     assert_eq!(
-        c.to_spec().unwrap().deregistration,
+        validate(&c).unwrap().deregistration,
         Deregistration::Withdraw
     );
     c.deregistration = Some("orphan".into());
-    assert_eq!(c.to_spec().unwrap().deregistration, Deregistration::Orphan);
+    assert_eq!(validate(&c).unwrap().deregistration, Deregistration::Orphan);
     c.deregistration = Some("withdraw".into());
     assert_eq!(
-        c.to_spec().unwrap().deregistration,
+        validate(&c).unwrap().deregistration,
         Deregistration::Withdraw
     );
     c.deregistration = Some("delete".into());
-    let diags = c.to_spec().unwrap_err();
-    let d = diags.iter().next().unwrap();
+    let diags = validate(&c).unwrap_err();
+    let d = diags.first().unwrap();
     assert_eq!(d.summary, "Invalid deregistration");
-    assert_eq!(d.attribute, Some(AttributePath::attr("deregistration")));
+    assert_eq!(d.path, at("deregistration"));
     assert!(
         d.detail.contains("\"withdraw\" or \"orphan\""),
         "{}",
@@ -95,26 +91,21 @@ fn deregistration_is_withdraw_unless_orphan_is_asked_for() {
     );
 }
 
-fn window() -> Option<WindowConfig> {
-    Some(WindowConfig {
+fn window() -> Option<ActiveWindow> {
+    Some(ActiveWindow {
         from: "0 20 * * 5".into(),
         to: "0 7 * * 1".into(),
     })
 }
 
 /// The attribute paths of `c`'s errors whose summary is `summary`, and their details.
-fn errors_at(c: &BridgeConfig, summary: &str) -> Vec<(String, String)> {
-    c.to_spec()
+fn errors_at(c: &BridgeInput, summary: &str) -> Vec<(String, String)> {
+    validate(c)
         .err()
         .map(|d| {
             d.iter()
                 .filter(|d| d.summary == summary)
-                .map(|d| {
-                    (
-                        format!("{}", d.attribute.clone().unwrap()),
-                        d.detail.clone(),
-                    )
-                })
+                .map(|d| (shown(&d.path), d.detail.clone()))
                 .collect()
         })
         .unwrap_or_default()
@@ -125,7 +116,7 @@ fn paused_or_unhealthy_pause_next_to_an_active_window_is_refused_at_its_attribut
     const PAUSED: &str = "paused next to an active window";
     const UNHEALTHY: &str = "unhealthy = \"pause\" next to an active window";
     // The bridge-wide pair.
-    let mut c = BridgeConfig {
+    let mut c = BridgeInput {
         name: "main".into(),
         paused: Some(false),
         active_window: window(),
@@ -141,46 +132,38 @@ fn paused_or_unhealthy_pause_next_to_an_active_window_is_refused_at_its_attribut
     );
     // Without the window, paused is fine; so is a window without paused.
     c.active_window = None;
-    assert!(c.to_spec().is_ok());
+    assert!(validate(&c).is_ok());
     c.paused = None;
     c.active_window = window();
-    assert!(c.to_spec().is_ok());
+    assert!(validate(&c).is_ok());
     // An override's paused under the bridge-wide window, and the bridge-wide paused under an override's window.
     c.overrides = Some(BTreeMap::from([(
         "ns/c1".into(),
-        OverrideConfig {
+        OverrideInput {
             paused: Some(true),
             ..Default::default()
         },
     )]));
     let e = errors_at(&c, PAUSED);
     assert_eq!(e.len(), 1, "{e:?}");
-    assert_eq!(e[0].0, "overrides[\"ns/c1\"]");
-    assert!(
-        e[0].1.starts_with("overrides[\"ns/c1\"].paused: "),
-        "{}",
-        e[0].1
-    );
+    // The core reports the full path (the mapping layer shortens it for the CLIs).
+    assert_eq!(e[0].0, "overrides[\"ns/c1\"].paused");
     c.active_window = None;
     assert!(
-        c.to_spec().is_ok(),
+        validate(&c).is_ok(),
         "an override's paused without any window"
     );
     c.paused = Some(true);
     c.overrides = Some(BTreeMap::from([(
         "ns/c1".into(),
-        OverrideConfig {
+        OverrideInput {
             active_window: window(),
             ..Default::default()
         },
     )]));
     let e = errors_at(&c, PAUSED);
     assert_eq!(e.len(), 1, "{e:?}");
-    assert!(
-        e[0].1.starts_with("overrides[\"ns/c1\"].active_window: "),
-        "{}",
-        e[0].1
-    );
+    assert_eq!(e[0].0, "overrides[\"ns/c1\"].active_window");
     // unhealthy = "pause" with any window.
     c.paused = None;
     c.unhealthy = Some("pause".into());
@@ -194,20 +177,20 @@ fn paused_or_unhealthy_pause_next_to_an_active_window_is_refused_at_its_attribut
     );
     c.overrides = None;
     assert!(
-        c.to_spec().is_ok(),
+        validate(&c).is_ok(),
         "unhealthy = \"pause\" without a window"
     );
     c.active_window = window();
     assert_eq!(errors_at(&c, UNHEALTHY).len(), 1);
     c.unhealthy = Some("remove".into());
-    assert!(c.to_spec().is_ok());
+    assert!(validate(&c).is_ok());
 }
 
 #[test]
 fn the_limits_of_one_plan_are_zero_or_more_at_their_path() {
     let mut c = config();
     c.max_updates = Some(60);
-    assert_eq!(c.to_spec().unwrap().max_updates, Some(60));
+    assert_eq!(validate(&c).unwrap().max_updates, Some(60));
     for (name, value) in [("max_removals", -1), ("max_updates", -1)] {
         let mut c = config();
         if name == "max_removals" {
@@ -215,10 +198,10 @@ fn the_limits_of_one_plan_are_zero_or_more_at_their_path() {
         } else {
             c.max_updates = Some(value);
         }
-        let diags = c.to_spec().unwrap_err();
-        let d = diags.iter().next().unwrap();
+        let diags = validate(&c).unwrap_err();
+        let d = diags.first().unwrap();
         assert_eq!(d.summary, format!("Invalid {name}"));
-        assert_eq!(d.attribute, Some(AttributePath::attr(name)));
+        assert_eq!(d.path, at(name));
         assert_eq!(d.detail, format!("{name} must be 0 or more, got -1."));
     }
 }
@@ -227,30 +210,26 @@ fn the_limits_of_one_plan_are_zero_or_more_at_their_path() {
 /// not empty, is required (an error at `namespaces`).
 #[test]
 fn an_inventory_block_needs_a_namespaces_list() {
-    let hub = Some(crate::provider::blocks::connection::ConnectionConfig {
-        host: Some("https://hub:6443".into()),
-        ..Default::default()
-    });
     for namespaces in [None, Some(vec![])] {
-        let c = BridgeConfig {
-            inventory: hub.clone(),
+        let c = BridgeInput {
+            inventory: true,
             namespaces,
             ..config()
         };
-        let diags = c.to_spec().unwrap_err();
+        let diags = validate(&c).unwrap_err();
         assert_eq!(diags.len(), 1);
-        let d = diags.iter().next().unwrap();
+        let d = diags.first().unwrap();
         assert_eq!(d.summary, INVENTORY_NEEDS_NAMESPACES);
-        assert_eq!(d.attribute, Some(AttributePath::attr("namespaces")));
+        assert_eq!(d.path, at("namespaces"));
     }
-    let listed = BridgeConfig {
-        inventory: hub,
+    let listed = BridgeInput {
+        inventory: true,
         namespaces: Some(vec!["fleet".into()]),
         ..config()
     };
-    assert!(listed.to_spec().is_ok());
+    assert!(validate(&listed).is_ok());
     assert!(
-        config().to_spec().is_ok(),
+        validate(&config()).is_ok(),
         "without inventory: all namespaces"
     );
 }
@@ -258,21 +237,21 @@ fn an_inventory_block_needs_a_namespaces_list() {
 #[test]
 fn wait_for_ready_gives_the_spec_its_timeout() {
     let mut c = config();
-    assert_eq!(c.to_spec().unwrap().ready_wait, None);
+    assert_eq!(validate(&c).unwrap().ready_wait, None);
     c.ready_timeout = Some("90s".into());
     assert_eq!(
-        c.to_spec().unwrap().ready_wait,
+        validate(&c).unwrap().ready_wait,
         None,
         "no wait without wait_for_ready"
     );
     c.wait_for_ready = Some(true);
     assert_eq!(
-        c.to_spec().unwrap().ready_wait,
+        validate(&c).unwrap().ready_wait,
         Some(std::time::Duration::from_secs(90))
     );
     c.ready_timeout = None;
     assert_eq!(
-        c.to_spec().unwrap().ready_wait,
+        validate(&c).unwrap().ready_wait,
         Some(crate::domain::DEFAULT_READY_TIMEOUT)
     );
     for bad in ["0s", "soon"] {
@@ -301,7 +280,7 @@ fn checks_are_read_as_the_upstream_crd_has_them() {
     c.readiness_checks = Some(check(|_| {}).to_string());
     c.liveness_checks = Some(check(|c| c["name"] = "alive".into()).to_string());
     c.data = Some(BTreeMap::from([("region".into(), "eu-1".into())]));
-    let spec = c.to_spec().unwrap();
+    let spec = validate(&c).unwrap();
     assert_eq!(
         spec.readiness_checks[0].resource_selectors[0].kind,
         "ConfigMap"
@@ -370,30 +349,26 @@ fn checks_the_crd_refuses_are_refused_at_their_attribute() {
 
 #[test]
 fn workload_identity_follows_the_crd_rules() {
-    use super::super::model::{AzureIdentityConfig, WorkloadIdentityConfig};
-    let identity = |provider: &str| WorkloadIdentityConfig {
+    let identity = |provider: &str| WorkloadIdentity {
         provider: provider.into(),
         endpoint: "https://eks.example:443".into(),
-        azure: Some(AzureIdentityConfig {
+        azure: Some(AzureIdentity {
             client_id: "c".into(),
             tenant_id: "t".into(),
             ..Default::default()
         }),
         ..Default::default()
     };
-    let with = |w: WorkloadIdentityConfig, renew: bool| {
+    let with = |w: WorkloadIdentity, renew: bool| {
         let mut c = config();
         let o = c.overrides.as_mut().unwrap().get_mut("ns/c1").unwrap();
         o.workload_identity = Some(w);
         if renew {
-            o.token_renewal = Some(TokenRenewalConfig {
-                interval: "1h".into(),
-                ..Default::default()
-            });
+            o.token_renewal = Some(written_renewal("1h".into(), None, None));
         }
         c
     };
-    let spec = with(identity("Azure"), false).to_spec().unwrap();
+    let spec = validate(&with(identity("Azure"), false)).unwrap();
     let wi = spec.overrides["ns/c1"].workload_identity.clone().unwrap();
     assert_eq!(
         (wi.provider.as_str(), wi.azure.unwrap().tenant_id.as_str()),
@@ -401,18 +376,27 @@ fn workload_identity_follows_the_crd_rules() {
     );
     let errors = errors_at(&with(identity("AWS"), false), "Invalid workload_identity");
     let paths: Vec<&str> = errors.iter().map(|(p, _)| p.as_str()).collect();
-    assert_eq!(paths, ["overrides[\"ns/c1\"]"; 2], "{errors:?}");
-    assert!(
-        errors[0]
-            .1
-            .contains("workload_identity.aws: aws must be set if and only if provider is \"AWS\"")
+    assert_eq!(
+        paths,
+        [
+            "overrides[\"ns/c1\"].workload_identity.aws",
+            "overrides[\"ns/c1\"].workload_identity.azure"
+        ],
+        "{errors:?}"
     );
-    assert!(errors[1].1.contains(
-        "workload_identity.azure: azure must be set if and only if provider is \"Azure\""
-    ));
+    assert_eq!(
+        errors[0].1,
+        "aws must be set if and only if provider is \"AWS\"."
+    );
+    assert_eq!(
+        errors[1].1,
+        "azure must be set if and only if provider is \"Azure\"."
+    );
     let mut empty = identity("Azure");
     empty.endpoint.clear();
-    empty.ca_secret = Some("Not A Name".into());
+    empty.ca_secret_ref = Some(LocalObjectReference {
+        name: "Not A Name".into(),
+    });
     assert_eq!(
         errors_at(&with(empty, false), "Invalid workload_identity").len(),
         2
@@ -431,7 +415,7 @@ fn an_override_s_checks_are_checked_as_the_bridge_wide_ones_and_replace_them() {
     let o = c.overrides.as_mut().unwrap().get_mut("ns/c1").unwrap();
     o.readiness_checks = Some(check(|c| c["name"] = "own".into()).to_string());
     o.liveness_checks = Some("[]".into());
-    let spec = c.to_spec().unwrap();
+    let spec = validate(&c).unwrap();
     let own = &spec.overrides["ns/c1"];
     let names =
         |l: &[crate::api::ClusterCheck]| l.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
@@ -457,9 +441,8 @@ fn an_override_s_checks_are_checked_as_the_bridge_wide_ones_and_replace_them() {
         let errors = errors_at(&c, "Invalid checks");
         assert!(
             errors.len() == 1
-                && errors[0].0 == "overrides[\"ns/c1\"]"
                 && errors[0]
-                    .1
+                    .0
                     .starts_with(&format!("overrides[\"ns/c1\"].{attr}"))
                 && errors[0].1.contains(expected),
             "{attr}: {errors:?}"
@@ -469,11 +452,10 @@ fn an_override_s_checks_are_checked_as_the_bridge_wide_ones_and_replace_them() {
 
 #[test]
 fn the_bridge_wide_workload_identity_follows_the_crd_rules_and_an_override_replaces_it() {
-    use super::super::model::{GcpIdentityConfig, WorkloadIdentityConfig};
-    let gcp = |project: &str| WorkloadIdentityConfig {
+    let gcp = |project: &str| WorkloadIdentity {
         provider: "GCP".into(),
         endpoint: "https://gke.example".into(),
-        gcp: Some(GcpIdentityConfig {
+        gcp: Some(GcpIdentity {
             cluster_name: "c".into(),
             location: "europe-west1".into(),
             project_id: project.into(),
@@ -488,7 +470,7 @@ fn the_bridge_wide_workload_identity_follows_the_crd_rules_and_an_override_repla
         .get_mut("ns/c1")
         .unwrap()
         .workload_identity = Some(gcp("own"));
-    let spec = c.to_spec().unwrap();
+    let spec = validate(&c).unwrap();
     assert_eq!(
         spec.workload_identity.unwrap().gcp.unwrap().project_id,
         "bridge"
@@ -497,7 +479,7 @@ fn the_bridge_wide_workload_identity_follows_the_crd_rules_and_an_override_repla
     assert_eq!(own.gcp.unwrap().project_id, "own");
     // The CRD's rules at the bridge-wide attribute.
     let mut bad = config();
-    bad.workload_identity = Some(WorkloadIdentityConfig {
+    bad.workload_identity = Some(WorkloadIdentity {
         provider: "AWS".into(),
         ..gcp("")
     });
@@ -529,10 +511,7 @@ fn the_bridge_wide_workload_identity_follows_the_crd_rules_and_an_override_repla
         .unwrap()
         .get_mut("ns/c1")
         .unwrap()
-        .token_renewal = Some(TokenRenewalConfig {
-        interval: "1h".into(),
-        ..Default::default()
-    });
+        .token_renewal = Some(written_renewal("1h".into(), None, None));
     let errors = errors_at(&renewed, "Invalid workload_identity");
     assert!(
         errors.len() == 1

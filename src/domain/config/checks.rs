@@ -1,140 +1,33 @@
-//! Validation of the configuration into the core's [`BridgeSpec`]: every check, each problem an error at its
-//! attribute path (the CLIs point at it), and what the checks parse (selector, policies, durations).
+//! The checks of the bridge's own arguments (name, selection, labels, policies, limits, durations, schedules,
+//! windows), run in the order their problems are reported, and what they parse.
 
 use std::collections::BTreeMap;
 
-use super::model::{BridgeConfig, OverrideConfig, TokenRenewalConfig, WindowConfig};
+use super::{BridgeInput, Parsed, PathBuild, Report, at};
 use crate::{
     api::ActiveWindow,
     domain::{
-        BridgeSpec, DEFAULT_DEREGISTRATION_TIMEOUT, Deregistration, LabelCopy, Override, Selection,
-        TokenRenewal, UnhealthyPolicy,
-        credentials::{CredentialOptions, options::validate as validate_credentials},
+        DEFAULT_DEREGISTRATION_TIMEOUT, Deregistration, LabelCopy, TokenRenewal, UnhealthyPolicy,
         duration::parse_duration,
-        members::{DuplicateMembers, MemberPolicy},
+        members::DuplicateMembers,
         names,
+        problem::Step,
         selector::{Selector, label_key, label_value},
     },
-    provider::diag::problems_diags,
-    tfplugin::{AttributePath, Diagnostic, Diagnostics},
 };
 
-/// Where `to_spec`'s checks report a problem: the attribute path, a summary and a detail.
-trait Report: FnMut(AttributePath, &str, String) {}
-impl<F: FnMut(AttributePath, &str, String)> Report for F {}
-
-/// The values `to_spec` parses while it validates.
-struct Parsed {
-    label_selector: Option<Selector>,
-    unhealthy: UnhealthyPolicy,
-    max_removals: Option<usize>,
-    max_updates: Option<usize>,
-    copy_labels: LabelCopy,
-    deregistration: Deregistration,
-    deregistration_timeout: std::time::Duration,
-    ready_wait: Option<std::time::Duration>,
-    checks: [Vec<crate::api::ClusterCheck>; 2],
-    /// Each override's `readiness_checks` and `liveness_checks` (`None`: the bridge-wide list), by key.
-    override_checks: BTreeMap<String, OverrideChecks>,
-    duplicates: DuplicateMembers,
-    properties: crate::domain::properties::PropertyCopy,
-}
-
-impl TokenRenewalConfig {
-    /// The core's renewal: `service_account` split into namespace and name (without a `/` the namespace reads as
-    /// empty and fails validation).
-    fn to_renewal(&self) -> TokenRenewal {
-        let sa = self.service_account.as_deref();
-        TokenRenewal {
-            interval: self.interval.clone(),
-            token_duration: self.token_duration.clone(),
-            sa_namespace: sa.map(|s| s.split_once('/').map_or("", |(ns, _)| ns).to_string()),
-            sa_name: sa.map(|s| s.split_once('/').map_or(s, |(_, n)| n).to_string()),
-        }
-    }
-}
-
-impl WindowConfig {
-    fn to_window(&self) -> ActiveWindow {
-        ActiveWindow {
-            from: self.from.clone(),
-            to: self.to.clone(),
-        }
-    }
-}
-
-fn renewal_of(r: &Option<TokenRenewalConfig>) -> Option<TokenRenewal> {
-    r.as_ref().map(TokenRenewalConfig::to_renewal)
-}
-
-fn window_of(w: &Option<WindowConfig>) -> Option<ActiveWindow> {
-    w.as_ref().map(WindowConfig::to_window)
-}
-
-impl OverrideConfig {
-    /// This entry as the domain's [`Override`], with the checks validation parsed.
-    fn to_override(&self, checks: Option<OverrideChecks>) -> Override {
-        let [readiness_checks, liveness_checks] = checks.unwrap_or_default();
-        Override {
-            readiness_checks,
-            liveness_checks,
-            extra_labels: self.extra_labels.clone().unwrap_or_default(),
-            extra_annotations: self.extra_annotations.clone().unwrap_or_default(),
-            paused: self.paused,
-            skip: self.skip.unwrap_or(false),
-            token_renewal: renewal_of(&self.token_renewal),
-            active_window: window_of(&self.active_window),
-            consecutive_failure_threshold: self.consecutive_failure_threshold,
-            data: self.data.clone().unwrap_or_default(),
-            pull_mode: self.pull_mode,
-            workload_identity: self.workload_identity.as_ref().map(|w| w.to_identity()),
-        }
-    }
-}
-
-impl BridgeConfig {
-    /// Validates the configuration into a [`BridgeSpec`]; every problem carries its attribute path.
-    pub fn to_spec(&self) -> Result<BridgeSpec, Diagnostics> {
-        let mut diags = Diagnostics::new();
-        let credentials = match validate_credentials(self.credentials.as_ref()) {
-            Ok(c) => Some(c),
-            Err(problems) => {
-                diags.extend(problems_diags(&problems).into_vec());
-                None
-            }
-        };
-        let mut err = |path: AttributePath, summary: &str, detail: String| {
-            diags.push(Diagnostic::error(summary, detail).with_attribute(path));
-        };
-        let parsed = self.check(&mut err);
-        let diags = shorten_override_paths(diags);
-        let (Some(credentials), false) = (credentials, diags.has_errors()) else {
-            return Err(diags);
-        };
-        Ok(self.spec(credentials, parsed))
-    }
-
+impl BridgeInput {
     /// Runs every check but the credentials' (in the order their diagnostics are reported) and keeps
     /// what they parse.
-    fn check(&self, err: &mut impl Report) -> Parsed {
+    pub(super) fn check(&self, err: &mut impl Report) -> Parsed {
         self.check_name(err);
         let label_selector = self.parse_label_selector(err);
-        check_labels(
-            err,
-            AttributePath::attr("extra_labels"),
-            &self.extra_labels,
-            true,
-        );
-        check_labels(
-            err,
-            AttributePath::attr("extra_annotations"),
-            &self.extra_annotations,
-            false,
-        );
+        check_labels(err, at("extra_labels"), &self.extra_labels, true);
+        check_labels(err, at("extra_annotations"), &self.extra_annotations, false);
         self.check_override_entries(err);
         check_threshold(
             err,
-            AttributePath::attr("consecutive_failure_threshold"),
+            at("consecutive_failure_threshold"),
             self.consecutive_failure_threshold,
         );
         let unhealthy = self.parse_unhealthy(err);
@@ -151,18 +44,10 @@ impl BridgeConfig {
         self.check_workload_identities(err);
         self.check_name_lists(err);
         self.check_inventory_namespaces(err);
-        check_renewal(
-            err,
-            AttributePath::attr("token_renewal"),
-            &renewal_of(&self.token_renewal),
-        );
+        check_renewal(err, at("token_renewal"), &self.token_renewal);
         self.check_override_schedules(err);
         self.check_claim_namespace_and_manager(err);
-        check_window(
-            err,
-            AttributePath::attr("active_window"),
-            &window_of(&self.active_window),
-        );
+        check_window(err, at("active_window"), &self.active_window);
         self.check_paused_beside_windows(err);
         Parsed {
             label_selector,
@@ -183,7 +68,7 @@ impl BridgeConfig {
     fn check_name(&self, err: &mut impl Report) {
         if self.name.is_empty() || label_value(&self.name).is_err() {
             err(
-                AttributePath::attr("name"),
+                at("name"),
                 "Invalid bridge name",
                 format!(
                     "name {:?} is written as the value of the ownership label, so it must be a valid label value: 1-63 \
@@ -199,7 +84,7 @@ impl BridgeConfig {
             Some(Ok(s)) => Some(s),
             Some(Err(e)) => {
                 err(
-                    AttributePath::attr("label_selector"),
+                    at("label_selector"),
                     "Invalid label selector",
                     e.to_string(),
                 );
@@ -212,7 +97,7 @@ impl BridgeConfig {
     /// The `overrides` keys and the labels and annotations of each entry.
     fn check_override_entries(&self, err: &mut impl Report) {
         for (k, o) in self.overrides.iter().flatten() {
-            let base = AttributePath::attr("overrides").then_key(k);
+            let base = at("overrides").then_key(k);
             let shown: String = k.chars().take(80).collect();
             if !k.contains('/') {
                 err(
@@ -253,7 +138,7 @@ impl BridgeConfig {
             Some("remove") => UnhealthyPolicy::Remove,
             Some(other) => {
                 err(
-                    AttributePath::attr("unhealthy"),
+                    at("unhealthy"),
                     "Invalid unhealthy",
                     format!(
                         "unhealthy must be \"keep\", \"pause\" or \"remove\", got {:?}.",
@@ -271,7 +156,7 @@ impl BridgeConfig {
             Some("register_one") => DuplicateMembers::RegisterOne,
             Some(other) => {
                 err(
-                    AttributePath::attr("duplicate_members"),
+                    at("duplicate_members"),
                     "Invalid duplicate_members",
                     format!(
                         "duplicate_members must be \"warn\" or \"register_one\", got {:?}.",
@@ -296,9 +181,7 @@ impl BridgeConfig {
             for (i, pattern) in list.iter().enumerate() {
                 if !is_label_key_pattern(pattern) {
                     err(
-                        AttributePath::attr("copy_labels")
-                            .then_attr(attr)
-                            .then_index(i as i64),
+                        at("copy_labels").then_attr(attr).then_index(i),
                         "Invalid label key pattern",
                         format!(
                             "Element {i} must be a label key, or a key prefix ending in `*` (e.g. `team.example.com/*`)."
@@ -318,7 +201,7 @@ impl BridgeConfig {
             Some("orphan") => Deregistration::Orphan,
             Some(other) => {
                 err(
-                    AttributePath::attr("deregistration"),
+                    at("deregistration"),
                     "Invalid deregistration",
                     format!(
                         "deregistration must be \"withdraw\" or \"orphan\", got {:?}.",
@@ -336,7 +219,7 @@ impl BridgeConfig {
             Some(Ok(d)) => d,
             Some(Err(e)) => {
                 err(
-                    AttributePath::attr("deregistration_timeout"),
+                    at("deregistration_timeout"),
                     "Invalid deregistration_timeout",
                     e.to_string(),
                 );
@@ -351,14 +234,14 @@ impl BridgeConfig {
             (
                 "namespaces",
                 &self.namespaces,
-                names::dns1123_label as fn(&str) -> Result<(), crate::domain::names::NameError>,
+                names::dns1123_label as fn(&str) -> Result<(), names::NameError>,
             ),
             ("names", &self.names, names::profile_ref),
         ] {
             for (i, v) in list.iter().flatten().enumerate() {
                 if let Err(e) = rule(v) {
                     err(
-                        AttributePath::attr(attr).then_index(i as i64),
+                        at(attr).then_index(i),
                         &format!("Invalid {attr}"),
                         format!("Element {i}: {e}."),
                     );
@@ -371,11 +254,11 @@ impl BridgeConfig {
     /// `X` is written into management namespace `X`, so whoever may create a ClusterProfile in any hub namespace
     /// would choose where the bridge writes. The namespaces must then be listed, by the operator.
     fn check_inventory_namespaces(&self, err: &mut impl Report) {
-        if self.inventory.is_none() || self.namespaces.as_ref().is_some_and(|n| !n.is_empty()) {
+        if !self.inventory || self.namespaces.as_ref().is_some_and(|n| !n.is_empty()) {
             return;
         }
         err(
-            AttributePath::attr("namespaces"),
+            at("namespaces"),
             INVENTORY_NEEDS_NAMESPACES,
             "With an inventory block, the bridge writes the SveltosCluster and Secret of hub ClusterProfile \
              \"ns/name\" into namespace \"ns\" of the management cluster: without a namespaces list, whoever may \
@@ -389,22 +272,18 @@ impl BridgeConfig {
     /// The `token_renewal`, `consecutive_failure_threshold` and `active_window` of each `overrides` entry.
     fn check_override_schedules(&self, err: &mut impl Report) {
         for (k, o) in self.overrides.iter().flatten() {
-            let base = AttributePath::attr("overrides").then_key(k);
+            let base = at("overrides").then_key(k);
             check_renewal(
                 err,
                 base.clone().then_attr("token_renewal"),
-                &renewal_of(&o.token_renewal),
+                &o.token_renewal,
             );
             check_threshold(
                 err,
                 base.clone().then_attr("consecutive_failure_threshold"),
                 o.consecutive_failure_threshold,
             );
-            check_window(
-                err,
-                base.then_attr("active_window"),
-                &window_of(&o.active_window),
-            );
+            check_window(err, base.then_attr("active_window"), &o.active_window);
         }
     }
 
@@ -426,7 +305,7 @@ impl BridgeConfig {
                 format!("overrides[{:?}].active_window", windows[0])
             };
             err(
-                AttributePath::attr("unhealthy"),
+                at("unhealthy"),
                 "unhealthy = \"pause\" next to an active window",
                 format!(
                     "unhealthy = \"pause\" pauses an unhealthy cluster through spec.paused, which sveltoscluster-manager \
@@ -437,13 +316,13 @@ impl BridgeConfig {
         }
         if window_here && self.paused.is_some() {
             err(
-                AttributePath::attr("paused"),
+                at("paused"),
                 PAUSED_BESIDE_WINDOW,
                 paused_detail("active_window"),
             );
         }
         for (k, o) in overrides {
-            let base = AttributePath::attr("overrides").then_key(k);
+            let base = at("overrides").then_key(k);
             if o.paused.is_some() && (window_here || o.active_window.is_some()) {
                 let which = if o.active_window.is_some() {
                     "its active_window"
@@ -470,7 +349,7 @@ impl BridgeConfig {
             && let Err(e) = names::dns1123_label(ns)
         {
             err(
-                AttributePath::attr("claim_namespace"),
+                at("claim_namespace"),
                 "Invalid claim_namespace",
                 format!("claim_namespace {e}."),
             );
@@ -479,72 +358,16 @@ impl BridgeConfig {
             && (m.is_empty() || m.len() > 253)
         {
             err(
-                AttributePath::attr("cluster_manager"),
+                at("cluster_manager"),
                 "Invalid cluster_manager",
                 "cluster_manager must be 1 to 253 characters (it is compared with spec.clusterManager.name).".into(),
             );
         }
     }
-
-    /// The validated spec: the configuration with its defaults, the credentials and what the checks parsed.
-    fn spec(&self, credentials: CredentialOptions, parsed: Parsed) -> BridgeSpec {
-        BridgeSpec {
-            name: self.name.clone(),
-            selection: Selection {
-                namespaces: self.namespaces.clone().unwrap_or_default(),
-                names: self.names.clone().unwrap_or_default(),
-                label_selector: parsed.label_selector,
-                cluster_manager: self.cluster_manager.clone(),
-                require_healthy: self.require_healthy.unwrap_or(false),
-            },
-            credentials,
-            require_credentials: self.require_credentials.unwrap_or(false),
-            extra_labels: self.extra_labels.clone().unwrap_or_default(),
-            extra_annotations: self.extra_annotations.clone().unwrap_or_default(),
-            paused: self.paused,
-            consecutive_failure_threshold: self.consecutive_failure_threshold,
-            active_window: window_of(&self.active_window),
-            overrides: self
-                .overrides
-                .iter()
-                .flatten()
-                .map(|(k, o)| {
-                    let checks = parsed.override_checks.get(k).cloned();
-                    (k.clone(), o.to_override(checks))
-                })
-                .collect(),
-            adopt: self.adopt.unwrap_or(false),
-            strict: self.strict.unwrap_or(false),
-            fail_on_skipped: self.fail_on_skipped.unwrap_or(false),
-            unhealthy: parsed.unhealthy,
-            max_removals: parsed.max_removals,
-            max_updates: parsed.max_updates,
-            copy_labels: parsed.copy_labels,
-            deregistration: parsed.deregistration,
-            deregistration_timeout: parsed.deregistration_timeout,
-            token_renewal: renewal_of(&self.token_renewal),
-            ready_wait: parsed.ready_wait,
-            data: self.data.clone().unwrap_or_default(),
-            readiness_checks: parsed.checks[0].clone(),
-            liveness_checks: parsed.checks[1].clone(),
-            pull_mode: self.pull_mode,
-            workload_identity: self.workload_identity.as_ref().map(|w| w.to_identity()),
-            members: MemberPolicy {
-                duplicates: parsed.duplicates,
-                match_server: self.duplicate_members_by_server.unwrap_or(false),
-            },
-            properties: parsed.properties,
-            claim_namespace: self
-                .claim_namespace
-                .clone()
-                .unwrap_or_else(|| crate::domain::ownership::DEFAULT_CLAIM_NAMESPACE.to_string()),
-            config_record: self.record(),
-        }
-    }
 }
 
 /// The summary of an `inventory` block without a `namespaces` list.
-const INVENTORY_NEEDS_NAMESPACES: &str = "namespaces required with an inventory block";
+pub(super) const INVENTORY_NEEDS_NAMESPACES: &str = "namespaces required with an inventory block";
 
 /// The summary of `paused` set for a cluster that has an active window.
 const PAUSED_BESIDE_WINDOW: &str = "paused next to an active window";
@@ -573,36 +396,12 @@ fn is_label_key_pattern(pattern: &str) -> bool {
     }
 }
 
-/// The CLIs cannot point at a path that continues past a map key: an error deeper inside
-/// `overrides["<key>"]` points at that entry and names the rest of the path in its detail.
-fn shorten_override_paths(diags: Diagnostics) -> Diagnostics {
-    diags
-        .into_vec()
-        .into_iter()
-        .map(|mut d| {
-            if let Some(path) = d.attribute.as_ref()
-                && path.steps().len() > 2
-                && matches!(path.steps().first(), Some(crate::tfplugin::PathStep::Attribute(a)) if a == "overrides")
-            {
-                let full = path.to_string();
-                let mut short = path.clone();
-                while short.steps().len() > 2 {
-                    short.pop();
-                }
-                d.detail = format!("{full}: {}", d.detail);
-                d.attribute = Some(short);
-            }
-            d
-        })
-        .collect()
-}
-
 /// A limit of one plan (`max_removals`, `max_updates`): 0 or more.
-fn parse_limit(err: &mut impl Report, name: &str, value: Option<i64>) -> Option<usize> {
+fn parse_limit(err: &mut impl Report, name: &'static str, value: Option<i64>) -> Option<usize> {
     match value {
         Some(n) if n < 0 => {
             err(
-                AttributePath::attr(name),
+                at(name),
                 &format!("Invalid {name}"),
                 format!("{name} must be 0 or more, got {n}."),
             );
@@ -613,7 +412,7 @@ fn parse_limit(err: &mut impl Report, name: &str, value: Option<i64>) -> Option<
 }
 
 /// A `consecutive_failure_threshold` (top level or in an override) is at least 1.
-fn check_threshold(err: &mut impl Report, path: AttributePath, threshold: Option<i64>) {
+fn check_threshold(err: &mut impl Report, path: Vec<Step>, threshold: Option<i64>) {
     if let Some(t) = threshold
         && t < 1
     {
@@ -626,7 +425,7 @@ fn check_threshold(err: &mut impl Report, path: AttributePath, threshold: Option
 }
 
 /// An `active_window` (top level or in an override) has both schedules.
-fn check_window(err: &mut impl Report, path: AttributePath, window: &Option<ActiveWindow>) {
+fn check_window(err: &mut impl Report, path: Vec<Step>, window: &Option<ActiveWindow>) {
     if let Some(w) = window
         && (w.from.trim().is_empty() || w.to.trim().is_empty())
     {
@@ -642,7 +441,7 @@ fn check_window(err: &mut impl Report, path: AttributePath, window: &Option<Acti
     }
 }
 
-fn check_renewal(err: &mut impl Report, path: AttributePath, renewal: &Option<TokenRenewal>) {
+fn check_renewal(err: &mut impl Report, path: Vec<Step>, renewal: &Option<TokenRenewal>) {
     let Some(r) = renewal else { return };
     for (attr, d) in [
         ("interval", Some(&r.interval)),
@@ -684,7 +483,7 @@ fn check_renewal(err: &mut impl Report, path: AttributePath, renewal: &Option<To
 
 fn check_labels(
     err: &mut impl Report,
-    attr: AttributePath,
+    attr: Vec<Step>,
     m: &Option<BTreeMap<String, String>>,
     labels: bool,
 ) {
@@ -707,10 +506,3 @@ fn check_labels(
         }
     }
 }
-
-mod copy_properties;
-mod sveltos_fields;
-use sveltos_fields::OverrideChecks;
-
-#[cfg(test)]
-mod tests;
