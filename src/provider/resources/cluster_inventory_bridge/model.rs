@@ -97,6 +97,9 @@ pub struct BridgeConfig {
     /// `duplicate_members_by_server`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duplicate_members_by_server: Option<bool>,
+    /// `skip_cluster_api_clusters`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skip_cluster_api_clusters: Option<bool>,
     /// `max_removals`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_removals: Option<i64>,

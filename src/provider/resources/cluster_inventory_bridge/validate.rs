@@ -265,6 +265,11 @@ impl BridgeConfig {
         }
     }
 
+    /// `skip_cluster_api_clusters` (default false).
+    fn skip_cluster_api(&self) -> bool {
+        self.skip_cluster_api_clusters.unwrap_or(false)
+    }
+
     fn parse_duplicate_members(&self, err: &mut impl Report) -> DuplicateMembers {
         match self.duplicate_members.as_deref() {
             None | Some("warn") => DuplicateMembers::Warn,
@@ -532,6 +537,7 @@ impl BridgeConfig {
             members: MemberPolicy {
                 duplicates: parsed.duplicates,
                 match_server: self.duplicate_members_by_server.unwrap_or(false),
+                skip_cluster_api: self.skip_cluster_api(),
             },
             properties: parsed.properties,
             claim_namespace: self
