@@ -95,3 +95,25 @@ pub fn reads_sha256(spec: &BridgeSpec) -> String {
     }
     crate::domain::sha256_hex(&bytes)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A read ahead without the Cluster API Clusters never serves a plan that needs them, and turning the setting
+    /// off gives back the digest a bridge without it always had.
+    #[test]
+    fn the_reads_digest_tells_whether_cluster_api_clusters_are_read() {
+        let mut spec = BridgeSpec {
+            name: "main".into(),
+            ..Default::default()
+        };
+        spec.selection.namespaces = vec!["a".into()];
+        let off = reads_sha256(&spec);
+        spec.members.skip_cluster_api = true;
+        let on = reads_sha256(&spec);
+        assert_ne!(off, on);
+        spec.members.skip_cluster_api = false;
+        assert_eq!(reads_sha256(&spec), off);
+    }
+}
