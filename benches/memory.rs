@@ -154,6 +154,7 @@ fn memory_of_a_no_change_plan_at_10000() {
         phase,
         planned_mints: None,
         undecodable: &tfsveltos::domain::plan::NO_UNDECODABLE,
+        cluster_api: &tfsveltos::domain::plan::NO_CLUSTER_API,
     };
     let first = {
         let i = inputs(&empty, Phase::Apply);

@@ -71,6 +71,7 @@ fn bench(c: &mut Criterion) {
         phase,
         planned_mints: None,
         undecodable: &tfsveltos::domain::plan::NO_UNDECODABLE,
+        cluster_api: &tfsveltos::domain::plan::NO_CLUSTER_API,
     };
 
     // What exists after the first apply: exactly what the plan against the empty cluster wants.

@@ -2,17 +2,20 @@
 //!
 //! `ClusterProfile` (KEP-4322, `multicluster.x-k8s.io/v1alpha1`) and `SveltosCluster`
 //! (`lib.projectsveltos.io/v1beta1`) are modelled with kube's `CustomResource` derive; Sveltos' `ClusterSummary`
-//! (`config.projectsveltos.io/v1beta1`), which the bridge only lists, by its metadata alone. Field names follow
+//! (`config.projectsveltos.io/v1beta1`), which the bridge only lists, by its metadata alone, as Cluster API's
+//! `Cluster` (`cluster.x-k8s.io`, `cluster_api.rs`). Field names follow
 //! upstream exactly; only the fields the provider reads or writes are modelled (a spec type's doc comment names
 //! the upstream fields it leaves out, as `SveltosClusterSpec`'s does). The test environment installs CRDs written to
 //! enforce what the upstream ones do (`testenv/crds/`); a test checks that the CRDs generated from these types
 //! ([`crd_yamls`]) model nothing those lack.
 
+mod cluster_api;
 mod clusterprofile;
 mod clustersummary;
 mod sveltoscluster;
 pub mod v1alpha2;
 
+pub use cluster_api::*;
 pub use clusterprofile::*;
 pub use clustersummary::*;
 pub use sveltoscluster::*;

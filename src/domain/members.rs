@@ -40,6 +40,9 @@ pub struct MemberPolicy {
     /// Also treat profiles whose access providers name the same server URL as one member
     /// (`duplicate_members_by_server`).
     pub match_server: bool,
+    /// Leave out each ClusterProfile with a Cluster API `Cluster` of the same namespace and name, which Sveltos
+    /// manages natively (`skip_cluster_api_clusters`).
+    pub skip_cluster_api: bool,
 }
 
 /// What makes two profiles one member.

@@ -2,6 +2,7 @@
 
 pub mod bodies;
 pub mod claim;
+pub mod cluster_api;
 pub mod config;
 pub mod credentials;
 pub mod exec;

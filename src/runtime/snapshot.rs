@@ -47,6 +47,8 @@ pub struct Snapshot {
     pub checked: Option<CheckedKubeconfigs>,
     /// ClusterProfiles that exist but do not decode, by key, with why (escaped, bounded).
     pub undecodable: BTreeMap<String, String>,
+    /// The keys of the Cluster API Clusters in scope (`skip_cluster_api_clusters`; empty without it).
+    pub cluster_api: BTreeSet<String>,
 }
 
 fn owner_selector(bridge: &str) -> String {
@@ -256,7 +258,7 @@ impl Reading<'_> {
         read: InventoryPart,
         observed: Observed,
     ) -> Result<Snapshot, IoError> {
-        let ((profiles, undecodable, reads), checked) = read;
+        let ((profiles, undecodable, reads, cluster_api), checked) = read;
         let credentials::CredentialReads {
             labelled: credential_secrets,
             namespace_labels,
@@ -270,6 +272,7 @@ impl Reading<'_> {
             fetched: BTreeMap::new(),
             checked,
             undecodable: io::Undecodable::by_key(undecodable),
+            cluster_api,
         };
         let (spec, budget) = (self.spec, &self.budget);
         snap.observed.mark_removable_labels(&spec.copy_labels);
@@ -375,6 +378,7 @@ impl Snapshot {
             phase,
             planned_mints,
             undecodable: &self.undecodable,
+            cluster_api: &self.cluster_api,
         }
     }
 

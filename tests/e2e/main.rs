@@ -14,6 +14,7 @@ support::test_binary!();
 
 mod apiserver_restart;
 mod bridge;
+mod cluster_api;
 mod data_sources;
 mod deregistration;
 mod dying_runs;

@@ -182,6 +182,7 @@ fn top_level_examples(
     );
     add("duplicate_members", json!("register_one"), vec![]);
     add("duplicate_members_by_server", json!(true), vec![]);
+    add("skip_cluster_api_clusters", json!(true), vec![]);
     add("max_removals", json!(5), vec![]);
     add("max_updates", json!(5), vec![]);
     add("deregistration_timeout", json!("2m"), vec![]);

@@ -81,6 +81,8 @@ pub struct BridgeInput {
     pub duplicate_members: Option<String>,
     /// `duplicate_members_by_server`.
     pub duplicate_members_by_server: Option<bool>,
+    /// `skip_cluster_api_clusters`.
+    pub skip_cluster_api_clusters: Option<bool>,
     /// `max_removals`.
     pub max_removals: Option<i64>,
     /// `max_updates`.
@@ -307,6 +309,7 @@ impl BridgeInput {
             members: MemberPolicy {
                 duplicates: parsed.duplicates,
                 match_server: self.duplicate_members_by_server.unwrap_or(false),
+                skip_cluster_api: self.skip_cluster_api_clusters.unwrap_or(false),
             },
             properties: parsed.properties,
             claim_namespace: self

@@ -1,7 +1,7 @@
 //! The planning tests' shared fixture: two profiles with kubeconfig Secrets, planned for apply, and what is
 //! observed after an apply.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::Secret;
 
@@ -19,6 +19,7 @@ pub(crate) struct Fixture {
     pub(crate) observed: Observed,
     pub(crate) providers: Option<ProvidersFile>,
     pub(crate) phase: Phase,
+    pub(crate) cluster_api: BTreeSet<String>,
 }
 
 impl Fixture {
@@ -41,6 +42,7 @@ impl Fixture {
             providers: None,
             // A plan made for apply, with the objects to write (as `actions` needs).
             phase: Phase::Apply,
+            cluster_api: BTreeSet::new(),
         }
     }
 
@@ -79,6 +81,7 @@ impl Fixture {
             phase: self.phase,
             planned_mints: None,
             undecodable,
+            cluster_api: &self.cluster_api,
         };
         let located = locate_all(&inputs);
         plan(&inputs, &located, fetched)

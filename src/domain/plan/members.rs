@@ -4,10 +4,11 @@
 
 use super::{Cause, ClusterIssue, Inputs, LISTED, Located, Plan, name_list};
 use crate::{
-    api::ClusterProfile,
+    api::{CLUSTER_API_GROUP, ClusterProfile},
     domain::{
         members::{DuplicateMembers, MemberGroup, member_groups},
         problem::{Problem, Step},
+        text::shown,
     },
 };
 
@@ -24,6 +25,9 @@ fn selected<'a>(inputs: &Inputs<'a>, located: &Located) -> Vec<&'a ClusterProfil
 /// Applies the member policy to a plan whose clusters are all planned (before its removals are worked out).
 pub(super) fn one_per_member(inputs: &Inputs<'_>, located: &Located, plan: &mut Plan) {
     let policy = &inputs.spec.members;
+    if policy.skip_cluster_api {
+        skip_cluster_api(inputs, plan);
+    }
     let groups = member_groups(
         &selected(inputs, located),
         &inputs.spec.selection.namespaces,
@@ -41,6 +45,29 @@ pub(super) fn one_per_member(inputs: &Inputs<'_>, located: &Located, plan: &mut 
         }
     }
 }
+
+/// Skips every planned profile with a Cluster API Cluster of its namespace and name, as `register_one` skips a
+/// duplicate (a bridged one is deregistered); a profile kept as it is for a problem of its own stays so.
+fn skip_cluster_api(inputs: &Inputs<'_>, plan: &mut Plan) {
+    let matched: Vec<String> = plan
+        .desired
+        .keys()
+        .filter(|k| inputs.cluster_api.contains(*k))
+        .cloned()
+        .collect();
+    for key in matched {
+        plan.forget(&key);
+        plan.issues.push(ClusterIssue {
+            detail: format!("Cluster {} ({CLUSTER_API_GROUP})", shown(&key, SHOWN_KEY)),
+            key,
+            cause: Cause::ClusterApiCluster,
+            kept: false,
+        });
+    }
+}
+
+/// How many characters of a Cluster's key a diagnostic shows (a namespace and a name, 63 and 253 at most).
+const SHOWN_KEY: usize = 320;
 
 /// Keeps the first key of the group that the plan registers (planned or kept as it is) and skips every other
 /// planned one. A group none of which is registered (each has a problem of its own) is left as it is.
@@ -159,7 +186,7 @@ mod tests {
         let mut f = one_member();
         f.spec.members = MemberPolicy {
             duplicates: DuplicateMembers::RegisterOne,
-            match_server: false,
+            ..Default::default()
         };
         f.spec.token_renewal = Some(crate::domain::TokenRenewal {
             interval: "1h".into(),
@@ -185,11 +212,51 @@ mod tests {
     }
 
     #[test]
+    fn a_profile_with_a_cluster_api_cluster_is_skipped_only_when_asked_and_deregistered_if_bridged()
+    {
+        let mut f = Fixture::new();
+        f.cluster_api = ["b/c1".to_string(), "x/other".to_string()].into();
+        // Off (the default): the Cluster is not looked at.
+        let p = f.run();
+        assert_eq!(p.entries().keys().collect::<Vec<_>>(), ["a/c1", "b/c1"]);
+        assert!(p.skipped().is_empty() && p.problems.is_empty(), "{p:?}");
+        // On: b/c1 is skipped, named with its Cluster in one warning at the attribute; a chosen skip.
+        f.observed = observed_after(&p, "main");
+        f.spec.members.skip_cluster_api = true;
+        let p = f.run();
+        assert_eq!(p.entries().keys().collect::<Vec<_>>(), ["a/c1"]);
+        assert_eq!(p.removals, ["b/c1"], "bridged before: deregistered");
+        let skipped = &p.skipped()["b/c1"];
+        assert!(!skipped.kept && skipped.chosen(), "{skipped:?}");
+        assert!(
+            skipped.cause.contains("Cluster b/c1 (cluster.x-k8s.io)"),
+            "{skipped:?}"
+        );
+        let w: Vec<&Problem> = p
+            .problems
+            .iter()
+            .filter(|x| x.path == vec![Step::Attr("skip_cluster_api_clusters")])
+            .collect();
+        assert_eq!(w.len(), 1, "{:?}", p.problems);
+        assert_eq!(w[0].severity, Severity::Warning);
+        assert!(
+            w[0].summary
+                .starts_with("1 ClusterProfile(s): a Cluster API Cluster")
+                && w[0]
+                    .detail
+                    .contains("- b/c1 (not registered): Cluster b/c1 (cluster.x-k8s.io)"),
+            "{w:?}"
+        );
+        f.spec.strict = true;
+        assert!(!f.run().has_errors(), "a stated choice, not an error");
+    }
+
+    #[test]
     fn register_one_keeps_the_preferred_namespace_and_skips_the_other_naming_the_kept_one() {
         let mut f = one_member();
         f.spec.members = MemberPolicy {
             duplicates: DuplicateMembers::RegisterOne,
-            match_server: false,
+            ..Default::default()
         };
         let p = f.run();
         assert_eq!(p.entries().keys().collect::<Vec<_>>(), ["a/c1"]);

@@ -95,6 +95,9 @@ pub struct Inputs<'a> {
     /// ClusterProfiles in scope that exist but do not decode, by key, with why (escaped and bounded): each is kept
     /// as it is, never deregistered for it.
     pub undecodable: &'a BTreeMap<String, String>,
+    /// The keys (`namespace/name`) of the Cluster API Clusters in scope (read only with
+    /// `skip_cluster_api_clusters`; empty otherwise or when Cluster API is not installed).
+    pub cluster_api: &'a BTreeSet<String>,
 }
 
 /// The longest object name the API server accepts (a DNS-1123 subdomain).
@@ -102,6 +105,9 @@ const MAX_NAME: usize = 253;
 
 /// No undecodable ClusterProfiles (for [`Inputs::undecodable`]).
 pub static NO_UNDECODABLE: BTreeMap<String, String> = BTreeMap::new();
+
+/// No Cluster API Clusters (for [`Inputs::cluster_api`]).
+pub static NO_CLUSTER_API: BTreeSet<String> = BTreeSet::new();
 
 /// The plan: the state entries apply will produce, the objects to write, and what it found wrong.
 #[derive(Debug, Clone, Default)]
@@ -153,9 +159,13 @@ pub struct Skipped {
 
 impl Skipped {
     /// Whether the configuration chose to leave it out: a duplicate that `duplicate_members = "register_one"`
-    /// skips, its member cluster registered through another ClusterProfile.
+    /// skips, its member cluster registered through another ClusterProfile, or a Cluster API cluster
+    /// `skip_cluster_api_clusters` skips, which Sveltos manages natively.
     pub fn chosen(&self) -> bool {
-        self.reason == Some(Cause::DuplicateMember)
+        matches!(
+            self.reason,
+            Some(Cause::DuplicateMember | Cause::ClusterApiCluster)
+        )
     }
 }
 
@@ -167,7 +177,9 @@ impl Plan {
             .map(|i| {
                 // A duplicate names the cluster registered instead (its detail, escaped and bounded).
                 let cause = match i.cause {
-                    Cause::DuplicateMember => format!("{}: {}", i.cause.describe(), i.detail),
+                    Cause::DuplicateMember | Cause::ClusterApiCluster => {
+                        format!("{}: {}", i.cause.describe(), i.detail)
+                    }
                     c => c.describe().to_string(),
                 };
                 (

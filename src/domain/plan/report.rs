@@ -46,6 +46,9 @@ pub enum Cause {
     /// Another ClusterProfile describes the same member cluster and is the one registered
     /// (`duplicate_members = "register_one"`).
     DuplicateMember,
+    /// A Cluster API `Cluster` of the same namespace and name exists: Sveltos manages that cluster natively
+    /// (`skip_cluster_api_clusters`).
+    ClusterApiCluster,
     /// A property `copy_properties` maps is out of bounds (reported twice, an empty or too long value, an entry
     /// that cannot be read).
     BadProperties,
@@ -68,6 +71,9 @@ impl Cause {
                 "the ClusterProfile has more labels to copy than the bridge copies"
             }
             Self::DuplicateMember => "another ClusterProfile describes the same member cluster",
+            Self::ClusterApiCluster => {
+                "a Cluster API Cluster of the same namespace and name exists, which Sveltos manages natively"
+            }
             Self::BadProperties => "a property of the ClusterProfile cannot be mapped",
         }
     }
@@ -109,6 +115,12 @@ impl Cause {
                 "duplicate_members = \"register_one\" registers the first ClusterProfile of each member cluster (in \
                  the order of namespaces, else by namespace name, then by name) and skips the others; \
                  duplicate_members = \"warn\" registers each."
+            }
+            Self::ClusterApiCluster => {
+                "skip_cluster_api_clusters = true leaves out every ClusterProfile that has a Cluster API Cluster \
+                 (cluster.x-k8s.io) of the same namespace and name: Sveltos manages that cluster as a Cluster API \
+                 cluster (cluster type Capi), and registering it again would deploy its add-ons twice. Unset it to \
+                 register them."
             }
             Self::BadProperties => {
                 "They are kept as they are (or stay unregistered), their labels and spec.data unchanged, until the \
@@ -160,7 +172,7 @@ pub(super) fn report(inputs: &Inputs<'_>, plan: &mut Plan) {
 fn cause_problem(spec: &BridgeSpec, cause: Cause, mut issues: Vec<&ClusterIssue>) -> Problem {
     issues.sort_by(|a, b| a.key.cmp(&b.key));
     let error = match cause {
-        Cause::Unhealthy | Cause::DuplicateMember => false,
+        Cause::Unhealthy | Cause::DuplicateMember | Cause::ClusterApiCluster => false,
         Cause::ChangedSincePlan => true,
         Cause::Credentials(_) => {
             spec.strict || (spec.require_credentials && issues.iter().any(|i| !i.kept))
@@ -199,6 +211,8 @@ fn cause_problem(spec: &BridgeSpec, cause: Cause, mut issues: Vec<&ClusterIssue>
         }
     } else if cause == Cause::DuplicateMember {
         "Their member clusters stay registered through the ClusterProfile named."
+    } else if cause == Cause::ClusterApiCluster {
+        "Sveltos reaches those clusters through their Cluster API Cluster."
     } else {
         "Every other cluster is planned normally. Set strict = true to make this an error."
     };
@@ -225,6 +239,7 @@ fn cause_problem(spec: &BridgeSpec, cause: Cause, mut issues: Vec<&ClusterIssue>
         Cause::TooManyLabels => vec![Step::Attr("copy_labels")],
         Cause::BadProperties => vec![Step::Attr("copy_properties")],
         Cause::DuplicateMember => vec![Step::Attr("duplicate_members")],
+        Cause::ClusterApiCluster => vec![Step::Attr("skip_cluster_api_clusters")],
         Cause::ChangedSincePlan
         | Cause::Undecodable
         | Cause::UnreadableObject

@@ -295,6 +295,7 @@ mod tests {
             phase: Phase::Plan,
             planned_mints: None,
             undecodable: &NO_UNDECODABLE,
+            cluster_api: &crate::domain::plan::NO_CLUSTER_API,
         };
         let e = updates_problem(&inputs, &t).unwrap();
         assert!(

@@ -166,6 +166,7 @@ mod tests {
                 phase: Phase::Plan,
                 planned_mints: None,
                 undecodable: &NO_UNDECODABLE,
+                cluster_api: &crate::domain::plan::NO_CLUSTER_API,
             })
         };
         let t = inputs(&f).creation_targets(&f.profiles, &f.observed);

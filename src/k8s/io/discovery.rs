@@ -15,6 +15,8 @@ pub const DISCOVERY_BYTES: usize = 1 << 20;
 struct Group {
     #[serde(default)]
     versions: Vec<GroupVersion>,
+    #[serde(default, rename = "preferredVersion")]
+    preferred_version: Option<GroupVersion>,
 }
 
 #[derive(Deserialize)]
@@ -76,6 +78,19 @@ pub async fn group_versions(client: &kube::Client, group: &str) -> Result<Vec<St
     };
     let got: Group = serde_json::from_str(&text).map_err(|e| undecodable(group, &e))?;
     Ok(got.versions.into_iter().map(|v| v.version).collect())
+}
+
+/// The version of `group` the API server prefers (`GET /apis/{group}`, its `preferredVersion`); `None` when it
+/// serves no version of it.
+pub async fn preferred_version(
+    client: &kube::Client,
+    group: &str,
+) -> Result<Option<String>, IoError> {
+    let Some(text) = read(client, &format!("/apis/{group}"), group).await? else {
+        return Ok(None);
+    };
+    let got: Group = serde_json::from_str(&text).map_err(|e| undecodable(group, &e))?;
+    Ok(got.preferred_version.map(|v| v.version))
 }
 
 /// Whether `group/version` holds the resource `plural` (`GET /apis/{group}/{version}`); `false` when the version is

@@ -8,7 +8,7 @@
 //! | `list.rs` | LISTs: of objects, one request per namespace ([`list_each`]); of metadata, paginated within a [`ReadBudget`] ([`list_metadata_each`]); of objects others may bloat, paginated within a budget, each within a cap ([`list_bounded_each`], [`list_bounded`]) |
 //! | `decode.rs` | Every answer decoded depth-safe ([`decode_object`]), a LIST's item by item; the items that do not decode ([`Undecodable`]) |
 //! | `get.rs` | Reads of one object by name |
-//! | `discovery.rs` | Discovery: the versions of a group the server serves, the resources of one version |
+//! | `discovery.rs` | Discovery: the versions of a group the server serves (and the one it prefers), the resources of one version |
 //! | `server_side_apply.rs` | Server-side apply, and adoption ([`take_ownership`]) |
 //! | `delete.rs` | Deletes, with the owner's UID as a precondition ([`delete_owned`]) |
 //! | `patch.rs` | Labels removed by a merge patch guarded by the owner's UID ([`remove_labels`]) |
@@ -38,7 +38,7 @@ use kube::Client;
 
 pub use decode::{ItemCap, PAGE_SIZE, Undecodable, decode_object};
 pub use delete::{Deleted, delete, delete_owned};
-pub use discovery::{DISCOVERY_BYTES, group_versions, serves};
+pub use discovery::{DISCOVERY_BYTES, group_versions, preferred_version, serves};
 pub use error::{IoCause, IoError};
 pub use get::{Got, get, get_by_list, get_metadata, get_metadata_opt, get_opt};
 pub use list::{

@@ -86,6 +86,8 @@ pub struct BridgeConfig {
     pub duplicate_members: Option<String>,
     /// `duplicate_members_by_server`.
     pub duplicate_members_by_server: Option<bool>,
+    /// `skip_cluster_api_clusters`.
+    pub skip_cluster_api_clusters: Option<bool>,
     /// `max_removals`.
     pub max_removals: Option<i64>,
     /// `max_updates`.
@@ -374,6 +376,7 @@ impl BridgeConfig {
             unhealthy: self.unhealthy.clone(),
             duplicate_members: self.duplicate_members.clone(),
             duplicate_members_by_server: self.duplicate_members_by_server,
+            skip_cluster_api_clusters: self.skip_cluster_api_clusters,
             max_removals: self.max_removals,
             max_updates: self.max_updates,
             copy_labels: self.copy_labels.as_ref().map(|c| LabelCopyInput {

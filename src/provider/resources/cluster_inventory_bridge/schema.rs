@@ -301,6 +301,17 @@ fn safety_attributes() -> Vec<Attribute> {
              clusters.",
         ),
         md(
+            Attribute::bool("skip_cluster_api_clusters").optional(),
+            "Leave out each ClusterProfile that has a Cluster API `Cluster` (`cluster.x-k8s.io`) of the same \
+             namespace and name in the cluster the ClusterProfiles are read from: Sveltos manages Cluster API \
+             clusters natively (cluster type `Capi`), so registering such a profile too would deploy its add-ons \
+             twice. A skipped profile is in `skipped` and in a warning naming it and the Cluster, and one \
+             registered before is deregistered, as `duplicate_members = \"register_one\"` does. Each plan and apply \
+             then lists the metadata of the Clusters of `namespaces` (the version the API server prefers, \
+             `v1beta2` or `v1beta1`): the identity needs `list` on `clusters.cluster.x-k8s.io`, and a cluster \
+             without Cluster API (the group not served) has nothing to check. Default false.",
+        ),
+        md(
             Attribute::number("max_removals").optional(),
             "A plan that would deregister more clusters than this fails, naming the count and the first clusters; \
              nothing is written. Unset, the limit is 10 clusters or 25 % of the clusters bridged, whichever is \
