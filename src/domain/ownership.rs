@@ -668,7 +668,7 @@ mod tests {
     #[test]
     fn what_is_unset_is_left_out_of_the_ledger_and_the_run() {
         let ledger = String::from_utf8(Ledger::default().to_private()).unwrap();
-        assert_eq!(ledger, r#"{"v":1}"#);
+        assert_eq!(ledger, r#"{"v":1,"objects":{}}"#);
         let written = WrittenCredential {
             kubeconfig_sha256: "h".into(),
             expires_at: None,
