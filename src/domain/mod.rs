@@ -26,6 +26,7 @@ pub mod skipped_record;
 pub(crate) mod testutil;
 pub mod text;
 
+use serde_with::skip_serializing_none;
 use std::collections::BTreeMap;
 
 pub use credentials::{CredentialOptions, default_kubeconfig_keys};
@@ -125,18 +126,19 @@ pub const DEFAULT_READY_TIMEOUT: std::time::Duration = std::time::Duration::from
 /// Sveltos-side credential renewal: `spec.tokenRequestRenewalOption` of the SveltosCluster. The bridge writes the
 /// bootstrap kubeconfig; afterwards what sveltoscluster-manager rewrites on renewal (the Secret's data, a new key
 /// such as `re-kubeconfig`, `spec.kubeconfigKeyName`, a shortened interval) is Sveltos' and never shows as drift.
+#[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TokenRenewal {
     /// `renewTokenRequestInterval` (Go duration).
     pub interval: String,
     /// `tokenDuration` (Go duration).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub token_duration: Option<String>,
     /// `saNamespace`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub sa_namespace: Option<String>,
     /// `saName`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub sa_name: Option<String>,
 }
 

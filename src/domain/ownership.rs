@@ -28,6 +28,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
+use serde_with::skip_serializing_none;
 
 use super::journal::Journals;
 
@@ -56,6 +57,7 @@ impl Kind {
 pub struct LedgerError(#[source] serde_json::Error);
 
 /// The UIDs of the objects this bridge owns.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Ledger {
     /// Format version.
@@ -90,7 +92,7 @@ pub struct Ledger {
     /// A digest of the inventory reads of the configuration last applied (namespaces, credential label and
     /// consumer): a refresh reads ahead for the plan only with settings an apply recorded here, never with a
     /// configuration that came from the cluster (an import).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     reads: Option<String>,
     /// `namespace/name` of each recorded kubeconfig Secret to what the bridge last wrote in it.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -98,23 +100,24 @@ pub struct Ledger {
     /// After `import`, until this state's first apply: the instance id of the state whose claim the import found.
     /// This state then has an instance id of its own, and its next apply takes the claim over from that one,
     /// whose next plan fails (two states never manage one bridge, whichever of them is alive).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     takes_over: Option<String>,
 }
 
 /// What the bridge wrote in one of its kubeconfig Secrets, as the ledger keeps it: the only record of it that the
 /// tenants of the Secret's namespace cannot rewrite (the Secret's annotations say the same, and anyone who can
 /// patch the Secret can change them).
+#[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WrittenCredential {
     /// SHA-256 (hex) of the kubeconfig written.
     #[serde(rename = "sha")]
     pub kubeconfig_sha256: String,
     /// The credential's expiry (RFC 3339), as the exec plugin gave it.
-    #[serde(rename = "exp", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "exp", default)]
     pub expires_at: Option<String>,
     /// For an exec credential: the hash of the exec settings that minted it.
-    #[serde(rename = "cfg", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "cfg", default)]
     pub config_sha256: Option<String>,
 }
 
@@ -514,6 +517,7 @@ fn hmac_sha256(key: &[u8; 32], message: &[u8]) -> [u8; 32] {
 }
 
 /// The apply run recorded in a claim: who is applying, since when, and whether it finished.
+#[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Run {
     /// `host:pid` of the provider process applying.
@@ -530,7 +534,7 @@ pub struct Run {
     pub first: bool,
     /// Whether the run answered Terraform with an error (`None`: not finished, or recorded by a version that did
     /// not say). A first apply that failed is what Terraform marks tainted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub failed: Option<bool>,
 }
 
@@ -658,6 +662,29 @@ pub fn check_claim(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What is unset is left out of the private state and the claim (never written `null`): the encoding older
+    /// and newer versions read.
+    #[test]
+    fn what_is_unset_is_left_out_of_the_ledger_and_the_run() {
+        let ledger = String::from_utf8(Ledger::default().to_private()).unwrap();
+        assert_eq!(ledger, r#"{"v":1,"objects":{}}"#);
+        let written = WrittenCredential {
+            kubeconfig_sha256: "h".into(),
+            expires_at: None,
+            config_sha256: None,
+        };
+        assert_eq!(serde_json::to_string(&written).unwrap(), r#"{"sha":"h"}"#);
+        let run = Run {
+            holder: "h:1".into(),
+            started: "s".into(),
+            until: "u".into(),
+            done: true,
+            first: false,
+            failed: None,
+        };
+        assert!(!serde_json::to_string(&run).unwrap().contains("failed"));
+    }
 
     #[test]
     fn a_label_alone_is_not_ownership() {

@@ -273,6 +273,19 @@ mod tests {
         }
     }
 
+    /// The renewal record the bridge writes (annotation and configuration hash) leaves out what is unset: a
+    /// change of encoding would rewrite every renewed cluster.
+    #[test]
+    fn the_renewal_record_leaves_out_what_is_unset() {
+        let r = serde_json::to_string(&renewal(false)).unwrap();
+        assert_eq!(r, r#"{"interval":"1h"}"#);
+        let r = serde_json::to_string(&renewal(true)).unwrap();
+        assert_eq!(
+            r,
+            r#"{"interval":"1h","sa_namespace":"kube-system","sa_name":"sveltos"}"#
+        );
+    }
+
     #[test]
     fn a_service_account_token_is_told_by_its_claims_within_bounds() {
         assert_eq!(

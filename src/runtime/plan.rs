@@ -61,16 +61,7 @@ pub async fn read_for_plan(run: PlanRun<'_>) -> Result<Snapshot, PlanStop> {
         providers,
         ahead,
     } = run;
-    let HeadStart {
-        owned: refreshed,
-        inventory: read_ahead,
-    } = ahead;
-    let reading = Reading {
-        client,
-        inventory,
-        spec,
-        budget: crate::k8s::io::ReadBudget::default(),
-    };
+    let (reading, refreshed, read_ahead) = Reading::start(client, inventory, spec, ahead);
     let owned = async {
         let name = claim_name(&spec.name);
         let claim = k8s_claim::read(client, &spec.claim_namespace, &name).await?;

@@ -192,16 +192,7 @@ pub async fn snapshot(
     providers: Option<ProvidersFile>,
     ahead: HeadStart,
 ) -> Result<Snapshot, IoError> {
-    let HeadStart {
-        owned,
-        inventory: read_ahead,
-    } = ahead;
-    let reading = Reading {
-        client,
-        inventory,
-        spec,
-        budget: io::ReadBudget::default(),
-    };
+    let (reading, owned, read_ahead) = Reading::start(client, inventory, spec, ahead);
     let (read, observed) =
         futures::try_join!(reading.inventory(read_ahead), reading.owned(ledger, owned),)?;
     reading.complete(ledger, providers, read, observed).await
@@ -219,7 +210,24 @@ pub(super) struct Reading<'a> {
     pub budget: io::ReadBudget,
 }
 
-impl Reading<'_> {
+impl<'a> Reading<'a> {
+    /// A reading within a fresh budget, and what `ahead` holds: what the bridge owns as a refresh read it, and
+    /// the inventory read ahead.
+    pub fn start(
+        client: &'a Client,
+        inventory: &'a Client,
+        spec: &'a BridgeSpec,
+        ahead: HeadStart,
+    ) -> (Self, Option<Observed>, Option<ReadAhead>) {
+        let reading = Self {
+            client,
+            inventory,
+            spec,
+            budget: io::ReadBudget::default(),
+        };
+        (reading, ahead.owned, ahead.inventory)
+    }
+
     /// The inventory: taken from `read_ahead`, or read when there is none or it failed (it is only ever a head
     /// start).
     pub async fn inventory(&self, read_ahead: Option<ReadAhead>) -> Result<InventoryPart, IoError> {

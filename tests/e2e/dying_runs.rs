@@ -463,6 +463,17 @@ where
     }
 }
 
+/// A fresh namespace `<prefix>-*` with profiles `0..n/2` and a bridge `<prefix>-*` of it, applied with tofu:
+/// `(namespace, bridge name, its configuration)`.
+async fn half_registered(inv: &Inv, prefix: &str, n: usize) -> (String, String, Tf) {
+    let ns = unique_namespace(&inv.client, prefix).await;
+    let name = unique_name(prefix);
+    inventory(inv, &ns, 0, n / 2).await;
+    let tf = inv.tf(&Cli::tofu(), &bridge(&name, &[&ns], ""));
+    apply_ok(&tf);
+    (ns, name, tf)
+}
+
 /// Profiles `from..to` in `ns`, each with a kubeconfig Secret next to it.
 async fn inventory(inv: &Inv, ns: &str, from: usize, to: usize) {
     let kc = fixtures::unreachable_kubeconfig("dying");
@@ -732,13 +743,9 @@ cases! {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_object_planted_after_a_dead_run_is_never_adopted() {
     let inv = Inv::new().await;
-    let ns = unique_namespace(&inv.client, "planted").await;
-    let name = unique_name("planted");
     // Enough profiles that the provider is killed well before it has written them all, even on a loaded machine.
     let n = 120;
-    inventory(&inv, &ns, 0, n / 2).await;
-    let tf = inv.tf(&Cli::tofu(), &bridge(&name, &[&ns], ""));
-    apply_ok(&tf);
+    let (ns, name, tf) = half_registered(&inv, "planted", n).await;
     inventory(&inv, &ns, n / 2, n).await;
     let before = labelled(&inv.client, &name).await;
     let point = KillPoint {
@@ -891,12 +898,8 @@ fn tenant_recreates(env: &TestEnv, user: &str, ns: &str, name: &str, dir: &std::
 async fn an_object_recreated_with_its_mark_after_a_dead_run_is_never_adopted() {
     let env = TestEnv::get();
     let inv = Inv::new().await;
-    let ns = unique_namespace(&inv.client, "recreated").await;
-    let name = unique_name("recreated");
     let n = 200;
-    inventory(&inv, &ns, 0, n / 2).await;
-    let tf = inv.tf(&Cli::tofu(), &bridge(&name, &[&ns], ""));
-    apply_ok(&tf);
+    let (ns, name, tf) = half_registered(&inv, "recreated", n).await;
     let claim = claim_name(&name);
     let read_claim = || tfsveltos::k8s::claim::read(&inv.client, DEFAULT_CLAIM_NAMESPACE, &claim);
     let batches = read_claim()

@@ -99,15 +99,7 @@ fn access_provider(name: &str, config: Json) -> Json {
 /// A bridge of `ns` whose `secretreader` provider (in `file`) is allowed for `ns`, run with the plugin's own
 /// KUBECONFIG (in `ns`).
 fn secretreader_bridge(inv: &Inv, cli: &Cli, ns: &str, file: &Path, scratch: &Path) -> support::Tf {
-    let body = bridge(
-        ns,
-        &[ns],
-        &credentials(
-            file,
-            &format!("      secretreader = {{ namespaces = [\"{ns}\"] }}"),
-        ),
-    );
-    let mut tf = inv.tf(cli, &body);
+    let mut tf = inv.tf(cli, &scoped_bridge(ns, file, "secretreader", ""));
     tf.env("KUBECONFIG", kubeconfig_in(scratch, ns));
     tf
 }
@@ -117,6 +109,13 @@ fn credentials(providers_file: &Path, exec_providers: &str) -> String {
         "  credentials {{\n    exec_providers_file = \"{}\"\n    exec_providers = {{\n{exec_providers}\n    }}\n  }}",
         providers_file.display()
     )
+}
+
+/// A bridge of `ns` whose exec provider `name` (in `file`) is allowed for `ns`, with `more` of its scope's
+/// attributes (`, profile_env = [...]`).
+fn scoped_bridge(ns: &str, file: &Path, name: &str, more: &str) -> String {
+    let scope = format!("      {name} = {{ namespaces = [\"{ns}\"]{more} }}");
+    bridge(ns, &[ns], &credentials(file, &scope))
 }
 
 /// (a) A profile offers `kubeconfig-secretreader` then `secretreader`; the upstream-shaped providers file lists
@@ -294,16 +293,7 @@ async fn profile_env_is_the_operators_allowlist_and_never_overrides_the_runner()
     )
     .await;
     let cli = Cli::tofu();
-    let body = bridge(
-        &ns,
-        &[&ns],
-        &credentials(
-            &file,
-            &format!(
-                "      tok = {{ namespaces = [\"{ns}\"], profile_env = [\"REGION\", \"ZONE\"] }}"
-            ),
-        ),
-    );
+    let body = scoped_bridge(&ns, &file, "tok", r#", profile_env = ["REGION", "ZONE"]"#);
     let mut tf = inv.tf(&cli, &body);
     tf.env("REGION", "from-runner");
     let out = apply_ok(&tf);
@@ -559,16 +549,8 @@ async fn profile_sourced_args_and_env_reach_the_plugin_as_upstream_passes_them()
         )
         .await;
     }
-    let body = bridge(
-        &ns,
-        &[&ns],
-        &credentials(
-            &file,
-            &format!(
-                "      rec = {{ namespaces = [\"{ns}\"], profile_env = [\"REGION\", \"TEAM\", \"FILE_VAR\"] }}"
-            ),
-        ),
-    );
+    let env_names = r#", profile_env = ["REGION", "TEAM", "FILE_VAR"]"#;
+    let body = scoped_bridge(&ns, &file, "rec", env_names);
     let tf = inv.tf(&Cli::tofu(), &body);
     let out = flat(&apply_ok(&tf));
     let runs = recorded_runs(&log);
@@ -672,16 +654,8 @@ async fn the_eks_example_reads_the_cluster_from_the_exec_extension() {
         )
         .await;
     }
-    let body = bridge(
-        &ns,
-        &[&ns],
-        &credentials(
-            &file,
-            &format!(
-                "      \"eks-token\" = {{ namespaces = [\"{ns}\"], servers = [\"*.eks.amazonaws.com\"] }}"
-            ),
-        ),
-    );
+    let servers = r#", servers = ["*.eks.amazonaws.com"]"#;
+    let body = scoped_bridge(&ns, &file, "\"eks-token\"", servers);
     let tf = inv.tf(&Cli::tofu(), &body);
     let out = flat(&apply_ok(&tf));
     assert_eq!(

@@ -5,28 +5,11 @@
 
 use kube::api::{Api, Patch, PatchParams};
 use serde_json::{Value as Json, json};
-use support::inventory::{Inv, apply_ok, bridge, flat, one_diagnostic, run};
+use support::inventory::{Inv, apply_ok, bridge, clusters_change, flat, one_diagnostic, run};
 use support::{Cli, Tf, fixtures, unique_namespace};
 use tfsveltos::api::ClusterProfile;
 
 const PLAN_OUT: &[&str] = &["plan", "-input=false", "-no-color", "-out=tfplan"];
-
-/// The planned change of the bridge in `show -json` of the saved plan `tfplan`: `(before, after)` of `clusters`.
-fn clusters_change(tf: &Tf) -> (Json, Json) {
-    let plan = tf.json(&["show", "-json", "-no-color", "tfplan"]);
-    let change = plan["resource_changes"]
-        .as_array()
-        .and_then(|rc| {
-            rc.iter()
-                .find(|r| r["type"] == "sveltos_cluster_inventory_bridge")
-        })
-        .map(|r| r["change"].clone())
-        .unwrap_or(Json::Null);
-    (
-        change["before"]["clusters"].clone(),
-        change["after"]["clusters"].clone(),
-    )
-}
 
 /// Whether the human plan `out` has a line showing `field` going from `old` to `new` (`~ "tier" = "gold" ->
 /// "silver"`, `~ paused = false -> true`).

@@ -9,8 +9,10 @@ use std::collections::BTreeMap;
 
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use serde_json::{Value as Json, json};
-use support::inventory::{Inv, apply_ok, bridge, flat, labels_of, one_diagnostic, run};
-use support::{Cli, Tf, fixtures, unique_namespace};
+use support::inventory::{
+    Inv, apply_ok, bridge, clusters_change, flat, labels_of, one_diagnostic, run,
+};
+use support::{Cli, fixtures, unique_namespace};
 use tfsveltos::api::v1alpha2::V1ALPHA2;
 
 const PLAN_OUT: &[&str] = &["plan", "-input=false", "-no-color", "-out=tfplan"];
@@ -43,23 +45,6 @@ async fn stored(
         .unwrap_or_else(|| panic!("SveltosCluster {ns}/{name} exists"));
     let data = sc.spec.data.clone().unwrap_or_default();
     (labels_of(&sc), data)
-}
-
-/// `(before, after)` of the bridge's `clusters` in `show -json` of the saved plan `tfplan`.
-fn clusters_change(tf: &Tf) -> (Json, Json) {
-    let plan = tf.json(&["show", "-json", "-no-color", "tfplan"]);
-    let change = plan["resource_changes"]
-        .as_array()
-        .and_then(|rc| {
-            rc.iter()
-                .find(|r| r["type"] == "sveltos_cluster_inventory_bridge")
-        })
-        .map(|r| r["change"].clone())
-        .unwrap_or(Json::Null);
-    (
-        change["before"]["clusters"].clone(),
-        change["after"]["clusters"].clone(),
-    )
 }
 
 /// Whether the human plan `out` shows `field` going from `old` to `new`.

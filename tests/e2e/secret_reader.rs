@@ -35,6 +35,18 @@ async fn seed(inv: &Inv, ns: &str, member: &str) -> String {
     stored
 }
 
+/// The member cluster's kubeconfig, as client-go reads it, and its server (endpoint A, which its access provider
+/// publishes).
+fn member_seen(env: &TestEnv) -> (String, Json, String) {
+    let member = std::fs::read_to_string(env.member_kubeconfig()).unwrap();
+    let view = client_go_view(tempfile::tempdir().unwrap().path(), member.as_bytes()).unwrap();
+    let endpoint_a = view["clusters"][0]["cluster"]["server"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    (member, view, endpoint_a)
+}
+
 /// The one warning names `<ns>/c1`, its Secret and both endpoints, and not `<ns>/c2`.
 fn check_warning(out: &str, ns: &str, endpoint_a: &str) {
     let warning = one_diagnostic(out, "Warning", POINTS_ELSEWHERE);
@@ -65,13 +77,7 @@ async fn the_profiles_server_wins_over_the_secrets_with_a_warning() {
     let env = TestEnv::get();
     let inv = Inv::new().await;
     let ns = unique_namespace(&inv.client, "reader-a").await;
-    let member = std::fs::read_to_string(env.member_kubeconfig()).unwrap();
-    let member_view =
-        client_go_view(tempfile::tempdir().unwrap().path(), member.as_bytes()).unwrap();
-    let endpoint_a = member_view["clusters"][0]["cluster"]["server"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let (member, member_view, endpoint_a) = member_seen(env);
     let stored = seed(&inv, &ns, &member).await;
 
     let tf = inv.tf(&Cli::tofu(), &bridge(&ns, &[&ns], ""));
@@ -144,13 +150,7 @@ async fn the_data_sources_and_the_ephemeral_resource_warn_as_the_bridge_does() {
     let env = TestEnv::get();
     let inv = Inv::new().await;
     let ns = unique_namespace(&inv.client, "reader-ds").await;
-    let member = std::fs::read_to_string(env.member_kubeconfig()).unwrap();
-    let member_view =
-        client_go_view(tempfile::tempdir().unwrap().path(), member.as_bytes()).unwrap();
-    let endpoint_a = member_view["clusters"][0]["cluster"]["server"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let (member, _, endpoint_a) = member_seen(env);
     seed(&inv, &ns, &member).await;
     let list =
         format!("data \"sveltos_clusterprofiles\" \"all\" {{\n  namespaces = [\"{ns}\"]\n}}\n");

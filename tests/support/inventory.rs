@@ -336,16 +336,30 @@ pub fn plan_clusters(tf: &Tf) -> (String, serde_json::Map<String, Json>) {
         tf.cli.name,
         tf.dir().display()
     );
+    let after = &bridge_change(tf)["after"]["clusters"];
+    (out, after.as_object().cloned().unwrap_or_default())
+}
+
+/// The planned change of the bridge in `show -json` of the saved plan `tfplan` (null when it has none).
+fn bridge_change(tf: &Tf) -> Json {
     let plan = tf.json(&["show", "-json", "-no-color", "tfplan"]);
-    let after = plan["resource_changes"]
+    plan["resource_changes"]
         .as_array()
         .and_then(|rc| {
             rc.iter()
                 .find(|r| r["type"] == "sveltos_cluster_inventory_bridge")
         })
-        .map(|r| r["change"]["after"]["clusters"].clone())
-        .unwrap_or(Json::Null);
-    (out, after.as_object().cloned().unwrap_or_default())
+        .map(|r| r["change"].clone())
+        .unwrap_or(Json::Null)
+}
+
+/// `(before, after)` of the bridge's `clusters` in `show -json` of the saved plan `tfplan`.
+pub fn clusters_change(tf: &Tf) -> (Json, Json) {
+    let change = bridge_change(tf);
+    (
+        change["before"]["clusters"].clone(),
+        change["after"]["clusters"].clone(),
+    )
 }
 
 /// The `clusters` output of the state, keyed `namespace/name`.

@@ -8,6 +8,7 @@ use crate::domain::{
     desired::{Material, renewal_of},
     exec::ExecInvocation,
     ownership::WrittenCredential,
+    renewal::{Verdict, judge},
     sha256_hex,
 };
 
@@ -72,6 +73,10 @@ pub(super) fn material_for(
 /// Secret still holds it ([`ObservedSecret::verified`](crate::domain::observed::ObservedSecret::verified)), it was
 /// minted with these settings (`inv_sha`) for this source, it is not to be minted at this apply, and its recorded
 /// expiry is far enough ([`still_fresh`]).
+///
+/// Whether Sveltos may have rewritten the Secret's data is the *judged* renewal ([`renews`]), not the configured
+/// one: where renewal is withheld the bridge writes none, so a renewal annotation on the Secret is not Sveltos' and
+/// must not make a swapped kubeconfig pass for the recorded one.
 fn reusable<'o>(
     inputs: &Inputs<'o>,
     profile: &ClusterProfile,
@@ -80,7 +85,7 @@ fn reusable<'o>(
 ) -> Option<&'o WrittenCredential> {
     let key = profile.key();
     let s = inputs.observed.owned.get(&key)?.secret.as_ref()?;
-    let w = s.verified(renewal_of(inputs.spec, &key).is_some())?;
+    let w = s.verified(renews(inputs, profile, source))?;
     let minting = inputs
         .planned_mints
         .is_some_and(|m| inputs.phase == Phase::Apply && m.contains(&key));
@@ -96,6 +101,14 @@ fn reusable<'o>(
         && !minting
         && fresh())
     .then_some(w)
+}
+
+/// Whether the bridge enables Sveltos' token renewal for this exec credential: configured, and not withheld
+/// ([`Verdict::Withheld`]: the renewed kubeconfig would lose the connection; a credential Sveltos will not renew,
+/// [`Verdict::NotRenewed`], still has renewal written, so Sveltos may rewrite its data).
+fn renews(inputs: &Inputs<'_>, profile: &ClusterProfile, source: &CredentialSource) -> bool {
+    renewal_of(inputs.spec, &profile.key())
+        .is_some_and(|r| !matches!(judge(r, profile, source, None), Verdict::Withheld(_)))
 }
 
 /// Whether a credential expiring at `expires_at` may be reused now (see [`Phase`] for the margin).
@@ -286,6 +299,44 @@ mod tests {
         other_source.credential_source = Some("exec:other".into());
         observe(&mut f, other_source);
         assert!(mints(&mut f, Phase::Plan));
+    }
+
+    /// Where renewal is withheld (the connection needs a field a renewal drops), the bridge enables none, so
+    /// Sveltos never rewrites the Secret: a renewal annotation there is not Sveltos' and must not hide a swapped
+    /// kubeconfig, whereas for a renewable cluster the recorded hash stands for the data.
+    #[test]
+    fn a_withheld_renewal_does_not_hide_a_swapped_exec_credential() {
+        let (mut f, _) = exec_fixture();
+        f.spec.token_renewal = Some(crate::domain::TokenRenewal {
+            interval: "1h".into(),
+            token_duration: None,
+            sa_namespace: Some("kube-system".into()),
+            sa_name: Some("sveltos".into()),
+        });
+        for (tls_server_name, withheld) in [(Some("api.internal"), true), (None, false)] {
+            let status = f.profiles[0].status.as_mut().unwrap();
+            let cluster = status.access_providers[0].cluster.as_mut().unwrap();
+            cluster.tls_server_name = tls_server_name.map(Into::into);
+            f.observed = Observed::default();
+            f.phase = Phase::Plan;
+            let p = f.run();
+            assert_eq!(
+                p.renewal_notes.get("a/c1").map(|n| n.0),
+                withheld.then_some(true)
+            );
+            // Someone who can patch the Secret swaps its data and adds the renewal annotation.
+            let mut forged = minted(&p.exec["a/c1"], 60);
+            forged.kubeconfig_sha256 = Some("tenants".into());
+            forged.renewed_sha256 = Some("forged".into());
+            observe(&mut f, forged);
+            for phase in [Phase::Plan, Phase::Replan, Phase::Apply] {
+                assert_eq!(
+                    mints(&mut f, phase),
+                    withheld,
+                    "withheld: {withheld}, {phase:?}: the swapped kubeconfig is kept"
+                );
+            }
+        }
     }
 
     /// With `token_renewal`, Sveltos rewrites the Secret's data: there the recorded hash stands for the data (the

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+use serde_with::skip_serializing_none;
 
 use crate::k8s::config::{ConfigError, attribute_of};
 use crate::k8s::config::{ExecSettings, KubeSettings};
@@ -131,60 +132,46 @@ fn exec_block() -> NestedBlock {
 /// A block built by [`with_connection_schema`], as written: the provider block, or an `inventory` block (whose
 /// resource version adds the write-only twins `token_wo`, `client_key_wo` and `exec.env_wo`; always `None`
 /// elsewhere). Secrets are [`Sensitive`]. Empty strings mean unset ([`ConnectionConfig::settings`]).
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ConnectionConfig {
     /// `config_path`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub config_path: Option<String>,
     /// `config_paths`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub config_paths: Option<Vec<String>>,
     /// `config_context`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub config_context: Option<String>,
     /// `config_context_auth_info`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub config_context_auth_info: Option<String>,
     /// `config_context_cluster`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub config_context_cluster: Option<String>,
     /// `host`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
     /// `token`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub token: Option<Sensitive<String>>,
     /// `token_wo` (the resource's `inventory` block only).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub token_wo: Option<Sensitive<String>>,
     /// `cluster_ca_certificate`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cluster_ca_certificate: Option<String>,
     /// `client_certificate`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub client_certificate: Option<String>,
     /// `client_key`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub client_key: Option<Sensitive<String>>,
     /// `client_key_wo` (the resource's `inventory` block only).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub client_key_wo: Option<Sensitive<String>>,
     /// `insecure`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub insecure: Option<bool>,
     /// `tls_server_name`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tls_server_name: Option<String>,
     /// `proxy_url`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub proxy_url: Option<String>,
     /// The `exec` block.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub exec: Option<ExecConfig>,
 }
 
 /// The `exec` block of a connection.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ExecConfig {
@@ -193,13 +180,10 @@ pub struct ExecConfig {
     /// `command` (required).
     pub command: String,
     /// `args`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub args: Option<Vec<String>>,
     /// `env`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub env: Option<Sensitive<BTreeMap<String, String>>>,
     /// `env_wo` (the resource's `inventory` block only).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub env_wo: Option<Sensitive<BTreeMap<String, String>>>,
 }
 

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
+use serde_with::skip_serializing_none;
 
 use super::{
     lookup::{notices_warning, statuses},
@@ -58,20 +59,17 @@ pub fn schema() -> Schema {
 }
 
 /// The configuration, as written.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ProfileConfig {
     /// `namespace` (required; `None` only while not known).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
     /// `name` (required; `None` only while not known).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The `credentials` block.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub credentials: Option<CredentialsConfig>,
     /// The `inventory` block.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub inventory: Option<ConnectionConfig>,
 }
 

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
+use serde_with::skip_serializing_none;
 
 use super::{
     lookup::{notices_warning, statuses},
@@ -100,29 +101,23 @@ pub fn schema() -> Schema {
 }
 
 /// The configuration, as written.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ProfilesConfig {
     /// `namespaces`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespaces: Option<Vec<String>>,
     /// `label_selector`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub label_selector: Option<String>,
     /// `cluster_manager`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cluster_manager: Option<String>,
     /// `require_healthy`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub require_healthy: Option<bool>,
     /// `healthy_only` (deprecated alias of `require_healthy`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub healthy_only: Option<bool>,
     /// The `credentials` block.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub credentials: Option<CredentialsConfig>,
     /// The `inventory` block.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub inventory: Option<ConnectionConfig>,
 }
 

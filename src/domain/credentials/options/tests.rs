@@ -283,3 +283,31 @@ fn server_patterns() {
         assert!(server_pattern(bad).is_err(), "{bad}");
     }
 }
+
+/// The `credentials` block as kept in the configuration record: only what was written (never `null`), so that a
+/// record written before an attribute existed reads the same.
+#[test]
+fn the_written_block_keeps_only_what_was_written() {
+    assert_eq!(
+        serde_json::to_string(&CredentialsConfig::default()).unwrap(),
+        "{}"
+    );
+    let c = CredentialsConfig {
+        secret_label: Some("l".into()),
+        exec_providers: Some(
+            [(
+                "tok".to_string(),
+                ExecProviderConfig {
+                    profile_env: Some(vec!["REGION".into()]),
+                    ..Default::default()
+                },
+            )]
+            .into(),
+        ),
+        ..Default::default()
+    };
+    assert_eq!(
+        serde_json::to_string(&c).unwrap(),
+        r#"{"secret_label":"l","exec_providers":{"tok":{"profile_env":["REGION"]}}}"#
+    );
+}

@@ -2,6 +2,7 @@
 //! ([`Query`]): its validation, with attribute paths, and the data source's `id`.
 
 use serde::{Deserialize, Serialize};
+use serde_with::skip_serializing_none;
 
 use crate::{
     domain::selector::{Selector, label_value},
@@ -10,26 +11,21 @@ use crate::{
 };
 
 /// The configuration, as written.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ClustersConfig {
     /// `bridge`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub bridge: Option<String>,
     /// `claim_namespace`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub claim_namespace: Option<String>,
     /// `instance_id`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub instance_id: Option<String>,
     /// `owned_only`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub owned_only: Option<bool>,
     /// `namespaces`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespaces: Option<Vec<String>>,
     /// `label_selector`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub label_selector: Option<String>,
 }
 

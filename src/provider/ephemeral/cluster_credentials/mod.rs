@@ -25,6 +25,7 @@ use std::{sync::Arc, time::SystemTime};
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
+use serde_with::skip_serializing_none;
 
 use crate::{
     domain::{
@@ -63,17 +64,15 @@ struct RenewState {
 }
 
 /// The arguments, as written: the ClusterProfile and the `credentials` block.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct CredentialsArgs {
     /// `namespace` (required; `None` only while not known).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
     /// `name` (required; `None` only while not known).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The `credentials` block.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub credentials: Option<CredentialsConfig>,
 }
 

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+use serde_with::skip_serializing_none;
 
 use crate::{
     domain::duration::parse_duration,
@@ -19,17 +20,15 @@ pub const DEFAULT_WRITE: Duration = Duration::from_secs(30 * 60);
 pub const DEFAULT_DELETE: Duration = Duration::from_secs(30 * 60);
 
 /// The block as written (Go durations). Not secret: recorded in the claim so that `import` restores it.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct TimeoutsConfig {
     /// `create`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub create: Option<String>,
     /// `update`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub update: Option<String>,
     /// `delete`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub delete: Option<String>,
 }
 
