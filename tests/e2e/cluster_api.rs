@@ -9,6 +9,10 @@
 //! The Cluster CRD is a fixture of ours, the smallest one the API server takes for `cluster.x-k8s.io`'s `Cluster`
 //! (metadata and an open spec, served in v1beta2 and v1beta1 as current Cluster API serves it), installed on a
 //! control plane of this test's own so that the shared one never serves the group.
+//!
+//! With an `inventory` block, the Clusters looked for are those of the management cluster (the provider's own
+//! connection, where the SveltosClusters are written and Sveltos would see the member twice), never the hub's: a
+//! Cluster on the hub at a profile's namespace and name is not managed by this Sveltos and skips nothing.
 
 use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
@@ -16,7 +20,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
 use serde_json::{Value as Json, json};
 use support::inventory::{Inv, apply_ok, bridge, diagnostics, flat, one_diagnostic, run};
-use support::{Cli, TestEnv, fixtures, unique_namespace};
+use support::{Cli, TestEnv, fixtures, repo_root, unique_namespace};
 
 const GROUP: &str = "cluster.x-k8s.io";
 const SKIPPED: &str = "a Cluster API Cluster of the same namespace and name exists";
@@ -213,7 +217,10 @@ async fn a_profile_with_a_cluster_api_cluster_is_skipped_when_asked_through_the_
     let error = flat(&out.replace('│', ""));
     assert!(
         error.contains("forbidden (HTTP 403)")
-            && error.contains("skip_cluster_api_clusters = true lists Cluster API Clusters: grant the identity `list` on clusters.cluster.x-k8s.io"),
+            && error.contains(
+                "skip_cluster_api_clusters = true lists Cluster API Clusters on the management cluster: grant the \
+                 identity of the provider's connection (not the inventory block's) `list` on clusters.cluster.x-k8s.io"
+            ),
         "{error}"
     );
     assert!(inv.sc(&ns, "new").await.is_none(), "nothing written");
@@ -245,4 +252,70 @@ async fn without_cluster_api_the_setting_changes_nothing() {
     assert!(inv.sc(&ns, "capi").await.is_some(), "registered");
     assert_eq!(tf.plan(), 0);
     tf.destroy();
+}
+
+/// Installs the ClusterProfile CRD on `env`'s member cluster (the hub) and waits until it is established.
+fn hub_profile_crd(env: &TestEnv) {
+    let crd = repo_root().join("testenv/crds/clusterprofiles.yaml");
+    let member = env.member_kubeconfig();
+    env.kubectl_at(member, &["apply", "-f", &crd.display().to_string()]);
+    env.kubectl_at(
+        member,
+        &[
+            "wait",
+            "--for=condition=Established",
+            "--timeout=60s",
+            "crd/clusterprofiles.multicluster.x-k8s.io",
+        ],
+    );
+}
+
+/// With an `inventory` block, only a Cluster on the management cluster skips a profile; one on the hub does not.
+#[tokio::test(flavor = "multi_thread")]
+async fn with_an_inventory_block_the_management_clusters_clusters_are_looked_for() {
+    let env = TestEnv::start(true);
+    hub_profile_crd(&env);
+    let mgmt = Inv::of(&env).await;
+    let hub = Inv {
+        client: env.member_client().await,
+        kubeconfig: env.member_kubeconfig().to_path_buf(),
+    };
+    for client in [&mgmt.client, &hub.client] {
+        Api::<CustomResourceDefinition>::all(client.clone())
+            .create(&PostParams::default(), &cluster_crd(&[("v1beta2", true)]))
+            .await
+            .expect("creating the Cluster CRD");
+        await_discovery(client, &[("v1beta2", true)]).await;
+    }
+    // The profiles' namespace exists on both clusters: SveltosClusters go to the profile's namespace.
+    let ns = unique_namespace(&hub.client, "capi-hub").await;
+    support::create_namespace(&mgmt.client, &ns, &[]).await;
+    let kc = fixtures::unreachable_kubeconfig("t");
+    for name in ["on-hub", "on-mgmt"] {
+        hub.profile_with_secret(&ns, name, &[], Json::Null, &kc)
+            .await;
+    }
+    cluster(&hub.client, &ns, "on-hub", "v1beta2").await;
+    cluster(&mgmt.client, &ns, "on-mgmt", "v1beta2").await;
+
+    let inventory = format!(
+        "{ON}\n  inventory {{\n    config_path = {}\n  }}",
+        fixtures::hcl_string(&hub.kubeconfig.display().to_string())
+    );
+    let tf = mgmt.tf(&Cli::tofu(), &bridge(&ns, &[&ns], &inventory));
+    let out = apply_ok(&tf).replace('│', "");
+    let warning = flat(one_diagnostic(&out, "Warning", SKIPPED));
+    assert!(
+        warning.contains(&format!(
+            "- {ns}/on-mgmt (not registered): Cluster {ns}/on-mgmt (cluster.x-k8s.io)"
+        )) && !warning.contains(&format!("{ns}/on-hub (")),
+        "{warning}"
+    );
+    assert!(
+        mgmt.sc(&ns, "on-hub").await.is_some(),
+        "a hub Cluster skips nothing"
+    );
+    assert!(mgmt.sc(&ns, "on-mgmt").await.is_none(), "skipped");
+    assert_eq!(tf.plan(), 0, "the plan after the skip is empty");
+    env.down();
 }
