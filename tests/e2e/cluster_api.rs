@@ -20,7 +20,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
 use serde_json::{Value as Json, json};
 use support::inventory::{Inv, apply_ok, bridge, diagnostics, flat, one_diagnostic, run};
-use support::{Cli, TestEnv, fixtures, repo_root, unique_namespace};
+use support::{Cli, TestEnv, Tf, fixtures, repo_root, unique_namespace};
 
 const GROUP: &str = "cluster.x-k8s.io";
 const SKIPPED: &str = "a Cluster API Cluster of the same namespace and name exists";
@@ -84,10 +84,11 @@ async fn cluster(client: &kube::Client, ns: &str, name: &str, version: &str) {
         .expect("creating a Cluster");
 }
 
-/// A kubeconfig for a ServiceAccount that may do anything with the inventory, Sveltos and core objects, and
-/// nothing with Cluster API.
+/// A kubeconfig for a ServiceAccount of the cluster of `admin` (a kubeconfig, and `client` built from it) that may
+/// do anything with the inventory, Sveltos and core objects, and nothing with Cluster API.
 async fn no_cluster_api_identity(
     env: &TestEnv,
+    admin: &std::path::Path,
     client: &kube::Client,
     dir: &std::path::Path,
 ) -> std::path::PathBuf {
@@ -120,13 +121,12 @@ async fn no_cluster_api_identity(
         .create(&PostParams::default(), &binding)
         .await
         .unwrap();
-    let token = env.kubectl(&["create", "token", "bridge", "-n", &ns, "--duration", "1h"]);
-    let path = dir.join("no-capi.kubeconfig");
-    std::fs::write(
-        &path,
-        support::kubeconfig_with_token(&env.kubeconfig, token.trim()),
-    )
-    .unwrap();
+    let token = env.kubectl_at(
+        admin,
+        &["create", "token", "bridge", "-n", &ns, "--duration", "1h"],
+    );
+    let path = dir.join(format!("no-capi-{ns}.kubeconfig"));
+    std::fs::write(&path, support::kubeconfig_with_token(admin, token.trim())).unwrap();
     path
 }
 
@@ -204,7 +204,7 @@ async fn a_profile_with_a_cluster_api_cluster_is_skipped_when_asked_through_the_
     assert_eq!(tf.plan(), 0, "still skipped, read through v1beta1");
 
     // An identity that may not list Clusters: an error naming the setting and the permission, nothing written.
-    let kubeconfig = no_cluster_api_identity(&env, &inv.client, tf.dir()).await;
+    let kubeconfig = no_cluster_api_identity(&env, &env.kubeconfig, &inv.client, tf.dir()).await;
     inv.profile_with_secret(&ns, "new", &[], Json::Null, &kc)
         .await;
     let header = fixtures::provider_header(&kubeconfig, None);
@@ -270,7 +270,8 @@ fn hub_profile_crd(env: &TestEnv) {
     );
 }
 
-/// With an `inventory` block, only a Cluster on the management cluster skips a profile; one on the hub does not.
+/// With an `inventory` block, only a Cluster on the management cluster skips a profile; one on the hub does not,
+/// and the hub's identity needs no right on Cluster API (the inventory block's is one without any).
 #[tokio::test(flavor = "multi_thread")]
 async fn with_an_inventory_block_the_management_clusters_clusters_are_looked_for() {
     let env = TestEnv::start(true);
@@ -298,11 +299,13 @@ async fn with_an_inventory_block_the_management_clusters_clusters_are_looked_for
     cluster(&hub.client, &ns, "on-hub", "v1beta2").await;
     cluster(&mgmt.client, &ns, "on-mgmt", "v1beta2").await;
 
+    let tf = Tf::new(&Cli::tofu());
+    let reader = no_cluster_api_identity(&env, &hub.kubeconfig, &hub.client, tf.dir()).await;
     let inventory = format!(
         "{ON}\n  inventory {{\n    config_path = {}\n  }}",
-        fixtures::hcl_string(&hub.kubeconfig.display().to_string())
+        fixtures::hcl_string(&reader.display().to_string())
     );
-    let tf = mgmt.tf(&Cli::tofu(), &bridge(&ns, &[&ns], &inventory));
+    mgmt.rewrite(&tf, &bridge(&ns, &[&ns], &inventory));
     let out = apply_ok(&tf).replace('│', "");
     let warning = flat(one_diagnostic(&out, "Warning", SKIPPED));
     assert!(
