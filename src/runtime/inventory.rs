@@ -28,11 +28,13 @@ pub type InventoryReads = (
 /// Reads the inventory a plan of `spec` needs, whatever the bridge owns: the ClusterProfiles of its namespaces
 /// (through the version the API server serves, [`profiles`]),
 /// then the credential sources (consumer namespaces, the labelled Secrets of the namespaces that may supply those
-/// profiles, within `budget`); with `skip_cluster_api_clusters`, meanwhile, the Cluster API Clusters of the same
-/// namespaces ([`cluster_api_keys`]). What it reads depends only on `spec.selection.namespaces`,
-/// `spec.credentials`, `spec.members.skip_cluster_api` and the `inventory` connection.
+/// profiles, within `budget`), all through `inventory`; with `skip_cluster_api_clusters`, meanwhile, the Cluster
+/// API Clusters of the same namespaces through `management`, the cluster the SveltosClusters are written to (the
+/// one whose Sveltos would see a member twice; [`cluster_api_keys`]). What it reads depends only on
+/// `spec.selection.namespaces`, `spec.credentials`, `spec.members.skip_cluster_api` and the two connections.
 pub async fn read_inventory(
     inventory: &Client,
+    management: &Client,
     spec: &BridgeSpec,
     budget: &io::ReadBudget,
 ) -> Result<InventoryReads, IoError> {
@@ -45,27 +47,29 @@ pub async fn read_inventory(
     };
     let ((profiles, undecodable, sources), capi) = futures::try_join!(
         profiles_and_sources,
-        cluster_api_keys(inventory, spec, budget)
+        cluster_api_keys(management, spec, budget)
     )?;
     Ok((profiles, undecodable, sources, capi))
 }
 
-/// The keys of the Cluster API Clusters of the bridge's namespaces when `skip_cluster_api_clusters` is set (none
-/// otherwise, and none where Cluster API is not served). A refusal (403) names the setting and the permission.
+/// The keys of the Cluster API Clusters of the bridge's namespaces on the management cluster (`management`, the
+/// provider's own connection) when `skip_cluster_api_clusters` is set (none otherwise, and none where Cluster API
+/// is not served). A refusal (403) names the setting, the permission and whose it must be.
 async fn cluster_api_keys(
-    inventory: &Client,
+    management: &Client,
     spec: &BridgeSpec,
     budget: &io::ReadBudget,
 ) -> Result<BTreeSet<String>, IoError> {
     if !spec.members.skip_cluster_api {
         return Ok(BTreeSet::new());
     }
-    match cluster_api::cluster_keys(inventory, &spec.selection.namespaces, budget).await {
+    match cluster_api::cluster_keys(management, &spec.selection.namespaces, budget).await {
         Ok(keys) => Ok(keys.unwrap_or_default()),
         Err(mut e) => {
             if e.code == Some(403) {
                 e.message = format!(
-                    "{} skip_cluster_api_clusters = true lists Cluster API Clusters: grant the identity `list` on \
+                    "{} skip_cluster_api_clusters = true lists Cluster API Clusters on the management cluster: \
+                     grant the identity of the provider's connection (not the inventory block's) `list` on \
                      clusters.cluster.x-k8s.io in the namespaces the bridge reads, or unset it.",
                     e.message
                 );
@@ -75,7 +79,8 @@ async fn cluster_api_keys(
     }
 }
 
-/// A digest of what [`read_inventory`] reads for `spec` through the provider's connection: the namespaces, the
+/// A digest of what [`read_inventory`] reads for `spec` through the provider's connection (the read-ahead's
+/// only one, where the inventory and the management cluster are the same): the namespaces, the
 /// credential label, the consumer and `secret_namespaces` (the other credential options only change how the plan
 /// uses what was read), and whether Cluster API Clusters are read (only when they are, so that the digest of a
 /// bridge without `skip_cluster_api_clusters` is the one it always was).

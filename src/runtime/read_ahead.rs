@@ -30,7 +30,9 @@ impl ReadAhead {
     pub fn start(client: Client, spec: BridgeSpec) -> Self {
         let reads = reads_sha256(&spec);
         let task = Some(tokio::spawn(async move {
-            let reads = read_inventory(&client, &spec, &crate::k8s::io::ReadBudget::default())
+            // Only ever without an `inventory` block: the inventory and the management cluster are one.
+            let budget = crate::k8s::io::ReadBudget::default();
+            let reads = read_inventory(&client, &client, &spec, &budget)
                 .await
                 .ok()?;
             // Parsing ten thousand kubeconfigs is CPU work: a blocking thread, not a runtime worker, does it. (A

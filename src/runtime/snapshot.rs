@@ -181,7 +181,8 @@ pub struct HeadStart {
 ///
 /// The inventory (ClusterProfiles, credential Secrets, consumer namespaces, secret-reader Secrets) is read
 /// through `inventory`, the cluster of the `inventory` block or the provider's own; what the bridge owns and
-/// might collide with is read through `client`, the cluster it writes to. `providers` is the operator's providers
+/// might collide with, and the Cluster API Clusters `skip_cluster_api_clusters` looks for, are read through
+/// `client`, the cluster it writes to. `providers` is the operator's providers
 /// file, already read. What `ahead` holds is not read again: what the bridge owns, read by a refresh with this
 /// `ledger`, and the inventory read ahead (read again when that read failed: it is only ever a head start).
 pub async fn snapshot(
@@ -237,7 +238,7 @@ impl<'a> Reading<'a> {
             return Ok((done.reads, Some(done.checked)));
         }
         Ok((
-            read_inventory(self.inventory, self.spec, &self.budget).await?,
+            read_inventory(self.inventory, self.client, self.spec, &self.budget).await?,
             None,
         ))
     }

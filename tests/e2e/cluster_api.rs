@@ -9,6 +9,10 @@
 //! The Cluster CRD is a fixture of ours, the smallest one the API server takes for `cluster.x-k8s.io`'s `Cluster`
 //! (metadata and an open spec, served in v1beta2 and v1beta1 as current Cluster API serves it), installed on a
 //! control plane of this test's own so that the shared one never serves the group.
+//!
+//! With an `inventory` block, the Clusters looked for are those of the management cluster (the provider's own
+//! connection, where the SveltosClusters are written and Sveltos would see the member twice), never the hub's: a
+//! Cluster on the hub at a profile's namespace and name is not managed by this Sveltos and skips nothing.
 
 use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
@@ -16,7 +20,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
 use serde_json::{Value as Json, json};
 use support::inventory::{Inv, apply_ok, bridge, diagnostics, flat, one_diagnostic, run};
-use support::{Cli, TestEnv, fixtures, unique_namespace};
+use support::{Cli, TestEnv, Tf, fixtures, repo_root, unique_namespace};
 
 const GROUP: &str = "cluster.x-k8s.io";
 const SKIPPED: &str = "a Cluster API Cluster of the same namespace and name exists";
@@ -80,10 +84,11 @@ async fn cluster(client: &kube::Client, ns: &str, name: &str, version: &str) {
         .expect("creating a Cluster");
 }
 
-/// A kubeconfig for a ServiceAccount that may do anything with the inventory, Sveltos and core objects, and
-/// nothing with Cluster API.
+/// A kubeconfig for a ServiceAccount of the cluster of `admin` (a kubeconfig, and `client` built from it) that may
+/// do anything with the inventory, Sveltos and core objects, and nothing with Cluster API.
 async fn no_cluster_api_identity(
     env: &TestEnv,
+    admin: &std::path::Path,
     client: &kube::Client,
     dir: &std::path::Path,
 ) -> std::path::PathBuf {
@@ -116,13 +121,12 @@ async fn no_cluster_api_identity(
         .create(&PostParams::default(), &binding)
         .await
         .unwrap();
-    let token = env.kubectl(&["create", "token", "bridge", "-n", &ns, "--duration", "1h"]);
-    let path = dir.join("no-capi.kubeconfig");
-    std::fs::write(
-        &path,
-        support::kubeconfig_with_token(&env.kubeconfig, token.trim()),
-    )
-    .unwrap();
+    let token = env.kubectl_at(
+        admin,
+        &["create", "token", "bridge", "-n", &ns, "--duration", "1h"],
+    );
+    let path = dir.join(format!("no-capi-{ns}.kubeconfig"));
+    std::fs::write(&path, support::kubeconfig_with_token(admin, token.trim())).unwrap();
     path
 }
 
@@ -200,7 +204,7 @@ async fn a_profile_with_a_cluster_api_cluster_is_skipped_when_asked_through_the_
     assert_eq!(tf.plan(), 0, "still skipped, read through v1beta1");
 
     // An identity that may not list Clusters: an error naming the setting and the permission, nothing written.
-    let kubeconfig = no_cluster_api_identity(&env, &inv.client, tf.dir()).await;
+    let kubeconfig = no_cluster_api_identity(&env, &env.kubeconfig, &inv.client, tf.dir()).await;
     inv.profile_with_secret(&ns, "new", &[], Json::Null, &kc)
         .await;
     let header = fixtures::provider_header(&kubeconfig, None);
@@ -213,7 +217,10 @@ async fn a_profile_with_a_cluster_api_cluster_is_skipped_when_asked_through_the_
     let error = flat(&out.replace('│', ""));
     assert!(
         error.contains("forbidden (HTTP 403)")
-            && error.contains("skip_cluster_api_clusters = true lists Cluster API Clusters: grant the identity `list` on clusters.cluster.x-k8s.io"),
+            && error.contains(
+                "skip_cluster_api_clusters = true lists Cluster API Clusters on the management cluster: grant the \
+                 identity of the provider's connection (not the inventory block's) `list` on clusters.cluster.x-k8s.io"
+            ),
         "{error}"
     );
     assert!(inv.sc(&ns, "new").await.is_none(), "nothing written");
@@ -245,4 +252,73 @@ async fn without_cluster_api_the_setting_changes_nothing() {
     assert!(inv.sc(&ns, "capi").await.is_some(), "registered");
     assert_eq!(tf.plan(), 0);
     tf.destroy();
+}
+
+/// Installs the ClusterProfile CRD on `env`'s member cluster (the hub) and waits until it is established.
+fn hub_profile_crd(env: &TestEnv) {
+    let crd = repo_root().join("testenv/crds/clusterprofiles.yaml");
+    let member = env.member_kubeconfig();
+    env.kubectl_at(member, &["apply", "-f", &crd.display().to_string()]);
+    env.kubectl_at(
+        member,
+        &[
+            "wait",
+            "--for=condition=Established",
+            "--timeout=60s",
+            "crd/clusterprofiles.multicluster.x-k8s.io",
+        ],
+    );
+}
+
+/// With an `inventory` block, only a Cluster on the management cluster skips a profile; one on the hub does not,
+/// and the hub's identity needs no right on Cluster API (the inventory block's is one without any).
+#[tokio::test(flavor = "multi_thread")]
+async fn with_an_inventory_block_the_management_clusters_clusters_are_looked_for() {
+    let env = TestEnv::start(true);
+    hub_profile_crd(&env);
+    let mgmt = Inv::of(&env).await;
+    let hub = Inv {
+        client: env.member_client().await,
+        kubeconfig: env.member_kubeconfig().to_path_buf(),
+    };
+    for client in [&mgmt.client, &hub.client] {
+        Api::<CustomResourceDefinition>::all(client.clone())
+            .create(&PostParams::default(), &cluster_crd(&[("v1beta2", true)]))
+            .await
+            .expect("creating the Cluster CRD");
+        await_discovery(client, &[("v1beta2", true)]).await;
+    }
+    // The profiles' namespace exists on both clusters: SveltosClusters go to the profile's namespace.
+    let ns = unique_namespace(&hub.client, "capi-hub").await;
+    support::create_namespace(&mgmt.client, &ns, &[]).await;
+    let kc = fixtures::unreachable_kubeconfig("t");
+    for name in ["on-hub", "on-mgmt"] {
+        hub.profile_with_secret(&ns, name, &[], Json::Null, &kc)
+            .await;
+    }
+    cluster(&hub.client, &ns, "on-hub", "v1beta2").await;
+    cluster(&mgmt.client, &ns, "on-mgmt", "v1beta2").await;
+
+    let tf = Tf::new(&Cli::tofu());
+    let reader = no_cluster_api_identity(&env, &hub.kubeconfig, &hub.client, tf.dir()).await;
+    let inventory = format!(
+        "{ON}\n  inventory {{\n    config_path = {}\n  }}",
+        fixtures::hcl_string(&reader.display().to_string())
+    );
+    mgmt.rewrite(&tf, &bridge(&ns, &[&ns], &inventory));
+    let out = apply_ok(&tf).replace('│', "");
+    let warning = flat(one_diagnostic(&out, "Warning", SKIPPED));
+    assert!(
+        warning.contains(&format!(
+            "- {ns}/on-mgmt (not registered): Cluster {ns}/on-mgmt (cluster.x-k8s.io)"
+        )) && !warning.contains(&format!("{ns}/on-hub (")),
+        "{warning}"
+    );
+    assert!(
+        mgmt.sc(&ns, "on-hub").await.is_some(),
+        "a hub Cluster skips nothing"
+    );
+    assert!(mgmt.sc(&ns, "on-mgmt").await.is_none(), "skipped");
+    assert_eq!(tf.plan(), 0, "the plan after the skip is empty");
+    env.down();
 }

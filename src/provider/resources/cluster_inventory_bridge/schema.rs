@@ -303,12 +303,13 @@ fn safety_attributes() -> Vec<Attribute> {
         md(
             Attribute::bool("skip_cluster_api_clusters").optional(),
             "Leave out each ClusterProfile that has a Cluster API `Cluster` (`cluster.x-k8s.io`) of the same \
-             namespace and name in the cluster the ClusterProfiles are read from: Sveltos manages Cluster API \
+             namespace and name on the management cluster (the provider's own connection, where the \
+             SveltosClusters are written; never the `inventory` block's hub): Sveltos manages Cluster API \
              clusters natively (cluster type `Capi`), so registering such a profile too would deploy its add-ons \
              twice. A skipped profile is in `skipped` and in a warning naming it and the Cluster, and one \
              registered before is deregistered, as `duplicate_members = \"register_one\"` does. Each plan and apply \
              then lists the metadata of the Clusters of `namespaces` (the version the API server prefers, \
-             `v1beta2` or `v1beta1`): the identity needs `list` on `clusters.cluster.x-k8s.io`, and a cluster \
+             `v1beta2` or `v1beta1`): the provider's identity needs `list` on `clusters.cluster.x-k8s.io`, and a cluster \
              without Cluster API (the group not served) has nothing to check. Default false.",
         ),
         md(
