@@ -2,7 +2,8 @@
 //! with `kubectl --as`) rewrites the bridge's Secret of a cluster whose credential an exec plugin minted. What
 //! the bridge wrote is known from its private state, not from the Secret's annotations: a swapped kubeconfig with
 //! a forged expiry shows in the next plan and apply writes the plugin's credential back (judged by client-go,
-//! `kubectl config view --raw -o json`); a forged expiry alone makes no plugin run.
+//! `kubectl config view --raw -o json`); a forged expiry alone makes no plugin run. And with `token_renewal`: the
+//! renewal annotation copied onto the Secret of a cluster whose renewal is withheld hides no swapped kubeconfig.
 #![cfg(unix)]
 
 use std::path::Path;
@@ -299,34 +300,22 @@ fn sa_kubeconfig(tag: &str, tls_server_name: Option<&str>) -> String {
 async fn a_renewal_annotation_copied_onto_a_withheld_cluster_hides_no_swap() {
     let inv = Inv::new().await;
     let ns = unique_namespace(&inv.client, "withheld").await;
-    inv.profile_with_secret(
-        &ns,
-        "w",
-        &[],
-        Json::Null,
-        &sa_kubeconfig("w", Some("api.internal")),
-    )
-    .await;
-    inv.profile_with_secret(&ns, "r", &[], Json::Null, &sa_kubeconfig("r", None))
-        .await;
+    for (name, tls_server_name) in [("w", Some("api.internal")), ("r", None)] {
+        let kubeconfig = sa_kubeconfig(name, tls_server_name);
+        inv.profile_with_secret(&ns, name, &[], Json::Null, &kubeconfig)
+            .await;
+    }
     let tenant = tenant_of(&inv, &ns).await;
     let tf = inv.tf(
         &Cli::tofu(),
         &bridge(&ns, &[&ns], "  token_renewal {\n    interval = \"1h\"\n  }"),
     );
     apply_ok(&tf);
-    let renewal_of = async |name: &str| {
-        inv.sc(&ns, name)
-            .await
-            .expect("SveltosCluster")
-            .spec
-            .token_request_renewal_option
-    };
-    assert!(
-        renewal_of("w").await.is_none(),
-        "renewal not withheld for w"
-    );
-    assert!(renewal_of("r").await.is_some(), "renewal not written for r");
+    for (name, written) in [("w", false), ("r", true)] {
+        let sc = inv.sc(&ns, name).await.expect("SveltosCluster");
+        let renewal = sc.spec.token_request_renewal_option;
+        assert_eq!(renewal.is_some(), written, "renewal written for {name}");
+    }
     let (wk, rk) = (format!("{ns}/w"), format!("{ns}/r"));
     let before = state_clusters(&tf);
     let bridges_w = inv.bridged_kubeconfig(&ns, "w").await.unwrap();
