@@ -587,6 +587,7 @@ pub fn written_credential(secret: &Secret) -> Option<WrittenCredential> {
         kubeconfig_sha256: sha256_hex(&bytes.0),
         expires_at: ann(keys::EXPIRES_ANNOTATION),
         config_sha256: ann(CREDENTIAL_CONFIG_ANNOTATION),
+        renewal: ann(TOKEN_RENEWAL_ANNOTATION).is_some(),
     })
 }
 

@@ -119,6 +119,12 @@ pub struct WrittenCredential {
     /// For an exec credential: the hash of the exec settings that minted it.
     #[serde(rename = "cfg", default)]
     pub config_sha256: Option<String>,
+    /// The bridge wrote the token-renewal annotation with it: renewal was judged enabled for this cluster (not
+    /// withheld), so Sveltos may rewrite the data. Only then does the recorded hash stand for the Secret's data
+    /// ([`ObservedSecret::sha`](crate::domain::observed::ObservedSecret::sha)); a tenant who adds the annotation
+    /// to another Secret cannot change this record. Absent (a record of a development build): `false`.
+    #[serde(rename = "ren", default, skip_serializing_if = "std::ops::Not::not")]
+    pub renewal: bool,
 }
 
 /// The private-state marker `import` leaves for the read that follows it.
@@ -673,6 +679,7 @@ mod tests {
             kubeconfig_sha256: "h".into(),
             expires_at: None,
             config_sha256: None,
+            renewal: false,
         };
         assert_eq!(serde_json::to_string(&written).unwrap(), r#"{"sha":"h"}"#);
         let run = Run {
@@ -972,6 +979,48 @@ mod tests {
             o.expiry(false).map(String::as_str),
             Some("2099-01-01T00:00:00Z")
         );
+    }
+
+    /// With renewal configured, the recorded hash stands for the data only where the ledger records that the
+    /// bridge wrote renewal there: the token-renewal annotation copied onto a Secret where renewal was withheld
+    /// (the bridge wrote none) hides no swapped data.
+    #[test]
+    fn only_a_recorded_renewal_lets_the_record_stand_for_the_data() {
+        use crate::domain::{TOKEN_RENEWAL_ANNOTATION, observed::Observed};
+        let (withheld, _) = minted_secret();
+        let mut renewed = withheld.clone();
+        let ann = renewed.metadata.annotations.as_mut().unwrap();
+        ann.insert(
+            TOKEN_RENEWAL_ANNOTATION.into(),
+            r#"{"interval":"1h"}"#.into(),
+        );
+        for (written, renewal) in [(&withheld, false), (&renewed, true)] {
+            let mut ledger = Ledger::default();
+            ledger.record(Kind::Secret, SECRET_ID, "u1");
+            ledger.record_written(
+                SECRET_ID,
+                crate::domain::desired::written_credential(written).unwrap(),
+            );
+            let ledger = Ledger::from_private(&ledger.to_private(), Vec::new).unwrap();
+            assert_eq!(ledger.written(SECRET_ID).unwrap().renewal, renewal);
+            // The tenant's Secret: the renewal annotation, its own data.
+            let mut forged = renewed.clone();
+            let tenants = k8s_openapi::ByteString(b"tenants".to_vec());
+            let data = forged.data.as_mut().unwrap();
+            data.insert(crate::domain::SECRET_KEY.into(), tenants);
+            let o = Observed::build("main", &ledger, &[], std::slice::from_ref(&forged));
+            let o = o.owned["ns/c1"].secret.clone().unwrap();
+            let recorded = ledger.written(SECRET_ID).map(|w| &w.kubeconfig_sha256);
+            let expected = if renewal {
+                recorded
+            } else {
+                o.kubeconfig_sha256.as_ref()
+            };
+            assert_eq!(o.sha(true), expected, "renewal written: {renewal}");
+            assert_eq!(o.verified(true).is_some(), renewal);
+            // Renewal no longer configured: the data is compared either way.
+            assert_eq!(o.sha(false), o.kubeconfig_sha256.as_ref());
+        }
     }
 
     /// The record is carried over by every refresh that finds the Secret owned, dropped with it; a ledger of an

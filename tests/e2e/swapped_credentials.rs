@@ -2,7 +2,8 @@
 //! with `kubectl --as`) rewrites the bridge's Secret of a cluster whose credential an exec plugin minted. What
 //! the bridge wrote is known from its private state, not from the Secret's annotations: a swapped kubeconfig with
 //! a forged expiry shows in the next plan and apply writes the plugin's credential back (judged by client-go,
-//! `kubectl config view --raw -o json`); a forged expiry alone makes no plugin run.
+//! `kubectl config view --raw -o json`); a forged expiry alone makes no plugin run. And with `token_renewal`: the
+//! renewal annotation copied onto the Secret of a cluster whose renewal is withheld hides no swapped kubeconfig.
 #![cfg(unix)]
 
 use std::path::Path;
@@ -14,7 +15,9 @@ use serde_json::{Value as Json, json};
 use support::inventory::{
     Inv, Plugin, apply_ok, bridge, exec_status, plan_clusters, state_clusters,
 };
-use support::{Cli, TestEnv, bin_dir, client_go_view, unique_namespace, write_executable};
+use support::{
+    Cli, TestEnv, bin_dir, client_go_view, fixtures, unique_namespace, write_executable,
+};
 use tfsveltos::api::keys;
 use tfsveltos::domain::sha256_hex;
 
@@ -258,5 +261,107 @@ async fn a_forged_expiry_alone_runs_no_plugin() {
         after[&format!("{ns}/untimed")]["credential_expires_at"].is_null(),
         "{after:?}"
     );
+    tf.destroy();
+}
+
+/// A ServiceAccount token's shape (a JWT whose `sub` names a ServiceAccount; never checked against a server):
+/// what Sveltos renews without `service_account`.
+fn sa_token(tag: &str) -> String {
+    use base64::Engine as _;
+    let enc = |v: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v);
+    let claims = json!({"sub": "system:serviceaccount:kube-system:sveltos", "jti": tag});
+    format!(
+        "{}.{}.{}",
+        enc(br#"{"alg":"RS256"}"#),
+        enc(claims.to_string().as_bytes()),
+        enc(b"signature")
+    )
+}
+
+/// A kubeconfig for [`SERVER`] with a ServiceAccount token, and `tls-server-name` when `tls_server_name` is set
+/// (a connection a Sveltos renewal drops, so the bridge withholds renewal for it).
+fn sa_kubeconfig(tag: &str, tls_server_name: Option<&str>) -> String {
+    let tls = tls_server_name.map_or(String::new(), |n| format!(", tls-server-name: {n}"));
+    format!(
+        "apiVersion: v1\nkind: Config\n\
+         clusters: [{{name: c, cluster: {{server: '{SERVER}'{tls}}}}}]\n\
+         users: [{{name: u, user: {{token: '{}'}}}}]\n\
+         contexts: [{{name: x, context: {{cluster: c, user: u}}}}]\ncurrent-context: x\n",
+        sa_token(tag)
+    )
+}
+
+/// With `token_renewal`, renewal is withheld for cluster `w` (its connection needs `tls-server-name`) and written
+/// for `r`. The tenant copies `r`'s token-renewal annotation onto `w`'s Secret and swaps its kubeconfig for one
+/// naming another server: the plan shows `w`'s `kubeconfig_sha256` changing (exit 2), apply writes the bridge's
+/// kubeconfig back, and the plan after is empty. `r`'s kubeconfig rewritten the way Sveltos renews (a new token,
+/// same server) is no change and is left in place.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_renewal_annotation_copied_onto_a_withheld_cluster_hides_no_swap() {
+    let inv = Inv::new().await;
+    let ns = unique_namespace(&inv.client, "withheld").await;
+    for (name, tls_server_name) in [("w", Some("api.internal")), ("r", None)] {
+        let kubeconfig = sa_kubeconfig(name, tls_server_name);
+        inv.profile_with_secret(&ns, name, &[], Json::Null, &kubeconfig)
+            .await;
+    }
+    let tenant = tenant_of(&inv, &ns).await;
+    let tf = inv.tf(
+        &Cli::tofu(),
+        &bridge(&ns, &[&ns], "  token_renewal {\n    interval = \"1h\"\n  }"),
+    );
+    apply_ok(&tf);
+    for (name, written) in [("w", false), ("r", true)] {
+        let sc = inv.sc(&ns, name).await.expect("SveltosCluster");
+        let renewal = sc.spec.token_request_renewal_option;
+        assert_eq!(renewal.is_some(), written, "renewal written for {name}");
+    }
+    let (wk, rk) = (format!("{ns}/w"), format!("{ns}/r"));
+    let before = state_clusters(&tf);
+    let bridges_w = inv.bridged_kubeconfig(&ns, "w").await.unwrap();
+
+    // Sveltos renews r: a new token, same server and CA, in the Secret it was told to renew.
+    let renewed = sa_kubeconfig("r-renewed", None);
+    let r_secret = inv.get_secret(&ns, "r-sveltos-kubeconfig").await.unwrap();
+    let annotation = r_secret.metadata.annotations.as_ref().unwrap()
+        [tfsveltos::domain::TOKEN_RENEWAL_ANNOTATION]
+        .clone();
+    tenant_patches(
+        &tenant,
+        &ns,
+        "r",
+        &json!({"stringData": {"kubeconfig": renewed}}),
+    );
+    assert_eq!(tf.plan(), 0, "Sveltos' renewal of r shows as a change");
+
+    // The tenant forges w's Secret: the renewal annotation as r's Secret carries it, another server.
+    let forged = fixtures::kubeconfig_for("c", "https://attacker.example:6443", &sa_token("x"));
+    tenant_patches(
+        &tenant,
+        &ns,
+        "w",
+        &json!({"stringData": {"kubeconfig": forged},
+            "metadata": {"annotations": {tfsveltos::domain::TOKEN_RENEWAL_ANNOTATION: annotation}}}),
+    );
+    assert_eq!(tf.plan(), 2, "the forged Secret of w is not seen");
+    let (out, planned) = plan_clusters(&tf);
+    assert!(
+        out.contains(&wk) && out.contains("kubeconfig_sha256"),
+        "the plan does not name w's kubeconfig:\n{out}"
+    );
+    assert_eq!(planned[&rk], before[&rk], "r changes in the plan:\n{out}");
+    apply_ok(&tf);
+    assert_eq!(
+        inv.bridged_kubeconfig(&ns, "w").await.unwrap(),
+        bridges_w,
+        "apply did not write w's kubeconfig back"
+    );
+    assert_eq!(
+        inv.bridged_kubeconfig(&ns, "r").await.unwrap(),
+        renewed.as_bytes(),
+        "apply reverted Sveltos' renewal of r"
+    );
+    assert_eq!(state_clusters(&tf)[&wk], before[&wk]);
+    assert_eq!(tf.plan(), 0, "the plan after the repair");
     tf.destroy();
 }

@@ -18,7 +18,7 @@ pub struct ObservedSecret {
     /// With the token-renewal annotation: the hash annotation of the source credential the bridge last wrote
     /// (Sveltos rewrites the data on renewal). Used only for clusters whose renewal the configuration asks for and
     /// whose ledger records nothing ([`ObservedSecret::sha`]): anyone who can annotate the Secret could otherwise
-    /// hide a swapped kubeconfig.
+    /// hide a swapped kubeconfig. Only its presence counts where the ledger has a record.
     pub renewed_sha256: Option<String>,
     /// The expiry annotation (anyone who can patch the Secret writes it: see [`ObservedSecret::expiry`]).
     pub expires_at: Option<String>,
@@ -31,10 +31,17 @@ pub struct ObservedSecret {
 impl ObservedSecret {
     /// The hash to compare with what the bridge would write: the data's; but when the configuration asks Sveltos to
     /// renew this cluster's credentials (`renewal`) and the Secret carries the renewal annotation (Sveltos then
-    /// rewrites the data), the hash of what the bridge last wrote: its ledger's record, or for a Secret the ledger
-    /// has no record of (a state written before records were kept), the Secret's hash annotation.
+    /// rewrites the data), the hash of what the bridge last wrote: its ledger's record, when that record says the
+    /// bridge wrote renewal here ([`WrittenCredential::renewal`]), or for a Secret the ledger has no record of (a
+    /// state just imported), the Secret's hash annotation.
+    ///
+    /// `renewal` is the configured renewal: refresh reads no ClusterProfile, so it cannot judge whether renewal is
+    /// withheld for the cluster (its connection needs what a renewal drops). The ledger's record can: the bridge
+    /// wrote the annotation only where renewal was judged enabled, and a tenant who copies the annotation onto a
+    /// Secret where it was withheld changes the Secret, not the record, so its swapped data is compared.
     pub fn sha(&self, renewal: bool) -> Option<&String> {
-        match (&self.renewed_sha256, renewal) {
+        let renewed = renewal && self.written.as_ref().is_none_or(|w| w.renewal);
+        match (&self.renewed_sha256, renewed) {
             (Some(annotated), true) => Some(
                 self.written
                     .as_ref()

@@ -172,6 +172,7 @@ mod tests {
             kubeconfig_sha256: "h1".into(),
             expires_at: Some(at_mins(mins)),
             config_sha256: Some(invocation_sha256(inv)),
+            renewal: false,
         };
         ObservedSecret {
             id: "a/c1-sveltos-kubeconfig".into(),
@@ -324,10 +325,12 @@ mod tests {
                 p.renewal_notes.get("a/c1").map(|n| n.0),
                 withheld.then_some(true)
             );
-            // Someone who can patch the Secret swaps its data and adds the renewal annotation.
+            // Someone who can patch the Secret swaps its data and adds the renewal annotation (the ledger
+            // records whether the bridge wrote renewal there: where it was withheld, it did not).
             let mut forged = minted(&p.exec["a/c1"], 60);
             forged.kubeconfig_sha256 = Some("tenants".into());
             forged.renewed_sha256 = Some("forged".into());
+            forged.written.as_mut().unwrap().renewal = !withheld;
             observe(&mut f, forged);
             for phase in [Phase::Plan, Phase::Replan, Phase::Apply] {
                 assert_eq!(
@@ -353,6 +356,7 @@ mod tests {
         let mut renewed = minted(&inv, 60);
         renewed.kubeconfig_sha256 = Some("renewed-by-sveltos".into());
         renewed.renewed_sha256 = Some("forged".into());
+        renewed.written.as_mut().unwrap().renewal = true;
         observe(&mut f, renewed.clone());
         let p = f.run();
         assert!(!p.desired["a/c1"].entry.credential_pending);
@@ -368,6 +372,12 @@ mod tests {
             mints(&mut f, Phase::Plan),
             "the annotation's expiry decided"
         );
+        // Where the ledger records no renewal written (the annotation is someone else's), the data is compared.
+        renewed.written.as_mut().unwrap().renewal = false;
+        renewed.written.as_mut().unwrap().expires_at = Some(at_mins(60));
+        observe(&mut f, renewed.clone());
+        assert!(mints(&mut f, Phase::Plan), "a recorded hash hid the data");
+        renewed.written.as_mut().unwrap().renewal = true;
         // Without the renewal annotation on the Secret, the data is compared.
         renewed.renewed_sha256 = None;
         renewed.written.as_mut().unwrap().expires_at = Some(at_mins(60));
