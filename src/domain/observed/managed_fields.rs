@@ -46,6 +46,14 @@ pub(super) fn owned_keys(
     out
 }
 
+/// Whether the bridge reads the `managedFields` of objects of `kind`: only its SveltosClusters' (what it owns of
+/// their labels, annotations and spec, [`observe_cluster`](super::observe_cluster)). Of every other kind
+/// (ClusterProfiles, Secrets, their metadata) a LIST cuts `managedFields` out of each item unread: listed by the
+/// ten thousand, decoding it was a large share of a plan's own work.
+pub fn reads_managed_fields(kind: &str) -> bool {
+    kind == "SveltosCluster"
+}
+
 /// The paths of our field manager's `fieldsV1` that [`observe_cluster`](super::observe_cluster) reads: the keys one
 /// level below each.
 const OWNED_PATHS: [&[&str]; 5] = [

@@ -26,7 +26,7 @@ mod observe;
 #[cfg(test)]
 pub(crate) mod tests;
 
-pub use managed_fields::decode_managed_fields;
+pub use managed_fields::{decode_managed_fields, reads_managed_fields};
 use meta::{id, mark_of, owner, profile_key};
 pub use objects::{BridgedObjects, EntryChanges, ObservedCluster, ObservedSecret};
 pub use observe::{labels_not_written, observe_cluster, observe_secret};

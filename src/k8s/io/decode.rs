@@ -1,6 +1,6 @@
 //! The one way an object from the API server is decoded ([`decode_object`]): depth-safe, with `managedFields`
 //! reduced to what the bridge reads while it is decoded; a LIST answer decoded item by item with it
-//! ([`decode_items`]), an item that does not decode set aside by name ([`Undecodable`]).
+//! ([`decode_items_capped`]), an item that does not decode set aside by name ([`Undecodable`]).
 //!
 //! Every object the provider reads may have been written by someone else (ClusterProfiles and Secrets by the
 //! inventory's tenants, the bridge's own objects patched by them), and the API server keeps whatever a client
@@ -174,15 +174,28 @@ fn offset_in(whole: &str, part: &str) -> Option<usize> {
 /// and decoded on its own by [`decode_managed_fields`] (our field manager's owned paths only), the rest decoded as
 /// `K`. An object whose `metadata` or `managedFields` appears twice is refused.
 pub fn decode_object<K: DeserializeOwned + Resource>(raw: &str) -> Result<K, serde_json::Error> {
-    let managed = match member(raw, "metadata")? {
+    decode_object_keeping::<K>(raw, true)
+}
+
+/// [`decode_object`], our field manager's share of `managedFields` kept only when `managed` (the objects of a kind
+/// whose `managedFields` nobody reads, `crate::domain::observed::reads_managed_fields`, are not charged for it: the
+/// list is still cut out unread, and the object decoded without it).
+fn decode_object_keeping<K: DeserializeOwned + Resource>(
+    raw: &str,
+    managed: bool,
+) -> Result<K, serde_json::Error> {
+    let managed_text = match member(raw, "metadata")? {
         Some(meta) => member(meta.get(), "managedFields")?,
         None => None,
     };
-    let Some(managed) = managed else {
+    let Some(part) = managed_text.map(RawValue::get) else {
         return serde_json::from_str(raw);
     };
-    let entries = decode_managed_fields(managed.get())?;
-    let part = managed.get();
+    let entries = if managed {
+        decode_managed_fields(part)?
+    } else {
+        None
+    };
     let start = offset_in(raw, part)
         .ok_or_else(|| serde_json::Error::custom("managedFields is not part of the object"))?;
     let mut text = String::with_capacity(raw.len() - part.len() + 4);
@@ -206,29 +219,44 @@ pub(super) struct ListMeta {
 /// Decodes the `items` of a LIST answer one by one, each with [`decode_object`], handing them to `each` in batches
 /// of [`PAGE_SIZE`]; an item that does not decode is recorded in `bad` and skipped. `sizes` is told each item's
 /// namespace (as far as it can be read) and the length of its text.
+#[cfg(test)]
 pub(super) fn decode_items<K: DeserializeOwned + Resource>(
     body: &str,
     each: &mut impl FnMut(Vec<K>),
     bad: &mut Vec<Undecodable>,
     sizes: &mut impl FnMut(&str, usize),
 ) -> Result<ListMeta, serde_json::Error> {
-    decode_items_capped(body, each, bad, sizes, None)
+    let keep = Keep {
+        cap: None,
+        managed: true,
+    };
+    decode_items_capped(body, each, bad, sizes, keep)
 }
 
-/// [`decode_items`], an item longer than `cap` set aside in `bad` without being decoded (and not told to `sizes`).
+/// What a LIST decodes of its items: each within `cap` (when set), and our field manager's share of their
+/// `managedFields` only when `managed`.
+#[derive(Clone, Copy)]
+pub(super) struct Keep<'k> {
+    pub(super) cap: Option<ItemCap<'k>>,
+    pub(super) managed: bool,
+}
+
+/// [`decode_items`] as `keep` says: an item longer than its cap set aside in `bad` without being decoded (and not
+/// told to `sizes`), `managedFields` decoded or only cut out.
 pub(super) fn decode_items_capped<K: DeserializeOwned + Resource>(
     body: &str,
     each: &mut impl FnMut(Vec<K>),
     bad: &mut Vec<Undecodable>,
     sizes: &mut impl FnMut(&str, usize),
-    cap: Option<ItemCap<'_>>,
+    keep: Keep<'_>,
 ) -> Result<ListMeta, serde_json::Error> {
     let mut de = serde_json::Deserializer::from_str(body);
     let sinks = Sinks {
         each,
         bad,
         sizes,
-        cap,
+        cap: keep.cap,
+        managed: keep.managed,
         oversized_bytes: 0,
     };
     let meta = de.deserialize_map(ListBody(sinks, PhantomData))?;
@@ -242,6 +270,7 @@ struct Sinks<'s, 'k, F, S> {
     bad: &'s mut Vec<Undecodable>,
     sizes: &'s mut S,
     cap: Option<ItemCap<'k>>,
+    managed: bool,
     oversized_bytes: usize,
 }
 
@@ -333,7 +362,7 @@ where
                 sinks.oversized_bytes += raw.len();
                 continue;
             }
-            match decode_object::<K>(raw) {
+            match decode_object_keeping::<K>(raw, sinks.managed) {
                 Ok(item) => {
                     (sinks.sizes)(item.meta().namespace.as_deref().unwrap_or(""), raw.len());
                     batch.push(item);

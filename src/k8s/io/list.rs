@@ -9,7 +9,7 @@ use kube::{Client, Resource, api::ListParams};
 use serde::de::DeserializeOwned;
 
 use super::{
-    decode::{ItemCap, PAGE_SIZE, Undecodable, decode_items, decode_items_capped},
+    decode::{ItemCap, Keep, PAGE_SIZE, Undecodable, decode_items_capped},
     error::{IoCause, IoError},
     retry::with_retry,
 };
@@ -291,6 +291,7 @@ where
     T: DeserializeOwned + Resource,
 {
     let kind = K::kind(&Default::default()).to_string();
+    let managed = crate::domain::observed::reads_managed_fields(&kind);
     let scopes: Vec<Option<&str>> = if namespaces.is_empty() {
         vec![None]
     } else {
@@ -307,13 +308,20 @@ where
         match mode {
             Mode::Objects => {
                 let body = at.answer(lp, false, None).await?.unwrap_or_default();
-                decode_items(&body, &mut each, &mut bad, &mut |_, _| {})
+                let keep = Keep { cap: None, managed };
+                decode_items_capped(&body, &mut each, &mut bad, &mut |_, _| {}, keep)
                     .map_err(|e| at.not_a_list(e))?;
             }
-            Mode::Metadata(budget) => at.pages(lp, (budget, None), &mut each, &mut bad).await?,
+            Mode::Metadata(budget) => {
+                let keep = Keep { cap: None, managed };
+                at.pages(lp, (budget, keep), &mut each, &mut bad).await?
+            }
             Mode::Bounded(budget, cap) => {
-                at.pages(lp, (budget, Some(cap)), &mut each, &mut bad)
-                    .await?
+                let keep = Keep {
+                    cap: Some(cap),
+                    managed,
+                };
+                at.pages(lp, (budget, keep), &mut each, &mut bad).await?
             }
         }
     }
@@ -357,7 +365,7 @@ impl Scope<'_> {
     async fn pages<T: DeserializeOwned + Resource>(
         &self,
         base: &ListParams,
-        (budget, cap): (&ReadBudget, Option<ItemCap<'_>>),
+        (budget, keep): (&ReadBudget, Keep<'_>),
         each: &mut impl FnMut(Vec<T>),
         bad: &mut Vec<Undecodable>,
     ) -> Result<(), IoError> {
@@ -367,7 +375,10 @@ impl Scope<'_> {
             if let Some(t) = &token {
                 lp = lp.continue_token(t);
             }
-            let Some(body) = self.answer(&lp, cap.is_none(), Some(ANSWER_BYTES)).await? else {
+            let Some(body) = self
+                .answer(&lp, keep.cap.is_none(), Some(ANSWER_BYTES))
+                .await?
+            else {
                 if limit == 1 {
                     return Err(self.refused(format!(
                         "one object is longer than {} MiB",
@@ -383,7 +394,7 @@ impl Scope<'_> {
                 each,
                 bad,
                 &mut |ns, n| *by_namespace.entry(ns.to_string()).or_default() += n as u64,
-                cap,
+                keep,
             )
             .map_err(|e| self.not_a_list(e))?;
             budget

@@ -288,7 +288,10 @@ fn an_item_over_the_cap_is_set_aside_with_its_identity_only() {
         &mut |b| got.extend(b),
         &mut bad,
         &mut |_, n| told += n,
-        Some(cap),
+        Keep {
+            cap: Some(cap),
+            managed: true,
+        },
     )
     .unwrap();
     let names: Vec<_> = got.iter().filter_map(|c| c.metadata.name.clone()).collect();
@@ -313,4 +316,47 @@ fn an_item_over_the_cap_is_set_aside_with_its_identity_only() {
     // Without a cap, the same item decodes.
     let (all, none, _) = decode_list::<ConfigMap>(&body);
     assert_eq!((all.len(), none.len()), (3, 0));
+}
+
+#[test]
+fn managed_fields_are_cut_out_unread_where_nobody_reads_them() {
+    let ours = entry(
+        FIELD_MANAGER,
+        "Apply",
+        r#"{"f:metadata":{"f:labels":{"f:env":{}}}}"#,
+    );
+    let deep_other = entry("x", "Update", &deep(10_000));
+    let body = format!(
+        r#"{{"kind":"SecretList","items":[{}]}}"#,
+        secret_text("s", &[ours, deep_other])
+    );
+    let decode = |managed| {
+        let mut got = Vec::<Secret>::new();
+        let keep = Keep { cap: None, managed };
+        decode_items_capped(
+            &body,
+            &mut |b| got.extend(b),
+            &mut Vec::new(),
+            &mut |_, _| {},
+            keep,
+        )
+        .unwrap();
+        got.pop().expect("the Secret decodes")
+    };
+    // Kept where it is read: our entry alone.
+    let kept = decode(true).metadata.managed_fields.expect("our entry");
+    assert_eq!(kept.len(), 1);
+    // Cut out where it is not: the object decodes all the same (depth-safe), without it.
+    let cut = decode(false);
+    assert_eq!(cut.metadata.name.as_deref(), Some("s"));
+    assert_eq!(cut.data.unwrap()["k"].0, b"v");
+    assert!(cut.metadata.managed_fields.is_none());
+    // Which kinds are read: the bridge's SveltosClusters only.
+    assert!(crate::domain::observed::reads_managed_fields(
+        "SveltosCluster"
+    ));
+    assert!(!crate::domain::observed::reads_managed_fields("Secret"));
+    assert!(!crate::domain::observed::reads_managed_fields(
+        "ClusterProfile"
+    ));
 }
