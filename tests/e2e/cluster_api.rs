@@ -20,7 +20,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
 use serde_json::{Value as Json, json};
 use support::inventory::{Inv, apply_ok, bridge, diagnostics, flat, one_diagnostic, run};
-use support::{Cli, TestEnv, Tf, fixtures, repo_root, unique_namespace};
+use support::{Cli, TestEnv, Tf, fixtures, unique_namespace};
 
 const GROUP: &str = "cluster.x-k8s.io";
 const SKIPPED: &str = "a Cluster API Cluster of the same namespace and name exists";
@@ -254,28 +254,12 @@ async fn without_cluster_api_the_setting_changes_nothing() {
     tf.destroy();
 }
 
-/// Installs the ClusterProfile CRD on `env`'s member cluster (the hub) and waits until it is established.
-fn hub_profile_crd(env: &TestEnv) {
-    let crd = repo_root().join("testenv/crds/clusterprofiles.yaml");
-    let member = env.member_kubeconfig();
-    env.kubectl_at(member, &["apply", "-f", &crd.display().to_string()]);
-    env.kubectl_at(
-        member,
-        &[
-            "wait",
-            "--for=condition=Established",
-            "--timeout=60s",
-            "crd/clusterprofiles.multicluster.x-k8s.io",
-        ],
-    );
-}
-
 /// With an `inventory` block, only a Cluster on the management cluster skips a profile; one on the hub does not,
 /// and the hub's identity needs no right on Cluster API (the inventory block's is one without any).
 #[tokio::test(flavor = "multi_thread")]
 async fn with_an_inventory_block_the_management_clusters_clusters_are_looked_for() {
     let env = TestEnv::start(true);
-    hub_profile_crd(&env);
+    support::hub::install_crd_on(&env);
     let mgmt = Inv::of(&env).await;
     let hub = Inv {
         client: env.member_client().await,

@@ -26,28 +26,32 @@ pub async fn counting() -> RwLockWriteGuard<'static, ()> {
 /// Installs the ClusterProfile CRD on the member cluster and waits until it is served, once per test binary.
 pub fn install_crd(env: &TestEnv) {
     static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let crd = super::repo_root().join("testenv/crds/clusterprofiles.yaml");
-        let member = env.member_kubeconfig();
-        env.kubectl_at(
-            member,
-            &[
-                "apply",
-                "--server-side",
-                "--force-conflicts",
-                "--field-manager=tfsveltos-test",
-                "-f",
-                &crd.display().to_string(),
-            ],
-        );
-        env.kubectl_at(
-            member,
-            &[
-                "wait",
-                "--for=condition=Established",
-                "--timeout=60s",
-                "crd/clusterprofiles.multicluster.x-k8s.io",
-            ],
-        );
-    });
+    ONCE.call_once(|| install_crd_on(env));
+}
+
+/// Installs the ClusterProfile CRD on `env`'s member cluster and waits until it is served (for a test's own
+/// environment; the shared one goes through [`install_crd`]).
+pub fn install_crd_on(env: &TestEnv) {
+    let crd = super::repo_root().join("testenv/crds/clusterprofiles.yaml");
+    let member = env.member_kubeconfig();
+    env.kubectl_at(
+        member,
+        &[
+            "apply",
+            "--server-side",
+            "--force-conflicts",
+            "--field-manager=tfsveltos-test",
+            "-f",
+            &crd.display().to_string(),
+        ],
+    );
+    env.kubectl_at(
+        member,
+        &[
+            "wait",
+            "--for=condition=Established",
+            "--timeout=60s",
+            "crd/clusterprofiles.multicluster.x-k8s.io",
+        ],
+    );
 }
