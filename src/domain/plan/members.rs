@@ -130,6 +130,14 @@ mod tests {
     use crate::domain::plan::fixture::*;
     use crate::domain::plan::*;
 
+    /// The problems of `p` at the top-level attribute `attr`.
+    fn problems_at<'p>(p: &'p Plan, attr: &'static str) -> Vec<&'p Problem> {
+        p.problems
+            .iter()
+            .filter(|x| x.path == vec![Step::Attr(attr)])
+            .collect()
+    }
+
     /// The fixture's a/c1 and b/c1 (one Secret each), labelled as one member.
     fn one_member() -> Fixture {
         let mut f = Fixture::new();
@@ -147,11 +155,7 @@ mod tests {
         let p = one_member().run();
         assert_eq!(p.entries().keys().collect::<Vec<_>>(), ["a/c1", "b/c1"]);
         assert!(p.skipped().is_empty());
-        let w: Vec<&Problem> = p
-            .problems
-            .iter()
-            .filter(|x| x.path == vec![Step::Attr("duplicate_members")])
-            .collect();
+        let w: Vec<&Problem> = problems_at(&p, "duplicate_members");
         assert_eq!(w.len(), 1, "{:?}", p.problems);
         assert_eq!(w[0].severity, Severity::Warning);
         assert!(
@@ -196,11 +200,7 @@ mod tests {
         });
         let p = f.run();
         assert_eq!(p.entries().keys().collect::<Vec<_>>(), ["a/c1"]);
-        let renewal: Vec<&Problem> = p
-            .problems
-            .iter()
-            .filter(|x| x.path == vec![Step::Attr("token_renewal")])
-            .collect();
+        let renewal: Vec<&Problem> = problems_at(&p, "token_renewal");
         assert_eq!(renewal.len(), 1, "{:?}", p.problems);
         assert!(
             renewal[0].summary.starts_with("1 ClusterProfile(s)")
@@ -232,11 +232,7 @@ mod tests {
             skipped.cause.contains("Cluster b/c1 (cluster.x-k8s.io)"),
             "{skipped:?}"
         );
-        let w: Vec<&Problem> = p
-            .problems
-            .iter()
-            .filter(|x| x.path == vec![Step::Attr("skip_cluster_api_clusters")])
-            .collect();
+        let w: Vec<&Problem> = problems_at(&p, "skip_cluster_api_clusters");
         assert_eq!(w.len(), 1, "{:?}", p.problems);
         assert_eq!(w[0].severity, Severity::Warning);
         assert!(
