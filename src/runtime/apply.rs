@@ -119,7 +119,7 @@ pub async fn read_back(
     (bridge, selected): (&str, &[String]),
     ledger: Ledger,
 ) -> ReadBack {
-    let budget = crate::k8s::io::ReadBudget::default();
+    let budget = crate::k8s::io::ReadBudget::for_owned(ledger.len());
     let observed = read_owned(client, bridge, &ledger, selected, &budget).await;
     ReadBack { ledger, observed }
 }

@@ -327,7 +327,8 @@ pub async fn delete_all(
     ledger: &Ledger,
     removal: Removal,
 ) -> Result<(), DestroyError> {
-    let observed = read_owned(client, bridge, ledger, selected, &io::ReadBudget::default())
+    let budget = io::ReadBudget::for_owned(ledger.len());
+    let observed = read_owned(client, bridge, ledger, selected, &budget)
         .await
         .map_err(DestroyError::Read)?;
     // Against an empty plan (made for apply: nothing to write), every owned cluster is a delete.

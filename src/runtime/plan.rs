@@ -61,7 +61,8 @@ pub async fn read_for_plan(run: PlanRun<'_>) -> Result<Snapshot, PlanStop> {
         providers,
         ahead,
     } = run;
-    let (reading, refreshed, read_ahead) = Reading::start(client, inventory, spec, ahead);
+    let (reading, refreshed, read_ahead) =
+        Reading::start((client, inventory), spec, &ledger, ahead);
     let owned = async {
         let name = claim_name(&spec.name);
         let claim = k8s_claim::read(client, &spec.claim_namespace, &name).await?;

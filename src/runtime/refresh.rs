@@ -66,14 +66,14 @@ pub async fn refresh(
         }
     };
     let started = std::time::Instant::now();
-    let budget = io::ReadBudget::default();
+    let budget = io::ReadBudget::for_owned(ledger.len());
     let observed = read_owned(client, of.bridge, &ledger, of.selected, &budget).await?;
     tracing::debug!(bridge = %of.bridge, elapsed_ms = started.elapsed().as_millis() as u64, "read what the bridge owns");
     let recorded = ledger.reads();
     let inventory = of
         .ahead
         .filter(|spec| recorded == Some(reads_sha256(spec).as_str()))
-        .map(|spec| ReadAhead::start(client.clone(), spec));
+        .map(|spec| ReadAhead::start(client.clone(), spec, ledger.len()));
     Ok(RefreshRead {
         ledger,
         observed,

@@ -193,7 +193,7 @@ pub async fn snapshot(
     providers: Option<ProvidersFile>,
     ahead: HeadStart,
 ) -> Result<Snapshot, IoError> {
-    let (reading, owned, read_ahead) = Reading::start(client, inventory, spec, ahead);
+    let (reading, owned, read_ahead) = Reading::start((client, inventory), spec, ledger, ahead);
     let (read, observed) =
         futures::try_join!(reading.inventory(read_ahead), reading.owned(ledger, owned),)?;
     reading.complete(ledger, providers, read, observed).await
@@ -212,19 +212,19 @@ pub(super) struct Reading<'a> {
 }
 
 impl<'a> Reading<'a> {
-    /// A reading within a fresh budget, and what `ahead` holds: what the bridge owns as a refresh read it, and
-    /// the inventory read ahead.
+    /// A reading within a fresh budget (that of a bridge with `ledger`, [`io::ReadBudget::for_owned`]), and what
+    /// `ahead` holds: what the bridge owns as a refresh read it, and the inventory read ahead.
     pub fn start(
-        client: &'a Client,
-        inventory: &'a Client,
+        (client, inventory): (&'a Client, &'a Client),
         spec: &'a BridgeSpec,
+        ledger: &Ledger,
         ahead: HeadStart,
     ) -> (Self, Option<Observed>, Option<ReadAhead>) {
         let reading = Self {
             client,
             inventory,
             spec,
-            budget: io::ReadBudget::default(),
+            budget: io::ReadBudget::for_owned(ledger.len()),
         };
         (reading, ahead.owned, ahead.inventory)
     }
@@ -422,5 +422,23 @@ mod tests {
         assert!(owned_scope(&selected, &Ledger::trusting()).is_empty());
         let many: Vec<String> = (0..=OWNED_NAMESPACES).map(|i| format!("n{i}")).collect();
         assert!(owned_scope(&many, &ledger).is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_reading_gets_the_budget_of_what_its_ledger_records() {
+        // Nothing is read: the client points nowhere.
+        let config = kube::Config::new("http://127.0.0.1:9".parse().unwrap());
+        let client = crate::k8s::io::client(config).unwrap();
+        let spec = BridgeSpec::default();
+        let mut ledger = Ledger::default();
+        for i in 0..1000 {
+            ledger.record(Kind::SveltosCluster, &format!("ns/c{i}"), "u");
+        }
+        let (reading, _, _) =
+            Reading::start((&client, &client), &spec, &ledger, HeadStart::default());
+        assert_eq!(
+            reading.budget.limit(),
+            io::RUN_BYTES + 1000 * io::OWNED_BYTES
+        );
     }
 }

@@ -42,7 +42,7 @@ pub use discovery::{DISCOVERY_BYTES, group_versions, preferred_version, serves};
 pub use error::{IoCause, IoError};
 pub use get::{Got, get, get_by_list, get_metadata, get_metadata_opt, get_opt};
 pub use list::{
-    ANSWER_BYTES, RUN_BYTES, ReadBudget, list, list_bounded, list_bounded_each,
+    ANSWER_BYTES, OWNED_BYTES, RUN_BYTES, ReadBudget, list, list_bounded, list_bounded_each,
     list_cluster_scoped, list_each, list_metadata, list_metadata_each,
 };
 pub use patch::{Patched, remove_labels};
