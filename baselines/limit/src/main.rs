@@ -26,10 +26,10 @@ use futures::{StreamExt, TryStreamExt, stream};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
-use kube::api::GetParams;
-use kube::core::{ApiResource, DynamicObject, ObjectList, Request};
 use kube::Client;
+use kube::api::GetParams;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
+use kube::core::{ApiResource, DynamicObject, ObjectList, Request};
 use serde::de::IgnoredAny;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -79,7 +79,10 @@ fn kubeconfig(i: usize) -> String {
 
 fn profile_labels(i: usize, changed: bool) -> BTreeMap<String, String> {
     BTreeMap::from([
-        ("env".to_string(), if changed { "changed" } else { "bench" }.to_string()),
+        (
+            "env".to_string(),
+            if changed { "changed" } else { "bench" }.to_string(),
+        ),
         ("region".to_string(), format!("r{}", i % 7)),
         ("tier".to_string(), format!("t{}", i % 3)),
     ])
@@ -129,10 +132,16 @@ fn bridge_secret(ns: &str, i: usize, bridge: &str) -> Value {
         metadata: ObjectMeta {
             name: Some(format!("{}-sveltos-kubeconfig", name(i))),
             namespace: Some(ns.into()),
-            labels: Some(BTreeMap::from([(BRIDGE_LABEL.to_string(), bridge.to_string())])),
+            labels: Some(BTreeMap::from([(
+                BRIDGE_LABEL.to_string(),
+                bridge.to_string(),
+            )])),
             annotations: Some(BTreeMap::from([
                 (SOURCE_ANNOTATION.to_string(), key),
-                (KUBECONFIG_SHA_ANNOTATION.to_string(), hex::encode(Sha256::digest(&bytes))),
+                (
+                    KUBECONFIG_SHA_ANNOTATION.to_string(),
+                    hex::encode(Sha256::digest(&bytes)),
+                ),
                 (
                     CREDENTIAL_SOURCE_ANNOTATION.to_string(),
                     format!("secret:{ns}/{}-access#Config", name(i)),
@@ -141,7 +150,10 @@ fn bridge_secret(ns: &str, i: usize, bridge: &str) -> Value {
             ..Default::default()
         },
         type_: Some("Opaque".into()),
-        data: Some(BTreeMap::from([("kubeconfig".to_string(), ByteString(bytes))])),
+        data: Some(BTreeMap::from([(
+            "kubeconfig".to_string(),
+            ByteString(bytes),
+        )])),
         ..Default::default()
     })
 }
@@ -167,26 +179,44 @@ fn bridge_cluster(ns: &str, i: usize, bridge: &str) -> Value {
 }
 
 async fn apply_dyn(api: &Api<DynamicObject>, body: &Value, manager: &str) -> Result<()> {
-    let name = body["metadata"]["name"].as_str().unwrap_or_default().to_string();
-    api.patch(&name, &PatchParams::apply(manager).force(), &Patch::Apply(body))
-        .await
-        .with_context(|| format!("apply {name}"))?;
+    let name = body["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    api.patch(
+        &name,
+        &PatchParams::apply(manager).force(),
+        &Patch::Apply(body),
+    )
+    .await
+    .with_context(|| format!("apply {name}"))?;
     Ok(())
 }
 
 async fn apply_secret(api: &Api<Secret>, body: &Value, manager: &str) -> Result<()> {
-    let name = body["metadata"]["name"].as_str().unwrap_or_default().to_string();
-    api.patch(&name, &PatchParams::apply(manager).force(), &Patch::Apply(body))
-        .await
-        .with_context(|| format!("apply Secret {name}"))?;
+    let name = body["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    api.patch(
+        &name,
+        &PatchParams::apply(manager).force(),
+        &Patch::Apply(body),
+    )
+    .await
+    .with_context(|| format!("apply Secret {name}"))?;
     Ok(())
 }
 
 async fn ensure_namespace(client: &Client, ns: &str) -> Result<()> {
     let api: Api<Namespace> = Api::all(client.clone());
     let body = json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": { "name": ns } });
-    api.patch(ns, &PatchParams::apply(SEED_MANAGER).force(), &Patch::Apply(&body))
-        .await?;
+    api.patch(
+        ns,
+        &PatchParams::apply(SEED_MANAGER).force(),
+        &Patch::Apply(&body),
+    )
+    .await?;
     Ok(())
 }
 
@@ -197,14 +227,19 @@ impl Args {
         let mut m = BTreeMap::new();
         let mut it = rest.iter();
         while let Some(k) = it.next() {
-            let Some(k) = k.strip_prefix("--") else { bail!("unexpected argument {k}") };
+            let Some(k) = k.strip_prefix("--") else {
+                bail!("unexpected argument {k}")
+            };
             let v = it.next().with_context(|| format!("--{k} needs a value"))?;
             m.insert(k.to_string(), v.clone());
         }
         Ok(Args(m))
     }
     fn str(&self, k: &str) -> Result<&str> {
-        self.0.get(k).map(String::as_str).with_context(|| format!("missing --{k}"))
+        self.0
+            .get(k)
+            .map(String::as_str)
+            .with_context(|| format!("missing --{k}"))
     }
     fn num(&self, k: &str) -> Result<usize> {
         Ok(self.str(k)?.parse()?)
@@ -235,7 +270,10 @@ async fn answer(client: &Client, req: http::Request<Vec<u8>>) -> Result<String> 
 /// its watch cache; src/k8s/io/list.rs, `list_each`).
 async fn list_objects(client: &Client, url: &str, lp: &ListParams) -> Result<Read> {
     let body = answer(client, Request::new(url).list(lp)?).await?;
-    Ok(Read { requests: 1, bytes: body.len() })
+    Ok(Read {
+        requests: 1,
+        bytes: body.len(),
+    })
 }
 
 /// A metadata LIST, as the provider makes it: page by page, [`PAGE_SIZE`] items each, each page asked for once
@@ -252,7 +290,8 @@ async fn list_metadata_pages(client: &Client, url: &str, base: &ListParams) -> R
         let body = answer(client, Request::new(url).list_metadata(&lp)?).await?;
         read.requests += 1;
         read.bytes += body.len();
-        let page: ObjectList<IgnoredAny> = serde_json::from_str(&body).context("a metadata LIST answer")?;
+        let page: ObjectList<IgnoredAny> =
+            serde_json::from_str(&body).context("a metadata LIST answer")?;
         match page.metadata.continue_.filter(|c| !c.is_empty()) {
             Some(next) => token = Some(next),
             None => return Ok(read),
@@ -266,10 +305,18 @@ async fn list_metadata_pages(client: &Client, url: &str, base: &ListParams) -> R
 /// and its claim ConfigMap. The URLs, selectors and pagination are the provider's (src/runtime/snapshot.rs,
 /// src/runtime/inventory.rs, src/k8s/credentials.rs, src/k8s/claim.rs); the bodies the provider reads after the
 /// metadata LISTs, and the decoding of every answer, are left out: they are the provider's own choice of work.
-async fn read_floor(client: &Client, ns: &str, bridge: &str, claim_ns: &str) -> Result<(Read, Read)> {
+async fn read_floor(
+    client: &Client,
+    ns: &str,
+    bridge: &str,
+    claim_ns: &str,
+) -> Result<(Read, Read)> {
     use k8s_openapi::api::core::v1::ConfigMap;
     use kube::Resource;
-    let (all, labelled) = (ListParams::default(), ListParams::default().labels(CREDENTIAL_LABEL));
+    let (all, labelled) = (
+        ListParams::default(),
+        ListParams::default().labels(CREDENTIAL_LABEL),
+    );
     let owner = ListParams::default().labels(&format!("{BRIDGE_LABEL}={bridge}"));
     let profiles_url = DynamicObject::url_path(&profile_ar(), Some(ns));
     let clusters_url = DynamicObject::url_path(&sveltos_ar(), Some(ns));
@@ -282,8 +329,15 @@ async fn read_floor(client: &Client, ns: &str, bridge: &str, claim_ns: &str) -> 
         list_objects(client, &clusters_url, &owner),
         list_metadata_pages(client, &secrets_url, &owner),
         async {
-            let body = answer(client, Request::new(&claim_url).get(&claim, &GetParams::default())?).await?;
-            anyhow::Ok(Read { requests: 1, bytes: body.len() })
+            let body = answer(
+                client,
+                Request::new(&claim_url).get(&claim, &GetParams::default())?,
+            )
+            .await?;
+            anyhow::Ok(Read {
+                requests: 1,
+                bytes: body.len(),
+            })
         },
     )?;
     let lists = [profiles, credentials, clusters, owned];
@@ -306,7 +360,9 @@ async fn main() -> Result<()> {
         bail!("usage: bench-limit seed|mutate|limit|unlimit|clean|wipe --ns NS ...")
     };
     let args = Args::parse(&argv[2..])?;
-    let client = Client::try_default().await.context("connecting (KUBECONFIG)")?;
+    let client = Client::try_default()
+        .await
+        .context("connecting (KUBECONFIG)")?;
     let ns = args.str("ns")?.to_string();
     let profiles: Api<DynamicObject> = Api::namespaced_with(client.clone(), &ns, &profile_ar());
     let clusters: Api<DynamicObject> = Api::namespaced_with(client.clone(), &ns, &sveltos_ar());
@@ -314,7 +370,13 @@ async fn main() -> Result<()> {
     match cmd.as_str() {
         "seed" => {
             let n = args.num("n")?;
-            let only = args.0.get("only").map(|s| s.parse()).transpose()?.unwrap_or(n).min(n);
+            let only = args
+                .0
+                .get("only")
+                .map(|s| s.parse())
+                .transpose()?
+                .unwrap_or(n)
+                .min(n);
             ensure_namespace(&client, &ns).await?;
             stream::iter(0..only)
                 .map(|i| {
@@ -328,8 +390,9 @@ async fn main() -> Result<()> {
                 .try_collect::<Vec<()>>()
                 .await?;
             if let Some(path) = args.0.get("vars") {
-                let vars: BTreeMap<String, String> =
-                    (0..n).map(|i| (format!("{ns}/{}", name(i)), kubeconfig(i))).collect();
+                let vars: BTreeMap<String, String> = (0..n)
+                    .map(|i| (format!("{ns}/{}", name(i)), kubeconfig(i)))
+                    .collect();
                 std::fs::write(path, serde_json::to_vec(&json!({ "kubeconfigs": vars }))?)?;
             }
         }
@@ -379,7 +442,10 @@ async fn main() -> Result<()> {
                     async move {
                         clusters.delete(&name(i), &DeleteParams::default()).await?;
                         secrets
-                            .delete(&format!("{}-sveltos-kubeconfig", name(i)), &DeleteParams::default())
+                            .delete(
+                                &format!("{}-sveltos-kubeconfig", name(i)),
+                                &DeleteParams::default(),
+                            )
                             .await?;
                         anyhow::Ok(())
                     }
@@ -391,16 +457,15 @@ async fn main() -> Result<()> {
             println!("{}", json!({ "seconds": secs, "writes": 2 * n }));
         }
         "clean" => {
-            let all = ListParams::default();
-            clusters.delete_collection(&DeleteParams::default(), &all).await?;
+            delete_all(&clusters, &ListParams::default()).await?;
             let not_seeded = ListParams::default().labels("!x-k8s.io/cluster-profile");
-            secrets.delete_collection(&DeleteParams::default(), &not_seeded).await?;
+            delete_all(&secrets, &not_seeded).await?;
         }
         "wipe" => {
             let lp = ListParams::default();
-            clusters.delete_collection(&DeleteParams::default(), &lp).await?;
-            profiles.delete_collection(&DeleteParams::default(), &lp).await?;
-            secrets.delete_collection(&DeleteParams::default(), &lp).await?;
+            delete_all(&clusters, &lp).await?;
+            delete_all(&profiles, &lp).await?;
+            delete_all(&secrets, &lp).await?;
         }
         "reads" => {
             let bridge = args.str("bridge")?.to_string();
@@ -409,9 +474,36 @@ async fn main() -> Result<()> {
             let (list, get) = read_floor(&client, &ns, &bridge, &claim_ns).await?;
             let secs = start.elapsed().as_secs_f64();
             let requests = json!({ "LIST": list.requests, "GET": get.requests });
-            println!("{}", json!({ "seconds": secs, "requests": requests, "bytes": list.bytes + get.bytes }));
+            println!(
+                "{}",
+                json!({ "seconds": secs, "requests": requests, "bytes": list.bytes + get.bytes })
+            );
         }
         other => bail!("unknown command {other}"),
     }
     Ok(())
+}
+
+/// Deletes every object `lp` selects, however many: a DELETE of a collection of tens of thousands can outlast the
+/// API server's request timeout, which closes the connection while the deletion goes on; so it is asked again
+/// until a LIST finds none left.
+async fn delete_all<K>(api: &Api<K>, lp: &ListParams) -> Result<()>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    for _ in 0..60 {
+        if let Err(e) = api.delete_collection(&DeleteParams::default(), lp).await {
+            eprintln!("bench-limit: a delete of a collection failed ({e}); asking again");
+        }
+        if api
+            .list_metadata(&lp.clone().limit(1))
+            .await?
+            .items
+            .is_empty()
+        {
+            return Ok(());
+        }
+        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    }
+    bail!("objects are left after 60 deletes of their collection")
 }
