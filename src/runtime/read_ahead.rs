@@ -27,12 +27,13 @@ pub struct ReadAhead {
 
 impl ReadAhead {
     /// Starts reading, through `client`, the inventory of `spec`, then checking the kubeconfigs read, within the
-    /// read budget of a bridge whose ledger records `owned` objects.
-    pub fn start(client: Client, spec: BridgeSpec, owned: usize) -> Self {
+    /// budget of a bridge that owns nothing yet: the inventory is what a first apply reads too, and a read ahead
+    /// that fails is read again within the plan's own budget.
+    pub fn start(client: Client, spec: BridgeSpec) -> Self {
         let reads = reads_sha256(&spec);
         let task = Some(tokio::spawn(async move {
             // Only ever without an `inventory` block: the inventory and the management cluster are one.
-            let budget = crate::k8s::io::ReadBudget::for_owned(owned);
+            let budget = crate::k8s::io::ReadBudget::default();
             let reads = read_inventory(&client, &client, &spec, &budget)
                 .await
                 .ok()?;

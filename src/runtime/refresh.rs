@@ -73,7 +73,7 @@ pub async fn refresh(
     let inventory = of
         .ahead
         .filter(|spec| recorded == Some(reads_sha256(spec).as_str()))
-        .map(|spec| ReadAhead::start(client.clone(), spec, ledger.len()));
+        .map(|spec| ReadAhead::start(client.clone(), spec));
     Ok(RefreshRead {
         ledger,
         observed,
