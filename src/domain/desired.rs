@@ -262,6 +262,29 @@ pub fn desired(
     material: &Material,
     health_pause: bool,
 ) -> DesiredCluster {
+    build(spec, profile, source, material, (health_pause, true))
+}
+
+/// [`desired`] as a plan that writes nothing needs it ([`DesiredCluster::entry_only`]): the same entry, the
+/// objects never built (a kubeconfig copy and two objects per cluster, every plan).
+pub fn desired_entry(
+    spec: &BridgeSpec,
+    profile: &ClusterProfile,
+    source: &CredentialSource,
+    material: &Material,
+    health_pause: bool,
+) -> DesiredCluster {
+    build(spec, profile, source, material, (health_pause, false))
+}
+
+/// [`desired`], its objects built when `objects`.
+fn build(
+    spec: &BridgeSpec,
+    profile: &ClusterProfile,
+    source: &CredentialSource,
+    material: &Material,
+    (health_pause, objects): (bool, bool),
+) -> DesiredCluster {
     let key = profile.key();
     let ns = profile.metadata.namespace.clone().unwrap_or_default();
     let name = profile.metadata.name.clone().unwrap_or_default();
@@ -286,7 +309,7 @@ pub fn desired(
     sc_spec.data = with_property_data(sc_spec.data, facts.data);
     let config = config_sha256(&annotations, &sc_spec);
     let managed = ManagedView::of(&annotations, &sc_spec);
-    let sc = sveltos_cluster(spec, &ns, &name, &labels, annotations, sc_spec);
+    let sc = objects.then(|| sveltos_cluster(spec, &ns, &name, &labels, annotations, sc_spec));
     let part = SecretPart::of(
         SecretTarget {
             spec,
@@ -297,6 +320,7 @@ pub fn desired(
             renewal_record: renewal_record.as_deref(),
         },
         material,
+        objects,
     );
     DesiredCluster {
         entry: ClusterEntry {
@@ -312,7 +336,7 @@ pub fn desired(
         },
         key,
         secret: part.secret,
-        sveltos_cluster: Some(sc),
+        sveltos_cluster: sc,
     }
 }
 
@@ -364,9 +388,9 @@ struct SecretPart {
 }
 
 impl SecretPart {
-    /// What `material` makes of the Secret: a new Secret for bytes, the existing one's hash for a reused
-    /// credential, nothing known yet for one minted at apply.
-    fn of(target: SecretTarget<'_>, material: &Material) -> Self {
+    /// What `material` makes of the Secret: a new Secret for bytes (built when `objects`), the existing one's
+    /// hash for a reused credential, nothing known yet for one minted at apply.
+    fn of(target: SecretTarget<'_>, material: &Material, objects: bool) -> Self {
         match material {
             Material::Bytes {
                 bytes,
@@ -374,18 +398,20 @@ impl SecretPart {
                 config_sha256,
             } => {
                 let sha = sha256_hex(bytes);
-                let ann = SecretAnnotations {
-                    key: target.key,
-                    kubeconfig_sha256: &sha,
-                    source: target.source,
-                    expires_at: expires_at.as_deref(),
-                    config_sha256: config_sha256.as_deref(),
-                    renewal_record: target.renewal_record,
-                }
-                .build();
-                let secret = kubeconfig_secret(target.spec, target.ns, target.name, ann, bytes);
+                let secret = objects.then(|| {
+                    let ann = SecretAnnotations {
+                        key: target.key,
+                        kubeconfig_sha256: &sha,
+                        source: target.source,
+                        expires_at: expires_at.as_deref(),
+                        config_sha256: config_sha256.as_deref(),
+                        renewal_record: target.renewal_record,
+                    }
+                    .build();
+                    kubeconfig_secret(target.spec, target.ns, target.name, ann, bytes)
+                });
                 Self {
-                    secret: Some(secret),
+                    secret,
                     kubeconfig_sha256: Some(sha),
                     expires_at: expires_at.clone(),
                     pending: false,
@@ -989,5 +1015,46 @@ mod tests {
         );
         assert!(d.secret.is_none() && !d.entry.credential_pending);
         assert_eq!(d.entry.kubeconfig_sha256.as_deref(), Some("abc"));
+    }
+
+    #[test]
+    fn a_plan_that_writes_nothing_gets_the_same_entry_without_building_objects() {
+        let p = profile("team-a", "c1", &[("env", "prod")]);
+        let renewal = TokenRenewal {
+            interval: "10m".into(),
+            token_duration: None,
+            sa_namespace: Some("sa".into()),
+            sa_name: Some("renewer".into()),
+        };
+        let mut spec = BridgeSpec {
+            name: "main".into(),
+            extra_labels: BTreeMap::from([("team".into(), "a".into())]),
+            data: BTreeMap::from([("region".into(), "eu-1".into())]),
+            token_renewal: Some(renewal),
+            ..Default::default()
+        };
+        spec.overrides.insert(
+            "team-a/c1".into(),
+            Override {
+                paused: Some(true),
+                extra_annotations: BTreeMap::from([("note".into(), "x".into())]),
+                ..Default::default()
+            },
+        );
+        let reuse = Material::Reuse {
+            kubeconfig_sha256: "abc".into(),
+            expires_at: Some("2030-01-01T00:00:00Z".into()),
+        };
+        for spec in [BridgeSpec::default(), spec] {
+            for material in [bytes(), Material::Pending, reuse.clone()] {
+                for pause in [false, true] {
+                    let full = desired(&spec, &p, &src(), &material, pause);
+                    let entry = desired_entry(&spec, &p, &src(), &material, pause);
+                    assert_eq!((&entry.key, &entry.entry), (&full.key, &full.entry));
+                    assert!(entry.secret.is_none() && entry.sveltos_cluster.is_none());
+                    assert!(full.sveltos_cluster.is_some());
+                }
+            }
+        }
     }
 }

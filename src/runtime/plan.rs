@@ -81,8 +81,7 @@ pub async fn read_for_plan(run: PlanRun<'_>) -> Result<Snapshot, PlanStop> {
     let mut snap = reading.complete(&ledger, providers, read, observed).await?;
     if replaces_own {
         // The destroy that comes first removes every object the bridge owns.
-        snap.observed.owned.clear();
-        snap.observed.records.clear();
+        snap.forget_owned(spec);
     }
     Ok(snap)
 }

@@ -21,7 +21,7 @@ use crate::{
         exec::ProvidersFile,
         observed::Observed,
         ownership::{Kind, Ledger},
-        plan::{CreationTargets, Inputs, Phase, Plan, locate_all, plan},
+        plan::{CreationTargets, Inputs, Located, Phase, Plan, locate_all, plan},
     },
     k8s::{
         bodies, credentials,
@@ -49,6 +49,10 @@ pub struct Snapshot {
     pub undecodable: BTreeMap<String, String>,
     /// The keys of the Cluster API Clusters in scope (`skip_cluster_api_clusters`; empty without it).
     pub cluster_api: BTreeSet<String>,
+    /// The core's first phase ([`locate_all`]) of this snapshot, worked out once by [`Reading::complete`] (it
+    /// depends on neither the time nor the phase) and used again by [`Snapshot::plan`]; [`Snapshot::forget_owned`]
+    /// works it out anew.
+    located: Located,
 }
 
 fn owner_selector(bridge: &str) -> String {
@@ -282,10 +286,12 @@ impl<'a> Reading<'a> {
             checked,
             undecodable: io::Undecodable::by_key(undecodable),
             cluster_api,
+            located: Located::default(),
         };
         let (spec, budget) = (self.spec, &self.budget);
         snap.observed.mark_removable_labels(&spec.copy_labels);
-        let located = locate_all(&snap.inputs(spec, jiff::Timestamp::now(), Phase::Plan, None));
+        snap.locate(spec);
+        let located = &snap.located;
         snap.fetched =
             credentials::read_named_secrets(self.inventory, &located.secrets_to_read(), budget)
                 .await?;
@@ -391,7 +397,20 @@ impl Snapshot {
         }
     }
 
-    /// Plans against this snapshot.
+    /// Works out [`Snapshot::located`] (what it depends on is neither the time, the phase nor the mints).
+    fn locate(&mut self, spec: &BridgeSpec) {
+        self.located = locate_all(&self.inputs(spec, jiff::Timestamp::now(), Phase::Plan, None));
+    }
+
+    /// Forgets what the bridge owns (a plan whose destroy comes first: it removes every object the bridge owns),
+    /// and locates again without it.
+    pub fn forget_owned(&mut self, spec: &BridgeSpec) {
+        self.observed.owned.clear();
+        self.observed.records.clear();
+        self.locate(spec);
+    }
+
+    /// Plans against this snapshot (`spec`: the one it was read for).
     pub fn plan(
         &self,
         spec: &BridgeSpec,
@@ -400,8 +419,7 @@ impl Snapshot {
         planned_mints: Option<&BTreeSet<String>>,
     ) -> Plan {
         let inputs = self.inputs(spec, now, phase, planned_mints);
-        let located = locate_all(&inputs);
-        plan(&inputs, &located, &self.fetched)
+        plan(&inputs, &self.located, &self.fetched)
     }
 }
 

@@ -28,8 +28,8 @@ use super::{
     BridgeSpec,
     credentials::{CheckedKubeconfigs, CredentialSecrets, CredentialSource, Lookup},
     desired::{
-        ClusterEntry, DesiredCluster, Material, copied_labels_out_of_bounds, desired, renewal_of,
-        secret_name,
+        ClusterEntry, DesiredCluster, Material, copied_labels_out_of_bounds, desired,
+        desired_entry, renewal_of, secret_name,
     },
     exec::{ExecInvocation, ProvidersFile},
     observed::Observed,
@@ -379,7 +379,14 @@ fn plan_cluster(
                 plan.notices.insert(key.clone(), notice);
             }
             note_renewal(inputs, plan, profile, source, &material);
-            let d = desired(inputs.spec, profile, source, &material, pause);
+            // Only apply writes, and only what differs from what exists: a plan keeps the entries, not ten
+            // thousand kubeconfigs and objects (not even built).
+            let build = if inputs.phase == Phase::Apply {
+                desired
+            } else {
+                desired_entry
+            };
+            let d = build(inputs.spec, profile, source, &material, pause);
             let mint = material == Material::Pending && inv.is_some();
             if mint && let Some(inv) = inv {
                 plan.exec.insert(key.clone(), inv);
@@ -387,8 +394,6 @@ fn plan_cluster(
             if pause {
                 plan.health_paused.insert(key.clone());
             }
-            // Only apply writes, and only what differs from what exists: a plan keeps the entries, not ten
-            // thousand kubeconfigs and objects.
             let writes = inputs.phase == Phase::Apply
                 && differs(&d, inputs.observed.owned.get(&key), mint).is_some();
             let d = if writes { d } else { d.entry_only() };

@@ -8,26 +8,27 @@ use crate::{
     tfplugin::Value,
 };
 
-/// The `clusters` attribute value for these entries (pending credentials become unknown).
-pub fn clusters_value(entries: &BTreeMap<String, ClusterEntry>) -> Value {
-    Value::map(entries.iter().map(|(k, e)| {
-        let opt = |s: &Option<String>| s.as_ref().map(Value::string).unwrap_or(Value::Null);
-        let m = &e.managed;
+/// The `clusters` attribute value for these entries (pending credentials become unknown). Takes them: every string
+/// moves into the value (ten thousand entries of a dozen strings each, built at every refresh, plan and apply).
+pub fn clusters_value(entries: BTreeMap<String, ClusterEntry>) -> Value {
+    Value::map(entries.into_iter().map(|(k, e)| {
+        let opt = |s: Option<String>| s.map_or(Value::Null, Value::String);
+        let m = e.managed;
         let (sha, exp) = if e.credential_pending {
             (Value::unknown(), Value::unknown())
         } else {
-            (opt(&e.kubeconfig_sha256), opt(&e.credential_expires_at))
+            (opt(e.kubeconfig_sha256), opt(e.credential_expires_at))
         };
         (
-            k.clone(),
+            k,
             Value::object([
-                ("sveltos_cluster", opt(&e.sveltos_cluster)),
-                ("secret", opt(&e.secret)),
-                ("credential_source", Value::string(&e.credential_source)),
+                ("sveltos_cluster", opt(e.sveltos_cluster)),
+                ("secret", opt(e.secret)),
+                ("credential_source", Value::String(e.credential_source)),
                 ("kubeconfig_sha256", sha),
                 ("credential_expires_at", exp),
-                ("labels", Value::string_map(e.labels.clone())),
-                ("annotations", Value::string_map(m.annotations.clone())),
+                ("labels", Value::string_map(e.labels)),
+                ("annotations", Value::string_map(m.annotations)),
                 ("paused", m.paused.map_or(Value::Null, Value::bool)),
                 (
                     "consecutive_failure_threshold",
@@ -35,8 +36,8 @@ pub fn clusters_value(entries: &BTreeMap<String, ClusterEntry>) -> Value {
                         .map_or(Value::Null, Value::int),
                 ),
                 ("active_window", window_value(m.active_window.as_ref())),
-                ("data", Value::string_map(m.data.clone())),
-                ("config_sha256", Value::string(&e.config_sha256)),
+                ("data", Value::string_map(m.data)),
+                ("config_sha256", Value::String(e.config_sha256)),
             ]),
         )
     }))
@@ -93,5 +94,50 @@ fn managed_of(e: &Value) -> ManagedView {
             .zip(w.get_attr("to").as_str())
             .map(|(f, t)| (f.to_string(), t.to_string())),
         data: e.get_attr("data").as_string_map(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn every_field_of_an_entry_is_read_back_as_written() {
+        let full = ClusterEntry {
+            sveltos_cluster: Some("ns/c1".into()),
+            secret: Some("ns/c1-sveltos-kubeconfig".into()),
+            credential_source: "secret:ns/s#Config".into(),
+            kubeconfig_sha256: Some("ab".into()),
+            credential_expires_at: Some("2030-01-01T00:00:00Z".into()),
+            labels: strings(&[("env", "prod")]),
+            config_sha256: "cd".into(),
+            managed: ManagedView {
+                annotations: strings(&[("note", "x")]),
+                paused: Some(true),
+                consecutive_failure_threshold: Some(3),
+                active_window: Some(("0 8 * * *".into(), "0 18 * * *".into())),
+                data: strings(&[("region", "eu-1")]),
+            },
+            credential_pending: false,
+        };
+        let pending = ClusterEntry {
+            sveltos_cluster: Some("ns/c2".into()),
+            credential_pending: true,
+            ..Default::default()
+        };
+        let entries = BTreeMap::from([("ns/c1".to_string(), full), ("ns/c2".to_string(), pending)]);
+        let back: BTreeMap<String, ClusterEntry> =
+            entries_from_value(&clusters_value(entries.clone()))
+                .into_iter()
+                .map(|(k, e)| (k, e.expect("known")))
+                .collect();
+        assert_eq!(back, entries);
     }
 }
