@@ -237,7 +237,9 @@ fn memory_of_a_no_change_plan_at_10000() {
     let entries = stage("planned entries (BTreeMap<String, ClusterEntry>)", || {
         p.entries()
     });
-    let value = stage("planned `clusters` Value", || clusters_value(&entries));
+    let value = stage("planned `clusters` Value", || {
+        clusters_value(entries.clone())
+    });
     let ty = Type::map(cluster_entry_type());
     let bytes = stage("its msgpack encoding", || {
         encode(&value, &ty).expect("encodes")

@@ -47,7 +47,7 @@ fn entries(n: usize) -> BTreeMap<String, ClusterEntry> {
 
 fn bench(c: &mut Criterion) {
     let ty = Type::map(cluster_entry_type());
-    let value = clusters_value(&entries(1000));
+    let value = clusters_value(entries(1000));
     let bytes = encode(&value, &ty).expect("encodes");
     let mut g = c.benchmark_group("clusters_1000");
     g.throughput(Throughput::Bytes(bytes.len() as u64));
@@ -59,7 +59,7 @@ fn bench(c: &mut Criterion) {
     });
     g.finish();
 
-    let value = clusters_value(&entries(10_000));
+    let value = clusters_value(entries(10_000));
     let bytes = encode(&value, &ty).expect("encodes");
     let mut g = c.benchmark_group("clusters_10000");
     g.sample_size(20);

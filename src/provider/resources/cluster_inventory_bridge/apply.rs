@@ -210,7 +210,7 @@ fn written(
         new_state: with_clusters(
             std::mem::take(&mut req.planned_state),
             &spec.name,
-            clusters_value(&entries),
+            clusters_value(entries),
         ),
         // The inventory reads of the configuration just applied: the next refresh may read ahead with them.
         private: ledger.with_reads(Some(reads_sha256(spec))).to_private(),
@@ -301,7 +301,7 @@ fn read_back_state(
         with_clusters(
             if base.is_null() { null_state() } else { base },
             bridge,
-            clusters_value(&entries),
+            clusters_value(entries),
         )
     };
     ApplyResponse {

@@ -129,7 +129,7 @@ pub(super) async fn plan_bridge(
     let (entries, skipped, mut diagnostics) = planned_entries(run, phase).await.map_err(failed)?;
     let skipped = gated_skipped(&spec, existing, &skipped, &mut diagnostics).map_err(failed)?;
     planned.set_attr("skipped", skipped);
-    let planned_state = with_clusters(planned, &spec.name, clusters_value(&entries));
+    let planned_state = with_clusters(planned, &spec.name, clusters_value(entries));
     Ok(PlanResponse {
         requires_replace,
         diagnostics: diagnostics.into(),

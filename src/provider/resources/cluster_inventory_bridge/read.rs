@@ -124,7 +124,7 @@ pub(super) async fn read_bridge(
     };
     memo.set_pending(&bridge, pending);
     Ok(ReadResponse {
-        new_state: with_clusters(state, &bridge, clusters_value(&entries)),
+        new_state: with_clusters(state, &bridge, clusters_value(entries)),
         private,
         diagnostics,
         ..Default::default()
