@@ -15,7 +15,7 @@ use super::{
     deregister::{DestroyError, Removal, RemoveError, delete_all},
     execute::{Outcome, execute},
     readiness::{NotReady, wait_ready},
-    snapshot::{HeadStart, read_owned, snapshot},
+    snapshot::{HeadStart, Snapshot, read_owned, snapshot},
 };
 use crate::{
     domain::{
@@ -140,7 +140,7 @@ pub async fn apply(
         limit,
     } = run;
     let ahead = HeadStart::default();
-    let snap = snapshot(client, inventory, spec, &ledger, providers, ahead)
+    let mut snap = snapshot(client, inventory, spec, &ledger, providers, ahead)
         .await
         .map_err(NotApplied::Read)?;
     let mints = planned_mints(&planned);
@@ -151,11 +151,12 @@ pub async fn apply(
     isolate_drift(&mut plan, &snap.observed, &planned);
     // What plan promised is done with (tens of megabytes at ten thousand clusters).
     drop(planned);
+    shed_inputs(&mut snap, &plan);
     let problems = plan_errors(&plan);
     let skipped = plan.skipped();
     let started = tokio::time::Instant::now();
     let Ok(outcome) =
-        tokio::time::timeout(limit, execute(client, spec, &snap, &plan, run_key)).await
+        tokio::time::timeout(limit, execute(client, spec, &snap, &mut plan, run_key)).await
     else {
         // Objects written before the timeout carry the label at the names this apply meant to write.
         let trusted = trusting_targets(snap.observed.ledger(&ledger), plan.desired.values());
@@ -190,6 +191,17 @@ pub async fn apply(
         end,
         not_ready,
     })
+}
+
+/// Drops what of `snap` only the plan needed: the credential Secrets read and the inventory's checks; the
+/// ClusterProfiles too unless a credential is minted at apply (megabytes a thousand clusters). What exists stays.
+fn shed_inputs(snap: &mut Snapshot, plan: &Plan) {
+    snap.credential_secrets = Vec::new();
+    snap.fetched = BTreeMap::new();
+    snap.checked = None;
+    if plan.exec.is_empty() {
+        snap.profiles = Vec::new();
+    }
 }
 
 /// How the writes ended: the plan's entries with the minted credentials, or, after a failure that concerns more

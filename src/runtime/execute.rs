@@ -25,7 +25,7 @@ use crate::{
         exec::ExecInvocation,
         observed::Observed,
         ownership::{Kind, Ledger, MARK_ANNOTATION, RunKey, WrittenCredential},
-        plan::{Plan, Write, actions},
+        plan::{Plan, Write, take_actions},
     },
     k8s::io::{self, IoError},
 };
@@ -114,15 +114,16 @@ impl Outcome {
 }
 
 /// Writes (Secret before SveltosCluster) and deletes (add-ons withdrawn, SveltosCluster, wait until it is gone,
-/// then Secret) with bounded concurrency.
+/// then Secret) with bounded concurrency. The objects written are taken out of `plan` (its entries stay).
 pub async fn execute(
     client: &Client,
     spec: &BridgeSpec,
     snap: &Snapshot,
-    plan: &Plan,
+    plan: &mut Plan,
     run_key: &RunKey,
 ) -> Outcome {
-    let (writes, deletes) = actions(plan, &snap.observed);
+    // The objects to write move out of the plan into the writes, each freed once written.
+    let (writes, deletes) = take_actions(plan, &snap.observed);
     tracing::info!(bridge = %spec.name, writes = writes.len(), deletes = deletes.len(), "applying bridge changes");
     let journal = Journal::new(client, spec, run_key);
     let writing = stream::iter(writes)
@@ -208,10 +209,10 @@ async fn write_one(
     client: &Client,
     spec: &BridgeSpec,
     snap: &Snapshot,
-    w: Write,
+    mut w: Write,
     run_key: &RunKey,
 ) -> Result<Written, WriteError> {
-    let mut secret = w.secret.clone();
+    let mut secret = w.secret.take();
     let mut minted = None;
     if let Some(inv) = &w.exec {
         let (s, entry) = mint(spec, &snap.profiles, &w, inv).await?;
@@ -224,7 +225,7 @@ async fn write_one(
         credential = written_credential(&s).map(|c| (written.1.clone(), c));
         objects.push(written);
     }
-    if let Some(sc) = w.sveltos_cluster.clone() {
+    if let Some(sc) = w.sveltos_cluster.take() {
         let sc = marked(sc, Kind::SveltosCluster, run_key);
         let kind = Kind::SveltosCluster;
         let written = write_object(client, &w.key, &sc, kind, w.adopt_sveltos_cluster).await?;

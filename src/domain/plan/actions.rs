@@ -65,51 +65,123 @@ fn split(id: &str) -> (String, String) {
 }
 
 /// What apply must do to turn `observed` into `plan`: only objects that differ are written, only owned objects
-/// that are no longer wanted are deleted.
+/// that are no longer wanted are deleted. The writes carry copies of the plan's objects (see [`take_actions`]).
 ///
 /// `plan` is a plan made for apply ([`Phase::Apply`](super::Phase::Apply)); a plan made in another phase has no objects to write, and
 /// passing one is a bug (this panics).
 pub fn actions(plan: &Plan, observed: &Observed) -> (Vec<Write>, Vec<Delete>) {
+    made_for_apply(plan);
+    let writes = plan
+        .desired
+        .iter()
+        .filter_map(|(key, d)| {
+            let (shape, secret, stale) = shape(plan, key, d, observed)?;
+            let objects = (
+                d.secret.clone().filter(|_| secret),
+                d.sveltos_cluster.clone().filter(|_| stale),
+            );
+            Some(attach(shape, objects, observed))
+        })
+        .collect();
+    (writes, deletes(plan, observed))
+}
+
+/// [`actions`], with the objects of the clusters written moved out of `plan` rather than copied (each cluster's
+/// entry stays): apply holds one copy of what it writes, and each write's objects are freed once it is made (about
+/// 5.5 KB a cluster: 55 MB at ten thousand clusters). The plan's objects are not needed after its actions.
+pub fn take_actions(plan: &mut Plan, observed: &Observed) -> (Vec<Write>, Vec<Delete>) {
+    made_for_apply(plan);
+    let shapes: Vec<(Write, bool, bool)> = plan
+        .desired
+        .iter()
+        .filter_map(|(key, d)| shape(plan, key, d, observed))
+        .collect();
+    let deletes = deletes(plan, observed);
+    let writes = shapes
+        .into_iter()
+        .map(|(shape, secret, stale)| {
+            let d = plan.desired.get_mut(&shape.key);
+            let objects = d.map_or((None, None), |d| {
+                let secret = if secret { d.secret.take() } else { None };
+                let sc = if stale {
+                    d.sveltos_cluster.take()
+                } else {
+                    None
+                };
+                (secret, sc)
+            });
+            attach(shape, objects, observed)
+        })
+        .collect();
+    (writes, deletes)
+}
+
+fn made_for_apply(plan: &Plan) {
     assert!(
         plan.for_apply,
         "actions() needs a plan made for apply (Phase::Apply)"
     );
-    let mut writes = Vec::new();
-    for (key, d) in &plan.desired {
-        // A cluster without objects was found up to date when planned (see `plan`), against this same `observed`:
-        // `actions` is only ever given what was observed when its plan was made.
-        let Some(desired_sc) = d.sveltos_cluster.as_ref() else {
-            continue;
-        };
-        let current = observed.owned.get(key);
-        let cur_sc = current.and_then(|c| c.sveltos_cluster.as_ref());
-        let exec = plan.exec.get(key).cloned();
-        let Some((secret, sc_stale)) = differs(d, current, exec.is_some()) else {
-            continue;
-        };
-        let mut sc = desired_sc.clone();
-        if sc_stale
-            && sc.spec.token_request_renewal_option.is_some()
+}
+
+/// The write of cluster `key` without its objects, whether its Secret is written and whether its SveltosCluster is
+/// stale; `None`: nothing to write.
+fn shape(
+    plan: &Plan,
+    key: &str,
+    d: &DesiredCluster,
+    observed: &Observed,
+) -> Option<(Write, bool, bool)> {
+    // A cluster without objects was found up to date when planned (see `plan`), against this same `observed`:
+    // `actions` is only ever given what was observed when its plan was made.
+    d.sveltos_cluster.as_ref()?;
+    let current = observed.owned.get(key);
+    let cur_sc = current.and_then(|c| c.sveltos_cluster.as_ref());
+    let exec = plan.exec.get(key).cloned();
+    let (secret, sc_stale) = differs(d, current, exec.is_some())?;
+    let write = Write {
+        key: key.to_string(),
+        secret: None,
+        sveltos_cluster: None,
+        exec,
+        adopt_sveltos_cluster: observed.foreign_clusters.contains_key(key),
+        adopt_secret: d
+            .entry
+            .secret
+            .as_ref()
+            .is_some_and(|s| observed.foreign_secrets.contains_key(s)),
+        health_pause: plan.health_paused.contains(key),
+        remove_labels: cur_sc.map(|s| removable(s, d)).unwrap_or_default(),
+    };
+    Some((write, secret.is_some(), sc_stale))
+}
+
+/// `write` with its objects: the Secret to write, and the SveltosCluster when it is stale (the fields Sveltos took
+/// over on renewal left out of it).
+fn attach(
+    mut write: Write,
+    (secret, sc): (Option<Secret>, Option<SveltosCluster>),
+    observed: &Observed,
+) -> Write {
+    let cur_sc = observed
+        .owned
+        .get(&write.key)
+        .and_then(|c| c.sveltos_cluster.as_ref());
+    let rewrite_source = secret.is_some() || write.exec.is_some();
+    write.sveltos_cluster = sc.map(|mut sc| {
+        if sc.spec.token_request_renewal_option.is_some()
             && let Some(cur) = cur_sc
         {
-            leave_renewal_to_sveltos(&mut sc, cur, secret.is_some() || exec.is_some());
+            leave_renewal_to_sveltos(&mut sc, cur, rewrite_source);
         }
-        writes.push(Write {
-            key: key.clone(),
-            secret: secret.cloned(),
-            sveltos_cluster: sc_stale.then_some(sc),
-            exec,
-            adopt_sveltos_cluster: observed.foreign_clusters.contains_key(key),
-            adopt_secret: d
-                .entry
-                .secret
-                .as_ref()
-                .is_some_and(|s| observed.foreign_secrets.contains_key(s)),
-            health_pause: plan.health_paused.contains(key),
-            remove_labels: cur_sc.map(|s| removable(s, d)).unwrap_or_default(),
-        });
-    }
-    let deletes = observed
+        sc
+    });
+    write.secret = secret;
+    write
+}
+
+/// The owned clusters `plan` neither bridges nor keeps.
+fn deletes(plan: &Plan, observed: &Observed) -> Vec<Delete> {
+    observed
         .owned
         .iter()
         .filter(|(k, _)| !plan.desired.contains_key(*k) && !plan.kept.contains_key(*k))
@@ -118,8 +190,7 @@ pub fn actions(plan: &Plan, observed: &Observed) -> (Vec<Write>, Vec<Delete>) {
             sveltos_cluster: o.sveltos_cluster.as_ref().map(|s| split(&s.id)),
             secret: o.secret.as_ref().map(|s| split(&s.id)),
         })
-        .collect();
-    (writes, deletes)
+        .collect()
 }
 
 /// What of `d` (a cluster built with its objects) differs from `current`, what exists and the bridge owns:
@@ -225,6 +296,48 @@ mod tests {
             writes.iter().map(|w| w.key.as_str()).collect::<Vec<_>>(),
             [key.as_str()]
         );
+    }
+
+    /// `take_actions` makes the same writes and deletes as `actions`, moving the objects it writes out of the plan
+    /// (apply then holds one copy of them) and leaving every entry and every object it does not write.
+    #[test]
+    fn take_actions_moves_the_objects_written_out_of_the_plan() {
+        let f = Fixture::new();
+        let observed = observed_after(&f.run(), "main");
+        let mut f2 = Fixture::new();
+        f2.observed = observed.clone();
+        f2.set_label(0, "env", "staging");
+        f2.phase = Phase::Plan;
+        let entries = f2.run().entries();
+        f2.phase = Phase::Apply;
+        let mut plan = f2.run();
+        let written = f2.profiles[0].key();
+        // A cluster planned with objects that are not written (up to date) keeps them.
+        let kept = f2.profiles[1].key();
+        let with_objects = f.run().desired[&kept].clone();
+        assert!(with_objects.sveltos_cluster.is_some() && with_objects.secret.is_some());
+        plan.desired.insert(kept.clone(), with_objects);
+        let (copied, copied_deletes) = actions(&plan, &observed);
+        let (taken, deletes) = take_actions(&mut plan, &observed);
+        assert_eq!(format!("{taken:?}"), format!("{copied:?}"));
+        assert_eq!(format!("{deletes:?}"), format!("{copied_deletes:?}"));
+        assert_eq!(
+            taken
+                .iter()
+                .map(|w| w.secret.as_ref().map(|s| &s.data))
+                .collect::<Vec<_>>(),
+            copied
+                .iter()
+                .map(|w| w.secret.as_ref().map(|s| &s.data))
+                .collect::<Vec<_>>()
+        );
+        // A relabelled cluster: its SveltosCluster is written (taken), its Secret is not (kept).
+        assert!(taken[0].sveltos_cluster.is_some() && taken[0].secret.is_none());
+        let d = &plan.desired[&written];
+        assert!(d.sveltos_cluster.is_none() && d.secret.is_some(), "{d:?}");
+        let d = &plan.desired[&kept];
+        assert!(d.sveltos_cluster.is_some() && d.secret.is_some(), "{d:?}");
+        assert_eq!(plan.entries(), entries);
     }
 
     #[test]

@@ -39,7 +39,7 @@ use super::{
 use crate::api::ClusterProfile;
 
 pub use super::problem::{Problem, Severity, Step};
-pub use actions::{Delete, Write, actions};
+pub use actions::{Delete, Write, actions, take_actions};
 pub use drift::{drift_since_plan, isolate_drift};
 pub use material::invocation_sha256;
 pub use report::{Cause, ClusterIssue, LISTED, name_list};

@@ -8,39 +8,39 @@ use crate::{
     tfplugin::Value,
 };
 
-/// The `clusters` attribute value for these entries (pending credentials become unknown). Takes them: every string
-/// moves into the value (ten thousand entries of a dozen strings each, built at every refresh, plan and apply).
+/// The `clusters` attribute value for these entries (pending credentials become unknown). The entries are consumed
+/// one by one as their values are built, so the two are never both whole (megabytes at ten thousand clusters).
 pub fn clusters_value(entries: BTreeMap<String, ClusterEntry>) -> Value {
-    Value::map(entries.into_iter().map(|(k, e)| {
-        let opt = |s: Option<String>| s.map_or(Value::Null, Value::String);
-        let m = e.managed;
-        let (sha, exp) = if e.credential_pending {
-            (Value::unknown(), Value::unknown())
-        } else {
-            (opt(e.kubeconfig_sha256), opt(e.credential_expires_at))
-        };
+    Value::map(entries.into_iter().map(|(k, e)| (k, entry_value(e))))
+}
+
+/// One entry of `clusters`.
+fn entry_value(e: ClusterEntry) -> Value {
+    let opt = |s: Option<String>| s.map_or(Value::Null, Value::string);
+    let m = e.managed;
+    let (sha, exp) = if e.credential_pending {
+        (Value::unknown(), Value::unknown())
+    } else {
+        (opt(e.kubeconfig_sha256), opt(e.credential_expires_at))
+    };
+    Value::object([
+        ("sveltos_cluster", opt(e.sveltos_cluster)),
+        ("secret", opt(e.secret)),
+        ("credential_source", Value::string(e.credential_source)),
+        ("kubeconfig_sha256", sha),
+        ("credential_expires_at", exp),
+        ("labels", Value::string_map(e.labels)),
+        ("annotations", Value::string_map(m.annotations)),
+        ("paused", m.paused.map_or(Value::Null, Value::bool)),
         (
-            k,
-            Value::object([
-                ("sveltos_cluster", opt(e.sveltos_cluster)),
-                ("secret", opt(e.secret)),
-                ("credential_source", Value::String(e.credential_source)),
-                ("kubeconfig_sha256", sha),
-                ("credential_expires_at", exp),
-                ("labels", Value::string_map(e.labels)),
-                ("annotations", Value::string_map(m.annotations)),
-                ("paused", m.paused.map_or(Value::Null, Value::bool)),
-                (
-                    "consecutive_failure_threshold",
-                    m.consecutive_failure_threshold
-                        .map_or(Value::Null, Value::int),
-                ),
-                ("active_window", window_value(m.active_window.as_ref())),
-                ("data", Value::string_map(m.data)),
-                ("config_sha256", Value::String(e.config_sha256)),
-            ]),
-        )
-    }))
+            "consecutive_failure_threshold",
+            m.consecutive_failure_threshold
+                .map_or(Value::Null, Value::int),
+        ),
+        ("active_window", window_value(m.active_window.as_ref())),
+        ("data", Value::string_map(m.data)),
+        ("config_sha256", Value::string(e.config_sha256)),
+    ])
 }
 
 /// Reads a `clusters` value back (unknown hashes become `credential_pending`); `None` entries are wholly
