@@ -178,33 +178,16 @@ fn bridge_cluster(ns: &str, i: usize, bridge: &str) -> Value {
     })
 }
 
-async fn apply_dyn(api: &Api<DynamicObject>, body: &Value, manager: &str) -> Result<()> {
-    let name = body["metadata"]["name"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    api.patch(
-        &name,
-        &PatchParams::apply(manager).force(),
-        &Patch::Apply(body),
-    )
-    .await
-    .with_context(|| format!("apply {name}"))?;
-    Ok(())
-}
-
-async fn apply_secret(api: &Api<Secret>, body: &Value, manager: &str) -> Result<()> {
-    let name = body["metadata"]["name"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    api.patch(
-        &name,
-        &PatchParams::apply(manager).force(),
-        &Patch::Apply(body),
-    )
-    .await
-    .with_context(|| format!("apply Secret {name}"))?;
+/// Server-side applies `body` (a Secret, ClusterProfile or SveltosCluster) as `manager`.
+async fn apply_body<K>(api: &Api<K>, body: &Value, manager: &str) -> Result<()>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    let name = body["metadata"]["name"].as_str().unwrap_or_default();
+    let kind = body["kind"].as_str().unwrap_or_default();
+    api.patch(name, &PatchParams::apply(manager).force(), &Patch::Apply(body))
+        .await
+        .with_context(|| format!("apply {kind} {name}"))?;
     Ok(())
 }
 
@@ -382,8 +365,8 @@ async fn main() -> Result<()> {
                 .map(|i| {
                     let (profiles, secrets, ns) = (&profiles, &secrets, &ns);
                     async move {
-                        apply_secret(secrets, &access_secret(ns, i), SEED_MANAGER).await?;
-                        apply_dyn(profiles, &profile_body(ns, i, false), SEED_MANAGER).await
+                        apply_body(secrets, &access_secret(ns, i), SEED_MANAGER).await?;
+                        apply_body(profiles, &profile_body(ns, i, false), SEED_MANAGER).await
                     }
                 })
                 .buffer_unordered(CONCURRENCY)
@@ -404,7 +387,7 @@ async fn main() -> Result<()> {
                     let (profiles, ns) = (&profiles, &ns);
                     async move {
                         if i < k {
-                            apply_dyn(profiles, &profile_body(ns, i, true), SEED_MANAGER).await
+                            apply_body(profiles, &profile_body(ns, i, true), SEED_MANAGER).await
                         } else {
                             profiles.delete(&name(i), &DeleteParams::default()).await?;
                             Ok(())
@@ -423,8 +406,8 @@ async fn main() -> Result<()> {
                 .map(|i| {
                     let (clusters, secrets, ns, bridge) = (&clusters, &secrets, &ns, &bridge);
                     async move {
-                        apply_secret(secrets, &bridge_secret(ns, i, bridge), LIMIT_MANAGER).await?;
-                        apply_dyn(clusters, &bridge_cluster(ns, i, bridge), LIMIT_MANAGER).await
+                        apply_body(secrets, &bridge_secret(ns, i, bridge), LIMIT_MANAGER).await?;
+                        apply_body(clusters, &bridge_cluster(ns, i, bridge), LIMIT_MANAGER).await
                     }
                 })
                 .buffer_unordered(CONCURRENCY)
