@@ -185,9 +185,13 @@ where
 {
     let name = body["metadata"]["name"].as_str().unwrap_or_default();
     let kind = body["kind"].as_str().unwrap_or_default();
-    api.patch(name, &PatchParams::apply(manager).force(), &Patch::Apply(body))
-        .await
-        .with_context(|| format!("apply {kind} {name}"))?;
+    api.patch(
+        name,
+        &PatchParams::apply(manager).force(),
+        &Patch::Apply(body),
+    )
+    .await
+    .with_context(|| format!("apply {kind} {name}"))?;
     Ok(())
 }
 
