@@ -15,7 +15,7 @@ use super::{
     deregister::{DestroyError, Removal, RemoveError, delete_all},
     execute::{Outcome, execute},
     readiness::{NotReady, wait_ready},
-    snapshot::{HeadStart, Snapshot, read_owned, snapshot},
+    snapshot::{HeadStart, read_owned, snapshot},
 };
 use crate::{
     domain::{
@@ -151,7 +151,8 @@ pub async fn apply(
     isolate_drift(&mut plan, &snap.observed, &planned);
     // What plan promised is done with (tens of megabytes at ten thousand clusters).
     drop(planned);
-    shed_inputs(&mut snap, &plan);
+    // The ClusterProfiles stay only when a credential is minted while writing.
+    snap.planned(!plan.exec.is_empty());
     let problems = plan_errors(&plan);
     let skipped = plan.skipped();
     let started = tokio::time::Instant::now();
@@ -191,17 +192,6 @@ pub async fn apply(
         end,
         not_ready,
     })
-}
-
-/// Drops what of `snap` only the plan needed: the credential Secrets read and the inventory's checks; the
-/// ClusterProfiles too unless a credential is minted at apply (megabytes a thousand clusters). What exists stays.
-fn shed_inputs(snap: &mut Snapshot, plan: &Plan) {
-    snap.credential_secrets = Vec::new();
-    snap.fetched = BTreeMap::new();
-    snap.checked = None;
-    if plan.exec.is_empty() {
-        snap.profiles = Vec::new();
-    }
 }
 
 /// How the writes ended: the plan's entries with the minted credentials, or, after a failure that concerns more

@@ -410,6 +410,19 @@ impl Snapshot {
         self.locate(spec);
     }
 
+    /// Drops what only planning needed (megabytes a thousand clusters): the credential Secrets read, the Secrets
+    /// fetched, the inventory's checks and what was located from them; the ClusterProfiles too unless
+    /// `keep_profiles`. What exists stays. Not to be planned against again.
+    pub fn planned(&mut self, keep_profiles: bool) {
+        self.credential_secrets = Vec::new();
+        self.fetched = BTreeMap::new();
+        self.checked = None;
+        self.located = Located::default();
+        if !keep_profiles {
+            self.profiles = Vec::new();
+        }
+    }
+
     /// Plans against this snapshot (`spec`: the one it was read for).
     pub fn plan(
         &self,
