@@ -169,7 +169,7 @@ fn memory_of_a_no_change_plan_at_10000() {
                 .enumerate()
                 .map(|(i, d)| {
                     listed(
-                        d.sveltos_cluster.as_ref().unwrap(),
+                        d.sveltos_cluster.as_deref().unwrap(),
                         i,
                         tfsveltos::domain::FIELD_MANAGER,
                     )
@@ -181,7 +181,7 @@ fn memory_of_a_no_change_plan_at_10000() {
                 .enumerate()
                 .filter_map(|(i, d)| {
                     d.secret
-                        .as_ref()
+                        .as_deref()
                         .map(|s| listed(s, i, tfsveltos::domain::FIELD_MANAGER))
                 })
                 .collect();
@@ -207,7 +207,7 @@ fn memory_of_a_no_change_plan_at_10000() {
                     .enumerate()
                     .map(|(j, d)| {
                         listed(
-                            d.sveltos_cluster.as_ref().unwrap(),
+                            d.sveltos_cluster.as_deref().unwrap(),
                             p * 500 + j,
                             tfsveltos::domain::FIELD_MANAGER,
                         )
@@ -219,7 +219,7 @@ fn memory_of_a_no_change_plan_at_10000() {
                     .enumerate()
                     .filter_map(|(j, d)| {
                         d.secret
-                            .as_ref()
+                            .as_deref()
                             .map(|s| listed(s, p * 500 + j, tfsveltos::domain::FIELD_MANAGER))
                     })
                     .collect();

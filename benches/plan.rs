@@ -83,12 +83,12 @@ fn bench(c: &mut Criterion) {
     let clusters: Vec<_> = first
         .desired
         .values()
-        .map(|d| d.sveltos_cluster.clone().unwrap())
+        .map(|d| *d.sveltos_cluster.clone().unwrap())
         .collect();
     let owned: Vec<Secret> = first
         .desired
         .values()
-        .filter_map(|d| d.secret.clone())
+        .filter_map(|d| d.secret.as_deref().cloned())
         .collect();
     // Read back as a bridge that took over what it wrote (the objects here have no UIDs).
     let ledger = Ledger::from_private(IMPORTED, Vec::new).expect("ledger");

@@ -105,7 +105,7 @@ impl std::fmt::Debug for Material {
 }
 
 /// Names a Secret in `Debug` output without its data.
-pub(crate) struct SecretName<'a>(pub &'a Option<Secret>);
+pub(crate) struct SecretName<'a>(pub Option<&'a Secret>);
 
 impl std::fmt::Debug for SecretName<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -126,7 +126,7 @@ impl std::fmt::Debug for DesiredCluster {
         f.debug_struct("DesiredCluster")
             .field("key", &self.key)
             .field("entry", &self.entry)
-            .field("secret", &SecretName(&self.secret))
+            .field("secret", &SecretName(self.secret.as_deref()))
             .field("sveltos_cluster", &self.sveltos_cluster)
             .finish()
     }
@@ -141,9 +141,9 @@ pub struct DesiredCluster {
     pub entry: ClusterEntry,
     /// The Secret to apply (`None` when an existing one is kept or the credential is minted at apply, and in a
     /// plan that writes nothing: see [`DesiredCluster::entry_only`]).
-    pub secret: Option<Secret>,
+    pub secret: Option<Box<Secret>>,
     /// The SveltosCluster to apply (`None` in a plan that writes nothing).
-    pub sveltos_cluster: Option<SveltosCluster>,
+    pub sveltos_cluster: Option<Box<SveltosCluster>>,
 }
 
 impl DesiredCluster {
@@ -335,8 +335,8 @@ fn build(
             credential_pending: part.pending,
         },
         key,
-        secret: part.secret,
-        sveltos_cluster: sc,
+        secret: part.secret.map(Box::new),
+        sveltos_cluster: sc.map(Box::new),
     }
 }
 

@@ -928,7 +928,7 @@ mod tests {
             provider: "tok".into(),
         };
         let d = desired(&spec, &profile("ns", "c1", &[]), &source, &material, false);
-        let mut secret = d.secret.unwrap();
+        let mut secret = *d.secret.unwrap();
         secret.metadata.uid = Some("u1".into());
         let mut ledger = Ledger::default();
         ledger.record(Kind::Secret, SECRET_ID, "u1");

@@ -284,5 +284,5 @@ async fn mint(
         },
         w.health_pause,
     );
-    Ok((d.secret, d.entry))
+    Ok((d.secret.map(|s| *s), d.entry))
 }

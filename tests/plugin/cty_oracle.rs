@@ -338,7 +338,7 @@ impl Gen {
         match self.below(10) {
             0 => return Value::Null,
             1 => return Value::unknown(),
-            2 => return Value::Unknown(self.refinements(ty, collapsing)),
+            2 => return Value::refined(self.refinements(ty, collapsing)),
             _ => {}
         }
         match ty {

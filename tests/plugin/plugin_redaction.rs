@@ -25,7 +25,7 @@ fn secret_value() -> Value {
         ),
         (
             "pending",
-            Value::Unknown(Refinements {
+            Value::refined(Refinements {
                 string_prefix: Some(CANARY.to_owned()),
                 ..Default::default()
             }),

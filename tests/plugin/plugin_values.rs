@@ -133,7 +133,7 @@ fn refinements(ty: &Type) -> BoxedStrategy<Refinements> {
 
 /// A value of `ty`, possibly null or unknown at any level.
 fn value_for(ty: &Type) -> BoxedStrategy<Value> {
-    let special = prop_oneof![Just(Value::Null), refinements(ty).prop_map(Value::Unknown)];
+    let special = prop_oneof![Just(Value::Null), refinements(ty).prop_map(Value::refined)];
     prop_oneof![1 => special, 4 => known_for(ty, true)].boxed()
 }
 

@@ -116,7 +116,7 @@ fn bridged() -> (BridgeSpec, crate::domain::desired::DesiredCluster) {
 #[test]
 fn reading_back_what_was_written_gives_the_planned_entry() {
     let (_, d) = bridged();
-    let mut sc = applied(d.sveltos_cluster.clone().unwrap());
+    let mut sc = applied(*d.sveltos_cluster.clone().unwrap());
     // Fields others write never show: the k8s-version label, status, foreign annotations.
     sc.metadata
         .labels
@@ -133,7 +133,7 @@ fn reading_back_what_was_written_gives_the_planned_entry() {
         "main",
         &crate::domain::ownership::Ledger::trusting(),
         &[sc],
-        &[d.secret.clone().unwrap()],
+        &[*d.secret.clone().unwrap()],
     );
     assert_eq!(w.entries(|_| false)["ns/c1"], d.entry);
 }
@@ -141,7 +141,7 @@ fn reading_back_what_was_written_gives_the_planned_entry() {
 #[test]
 fn out_of_band_edits_show() {
     let (_, d) = bridged();
-    let mut sc = applied(d.sveltos_cluster.clone().unwrap());
+    let mut sc = applied(*d.sveltos_cluster.clone().unwrap());
     sc.metadata
         .labels
         .as_mut()
@@ -166,7 +166,7 @@ fn out_of_band_edits_show() {
         "main",
         &crate::domain::ownership::Ledger::trusting(),
         &[sc],
-        &[secret],
+        &[*secret],
     );
     let e = &w.entries(|_| false)["ns/c1"];
     assert_eq!(e.labels["a"], "edited");
@@ -177,14 +177,14 @@ fn out_of_band_edits_show() {
 #[test]
 fn fields_set_by_others_are_theirs() {
     let (_, d) = bridged();
-    let mut sc = applied(d.sveltos_cluster.clone().unwrap());
+    let mut sc = applied(*d.sveltos_cluster.clone().unwrap());
     sc.spec.paused = Some(true);
     sc.spec.consecutive_failure_threshold = Some(7);
     let w = Observed::build(
         "main",
         &crate::domain::ownership::Ledger::trusting(),
         &[sc],
-        &[d.secret.clone().unwrap()],
+        &[*d.secret.clone().unwrap()],
     );
     assert_eq!(w.entries(|_| false)["ns/c1"], d.entry);
 }
@@ -192,12 +192,12 @@ fn fields_set_by_others_are_theirs() {
 #[test]
 fn ownership_is_by_recorded_uid_not_by_label() {
     let (_, d) = bridged();
-    let mut ours = d.sveltos_cluster.clone().unwrap();
+    let mut ours = *d.sveltos_cluster.clone().unwrap();
     ours.metadata.uid = Some("uid-ours".into());
-    let mut forged = d.sveltos_cluster.clone().unwrap();
+    let mut forged = *d.sveltos_cluster.clone().unwrap();
     forged.metadata.name = Some("c3".into());
     forged.metadata.uid = Some("uid-forged".into());
-    let mut other = d.sveltos_cluster.clone().unwrap();
+    let mut other = *d.sveltos_cluster.clone().unwrap();
     other.metadata.name = Some("c4".into());
     other
         .metadata
@@ -216,7 +216,7 @@ fn ownership_is_by_recorded_uid_not_by_label() {
     );
     assert_eq!(w.ledger(&ledger), ledger);
     // At a name the bridge would create: foreign, whoever's label it carries.
-    let mut unlabelled = d.sveltos_cluster.clone().unwrap();
+    let mut unlabelled = *d.sveltos_cluster.clone().unwrap();
     unlabelled.metadata.name = Some("c2".into());
     unlabelled.metadata.labels = None;
     let mut w = Observed::default();
@@ -237,7 +237,7 @@ fn half_written_cluster_reads_as_partial_entry() {
         "main",
         &crate::domain::ownership::Ledger::trusting(),
         &[],
-        &[d.secret.clone().unwrap()],
+        &[*d.secret.clone().unwrap()],
     );
     let e = &w.entries(|_| false)["ns/c1"];
     assert_eq!(e.sveltos_cluster, None);
@@ -249,7 +249,7 @@ fn half_written_cluster_reads_as_partial_entry() {
 #[test]
 fn labels_others_add_under_exclude_are_found_and_marked_on_request() {
     let (_, d) = bridged();
-    let mut sc = applied(d.sveltos_cluster.clone().unwrap());
+    let mut sc = applied(*d.sveltos_cluster.clone().unwrap());
     let labels = sc.metadata.labels.as_mut().unwrap();
     for (k, v) in [
         (keys::SVELTOS_K8S_VERSION_LABEL, "v1.37.2"),

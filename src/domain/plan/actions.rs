@@ -37,7 +37,10 @@ impl std::fmt::Debug for Write {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Write")
             .field("key", &self.key)
-            .field("secret", &crate::domain::desired::SecretName(&self.secret))
+            .field(
+                "secret",
+                &crate::domain::desired::SecretName(self.secret.as_ref()),
+            )
             .field("sveltos_cluster", &self.sveltos_cluster)
             .field("exec", &self.exec)
             .field("adopt_sveltos_cluster", &self.adopt_sveltos_cluster)
@@ -77,8 +80,8 @@ pub fn actions(plan: &Plan, observed: &Observed) -> (Vec<Write>, Vec<Delete>) {
         .filter_map(|(key, d)| {
             let (shape, secret, stale) = shape(plan, key, d, observed)?;
             let objects = (
-                d.secret.clone().filter(|_| secret),
-                d.sveltos_cluster.clone().filter(|_| stale),
+                d.secret.as_deref().filter(|_| secret).cloned(),
+                d.sveltos_cluster.as_deref().filter(|_| stale).cloned(),
             );
             Some(attach(shape, objects, observed))
         })
@@ -108,6 +111,7 @@ pub fn take_actions(plan: &mut Plan, observed: &Observed) -> (Vec<Write>, Vec<De
                 } else {
                     None
                 };
+                let (secret, sc) = (secret.map(|s| *s), sc.map(|s| *s));
                 (secret, sc)
             });
             attach(shape, objects, observed)
@@ -227,7 +231,7 @@ pub(super) fn differs<'a>(
     // pointed back at it; otherwise what Sveltos took over on renewal is left to it.
     let rewrite_source = secret.is_some() || mint;
     let sc_stale = sc_stale || (renewed && rewrite_source && cur_sc.is_some());
-    (secret.is_some() || mint || sc_stale).then_some((secret, sc_stale))
+    (secret.is_some() || mint || sc_stale).then_some((secret.map(|s| &**s), sc_stale))
 }
 
 /// The labels apply removes from SveltosCluster `cur` (see [`Write::remove_labels`]): those marked removable that

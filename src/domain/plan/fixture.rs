@@ -94,7 +94,7 @@ pub(crate) fn observed_after(plan: &Plan, bridge: &str) -> Observed {
         .desired
         .values()
         .map(|d| {
-            let mut sc = d.sveltos_cluster.clone().expect("planned for apply");
+            let mut sc = *d.sveltos_cluster.clone().expect("planned for apply");
             let f = |m: &Option<BTreeMap<String, String>>| {
                 serde_json::Value::Object(m.iter().flatten().map(|(k, _)| (format!("f:{k}"), serde_json::json!({}))).collect())
             };
@@ -113,7 +113,7 @@ pub(crate) fn observed_after(plan: &Plan, bridge: &str) -> Observed {
     let secrets: Vec<Secret> = plan
         .desired
         .values()
-        .filter_map(|d| d.secret.clone())
+        .filter_map(|d| d.secret.as_deref().cloned())
         .collect();
     Observed::build(
         bridge,

@@ -1,6 +1,6 @@
 //! Computed attributes in a proposed state: unknown until the provider knows them.
 
-use super::{Attribute, AttributeType, Block, BlockNesting, Nesting, Refinements, Value};
+use super::{Attribute, AttributeType, Block, BlockNesting, Nesting, Value};
 
 impl Block {
     /// See [`Schema::mark_computed_unknown`].
@@ -12,7 +12,7 @@ impl Block {
         for a in &self.attributes {
             let current = map.get(&a.name).cloned().unwrap_or(Value::Null);
             let new = if a.computed && current.is_null() {
-                Value::Unknown(Refinements::default())
+                Value::Unknown(Box::default())
             } else if let AttributeType::Nested(n) = &a.kind {
                 mark_nested(&n.attributes, n.nesting, &current)
             } else {

@@ -19,7 +19,7 @@ mod tests;
 mod write_only;
 
 use super::path::{AttributePath, PathStep};
-use super::value::{Refinements, Type, Value};
+use super::value::{Type, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// How description text is formatted.

@@ -155,7 +155,7 @@ mod tests {
             encode(&Value::unknown(), &Type::String).expect("enc"),
             vec![0xd4, 0, 0]
         );
-        let refined = Value::Unknown(Refinements {
+        let refined = Value::refined(Refinements {
             not_null: true,
             string_prefix: Some("ab".into()),
             ..Refinements::default()
@@ -164,7 +164,7 @@ mod tests {
         assert_eq!(bytes[0], 0xc7);
         assert_eq!(bytes[2], 12);
         assert_eq!(decode(&bytes, &Type::String).expect("dec"), refined);
-        let num = Value::Unknown(Refinements {
+        let num = Value::refined(Refinements {
             number_lower: Some((Number::Int(0), true)),
             number_upper: Some((Number::Float(2.5), false)),
             ..Refinements::default()
@@ -256,21 +256,21 @@ mod tests {
         let v = Value::list([Value::Null, Value::object([("b", Value::Null)])]);
         assert!(encode(&v, &objects).is_ok());
         // A prefix is cut at 256 bytes, on a character boundary; no upper length bound is i64::MAX and up.
-        let long = Value::Unknown(Refinements {
+        let long = Value::refined(Refinements {
             string_prefix: Some("é".repeat(200)),
             ..Refinements::default()
         });
         let back = decode(&encode(&long, &Type::String).unwrap(), &Type::String).unwrap();
         let prefix = back.refinements().and_then(|r| r.string_prefix.clone());
         assert_eq!(prefix, Some("é".repeat(128)));
-        let unbounded = Value::Unknown(Refinements {
+        let unbounded = Value::refined(Refinements {
             length_upper: Some(u64::MAX),
             ..Refinements::default()
         });
         let strings = Type::list(Type::String);
         assert_eq!(encode(&unbounded, &strings).unwrap(), [0xd4, 0, 0]);
         // Refinements that leave no value are refused (cty panics on them).
-        let crossed = Value::Unknown(Refinements {
+        let crossed = Value::refined(Refinements {
             number_lower: Some((Number::Int(5), true)),
             number_upper: Some((Number::Big("4.5".into()), true)),
             ..Refinements::default()

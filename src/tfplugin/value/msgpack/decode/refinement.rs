@@ -56,7 +56,7 @@ impl<'a> Decoder<'a> {
                 reading.r.not_null = true;
                 known_from(&reading.r, ty).map_err(|e| self.fail(e))
             }
-            None => Ok(Value::Unknown(reading.r)),
+            None => Ok(Value::Unknown(Box::new(reading.r))),
         }
     }
 
@@ -186,7 +186,7 @@ fn consistent_bounds(r: &Refinements) -> bool {
 /// list of that many plain unknowns, or a set of one plain unknown; anything else stays unknown. A known length
 /// past [`MAX_REFINEMENT_LEN`] is refused rather than expanded (no sender writes one: cty expands it before).
 fn known_from(r: &Refinements, ty: &Type) -> Result<Value, DecodeError> {
-    let unknown = || Ok(Value::Unknown(r.clone()));
+    let unknown = || Ok(Value::Unknown(Box::new(r.clone())));
     match ty {
         Type::Number => match (&r.number_lower, &r.number_upper) {
             (Some((lo, true)), Some((hi, true)))
