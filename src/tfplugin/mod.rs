@@ -71,4 +71,4 @@ pub use serve::{
     PROTOCOL_VERSION, RunningServer, ServeError, ServeOptions, Transport, negotiate_protocol,
     serve, start,
 };
-pub use value::{Number, Refinements, Sensitive, Type, Value, ValueError};
+pub use value::{Fields, Number, Refinements, Sensitive, Type, Value, ValueError};

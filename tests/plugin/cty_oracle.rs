@@ -20,7 +20,7 @@ use std::process::{Command, Stdio};
 use serde::Deserialize;
 use support::{Rng, bin_dir, needed};
 use tfsveltos::tfplugin::value::msgpack::{decode, encode, infer_type};
-use tfsveltos::tfplugin::{Number, Refinements, Type, Value};
+use tfsveltos::tfplugin::{Fields, Number, Refinements, Type, Value};
 
 // ---------------------------------------------------------------------------------------------------------------
 // the oracle
@@ -727,7 +727,7 @@ fn collapse(r: &Refinements, ty: &Type) -> Option<Value> {
                 }
                 (Type::Set(_), Some(0)) => Some(Value::Set(vec![])),
                 (Type::Set(_), Some(1)) if lo == 1 => Some(Value::Set(vec![Value::unknown()])),
-                (Type::Map(_), Some(0)) => Some(Value::Map(BTreeMap::new())),
+                (Type::Map(_), Some(0)) => Some(Value::Map(Fields::new())),
                 _ => None,
             }
         }

@@ -3,7 +3,6 @@
 
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
-use std::collections::BTreeMap;
 use tfsveltos::tfplugin::path::PathStep;
 use tfsveltos::tfplugin::value::msgpack;
 use tfsveltos::tfplugin::{Number, Refinements, Type, Value};
@@ -160,7 +159,7 @@ fn known_for(ty: &Type, partial: bool) -> BoxedStrategy<Value> {
             .prop_map(Value::Set)
             .boxed(),
         Type::Map(t) => prop::collection::btree_map(".{0,6}", elem(t), 0..4)
-            .prop_map(Value::Map)
+            .prop_map(|m| Value::Map(m.into_iter().collect()))
             .boxed(),
         Type::Object { attributes, .. } => {
             let parts: Vec<BoxedStrategy<(String, Value)>> = attributes
@@ -171,7 +170,7 @@ fn known_for(ty: &Type, partial: bool) -> BoxedStrategy<Value> {
                 })
                 .collect();
             parts
-                .prop_map(|kv| Value::Object(kv.into_iter().collect::<BTreeMap<_, _>>()))
+                .prop_map(|kv| Value::Object(kv.into_iter().collect()))
                 .boxed()
         }
         Type::Tuple(ts) => {

@@ -242,7 +242,7 @@ pub fn profile_attrs(p: &ClusterProfile, cred: &CredentialStatus) -> BTreeMap<St
 
 /// One element of `cluster_profiles`.
 pub fn profile_value(p: &ClusterProfile, cred: &CredentialStatus) -> Value {
-    Value::Object(profile_attrs(p, cred))
+    Value::Object(profile_attrs(p, cred).into_iter().collect())
 }
 
 /// For a configuration that is not wholly known: a deferred response (computed attributes unknown) when the
@@ -436,8 +436,8 @@ mod tests {
         p.metadata.labels = None;
         p.spec.display_name = None;
         let v = profile_value(&p, &ready());
-        assert_eq!(v.get_attr("labels"), &Value::Map(BTreeMap::new()));
-        assert_eq!(v.get_attr("annotations"), &Value::Map(BTreeMap::new()));
+        assert_eq!(v.get_attr("labels"), &Value::map::<String>([]));
+        assert_eq!(v.get_attr("annotations"), &Value::map::<String>([]));
         assert_eq!(v.get_attr("conditions"), &Value::List(vec![]));
         assert_eq!(v.get_attr("access_providers"), &Value::List(vec![]));
         assert!(v.get_attr("display_name").is_null());

@@ -16,7 +16,7 @@
 //! offset and no content); `serde_json` is still used to hand a `dynamic` value's type to [`Type::from_json`].
 
 use super::msgpack::parse_decimal;
-use super::{Number, Type, Value, ValueError};
+use super::{Fields, Number, Type, Value, ValueError};
 use crate::tfplugin::path::{AttributePath, PathStep};
 use crate::tfplugin::schema::Schema;
 use std::collections::BTreeMap;
@@ -350,14 +350,14 @@ impl Converter {
             }
             (Type::Tuple(elems), Json::Array(items)) => self.convert_tuple(items, elems),
             (Type::Map(elem), Json::Object(fields)) => {
-                let mut out = BTreeMap::new();
+                let mut out = Vec::with_capacity(fields.len());
                 for (k, item) in fields {
                     self.path.push(PathStep::KeyString(k.clone()));
                     let r = self.convert(item, elem);
                     self.path.pop();
-                    out.insert(k.clone(), r?);
+                    out.push((k.clone(), r?));
                 }
-                Ok(Value::Map(out))
+                Ok(Value::Map(out.into_iter().collect()))
             }
             (Type::Object { attributes, .. }, Json::Object(fields)) => {
                 self.convert_object(fields, attributes)
@@ -401,7 +401,7 @@ impl Converter {
         fields: &[(String, Json)],
         attributes: &BTreeMap<String, Type>,
     ) -> Result<Value, ValueError> {
-        let mut out = BTreeMap::new();
+        let mut out = Fields::new();
         for (k, item) in fields {
             self.path.push(PathStep::Attribute(k.clone()));
             let r = match attributes.get(k) {
@@ -415,7 +415,9 @@ impl Converter {
             }
         }
         for name in attributes.keys() {
-            out.entry(name.clone()).or_insert(Value::Null);
+            if !out.contains_key(name) {
+                out.insert(name.clone(), Value::Null);
+            }
         }
         Ok(Value::Object(out))
     }

@@ -12,11 +12,13 @@
 //! assert!(v.get_attr("missing").is_null());
 //! ```
 
+mod fields;
 pub mod json;
 pub mod msgpack;
 pub mod serde_bridge;
 mod types;
 
+pub use fields::Fields;
 pub use serde_bridge::{
     FromValueError, Partial, Sensitive, from_value, from_value_partial, to_value,
 };
@@ -134,9 +136,9 @@ pub enum Value {
     /// A set (element order is not significant).
     Set(Vec<Value>),
     /// A map.
-    Map(BTreeMap<String, Value>),
+    Map(Fields),
     /// An object (attributes or block contents).
-    Object(BTreeMap<String, Value>),
+    Object(Fields),
     /// A tuple.
     Tuple(Vec<Value>),
 }
@@ -182,7 +184,7 @@ fn debug_value(v: &Value, reveal: bool, f: &mut fmt::Formatter<'_>) -> fmt::Resu
             .entries(items.iter().map(|i| D(i, reveal)))
             .finish()
     };
-    let map = |name: &str, m: &BTreeMap<String, Value>, f: &mut fmt::Formatter<'_>| {
+    let map = |name: &str, m: &Fields, f: &mut fmt::Formatter<'_>| {
         f.write_str(name)?;
         f.debug_map()
             .entries(m.iter().map(|(k, v)| (k, D(v, reveal))))
@@ -443,7 +445,7 @@ impl Value {
     }
 
     /// The entries, if this is a map or an object.
-    pub fn as_map(&self) -> Option<&BTreeMap<String, Value>> {
+    pub fn as_map(&self) -> Option<&Fields> {
         match self {
             Value::Map(m) | Value::Object(m) => Some(m),
             _ => None,

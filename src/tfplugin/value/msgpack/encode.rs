@@ -8,7 +8,7 @@ use super::{
     infer_type, unify_types,
 };
 use crate::tfplugin::path::{AttributePath, PathStep};
-use crate::tfplugin::value::{Number, Refinements, Type, Value, ValueError};
+use crate::tfplugin::value::{Fields, Number, Refinements, Type, Value, ValueError};
 
 /// Encodes `value` as msgpack for type `ty`.
 pub fn encode(value: &Value, ty: &Type) -> Result<Vec<u8>, ValueError> {
@@ -210,7 +210,7 @@ impl Encoder {
     /// is an error.
     fn object(
         &mut self,
-        items: &BTreeMap<String, Value>,
+        items: &Fields,
         attributes: &BTreeMap<String, Type>,
         hint: Option<&Type>,
     ) -> Result<(), ValueError> {

@@ -3,13 +3,11 @@
 //! with [`to_value`](super::to_value); what the type ignored, what it wrote that the schema lacks and what did not
 //! come back unchanged are listed, by attribute path.
 
-use std::collections::BTreeMap;
-
 use serde::{Serialize, de::DeserializeOwned};
 
 use super::de::{Ctx, De};
 use crate::tfplugin::{
-    AttributePath, Type, Value,
+    AttributePath, Fields, Type, Value,
     schema::{Attribute, AttributeType, Block, BlockNesting, Nesting},
 };
 
@@ -27,7 +25,7 @@ pub struct Coverage {
 /// A value for `block` with every attribute that configuration may set (required or optional) set, and every
 /// nested block present once.
 pub fn sample(block: &Block) -> Value {
-    let mut attrs: BTreeMap<String, Value> = block
+    let mut attrs: Fields = block
         .attributes
         .iter()
         .filter(|a| a.required || a.optional)

@@ -1,10 +1,10 @@
 //! The serializer: any serde value as a [`Value`].
 
-use std::{collections::BTreeMap, fmt};
+use std::fmt;
 
 use serde::{Serialize, ser};
 
-use super::super::{Number, Value, ValueError};
+use super::super::{Fields, Number, Value, ValueError};
 use crate::tfplugin::path::AttributePath;
 
 /// The serializer's error.
@@ -37,7 +37,7 @@ pub(super) struct SerSeq(Vec<Value>);
 
 /// A map or object being serialized, with the key of the value to come.
 pub(super) struct SerMap {
-    entries: BTreeMap<String, Value>,
+    entries: Fields,
     key: Option<String>,
     object: bool,
 }
@@ -157,14 +157,14 @@ impl ser::Serializer for Ser {
     }
     fn serialize_map(self, _len: Option<usize>) -> Result<SerMap, SerError> {
         Ok(SerMap {
-            entries: BTreeMap::new(),
+            entries: Fields::new(),
             key: None,
             object: false,
         })
     }
     fn serialize_struct(self, _name: &'static str, _len: usize) -> Result<SerMap, SerError> {
         Ok(SerMap {
-            entries: BTreeMap::new(),
+            entries: Fields::new(),
             key: None,
             object: true,
         })

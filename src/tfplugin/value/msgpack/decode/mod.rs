@@ -17,7 +17,7 @@ use rmp::decode::bytes::BytesReadError;
 
 use super::MAX_DEPTH;
 use crate::tfplugin::path::PathStep;
-use crate::tfplugin::value::{Type, Value, ValueError};
+use crate::tfplugin::value::{Fields, Type, Value, ValueError};
 
 /// `rmp`'s error for a value read from [`Bytes`].
 type ValueReadError = rmp::decode::ValueReadError<BytesReadError>;
@@ -235,22 +235,23 @@ impl<'a> Decoder<'a> {
 
     fn map(&mut self, elem: &Type) -> Result<Value, Fault> {
         let n = self.map_len()?;
-        let mut items = BTreeMap::new();
+        // Collected, then ordered once: keys in any order cost no more than sorted ones.
+        let mut items = Vec::new();
         for _ in 0..n {
             let key = self.text("map key")?.to_owned();
             match self.value(elem) {
-                Ok(item) => items.insert(key, item),
+                Ok(item) => items.push((key, item)),
                 Err(f) => return Err(f.within(PathStep::KeyString(key))),
             };
         }
-        Ok(Value::Map(items))
+        Ok(Value::Map(items.into_iter().collect()))
     }
 
     /// An object: every attribute of the type once, as cty writes objects (go-cty refuses any other count);
     /// attributes the type lacks are refused, and the top-level attributes in `unread` are skipped (null).
     fn object(&mut self, attributes: &BTreeMap<String, Type>) -> Result<Value, Fault> {
         let n = self.map_len()?;
-        let mut items = BTreeMap::new();
+        let mut items = Fields::new();
         for _ in 0..n {
             let key = self.text("map key")?.to_owned();
             let item = match attributes.get(&key) {
@@ -540,7 +541,7 @@ mod tests {
         let two = refined(&[0x83, 1, 0xc2, 5, 2, 6, 2], &list);
         assert_eq!(two, Value::list([Value::unknown(), Value::unknown()]));
         let empty = refined(&[0x82, 1, 0xc2, 6, 0], &Type::map(Type::Bool));
-        assert_eq!(empty, Value::Map(BTreeMap::new()));
+        assert_eq!(empty, Value::map::<String>([]));
         // Contradictions (go-cty panics on them), and shapes go-cty refuses.
         for (payload, ty) in [
             (&[0x82, 1, 0xc2, 1, 0xc3][..], Type::String),
