@@ -401,7 +401,7 @@ impl Converter {
         fields: &[(String, Json)],
         attributes: &BTreeMap<String, Type>,
     ) -> Result<Value, ValueError> {
-        let mut out = Fields::new();
+        let mut given = Vec::with_capacity(fields.len());
         for (k, item) in fields {
             self.path.push(PathStep::Attribute(k.clone()));
             let r = match attributes.get(k) {
@@ -411,15 +411,17 @@ impl Converter {
             };
             self.path.pop();
             if let Some(v) = r? {
-                out.insert(k.clone(), v);
+                given.push((k.clone(), v));
             }
         }
-        for name in attributes.keys() {
-            if !out.contains_key(name) {
-                out.insert(name.clone(), Value::Null);
-            }
-        }
-        Ok(Value::Object(out))
+        // Ordered once, each field's last value kept, then the absent attributes added as null and ordered again.
+        let given: Fields = given.into_iter().collect();
+        let absent: Vec<(String, Value)> = attributes
+            .keys()
+            .filter(|name| !given.contains_key(*name))
+            .map(|name| (name.clone(), Value::Null))
+            .collect();
+        Ok(Value::Object(given.into_iter().chain(absent).collect()))
     }
 }
 

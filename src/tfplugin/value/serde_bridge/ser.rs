@@ -245,10 +245,12 @@ impl ser::SerializeMap for SerMap {
         Ok(())
     }
     fn end(self) -> Result<Value, SerError> {
+        // Collected again: already in order, this only gives back the room the inserts reserved.
+        let entries = self.entries.into_iter().collect();
         Ok(if self.object {
-            Value::Object(self.entries)
+            Value::Object(entries)
         } else {
-            Value::Map(self.entries)
+            Value::Map(entries)
         })
     }
 }

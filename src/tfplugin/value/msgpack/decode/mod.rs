@@ -251,7 +251,9 @@ impl<'a> Decoder<'a> {
     /// attributes the type lacks are refused, and the top-level attributes in `unread` are skipped (null).
     fn object(&mut self, attributes: &BTreeMap<String, Type>) -> Result<Value, Fault> {
         let n = self.map_len()?;
-        let mut items = Fields::new();
+        // Collected, then ordered once (`Fields::from_unique`): a type with many attributes (a `dynamic` value
+        // names its own) sent in any order costs `n log n`.
+        let mut items = Vec::new();
         for _ in 0..n {
             let key = self.text("map key")?.to_owned();
             let item = match attributes.get(&key) {
@@ -262,11 +264,12 @@ impl<'a> Decoder<'a> {
                 None => Err(self.fail(DecodeError::UnsupportedAttribute)),
             };
             let item = item.map_err(|f| f.within(PathStep::Attribute(key.clone())))?;
-            if items.insert(key.clone(), item).is_some() {
-                let f = self.fail(DecodeError::DuplicateAttribute);
-                return Err(f.within(PathStep::Attribute(key)));
-            }
+            items.push((key, item));
         }
+        let items = Fields::from_unique(items).map_err(|key| {
+            let f = self.fail(DecodeError::DuplicateAttribute);
+            f.within(PathStep::Attribute(key))
+        })?;
         if let Some(missing) = attributes.keys().find(|k| !items.contains_key(*k)) {
             let f = self.fail(DecodeError::MissingAttribute);
             return Err(f.within(PathStep::Attribute(missing.clone())));
