@@ -4,6 +4,10 @@
 //! entries each, and every B-tree node reserves room for eleven (and an object of twelve attributes takes three
 //! nodes). A vector sorted by key holds exactly what it has; lookups are binary searches, and values arrive in key
 //! order from every codec (cty writes objects and maps sorted), so building one is appending.
+//!
+//! Why not a crate's sorted-vector map: the value layer needs the dozen methods below and one rule (keys in byte
+//! order, cty's order, each once, the last value of a repeated key kept); a dependency for them would be larger
+//! than they are.
 
 use std::borrow::Borrow;
 
