@@ -16,8 +16,8 @@ use crate::{
     },
     provider::blocks::connection::ConnectionConfig,
     tfplugin::{
-        DataReadRequest, DataReadResponse, DeferredReason, Diagnostic, Diagnostics, Schema, Type,
-        Value,
+        DataReadRequest, DataReadResponse, DeferredReason, Diagnostic, Diagnostics, Fields, Schema,
+        Type, Value,
         schema::{Attribute, Block},
         value::Partial,
     },
@@ -172,7 +172,7 @@ fn access_provider_value(p: &AccessProvider) -> Value {
 }
 
 /// The attributes of one profile (all of [`profile_attributes`]`(true)`), by name.
-pub fn profile_attrs(p: &ClusterProfile, cred: &CredentialStatus) -> BTreeMap<String, Value> {
+pub fn profile_attrs(p: &ClusterProfile, cred: &CredentialStatus) -> Fields {
     let meta = &p.metadata;
     let status = p.status.as_ref();
     let conditions = status
@@ -207,7 +207,7 @@ pub fn profile_attrs(p: &ClusterProfile, cred: &CredentialStatus) -> BTreeMap<St
         .into_iter()
         .map(access_provider_value)
         .collect();
-    let mut out = BTreeMap::new();
+    let mut out = Fields::new();
     let mut put = |k: &str, v: Value| {
         out.insert(k.to_string(), v);
     };
@@ -242,7 +242,7 @@ pub fn profile_attrs(p: &ClusterProfile, cred: &CredentialStatus) -> BTreeMap<St
 
 /// One element of `cluster_profiles`.
 pub fn profile_value(p: &ClusterProfile, cred: &CredentialStatus) -> Value {
-    Value::Object(profile_attrs(p, cred).into_iter().collect())
+    Value::Object(profile_attrs(p, cred))
 }
 
 /// For a configuration that is not wholly known: a deferred response (computed attributes unknown) when the
