@@ -16,10 +16,12 @@
 //! also run with the `terraform` on PATH. Plus the attack: an object planted with the bridge's label (and a mark
 //! copied from one of its objects) at a name the dead run had not written yet is never adopted.
 //!
-//! A kill proves something only if it lands mid-run, so each case checks that it did: at the kill point the run's
-//! work on the SveltosClusters was not done and the CLI had not exited, and the run then ended as a killed one
-//! does (the CLI dead of its `SIGKILL`; the interrupted CLI failing with "execution halted"; with its provider
-//! killed, the run failed short of its SveltosClusters). A kill that came too late is not judged: the case runs
+//! A kill proves something only if it lands mid-run, so each case checks that it did: the CLI had not exited at
+//! the kill point, the run's work on the SveltosClusters was not done there (for a killed provider, it may be when
+//! the CLI then reports that the provider never answered its apply), and the run then ended as a killed one does
+//! (the CLI dead of its `SIGKILL`; the interrupted CLI failing with "execution halted"; with its provider killed,
+//! the run failed short of its SveltosClusters or with its apply unanswered: deletes already sent complete on the
+//! server after the kill). A kill that came too late is not judged: the case runs
 //! again on a fresh bridge with K halved, at most 4 times, and fails when none landed mid-run.
 //!
 //! `DYING_RUNS_N` sets the number of ClusterProfiles (default 48; the measurement used 400);
@@ -168,7 +170,7 @@ impl KillPoint {
 
 /// What happened to a run whose kill landed mid-run.
 struct Killed {
-    /// SveltosClusters of the bridge when the victim was killed (never `end`: work was left).
+    /// SveltosClusters of the bridge when the victim was killed (`end` only for a provider whose apply was cut).
     at_kill: usize,
     /// ... and once the CLI had exited.
     after: usize,
@@ -179,6 +181,14 @@ struct Killed {
     down: Option<Duration>,
     /// The first line of each diagnostic the run printed.
     diagnostics: Vec<String>,
+    /// Whether the CLI reported that the provider died before answering its `ApplyResourceChange` call.
+    cut_mid_apply: bool,
+}
+
+/// Whether the CLI's output says its provider died before answering an `ApplyResourceChange` call (the message
+/// OpenTofu and Terraform print when a plugin process ends during a call).
+fn cut_mid_apply(out: &str) -> bool {
+    out.contains("Plugin did not respond") && out.contains("(*GRPCProvider).ApplyResourceChange")
 }
 
 /// The first line of every diagnostic but the development-overrides warning.
@@ -318,7 +328,8 @@ async fn strike(
 
 /// Whether the kill of `victim` landed mid-run, judged from how the run ended (`Err` says why not): a CLI
 /// `SIGKILL`ed died of the signal; an interrupted one stopped short ("execution halted", a failed run); a run
-/// whose provider was `SIGKILL`ed failed, with the SveltosClusters short of `end` (nothing wrote after the kill).
+/// whose provider was `SIGKILL`ed failed, with the SveltosClusters short of `end` (nothing wrote after the kill) or
+/// with the CLI reporting that the provider never answered its apply (what it had sent still completed).
 /// The API server's kill is judged when it happens (the CLI still running).
 fn landed(victim: Victim, k: &Killed, point: KillPoint) -> Result<(), String> {
     let late = match victim {
@@ -326,7 +337,10 @@ fn landed(victim: Victim, k: &Killed, point: KillPoint) -> Result<(), String> {
         Victim::CliInterrupt => {
             k.status.success() || !k.diagnostics.iter().any(|d| d.contains("execution halted"))
         }
-        Victim::Provider => k.status.success() || k.after == point.end,
+        // Deletes (or creates) already sent when the provider died still complete on the server, so all its
+        // SveltosClusters may be done; the CLI saying the provider never answered its apply shows the kill still
+        // came mid-call (nothing recorded, Secrets and state left behind).
+        Victim::Provider => k.status.success() || (k.after == point.end && !k.cut_mid_apply),
         Victim::ApiServer => false,
     };
     if late {
@@ -354,7 +368,9 @@ async fn run_killed(
     let mut run = Running::start(tf, args);
     let at_kill = run.until(inv, bridge, point).await?;
     let until_kill = run.started.elapsed();
-    if at_kill == point.end {
+    // A provider killed once its SveltosClusters are done may still be mid-call (Secrets, the claim, the answer
+    // left): `landed` judges that from the CLI's report; for the other victims the kill proves nothing.
+    if at_kill == point.end && victim != Victim::Provider {
         run.wait().await;
         return Err(format!(
             "all the run's work on SveltosClusters was done at the kill point ({at_kill})"
@@ -362,13 +378,15 @@ async fn run_killed(
     }
     let struck = strike(&mut run, inv, victim, server).await;
     let status = run.wait().await;
+    let log = run.log();
     let killed = Killed {
         at_kill,
         after: labelled(&inv.client, bridge).await,
         status,
         until_kill,
         down: struck?,
-        diagnostics: summaries(&run.log()),
+        diagnostics: summaries(&log),
+        cut_mid_apply: cut_mid_apply(&log),
     };
     landed(victim, &killed, point)?;
     Ok(killed)
