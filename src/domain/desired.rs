@@ -614,6 +614,7 @@ pub fn written_credential(secret: &Secret) -> Option<WrittenCredential> {
         expires_at: ann(keys::EXPIRES_ANNOTATION),
         config_sha256: ann(CREDENTIAL_CONFIG_ANNOTATION),
         renewal: ann(TOKEN_RENEWAL_ANNOTATION).is_some(),
+        resource_version: None,
     })
 }
 

@@ -125,6 +125,12 @@ pub struct WrittenCredential {
     /// to another Secret cannot change this record. Absent (a record of a development build): `false`.
     #[serde(rename = "ren", default, skip_serializing_if = "std::ops::Not::not")]
     pub renewal: bool,
+    /// The Secret's `resourceVersion` in the API server's answer to the write, when that answer held the kubeconfig
+    /// written. Every later write of the Secret (a tenant's, Sveltos' renewal) changes it, so while the Secret
+    /// (same UID) still has it, it holds what was written: its body need not be read again
+    /// ([`crate::domain::observed::Observed::sort_labelled`]). `None`: read it.
+    #[serde(rename = "rv", default)]
+    pub resource_version: Option<String>,
 }
 
 /// The private-state marker `import` leaves for the read that follows it.
@@ -680,6 +686,7 @@ mod tests {
             expires_at: None,
             config_sha256: None,
             renewal: false,
+            resource_version: None,
         };
         assert_eq!(serde_json::to_string(&written).unwrap(), r#"{"sha":"h"}"#);
         let run = Run {

@@ -19,13 +19,14 @@ use super::{
 use crate::{
     api::{ClusterProfile, SveltosCluster},
     domain::{
-        BridgeSpec, SECRET_SUFFIX,
+        BridgeSpec, SECRET_KEY, SECRET_SUFFIX,
         credentials::CredentialSource,
         desired::{ClusterEntry, Material, desired, written_credential},
         exec::ExecInvocation,
         observed::Observed,
         ownership::{Kind, Ledger, MARK_ANNOTATION, RunKey, WrittenCredential},
         plan::{Plan, Write, take_actions},
+        sha256_hex,
     },
     k8s::io::{self, IoError},
 };
@@ -185,14 +186,15 @@ fn marked<K: kube::Resource>(mut obj: K, kind: Kind, run_key: &RunKey) -> K {
     obj
 }
 
-/// Applies one object (taking it over first when it is adopted) and returns what the ledger records of it.
+/// Applies one object (taking it over first when it is adopted) and returns what the ledger records of it, with
+/// the object as the API server answered.
 async fn write_object<K: Namespaced + serde::Serialize>(
     client: &Client,
     key: &str,
     obj: &K,
     kind: Kind,
     adopt: bool,
-) -> Result<(Kind, String, String), WriteError> {
+) -> Result<((Kind, String, String), K), WriteError> {
     let failed = |source| WriteError::Io {
         key: key.to_string(),
         source,
@@ -202,7 +204,18 @@ async fn write_object<K: Namespaced + serde::Serialize>(
     }
     let written = io::server_side_apply(client, obj).await.map_err(failed)?;
     let uid = written.meta().uid.clone().unwrap_or_default();
-    Ok((kind, id_of(written.meta()), uid))
+    Ok(((kind, id_of(written.meta()), uid), written))
+}
+
+/// What the ledger records of kubeconfig Secret `sent` once written: [`written_credential`], with the version the
+/// API server answered with when its answer holds the kubeconfig sent (so a later read may skip the body).
+fn credential_written(sent: &Secret, answer: &Secret) -> Option<WrittenCredential> {
+    let mut credential = written_credential(sent)?;
+    let answered = answer.data.as_ref().and_then(|d| d.get(SECRET_KEY));
+    if answered.is_some_and(|b| sha256_hex(&b.0) == credential.kubeconfig_sha256) {
+        credential.resource_version = answer.metadata.resource_version.clone();
+    }
+    Some(credential)
 }
 
 async fn write_one(
@@ -221,14 +234,15 @@ async fn write_one(
     }
     let (mut objects, mut credential) = (Vec::new(), None);
     if let Some(s) = secret.map(|s| marked(s, Kind::Secret, run_key)) {
-        let written = write_object(client, &w.key, &s, Kind::Secret, w.adopt_secret).await?;
-        credential = written_credential(&s).map(|c| (written.1.clone(), c));
+        let (written, answer) =
+            write_object(client, &w.key, &s, Kind::Secret, w.adopt_secret).await?;
+        credential = credential_written(&s, &answer).map(|c| (written.1.clone(), c));
         objects.push(written);
     }
     if let Some(sc) = w.sveltos_cluster.take() {
         let sc = marked(sc, Kind::SveltosCluster, run_key);
         let kind = Kind::SveltosCluster;
-        let written = write_object(client, &w.key, &sc, kind, w.adopt_sveltos_cluster).await?;
+        let (written, _) = write_object(client, &w.key, &sc, kind, w.adopt_sveltos_cluster).await?;
         remove_foreign_labels(client, &w, (&written.1, &written.2)).await?;
         objects.push(written);
     }

@@ -944,3 +944,74 @@ async fn a_no_change_plan_makes_the_same_requests_for_20_and_60_clusters() {
     );
     tf.destroy();
 }
+
+/// The bridge's own Secrets in a plan: listed as metadata, and the body of one read only when it was written since
+/// the bridge wrote it (its `resourceVersion` is no longer the one the bridge's write was answered with). Nothing
+/// is read twice in a no-change plan; a kubeconfig a tenant swapped is read, shows as a change, and is written back.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plan_reads_the_body_of_only_the_bridged_secrets_written_since() {
+    let inv = Inv::new().await;
+    let ns = unique_namespace(&inv.client, "bodies").await;
+    inv.numbered_profiles(&ns, 0..20).await;
+    let proxy = FaultProxy::start(inv.client.clone()).await;
+    let tf = Tf::new(&Cli::tofu());
+    tf.write_main(&format!(
+        "{}\nprovider \"sveltos\" {{\n  host = {}\n}}\n{}",
+        fixtures::required_providers(fixtures::PROVIDER_SOURCE, None),
+        fixtures::hcl_string(&proxy.url()),
+        bridge(&ns, &[&ns], "")
+    ));
+    apply_ok(&tf);
+    // The reads of the bridge's Secrets (selected by its label) since answer `from`.
+    let secret_reads = |from: usize| -> Vec<String> {
+        let label = format!("bridge%3D{ns}");
+        proxy.answers()[from..]
+            .iter()
+            .filter(|a| a.contains("/secrets?") && a.contains(&label))
+            .cloned()
+            .collect()
+    };
+    let from = proxy.answers().len();
+    assert_eq!(tf.plan(), 0, "a plan right after apply");
+    let reads = secret_reads(from);
+    assert_eq!(reads.len(), 1, "one metadata LIST, no body: {reads:#?}");
+
+    // A tenant swaps the kubeconfig of c007's Secret.
+    let secrets =
+        kube::Api::<k8s_openapi::api::core::v1::Secret>::namespaced(inv.client.clone(), &ns);
+    let swapped = json!({ "data": { "kubeconfig": "c3dhcHBlZA==" } });
+    secrets
+        .patch(
+            "c007-sveltos-kubeconfig",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&swapped),
+        )
+        .await
+        .expect("swapping the kubeconfig");
+    let from = proxy.answers().len();
+    assert_eq!(tf.plan(), 2, "the swapped kubeconfig is a change");
+    let reads = secret_reads(from);
+    assert_eq!(
+        reads.len(),
+        2,
+        "the metadata LIST and c007's body: {reads:#?}"
+    );
+    assert!(
+        reads[1].contains("c007-sveltos-kubeconfig"),
+        "the body read is c007's: {reads:#?}"
+    );
+    let out = apply_ok(&tf);
+    assert!(flat(&out).contains("1 to update"), "{out}");
+    let written = secrets
+        .get("c007-sveltos-kubeconfig")
+        .await
+        .expect("reading c007's Secret");
+    let data = written.data.unwrap_or_default();
+    assert_ne!(
+        data.get("kubeconfig").map(|b| b.0.as_slice()),
+        Some(&b"swapped"[..]),
+        "the kubeconfig is written back"
+    );
+    assert_eq!(tf.plan(), 0, "a plan after writing it back");
+    tf.destroy();
+}

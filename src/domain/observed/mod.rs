@@ -15,7 +15,7 @@ use k8s_openapi::{api::core::v1::Secret, apimachinery::pkg::apis::meta::v1::Obje
 use super::{
     SECRET_SUFFIX,
     desired::ClusterEntry,
-    ownership::{Kind, Ledger},
+    ownership::{Kind, Ledger, WrittenCredential},
 };
 use crate::api::SveltosCluster;
 
@@ -29,7 +29,7 @@ pub(crate) mod tests;
 pub use managed_fields::{decode_managed_fields, reads_managed_fields};
 use meta::{id, mark_of, owner, profile_key};
 pub use objects::{BridgedObjects, EntryChanges, ObservedCluster, ObservedSecret};
-pub use observe::{labels_not_written, observe_cluster, observe_secret};
+pub use observe::{labels_not_written, observe_cluster, observe_secret, observe_secret_meta};
 
 /// Everything relevant that exists, for one bridge.
 #[derive(Debug, Clone, Default)]
@@ -70,7 +70,10 @@ impl Observed {
     /// Sorts objects listed with this bridge's label (metadata only): those that are the bridge's
     /// ([`Ledger::owns_marked`]) are returned, their bodies to be read and added with [`Observed::add_owned_clusters`]
     /// or [`Observed::add_owned_secrets`]; the others are impostors, known from their metadata alone (their bodies,
-    /// whatever their number and size, are never read).
+    /// whatever their number and size, are never read). A Secret the ledger recorded (same UID) that has not been
+    /// written since the bridge wrote it (its `resourceVersion` is the one the write answered with,
+    /// [`WrittenCredential::resource_version`]) holds the kubeconfig recorded: it is added from its metadata and
+    /// that record, its body not read.
     pub fn sort_labelled(
         &mut self,
         bridge: &str,
@@ -82,6 +85,18 @@ impl Observed {
         for meta in listed.iter().filter(|m| owner(m) == Some(bridge)) {
             let object = id(meta);
             if ledger.owns_marked(kind, &object, meta.uid.as_deref(), mark_of(meta)) {
+                if kind == Kind::Secret
+                    && let Some(written) = unwritten_since(ledger, &object, meta)
+                {
+                    let sha = Some(written.kubeconfig_sha256.clone());
+                    let mut observed = observe_secret_meta(meta, sha);
+                    observed.written = Some(written.clone());
+                    self.owned
+                        .entry(profile_key(meta, SECRET_SUFFIX))
+                        .or_default()
+                        .secret = Some(observed);
+                    continue;
+                }
                 owned.push((
                     meta.namespace.clone().unwrap_or_default(),
                     meta.name.clone().unwrap_or_default(),
@@ -309,4 +324,18 @@ fn excluded(copy: &super::LabelCopy, labels: &BTreeSet<String>) -> BTreeSet<Stri
         .filter(|k| copy.excludes(k))
         .cloned()
         .collect()
+}
+
+/// What the ledger records of Secret `id` when the Secret listed with `meta` is the one the bridge wrote (same UID)
+/// and nobody wrote it since: its `resourceVersion` is the one the bridge's write was answered with.
+fn unwritten_since<'l>(
+    ledger: &'l Ledger,
+    id: &str,
+    meta: &ObjectMeta,
+) -> Option<&'l WrittenCredential> {
+    let written = ledger.written(id)?;
+    let version = meta.resource_version.as_deref()?;
+    let same = ledger.recorded(Kind::Secret, id, meta.uid.as_deref())
+        && written.resource_version.as_deref() == Some(version);
+    same.then_some(written)
 }

@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::{api::core::v1::Secret, apimachinery::pkg::apis::meta::v1::ObjectMeta};
 
 use super::{
     managed_fields::owned_keys,
@@ -121,7 +121,17 @@ pub(super) const ANNOTATION_SHOWN: usize = 1024;
 /// Reads a Secret the bridge owns (hashing, never keeping, its kubeconfig). What the ledger records of it is added
 /// by the caller ([`ObservedSecret::written`]).
 pub fn observe_secret(secret: &Secret) -> ObservedSecret {
-    let ann = secret.metadata.annotations.as_ref();
+    let sha = secret
+        .data
+        .as_ref()
+        .and_then(|d| d.get(SECRET_KEY))
+        .map(|b| sha256_hex(&b.0));
+    observe_secret_meta(&secret.metadata, sha)
+}
+
+/// [`observe_secret`] of a Secret known by its metadata and the hash of its kubeconfig (`None`: no kubeconfig).
+pub fn observe_secret_meta(meta: &ObjectMeta, kubeconfig_sha256: Option<String>) -> ObservedSecret {
+    let ann = meta.annotations.as_ref();
     // Annotations reach the refreshed state: whoever can patch the Secret can write anything there, so they are
     // escaped and bounded (what the bridge writes is short and printable, so it passes unchanged).
     let get = |k: &str| {
@@ -133,13 +143,9 @@ pub fn observe_secret(secret: &Secret) -> ObservedSecret {
     // put there; but only for clusters the configuration renews (`ObservedSecret::sha`).
     let renewed = get(crate::domain::TOKEN_RENEWAL_ANNOTATION).is_some();
     ObservedSecret {
-        id: id(&secret.metadata),
-        uid: secret.metadata.uid.clone(),
-        kubeconfig_sha256: secret
-            .data
-            .as_ref()
-            .and_then(|d| d.get(SECRET_KEY))
-            .map(|b| sha256_hex(&b.0)),
+        id: id(meta),
+        uid: meta.uid.clone(),
+        kubeconfig_sha256,
         renewed_sha256: renewed
             .then(|| get(keys::KUBECONFIG_SHA_ANNOTATION))
             .flatten(),

@@ -12,7 +12,7 @@ use crate::domain::{
 };
 use crate::domain::{
     CREDENTIAL_SOURCE_ANNOTATION, FIELD_MANAGER,
-    ownership::{Kind, Ledger},
+    ownership::{Kind, Ledger, WrittenCredential},
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::FieldsV1;
 
@@ -286,4 +286,62 @@ fn labels_others_add_under_exclude_are_found_and_marked_on_request() {
         w.entries(|_| false)["ns/c1"].config_sha256,
         d.entry.config_sha256
     );
+}
+
+#[test]
+fn a_secret_unwritten_since_the_bridge_wrote_it_is_known_without_its_body() {
+    let (_, d) = bridged();
+    let mut secret = *d.secret.clone().unwrap();
+    secret.metadata.uid = Some("uid-s".into());
+    secret.metadata.resource_version = Some("41".into());
+    let id = "ns/c1-sveltos-kubeconfig";
+    let mut written = crate::domain::desired::written_credential(&secret).unwrap();
+    written.resource_version = Some("41".into());
+    let mut ledger = Ledger::default();
+    ledger.record(Kind::Secret, id, "uid-s");
+    ledger.record_written(id, written.clone());
+    let listed = |uid: &str, version: &str| {
+        let mut meta = secret.metadata.clone();
+        meta.uid = Some(uid.into());
+        meta.resource_version = Some(version.into());
+        meta
+    };
+    let key = ("ns".to_string(), "c1-sveltos-kubeconfig".to_string());
+    // As written: known from its metadata and the record, the same as from its body.
+    let mut w = Observed::default();
+    let wanted = w.sort_labelled("main", &ledger, Kind::Secret, &[listed("uid-s", "41")]);
+    assert!(wanted.is_empty(), "{wanted:?}");
+    let mut from_body = Observed::default();
+    from_body.add_owned_secrets("main", &ledger, std::slice::from_ref(&secret));
+    assert_eq!(w.owned["ns/c1"].secret, from_body.owned["ns/c1"].secret);
+    assert_eq!(
+        w.owned["ns/c1"].secret.as_ref().unwrap().kubeconfig_sha256,
+        Some(written.kubeconfig_sha256.clone())
+    );
+    // Written since (a tenant, Sveltos' renewal), or another object at that name (a mark admitted it), or a record
+    // without a version (an older state): the body is read.
+    for (uid, version, ledger) in [
+        ("uid-s", "42", ledger.clone()),
+        ("uid-other", "41", {
+            let mut l = ledger.clone();
+            l.trust_name(Kind::Secret, id);
+            l
+        }),
+        ("uid-s", "41", {
+            let mut l = ledger.clone();
+            l.record_written(
+                id,
+                WrittenCredential {
+                    resource_version: None,
+                    ..written.clone()
+                },
+            );
+            l
+        }),
+    ] {
+        let mut w = Observed::default();
+        let wanted = w.sort_labelled("main", &ledger, Kind::Secret, &[listed(uid, version)]);
+        assert_eq!(wanted, std::slice::from_ref(&key), "{uid} {version}");
+        assert!(w.owned.is_empty());
+    }
 }

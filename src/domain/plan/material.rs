@@ -173,6 +173,7 @@ mod tests {
             expires_at: Some(at_mins(mins)),
             config_sha256: Some(invocation_sha256(inv)),
             renewal: false,
+            resource_version: None,
         };
         ObservedSecret {
             id: "a/c1-sveltos-kubeconfig".into(),
