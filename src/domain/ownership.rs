@@ -293,11 +293,20 @@ impl Ledger {
         }
         let kept: BTreeSet<&String> = next.objects.keys().collect();
         next.since.retain(|k, _| kept.contains(k));
+        // A version stands for the object it was read from: another object at that name (another UID) has it
+        // read again.
         next.written = self
             .written
             .iter()
             .filter(|(id, _)| kept.contains(&slot(Kind::Secret, id)))
-            .map(|(id, w)| (id.clone(), w.clone()))
+            .map(|(id, w)| {
+                let key = slot(Kind::Secret, id);
+                let mut w = w.clone();
+                if self.objects.get(&key) != next.objects.get(&key) {
+                    w.resource_version = None;
+                }
+                (id.clone(), w)
+            })
             .collect();
         next.takes_over = self.takes_over.clone();
         next.prune();

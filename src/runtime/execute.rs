@@ -300,3 +300,41 @@ async fn mint(
     );
     Ok((d.secret.map(|s| *s), d.entry))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use k8s_openapi::ByteString;
+
+    use super::*;
+
+    fn secret(kubeconfig: &[u8], version: &str) -> Secret {
+        let mut s = Secret {
+            data: Some(BTreeMap::from([(
+                SECRET_KEY.to_string(),
+                ByteString(kubeconfig.to_vec()),
+            )])),
+            ..Default::default()
+        };
+        s.metadata.resource_version = Some(version.into());
+        s
+    }
+
+    #[test]
+    fn the_version_answered_is_recorded_only_when_the_answer_holds_what_was_sent() {
+        let sent = secret(b"ours", "");
+        let as_sent = credential_written(&sent, &secret(b"ours", "7")).unwrap();
+        assert_eq!(as_sent.resource_version.as_deref(), Some("7"));
+        assert_eq!(as_sent.kubeconfig_sha256, sha256_hex(b"ours"));
+        // An answer holding other data (another writer's field, a webhook): no version, the body is read next time.
+        let other = credential_written(&sent, &secret(b"theirs", "8")).unwrap();
+        assert_eq!(other.resource_version, None);
+        let mut empty = secret(b"", "9");
+        empty.data = None;
+        assert_eq!(
+            credential_written(&sent, &empty).unwrap().resource_version,
+            None
+        );
+    }
+}

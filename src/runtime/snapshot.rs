@@ -153,8 +153,17 @@ async fn read_labelled<K: Namespaced>(
 ) -> Result<(), IoError> {
     let (mut listed, mut wanted) = (Vec::new(), BTreeSet::new());
     let bad = io::list_metadata_each::<K>(client, scope, Some(selector), budget, |metas| {
-        wanted.extend(observed.sort_labelled(bridge, ledger, kind, &metas));
-        listed.extend(metas.iter().map(bodies::key_of));
+        let sorted = observed.sort_labelled(bridge, ledger, kind, &metas);
+        // What is known without its body is no body a read may carry along unwanted: it is the bridge's own, as
+        // the bridge wrote it (so it does not count against the spare room of `bodies::plan_reads`).
+        let known: BTreeSet<_> = sorted.known.into_iter().collect();
+        wanted.extend(sorted.wanted);
+        listed.extend(
+            metas
+                .iter()
+                .map(bodies::key_of)
+                .filter(|k| !known.contains(k)),
+        );
     })
     .await?;
     for u in bad {

@@ -947,12 +947,14 @@ async fn a_no_change_plan_makes_the_same_requests_for_20_and_60_clusters() {
 
 /// The bridge's own Secrets in a plan: listed as metadata, and the body of one read only when it was written since
 /// the bridge wrote it (its `resourceVersion` is no longer the one the bridge's write was answered with). Nothing
-/// is read twice in a no-change plan; a kubeconfig a tenant swapped is read, shows as a change, and is written back.
+/// is read twice in a no-change plan; kubeconfigs a tenant swapped are read (20 of 60 in one namespace: one LIST of
+/// it, the 40 known without their bodies taking no room a LIST may carry), show as changes and are written back,
+/// and the plan after that reads no body again.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_plan_reads_the_body_of_only_the_bridged_secrets_written_since() {
     let inv = Inv::new().await;
     let ns = unique_namespace(&inv.client, "bodies").await;
-    inv.numbered_profiles(&ns, 0..20).await;
+    inv.numbered_profiles(&ns, 0..60).await;
     let proxy = FaultProxy::start(inv.client.clone()).await;
     let tf = Tf::new(&Cli::tofu());
     tf.write_main(&format!(
@@ -976,42 +978,44 @@ async fn a_plan_reads_the_body_of_only_the_bridged_secrets_written_since() {
     let reads = secret_reads(from);
     assert_eq!(reads.len(), 1, "one metadata LIST, no body: {reads:#?}");
 
-    // A tenant swaps the kubeconfig of c007's Secret.
+    // A tenant swaps the kubeconfigs of c000..c019.
     let secrets =
         kube::Api::<k8s_openapi::api::core::v1::Secret>::namespaced(inv.client.clone(), &ns);
+    let name = |i: usize| format!("c{i:03}-sveltos-kubeconfig");
+    let original = secrets.get(&name(0)).await.expect("reading c000's Secret");
     let swapped = json!({ "data": { "kubeconfig": "c3dhcHBlZA==" } });
-    secrets
-        .patch(
-            "c007-sveltos-kubeconfig",
-            &kube::api::PatchParams::default(),
-            &kube::api::Patch::Merge(&swapped),
-        )
-        .await
-        .expect("swapping the kubeconfig");
+    for i in 0..20 {
+        secrets
+            .patch(
+                &name(i),
+                &kube::api::PatchParams::default(),
+                &kube::api::Patch::Merge(&swapped),
+            )
+            .await
+            .expect("swapping a kubeconfig");
+    }
     let from = proxy.answers().len();
-    assert_eq!(tf.plan(), 2, "the swapped kubeconfig is a change");
+    assert_eq!(tf.plan(), 2, "the swapped kubeconfigs are changes");
     let reads = secret_reads(from);
     assert_eq!(
         reads.len(),
         2,
-        "the metadata LIST and c007's body: {reads:#?}"
-    );
-    assert!(
-        reads[1].contains("c007-sveltos-kubeconfig"),
-        "the body read is c007's: {reads:#?}"
+        "the metadata LIST and one LIST of the bodies: {reads:#?}"
     );
     let out = apply_ok(&tf);
-    assert!(flat(&out).contains("1 to update"), "{out}");
-    let written = secrets
-        .get("c007-sveltos-kubeconfig")
-        .await
-        .expect("reading c007's Secret");
-    let data = written.data.unwrap_or_default();
-    assert_ne!(
-        data.get("kubeconfig").map(|b| b.0.as_slice()),
-        Some(&b"swapped"[..]),
+    assert!(flat(&out).contains("20 to update"), "{out}");
+    let written = secrets.get(&name(0)).await.expect("reading c000's Secret");
+    assert_eq!(
+        written.data, original.data,
         "the kubeconfig is written back"
     );
-    assert_eq!(tf.plan(), 0, "a plan after writing it back");
+    let from = proxy.answers().len();
+    assert_eq!(tf.plan(), 0, "a plan after writing them back");
+    let reads = secret_reads(from);
+    assert_eq!(
+        reads.len(),
+        1,
+        "no body read after the write-back: {reads:#?}"
+    );
     tf.destroy();
 }

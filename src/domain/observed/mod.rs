@@ -31,6 +31,23 @@ use meta::{id, mark_of, owner, profile_key};
 pub use objects::{BridgedObjects, EntryChanges, ObservedCluster, ObservedSecret};
 pub use observe::{labels_not_written, observe_cluster, observe_secret, observe_secret_meta};
 
+/// Objects listed with a bridge's label, as [`Observed::sort_labelled`] sorted the bridge's own: `(namespace, name)`.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Sorted {
+    /// Whose bodies are to be read.
+    pub wanted: Vec<(String, String)>,
+    /// Known without their bodies (Secrets nobody wrote since the bridge wrote them), already added.
+    pub known: Vec<(String, String)>,
+}
+
+/// `(namespace, name)` of `meta`.
+fn key_of(meta: &ObjectMeta) -> (String, String) {
+    (
+        meta.namespace.clone().unwrap_or_default(),
+        meta.name.clone().unwrap_or_default(),
+    )
+}
+
 /// Everything relevant that exists, for one bridge.
 #[derive(Debug, Clone, Default)]
 pub struct Observed {
@@ -68,20 +85,20 @@ impl Observed {
     }
 
     /// Sorts objects listed with this bridge's label (metadata only): those that are the bridge's
-    /// ([`Ledger::owns_marked`]) are returned, their bodies to be read and added with [`Observed::add_owned_clusters`]
+    /// ([`Ledger::owns_marked`]) are returned (`wanted`), their bodies to be read and added with [`Observed::add_owned_clusters`]
     /// or [`Observed::add_owned_secrets`]; the others are impostors, known from their metadata alone (their bodies,
     /// whatever their number and size, are never read). A Secret the ledger recorded (same UID) that has not been
     /// written since the bridge wrote it (its `resourceVersion` is the one the write answered with,
     /// [`WrittenCredential::resource_version`]) holds the kubeconfig recorded: it is added from its metadata and
-    /// that record, its body not read.
+    /// that record (`known`), its body not read.
     pub fn sort_labelled(
         &mut self,
         bridge: &str,
         ledger: &Ledger,
         kind: Kind,
         listed: &[ObjectMeta],
-    ) -> Vec<(String, String)> {
-        let mut owned = Vec::new();
+    ) -> Sorted {
+        let mut sorted = Sorted::default();
         for meta in listed.iter().filter(|m| owner(m) == Some(bridge)) {
             let object = id(meta);
             if ledger.owns_marked(kind, &object, meta.uid.as_deref(), mark_of(meta)) {
@@ -95,17 +112,15 @@ impl Observed {
                         .entry(profile_key(meta, SECRET_SUFFIX))
                         .or_default()
                         .secret = Some(observed);
+                    sorted.known.push(key_of(meta));
                     continue;
                 }
-                owned.push((
-                    meta.namespace.clone().unwrap_or_default(),
-                    meta.name.clone().unwrap_or_default(),
-                ));
+                sorted.wanted.push(key_of(meta));
             } else {
                 self.impostors.insert(format!("{} {object}", kind.prefix()));
             }
         }
-        owned
+        sorted
     }
 
     /// [`Observed::build`] one batch (a LIST page) of labelled SveltosClusters at a time.
@@ -163,7 +178,14 @@ impl Observed {
                 continue;
             }
             let mut observed = observe_secret(s);
-            observed.written = ledger.written(&s_id).cloned();
+            observed.written = ledger.written(&s_id).cloned().map(|mut w| {
+                // Read whole and holding what was recorded: this version stands for it from now on (a record from
+                // an earlier build, or of a write whose answer was lost, gets one).
+                if observed.kubeconfig_sha256.as_ref() == Some(&w.kubeconfig_sha256) {
+                    w.resource_version = s.metadata.resource_version.clone();
+                }
+                w
+            });
             w.owned
                 .entry(profile_key(&s.metadata, SECRET_SUFFIX))
                 .or_default()
@@ -272,7 +294,17 @@ impl Observed {
                 owned.push((Kind::Secret, s.id.clone(), uid.clone()));
             }
         }
-        basis.successor(owned)
+        let mut next = basis.successor(owned);
+        // What was recorded of each Secret still owned, with the version it was last found holding it at.
+        for s in self.owned.values().filter_map(|o| o.secret.as_ref()) {
+            if let Some(w) = &s.written
+                && next.written(&s.id).is_some()
+                && next.recorded(Kind::Secret, &s.id, s.uid.as_deref())
+            {
+                next.record_written(&s.id, w.clone());
+            }
+        }
+        next
     }
 
     /// Marks, on every owned SveltosCluster, the labels others added under `copy.exclude` as removable when

@@ -309,8 +309,14 @@ fn a_secret_unwritten_since_the_bridge_wrote_it_is_known_without_its_body() {
     let key = ("ns".to_string(), "c1-sveltos-kubeconfig".to_string());
     // As written: known from its metadata and the record, the same as from its body.
     let mut w = Observed::default();
-    let wanted = w.sort_labelled("main", &ledger, Kind::Secret, &[listed("uid-s", "41")]);
-    assert!(wanted.is_empty(), "{wanted:?}");
+    let sorted = w.sort_labelled("main", &ledger, Kind::Secret, &[listed("uid-s", "41")]);
+    assert_eq!(
+        sorted,
+        Sorted {
+            wanted: Vec::new(),
+            known: vec![key.clone()]
+        }
+    );
     let mut from_body = Observed::default();
     from_body.add_owned_secrets("main", &ledger, std::slice::from_ref(&secret));
     assert_eq!(w.owned["ns/c1"].secret, from_body.owned["ns/c1"].secret);
@@ -340,8 +346,57 @@ fn a_secret_unwritten_since_the_bridge_wrote_it_is_known_without_its_body() {
         }),
     ] {
         let mut w = Observed::default();
-        let wanted = w.sort_labelled("main", &ledger, Kind::Secret, &[listed(uid, version)]);
-        assert_eq!(wanted, std::slice::from_ref(&key), "{uid} {version}");
-        assert!(w.owned.is_empty());
+        let sorted = w.sort_labelled("main", &ledger, Kind::Secret, &[listed(uid, version)]);
+        assert_eq!(sorted.wanted, std::slice::from_ref(&key), "{uid} {version}");
+        assert!(sorted.known.is_empty() && w.owned.is_empty());
     }
+}
+
+#[test]
+fn a_version_is_recorded_only_for_the_object_and_the_kubeconfig_it_was_read_with() {
+    let (_, d) = bridged();
+    let mut secret = *d.secret.clone().unwrap();
+    secret.metadata.uid = Some("uid-s".into());
+    secret.metadata.resource_version = Some("41".into());
+    let id = "ns/c1-sveltos-kubeconfig";
+    let recorded = crate::domain::desired::written_credential(&secret).unwrap();
+    let mut ledger = Ledger::default();
+    ledger.record(Kind::Secret, id, "uid-s");
+    ledger.record_written(id, recorded.clone());
+    let version_after = |secret: &Secret, ledger: &Ledger| {
+        let mut w = Observed::default();
+        w.add_owned_secrets("main", ledger, std::slice::from_ref(secret));
+        w.ledger(ledger)
+            .written(id)
+            .unwrap()
+            .resource_version
+            .clone()
+    };
+    // A record without a version (an earlier build, a write whose answer was lost): the body read holds what was
+    // recorded, so its version is recorded.
+    assert_eq!(version_after(&secret, &ledger), Some("41".into()));
+    // A body that holds something else (a tenant's swap, Sveltos' renewal): no version for it.
+    let mut swapped = secret.clone();
+    swapped.metadata.resource_version = Some("42".into());
+    swapped.data.as_mut().unwrap().insert(
+        crate::domain::SECRET_KEY.into(),
+        k8s_openapi::ByteString(b"swapped".to_vec()),
+    );
+    assert_eq!(version_after(&swapped, &ledger), None);
+    // Another object at that name (another UID, admitted by a run's mark): the version recorded for the first one
+    // is dropped.
+    ledger.record_written(
+        id,
+        WrittenCredential {
+            resource_version: Some("41".into()),
+            ..recorded
+        },
+    );
+    let next = ledger.successor([(Kind::Secret, id.to_string(), "uid-new".to_string())]);
+    assert_eq!(next.written(id).unwrap().resource_version, None);
+    let same = ledger.successor([(Kind::Secret, id.to_string(), "uid-s".to_string())]);
+    assert_eq!(
+        same.written(id).unwrap().resource_version,
+        Some("41".into())
+    );
 }
