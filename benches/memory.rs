@@ -155,6 +155,8 @@ fn memory_of_a_no_change_plan_at_10000() {
         planned_mints: None,
         undecodable: &tfsveltos::domain::plan::NO_UNDECODABLE,
         cluster_api: &tfsveltos::domain::plan::NO_CLUSTER_API,
+        // The objects are looked at below (listed as what exists after the first apply).
+        pack: false,
     };
     let first = {
         let i = inputs(&empty, Phase::Apply);

@@ -72,6 +72,8 @@ fn bench(c: &mut Criterion) {
         planned_mints: None,
         undecodable: &tfsveltos::domain::plan::NO_UNDECODABLE,
         cluster_api: &tfsveltos::domain::plan::NO_CLUSTER_API,
+        // The objects are looked at below (what exists after the first apply).
+        pack: false,
     };
 
     // What exists after the first apply: exactly what the plan against the empty cluster wants.

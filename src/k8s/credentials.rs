@@ -149,6 +149,8 @@ pub async fn read_sources(
         .await?;
         labelled.extend(bad.iter().map(|b| unreadable(b, label)));
     }
+    // Grown page by page: its spare room would be held through the plan.
+    labelled.shrink_to_fit();
     let mut reads = CredentialReads {
         labelled,
         namespace_labels,

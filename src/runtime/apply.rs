@@ -26,8 +26,8 @@ use crate::{
         observed::Observed,
         ownership::{Ledger, RunKey, claim_name},
         plan::{
-            Phase, Plan, Problem, Skipped, entries_despite_failures, isolate_drift, plan_errors,
-            planned_mints, trusting_targets,
+            Phase, Plan, Problem, Promised, Skipped, entries_despite_failures, isolate_drift,
+            plan_errors, planned_mints, trusting_targets,
         },
     },
     k8s::{claim, io::IoError},
@@ -129,7 +129,7 @@ pub async fn read_back(
 pub async fn apply(
     run: ApplyRun<'_>,
     ledger: Ledger,
-    planned: BTreeMap<String, Option<ClusterEntry>>,
+    planned: BTreeMap<String, Option<Promised>>,
 ) -> Result<Applied, NotApplied> {
     let ApplyRun {
         client,
@@ -149,7 +149,7 @@ pub async fn apply(
         return Err(NotApplied::Plan(plan_errors(&plan)));
     }
     isolate_drift(&mut plan, &snap.observed, &planned);
-    // What plan promised is done with (tens of megabytes at ten thousand clusters).
+    // What plan promised is done with.
     drop(planned);
     // The ClusterProfiles stay only when a credential is minted while writing.
     snap.planned(!plan.exec.is_empty());

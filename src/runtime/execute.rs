@@ -222,9 +222,10 @@ async fn write_one(
     client: &Client,
     spec: &BridgeSpec,
     snap: &Snapshot,
-    mut w: Write,
+    w: Write,
     run_key: &RunKey,
 ) -> Result<Written, WriteError> {
+    let mut w = w.unpack(&snap.observed);
     let mut secret = w.secret.take();
     let mut minted = None;
     if let Some(inv) = &w.exec {

@@ -403,6 +403,8 @@ impl Snapshot {
             planned_mints,
             undecodable: &self.undecodable,
             cluster_api: &self.cluster_api,
+            // Apply's writes unpack their objects one at a time (`runtime::execute`).
+            pack: phase == Phase::Apply,
         }
     }
 

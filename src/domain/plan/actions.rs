@@ -5,7 +5,7 @@ use k8s_openapi::api::core::v1::Secret;
 use super::Plan;
 use crate::api::SveltosCluster;
 use crate::domain::{
-    desired::DesiredCluster,
+    desired::{DesiredCluster, Packed},
     exec::ExecInvocation,
     observed::{BridgedObjects, Observed, ObservedCluster},
 };
@@ -31,6 +31,20 @@ pub struct Write {
     /// Labels others added under `copy_labels.exclude` that apply removes from the SveltosCluster after writing
     /// it (`copy_labels.remove_foreign`), guarded by its UID.
     pub remove_labels: Vec<String>,
+    /// The objects to write, still packed (from a plan made with [`Inputs::pack`](super::Inputs::pack)): `secret`
+    /// and `sveltos_cluster` are then `None` until [`Write::unpack`].
+    pub packed: Option<Box<Packed>>,
+}
+
+impl Write {
+    /// This write with its objects unpacked, when they are packed: what [`take_actions`] would have given for a plan
+    /// holding them built (the fields Sveltos took over on renewal left out of the SveltosCluster).
+    pub fn unpack(mut self, observed: &Observed) -> Write {
+        match self.packed.take() {
+            Some(p) => attach(self, p.unpack(), observed),
+            None => self,
+        }
+    }
 }
 
 impl std::fmt::Debug for Write {
@@ -47,6 +61,7 @@ impl std::fmt::Debug for Write {
             .field("adopt_secret", &self.adopt_secret)
             .field("health_pause", &self.health_pause)
             .field("remove_labels", &self.remove_labels)
+            .field("packed", &self.packed)
             .finish()
     }
 }
@@ -78,7 +93,11 @@ pub fn actions(plan: &Plan, observed: &Observed) -> (Vec<Write>, Vec<Delete>) {
         .desired
         .iter()
         .filter_map(|(key, d)| {
-            let (shape, secret, stale) = shape(plan, key, d, observed)?;
+            let (mut shape, secret, stale) = shape(plan, key, d, observed)?;
+            if d.packed.is_some() {
+                shape.packed = d.packed.clone();
+                return Some(shape);
+            }
             let objects = (
                 d.secret.as_deref().filter(|_| secret).cloned(),
                 d.sveltos_cluster.as_deref().filter(|_| stale).cloned(),
@@ -102,8 +121,13 @@ pub fn take_actions(plan: &mut Plan, observed: &Observed) -> (Vec<Write>, Vec<De
     let deletes = deletes(plan, observed);
     let writes = shapes
         .into_iter()
-        .map(|(shape, secret, stale)| {
-            let d = plan.desired.get_mut(&shape.key);
+        .map(|(mut shape, secret, stale)| {
+            let mut d = plan.desired.get_mut(&shape.key);
+            if let Some(packed) = d.as_mut().and_then(|d| d.packed.take()) {
+                // Unpacked by the write itself ([`Write::unpack`]), one at a time.
+                shape.packed = Some(packed);
+                return shape;
+            }
             let objects = d.map_or((None, None), |d| {
                 let secret = if secret { d.secret.take() } else { None };
                 let sc = if stale {
@@ -136,12 +160,19 @@ fn shape(
     observed: &Observed,
 ) -> Option<(Write, bool, bool)> {
     // A cluster without objects was found up to date when planned (see `plan`), against this same `observed`:
-    // `actions` is only ever given what was observed when its plan was made.
-    d.sveltos_cluster.as_ref()?;
+    // `actions` is only ever given what was observed when its plan was made. Packed objects are only those that
+    // differ (what `differs` found when they were packed).
     let current = observed.owned.get(key);
     let cur_sc = current.and_then(|c| c.sveltos_cluster.as_ref());
     let exec = plan.exec.get(key).cloned();
-    let (secret, sc_stale) = differs(d, current, exec.is_some())?;
+    let (secret, sc_stale) = match &d.packed {
+        Some(p) => (p.has_secret(), p.has_sveltos_cluster()),
+        None => {
+            d.sveltos_cluster.as_ref()?;
+            let (secret, sc_stale) = differs(d, current, exec.is_some())?;
+            (secret.is_some(), sc_stale)
+        }
+    };
     let write = Write {
         key: key.to_string(),
         secret: None,
@@ -155,8 +186,9 @@ fn shape(
             .is_some_and(|s| observed.foreign_secrets.contains_key(s)),
         health_pause: plan.health_paused.contains(key),
         remove_labels: cur_sc.map(|s| removable(s, d)).unwrap_or_default(),
+        packed: None,
     };
-    Some((write, secret.is_some(), sc_stale))
+    Some((write, secret, sc_stale))
 }
 
 /// `write` with its objects: the Secret to write, and the SveltosCluster when it is stale (the fields Sveltos took

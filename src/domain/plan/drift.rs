@@ -2,15 +2,65 @@
 
 use std::collections::BTreeMap;
 
+use sha2::{Digest, Sha256};
+
 use super::{Cause, ClusterIssue, LISTED, Plan, name_list};
 use crate::domain::{desired::ClusterEntry, observed::Observed, problem::Problem};
+
+/// What plan promised of one cluster, as apply compares it ([`drift_since_plan`]): a SHA-256 (128 bits) of each
+/// field compared rather than the fields (an entry with its labels and managed fields is about a kilobyte; held for
+/// every cluster through the apply's plan). Collision-resistant: whoever writes a ClusterProfile cannot make a
+/// change between plan and apply compare equal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Promised {
+    objects: [u8; 16],
+    credential_source: [u8; 16],
+    labels: [u8; 16],
+    config_sha256: [u8; 16],
+    kubeconfig_sha256: [u8; 16],
+    /// The credential is minted at apply (its hash unknown at plan).
+    pub credential_pending: bool,
+}
+
+impl Promised {
+    /// What `entry` promises.
+    pub fn of(entry: &ClusterEntry) -> Self {
+        fn digest(parts: &[Option<&str>]) -> [u8; 16] {
+            let mut h = Sha256::new();
+            for p in parts {
+                // Each part framed by its length (absent: a marker no length takes), so parts cannot run together.
+                match p {
+                    Some(p) => {
+                        h.update((p.len() as u64).to_le_bytes());
+                        h.update(p.as_bytes());
+                    }
+                    None => h.update(u64::MAX.to_le_bytes()),
+                }
+            }
+            h.finalize()[..16].try_into().expect("16 of 32 bytes")
+        }
+        let labels: Vec<Option<&str>> = entry
+            .labels
+            .iter()
+            .flat_map(|(k, v)| [Some(k.as_str()), Some(v.as_str())])
+            .collect();
+        Self {
+            objects: digest(&[entry.sveltos_cluster.as_deref(), entry.secret.as_deref()]),
+            credential_source: digest(&[Some(&entry.credential_source)]),
+            labels: digest(&labels),
+            config_sha256: digest(&[Some(&entry.config_sha256)]),
+            kubeconfig_sha256: digest(&[entry.kubeconfig_sha256.as_deref()]),
+            credential_pending: entry.credential_pending,
+        }
+    }
+}
 
 /// At apply: the clusters whose plan-time entry differs from what apply would produce now are left as they are
 /// (an error for each, grouped), so that every other cluster is still applied as planned.
 pub fn isolate_drift(
     plan: &mut Plan,
     observed: &Observed,
-    planned: &BTreeMap<String, Option<ClusterEntry>>,
+    planned: &BTreeMap<String, Option<Promised>>,
 ) {
     let drift = drift_since_plan(planned, &plan.entry_refs());
     if drift.is_empty() {
@@ -56,7 +106,7 @@ pub fn isolate_drift(
 /// Compares what apply is about to produce with what plan promised. Returns the keys that differ, with the
 /// first differing field, ignoring values plan left unknown.
 pub fn drift_since_plan(
-    planned: &BTreeMap<String, Option<ClusterEntry>>,
+    planned: &BTreeMap<String, Option<Promised>>,
     now: &BTreeMap<&str, &ClusterEntry>,
 ) -> Vec<(String, String)> {
     let mut out = Vec::new();
@@ -69,7 +119,8 @@ pub fn drift_since_plan(
             continue;
         };
         let Some(p) = p else { continue };
-        let field = if p.sveltos_cluster != n.sveltos_cluster || p.secret != n.secret {
+        let n = Promised::of(n);
+        let field = if p.objects != n.objects {
             Some("objects")
         } else if p.credential_source != n.credential_source {
             Some("credential_source")
@@ -101,11 +152,11 @@ mod tests {
     #[test]
     fn apply_isolates_drift_and_applies_the_rest() {
         let mut f = Fixture::new();
-        let planned: BTreeMap<String, Option<ClusterEntry>> = f
+        let planned: BTreeMap<String, Option<Promised>> = f
             .run()
             .entries()
             .into_iter()
-            .map(|(k, e)| (k, Some(e)))
+            .map(|(k, e)| (k, Some(Promised::of(&e))))
             .collect();
         // Between plan and apply, b/c1's profile changes its labels.
         f.set_label(1, "env", "changed");
@@ -124,8 +175,11 @@ mod tests {
     #[test]
     fn drift_since_plan_ignores_pending_hashes() {
         let p = Fixture::new().run();
-        let mut planned: BTreeMap<String, Option<ClusterEntry>> =
-            p.entries().into_iter().map(|(k, e)| (k, Some(e))).collect();
+        let mut planned: BTreeMap<String, Option<Promised>> = p
+            .entries()
+            .into_iter()
+            .map(|(k, e)| (k, Some(Promised::of(&e))))
+            .collect();
         assert!(drift_since_plan(&planned, &p.entry_refs()).is_empty());
         let mut rotated = p.entries();
         rotated.get_mut("a/c1").unwrap().kubeconfig_sha256 = Some("rotated".into());

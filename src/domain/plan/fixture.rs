@@ -82,10 +82,66 @@ impl Fixture {
             planned_mints: None,
             undecodable,
             cluster_api: &self.cluster_api,
+            pack: false,
         };
         let located = locate_all(&inputs);
-        plan(&inputs, &located, fetched)
+        let built = plan(&inputs, &located, fetched);
+        if inputs.phase == Phase::Apply {
+            // Every plan made for apply here is made again with its objects packed, as apply makes it: the same
+            // entries, and the same writes once each is unpacked.
+            let observed = inputs.observed;
+            let packed = plan(
+                &Inputs {
+                    pack: true,
+                    ..inputs
+                },
+                &located,
+                fetched,
+            );
+            assert_same_plan_for_apply(&built, &packed, observed);
+        }
+        built
     }
+}
+
+/// `built` and `packed` (the same plan, its objects packed) plan the same entries and the same writes.
+fn assert_same_plan_for_apply(built: &Plan, packed: &Plan, observed: &Observed) {
+    let entries = |p: &Plan| -> Vec<(String, ClusterEntry)> {
+        p.desired
+            .iter()
+            .map(|(k, d)| (k.clone(), d.entry.clone()))
+            .collect()
+    };
+    assert_eq!(entries(built), entries(packed));
+    assert!(
+        packed
+            .desired
+            .values()
+            .all(|d| d.secret.is_none() && d.sveltos_cluster.is_none()),
+        "a packed plan holds no built object"
+    );
+    let writes = |p: &Plan| -> Vec<String> {
+        actions::actions(p, observed)
+            .0
+            .into_iter()
+            .map(|w| {
+                let w = w.unpack(observed);
+                assert!(w.packed.is_none());
+                format!(
+                    "{} {} {} {:?} {} {} {} {:?}",
+                    w.key,
+                    serde_json::to_string(&w.secret).unwrap(),
+                    serde_json::to_string(&w.sveltos_cluster).unwrap(),
+                    w.exec,
+                    w.adopt_secret,
+                    w.adopt_sveltos_cluster,
+                    w.health_pause,
+                    w.remove_labels
+                )
+            })
+            .collect()
+    };
+    assert_eq!(writes(built), writes(packed));
 }
 
 /// What is observed after applying `plan` faithfully.

@@ -245,6 +245,7 @@ mod tests {
             planned_mints: Some(&mints),
             undecodable: &NO_UNDECODABLE,
             cluster_api: &crate::domain::plan::NO_CLUSTER_API,
+            pack: false,
         };
         let p = plan(&inputs, &locate_all(&inputs), &BTreeMap::new());
         assert!(p.desired["a/c1"].entry.credential_pending);

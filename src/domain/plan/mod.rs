@@ -28,7 +28,7 @@ use super::{
     BridgeSpec,
     credentials::{CheckedKubeconfigs, CredentialSecrets, CredentialSource, Lookup},
     desired::{
-        ClusterEntry, DesiredCluster, Material, copied_labels_out_of_bounds, desired,
+        ClusterEntry, DesiredCluster, Material, Packed, copied_labels_out_of_bounds, desired,
         desired_entry, renewal_of, secret_name,
     },
     exec::{ExecInvocation, ProvidersFile},
@@ -40,7 +40,7 @@ use crate::api::ClusterProfile;
 
 pub use super::problem::{Problem, Severity, Step};
 pub use actions::{Delete, Write, actions, take_actions};
-pub use drift::{drift_since_plan, isolate_drift};
+pub use drift::{Promised, drift_since_plan, isolate_drift};
 pub use material::invocation_sha256;
 pub use report::{Cause, ClusterIssue, LISTED, name_list};
 pub use select::{CreationTargets, Located, locate_all};
@@ -98,6 +98,9 @@ pub struct Inputs<'a> {
     /// The keys (`namespace/name`) of the Cluster API Clusters in scope (read only with
     /// `skip_cluster_api_clusters`; empty otherwise or when Cluster API is not installed).
     pub cluster_api: &'a BTreeSet<String>,
+    /// In phase `Apply`: hold the objects to write packed ([`crate::domain::desired::Packed`]), as apply's writes
+    /// take them; `false` holds them built, for a caller that looks at them.
+    pub pack: bool,
 }
 
 /// The longest object name the API server accepts (a DNS-1123 subdomain).
@@ -394,9 +397,19 @@ fn plan_cluster(
             if pause {
                 plan.health_paused.insert(key.clone());
             }
-            let writes = inputs.phase == Phase::Apply
-                && differs(&d, inputs.observed.owned.get(&key), mint).is_some();
-            let d = if writes { d } else { d.entry_only() };
+            let current = inputs.observed.owned.get(&key);
+            let d = match (inputs.phase == Phase::Apply).then(|| differs(&d, current, mint)) {
+                Some(Some((secret, stale))) if inputs.pack => {
+                    let packed =
+                        Packed::pack(secret, d.sveltos_cluster.as_deref().filter(|_| stale));
+                    DesiredCluster {
+                        packed: Some(Box::new(packed)),
+                        ..d.entry_only()
+                    }
+                }
+                Some(Some(_)) => d,
+                _ => d.entry_only(),
+            };
             plan.desired.insert(key, d);
         }
         Err(problem) => {

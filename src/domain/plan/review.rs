@@ -296,6 +296,7 @@ mod tests {
             planned_mints: None,
             undecodable: &NO_UNDECODABLE,
             cluster_api: &crate::domain::plan::NO_CLUSTER_API,
+            pack: false,
         };
         let e = updates_problem(&inputs, &t).unwrap();
         assert!(

@@ -167,6 +167,7 @@ mod tests {
                 planned_mints: None,
                 undecodable: &NO_UNDECODABLE,
                 cluster_api: &crate::domain::plan::NO_CLUSTER_API,
+                pack: false,
             })
         };
         let t = inputs(&f).creation_targets(&f.profiles, &f.observed);

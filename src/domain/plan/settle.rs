@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{Plan, Severity};
+use super::{Plan, Severity, drift::Promised};
 use crate::domain::{
     desired::{ClusterEntry, DesiredCluster},
     ownership::{Kind, Ledger},
@@ -12,7 +12,7 @@ use crate::domain::{
 
 /// The clusters whose credential the plan left to mint at apply (or planned without knowing it): apply mints
 /// those even when the current credential would still be valid.
-pub fn planned_mints(planned: &BTreeMap<String, Option<ClusterEntry>>) -> BTreeSet<String> {
+pub fn planned_mints(planned: &BTreeMap<String, Option<Promised>>) -> BTreeSet<String> {
     planned
         .iter()
         .filter(|(_, e)| e.as_ref().is_none_or(|e| e.credential_pending))
@@ -89,14 +89,21 @@ mod tests {
             entry: entry(sc, pending),
             secret: None,
             sveltos_cluster: None,
+            packed: None,
         }
     }
 
     #[test]
     fn apply_mints_what_plan_left_pending_or_did_not_know() {
         let planned = BTreeMap::from([
-            ("ns/known".to_string(), Some(entry("ns/known", false))),
-            ("ns/pending".to_string(), Some(entry("ns/pending", true))),
+            (
+                "ns/known".to_string(),
+                Some(Promised::of(&entry("ns/known", false))),
+            ),
+            (
+                "ns/pending".to_string(),
+                Some(Promised::of(&entry("ns/pending", true))),
+            ),
             ("ns/unknown".to_string(), None),
         ]);
         let mints: Vec<String> = planned_mints(&planned).into_iter().collect();

@@ -6,7 +6,9 @@
 use std::collections::BTreeMap;
 
 use crate::{
-    domain::{BridgeSpec, desired::ClusterEntry, exec::ProvidersFile, ownership::Ledger},
+    domain::{
+        BridgeSpec, desired::ClusterEntry, exec::ProvidersFile, ownership::Ledger, plan::Promised,
+    },
     provider::{
         blocks::{credentials as credentials_block, inventory as inventory_block},
         diag::{
@@ -107,7 +109,7 @@ pub(super) async fn apply_bridge(
 /// An apply's request, read before anything is written: what plan promised (as entries), the settings, the time
 /// limit, the inventory's connection, the operator's providers file and what the bridge owns.
 struct ApplyArgs {
-    planned: BTreeMap<String, Option<ClusterEntry>>,
+    planned: BTreeMap<String, Option<Promised>>,
     spec: BridgeSpec,
     limit: std::time::Duration,
     inventory: kube::Client,
@@ -119,7 +121,11 @@ impl ApplyArgs {
     /// Reads `req`. The planned `clusters` value itself (tens of megabytes for ten thousand clusters) is not
     /// needed again: the new state's `clusters` is built from what apply wrote.
     fn read(provider: &ProviderState, req: &mut ApplyRequest) -> Result<Self, Diagnostics> {
-        let planned = entries_from_value(req.planned_state.get_attr("clusters"));
+        // Only what apply compares is kept of each entry (`Promised`: hashes, not the entries).
+        let planned = entries_from_value(req.planned_state.get_attr("clusters"))
+            .into_iter()
+            .map(|(k, e)| (k, e.as_ref().map(Promised::of)))
+            .collect();
         req.planned_state.set_attr("clusters", Value::Null);
         let config = BridgeConfig::read(&req.config)?;
         let spec = config.to_spec()?;
