@@ -150,8 +150,8 @@ pub struct DesiredCluster {
     pub packed: Option<Box<Packed>>,
 }
 
-/// The objects apply writes for one cluster, held serialized (JSON) until their write: about a third of the memory
-/// of the objects with their maps (at ten thousand clusters, tens of megabytes), unpacked one write at a time.
+/// The objects apply writes for one cluster, held serialized (JSON) until their write rather than as objects with
+/// their maps (at ten thousand clusters, tens of megabytes less), unpacked one write at a time.
 /// Only what is written is held: the Secret when it differs, the SveltosCluster when it is stale. `Debug` shows
 /// sizes only.
 #[derive(Clone, PartialEq, Eq)]
