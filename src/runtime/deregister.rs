@@ -168,7 +168,7 @@ pub async fn deregister(
     removal: Removal,
 ) -> Removed {
     let results: Vec<Result<Vec<(Kind, String)>, RemoveError>> = stream::iter(deletes)
-        .map(|d| delete_one(client, observed.owned.get(&d.key), d, removal))
+        .map(|d| delete_one(client, observed.owned.get(&d.key).map(|b| &**b), d, removal))
         .buffer_unordered(CONCURRENCY)
         .collect()
         .await;

@@ -338,23 +338,29 @@ async fn existing_at(
     } else {
         namespaces.into_iter().collect()
     };
-    let keep = |(metas, bad): (Vec<ObjectMeta>, Vec<io::Undecodable>),
-                wanted: &BTreeSet<(String, String)>|
-     -> Vec<ObjectMeta> {
-        metas
-            .into_iter()
-            .chain(bad.into_iter().map(|u| u.meta))
-            .filter(|m| wanted.contains(&bodies::key_of(m)))
-            .collect()
-    };
-    let (clusters, secrets) = futures::try_join!(
-        io::list_metadata::<SveltosCluster>(client, &namespaces, None, budget),
-        io::list_metadata::<Secret>(client, &namespaces, None, budget),
-    )?;
-    Ok((
-        keep(clusters, &targets.clusters),
-        keep(secrets, &targets.secrets),
-    ))
+    futures::try_join!(
+        listed_at::<SveltosCluster>(client, &namespaces, &targets.clusters, budget),
+        listed_at::<Secret>(client, &namespaces, &targets.secrets, budget),
+    )
+}
+
+/// The metadata of those of `wanted` that a metadata LIST of `namespaces` finds (one that does not decode as what
+/// could be read of it), kept page by page as they are decoded: what else the namespaces hold (the bridge's own
+/// objects among them, thousands) is never held beyond its page.
+async fn listed_at<K: Namespaced>(
+    client: &Client,
+    namespaces: &[String],
+    wanted: &BTreeSet<(String, String)>,
+    budget: &io::ReadBudget,
+) -> Result<Vec<ObjectMeta>, IoError> {
+    let mut found = Vec::new();
+    let wanted_only = |m: &ObjectMeta| wanted.contains(&bodies::key_of(m));
+    let bad = io::list_metadata_each::<K>(client, namespaces, None, budget, |page| {
+        found.extend(page.into_iter().filter(wanted_only));
+    })
+    .await?;
+    found.extend(bad.into_iter().map(|u| u.meta).filter(wanted_only));
+    Ok(found)
 }
 
 /// The metadata of those of `objects` (`namespace`, `name`) that exist: one metadata GET each, concurrently (one

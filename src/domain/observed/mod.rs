@@ -51,8 +51,9 @@ fn key_of(meta: &ObjectMeta) -> (String, String) {
 /// Everything relevant that exists, for one bridge.
 #[derive(Debug, Clone, Default)]
 pub struct Observed {
-    /// Objects owned by this bridge, by profile key `namespace/name`.
-    pub owned: BTreeMap<String, BridgedObjects>,
+    /// Objects owned by this bridge, by profile key `namespace/name` (boxed: a B-tree node holds eleven values,
+    /// and a cluster's objects as found are a few hundred bytes).
+    pub owned: BTreeMap<String, Box<BridgedObjects>>,
     /// SveltosClusters (`namespace/name`) that exist and are not owned by this bridge, with their owner bridge.
     pub foreign_clusters: BTreeMap<String, Option<String>>,
     /// Secrets (`namespace/name`) that exist and are not owned by this bridge, with their owner bridge.

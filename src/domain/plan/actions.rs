@@ -162,7 +162,7 @@ fn shape(
     // A cluster without objects was found up to date when planned (see `plan`), against this same `observed`:
     // `actions` is only ever given what was observed when its plan was made. Packed objects are only those that
     // differ (what `differs` found when they were packed).
-    let current = observed.owned.get(key);
+    let current = observed.owned.get(key).map(|b| &**b);
     let cur_sc = current.and_then(|c| c.sveltos_cluster.as_ref());
     let exec = plan.exec.get(key).cloned();
     let (secret, sc_stale) = match &d.packed {

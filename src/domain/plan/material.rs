@@ -191,7 +191,7 @@ mod tests {
             ..Default::default()
         };
         f.observed = Observed::default();
-        f.observed.owned.insert("a/c1".into(), bridged);
+        f.observed.owned.insert("a/c1".into(), Box::new(bridged));
     }
 
     /// Whether the plan of `f` in `phase` mints `a/c1`'s credential (rather than reuse the one in place).

@@ -397,7 +397,7 @@ fn plan_cluster(
             if pause {
                 plan.health_paused.insert(key.clone());
             }
-            let current = inputs.observed.owned.get(&key);
+            let current = inputs.observed.owned.get(&key).map(|b| &**b);
             let d = match (inputs.phase == Phase::Apply).then(|| differs(&d, current, mint)) {
                 Some(Some((secret, stale))) if inputs.pack => {
                     let packed =

@@ -213,6 +213,9 @@ impl Rpc for pb::apply_resource_change::Request {
         let unread = entry.handler.apply_unread_attributes(&req.planned_private);
         let prior_state = schema.decode(req.prior_state.as_ref(), "prior state", unread)?;
         let planned_state = schema.decode(req.planned_state.as_ref(), "planned state", &[])?;
+        // Decoded: its bytes (megabytes for a large state) are not needed again (a failure answers with the prior
+        // state).
+        req.planned_state = None;
         let config = schema.decode(req.config.as_ref(), "configuration", &[])?;
         let mut diags = Diagnostics::new();
         let provider_meta = svc.provider_meta(req.provider_meta.as_ref(), &mut diags);
