@@ -207,7 +207,7 @@ pub struct LabelSelectorRequirement {
 pub struct TokenRequestRenewalOption {
     /// Renewal interval (Go duration).
     // Empty: left out of an apply (the field is someone else's).
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub renew_token_request_interval: String,
     /// Token lifetime (Go duration).
     pub token_duration: Option<String>,

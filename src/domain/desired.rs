@@ -1124,4 +1124,43 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn packed_objects_read_back_as_they_were_built() {
+        // Label and annotation values a tenant chose (copied from the profile), spec data, a renewal whose
+        // interval was left out of the apply body (an empty string is not serialised).
+        let hostile = "\u{0}\"}{\\n\u{202e}\u{1F600}";
+        let p = profile("team-a", "c1", &[("env", hostile), ("tier", "")]);
+        let spec = BridgeSpec {
+            name: "main".into(),
+            data: BTreeMap::from([("k".into(), hostile.into())]),
+            token_renewal: Some(TokenRenewal {
+                interval: "10m".into(),
+                token_duration: None,
+                sa_namespace: Some("sa".into()),
+                sa_name: Some("renewer".into()),
+            }),
+            ..Default::default()
+        };
+        let d = desired(&spec, &p, &src(), &bytes(), false);
+        let secret = *d.secret.clone().unwrap();
+        let mut sc = *d.sveltos_cluster.clone().unwrap();
+        for sc in [sc.clone(), {
+            sc.spec
+                .token_request_renewal_option
+                .as_mut()
+                .unwrap()
+                .renew_token_request_interval = String::new();
+            sc
+        }] {
+            let packed = Packed::pack(Some(&secret), Some(&sc));
+            let (s, c) = packed.unpack();
+            assert_eq!(s.as_ref(), Some(&secret));
+            let c = c.unwrap();
+            assert_eq!(c.metadata, sc.metadata);
+            assert_eq!(c.spec, sc.spec);
+        }
+        let (s, c) = Packed::pack(None, None).unpack();
+        assert!(s.is_none() && c.is_none());
+    }
 }

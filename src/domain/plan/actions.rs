@@ -83,7 +83,8 @@ fn split(id: &str) -> (String, String) {
 }
 
 /// What apply must do to turn `observed` into `plan`: only objects that differ are written, only owned objects
-/// that are no longer wanted are deleted. The writes carry copies of the plan's objects (see [`take_actions`]).
+/// that are no longer wanted are deleted. The writes carry copies of the plan's objects (see [`take_actions`]),
+/// still packed when the plan holds them packed ([`Write::unpack`]).
 ///
 /// `plan` is a plan made for apply ([`Phase::Apply`](super::Phase::Apply)); a plan made in another phase has no objects to write, and
 /// passing one is a bug (this panics).

@@ -7,17 +7,17 @@ use sha2::{Digest, Sha256};
 use super::{Cause, ClusterIssue, LISTED, Plan, name_list};
 use crate::domain::{desired::ClusterEntry, observed::Observed, problem::Problem};
 
-/// What plan promised of one cluster, as apply compares it ([`drift_since_plan`]): a SHA-256 (128 bits) of each
-/// field compared rather than the fields (an entry with its labels and managed fields is about a kilobyte; held for
-/// every cluster through the apply's plan). Collision-resistant: whoever writes a ClusterProfile cannot make a
-/// change between plan and apply compare equal.
+/// What plan promised of one cluster, as apply compares it ([`drift_since_plan`]): the SHA-256 of each field
+/// compared rather than the fields (an entry with its labels and managed fields is about a kilobyte; held for every
+/// cluster through the apply's plan). Whole digests, collision-resistant: whoever writes a ClusterProfile cannot
+/// make a change between plan and apply compare equal.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Promised {
-    objects: [u8; 16],
-    credential_source: [u8; 16],
-    labels: [u8; 16],
-    config_sha256: [u8; 16],
-    kubeconfig_sha256: [u8; 16],
+    objects: [u8; 32],
+    credential_source: [u8; 32],
+    labels: [u8; 32],
+    config_sha256: [u8; 32],
+    kubeconfig_sha256: [u8; 32],
     /// The credential is minted at apply (its hash unknown at plan).
     pub credential_pending: bool,
 }
@@ -25,7 +25,7 @@ pub struct Promised {
 impl Promised {
     /// What `entry` promises.
     pub fn of(entry: &ClusterEntry) -> Self {
-        fn digest(parts: &[Option<&str>]) -> [u8; 16] {
+        fn digest(parts: &[Option<&str>]) -> [u8; 32] {
             let mut h = Sha256::new();
             for p in parts {
                 // Each part framed by its length (absent: a marker no length takes), so parts cannot run together.
@@ -37,7 +37,7 @@ impl Promised {
                     None => h.update(u64::MAX.to_le_bytes()),
                 }
             }
-            h.finalize()[..16].try_into().expect("16 of 32 bytes")
+            h.finalize().into()
         }
         let labels: Vec<Option<&str>> = entry
             .labels

@@ -121,9 +121,11 @@ fn assert_same_plan_for_apply(built: &Plan, packed: &Plan, observed: &Observed) 
         "a packed plan holds no built object"
     );
     let writes = |p: &Plan| -> Vec<String> {
-        actions::actions(p, observed)
-            .0
+        let copied = actions::actions(p, observed).0;
+        let taken = actions::take_actions(&mut p.clone(), observed).0;
+        copied
             .into_iter()
+            .chain(taken)
             .map(|w| {
                 let w = w.unpack(observed);
                 assert!(w.packed.is_none());
