@@ -911,14 +911,12 @@ fn request_shapes(answers: &[String], ns: &str) -> Vec<String> {
     shapes
 }
 
-/// A no-change plan makes the same requests, LIST for LIST, with 20 clusters and with 60: the cost does not grow with
-/// the number of profiles once a namespace holds more than 16 (`bodies::GET_AT_MOST`: up to that, the bodies are
-/// read one by one), below one page of 500 objects per LIST (above, the paged LISTs take one request a page).
-#[tokio::test(flavor = "multi_thread")]
-async fn a_no_change_plan_makes_the_same_requests_for_20_and_60_clusters() {
+/// `n` profiles (`c000`, ...) in a fresh namespace `<prefix>-*` and a tofu configuration of a bridge of it (named
+/// after the namespace) whose provider talks to the API server through a recording proxy (not yet applied).
+async fn bridged_through_a_proxy(prefix: &str, n: usize) -> (Inv, String, FaultProxy, Tf) {
     let inv = Inv::new().await;
-    let ns = unique_namespace(&inv.client, "plan-cost").await;
-    inv.numbered_profiles(&ns, 0..20).await;
+    let ns = unique_namespace(&inv.client, prefix).await;
+    inv.numbered_profiles(&ns, 0..n).await;
     let proxy = FaultProxy::start(inv.client.clone()).await;
     let tf = Tf::new(&Cli::tofu());
     tf.write_main(&format!(
@@ -927,6 +925,15 @@ async fn a_no_change_plan_makes_the_same_requests_for_20_and_60_clusters() {
         fixtures::hcl_string(&proxy.url()),
         bridge(&ns, &[&ns], "")
     ));
+    (inv, ns, proxy, tf)
+}
+
+/// A no-change plan makes the same requests, LIST for LIST, with 20 clusters and with 60: the cost does not grow with
+/// the number of profiles once a namespace holds more than 16 (`bodies::GET_AT_MOST`: up to that, the bodies are
+/// read one by one), below one page of 500 objects per LIST (above, the paged LISTs take one request a page).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_no_change_plan_makes_the_same_requests_for_20_and_60_clusters() {
+    let (inv, ns, proxy, tf) = bridged_through_a_proxy("plan-cost", 20).await;
     let no_change_plan = |tf: &Tf| {
         apply_ok(tf);
         let from = proxy.answers().len();
@@ -952,17 +959,7 @@ async fn a_no_change_plan_makes_the_same_requests_for_20_and_60_clusters() {
 /// and the plan after that reads no body again.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_plan_reads_the_body_of_only_the_bridged_secrets_written_since() {
-    let inv = Inv::new().await;
-    let ns = unique_namespace(&inv.client, "bodies").await;
-    inv.numbered_profiles(&ns, 0..60).await;
-    let proxy = FaultProxy::start(inv.client.clone()).await;
-    let tf = Tf::new(&Cli::tofu());
-    tf.write_main(&format!(
-        "{}\nprovider \"sveltos\" {{\n  host = {}\n}}\n{}",
-        fixtures::required_providers(fixtures::PROVIDER_SOURCE, None),
-        fixtures::hcl_string(&proxy.url()),
-        bridge(&ns, &[&ns], "")
-    ));
+    let (inv, ns, proxy, tf) = bridged_through_a_proxy("bodies", 60).await;
     apply_ok(&tf);
     // The reads of the bridge's Secrets (selected by its label) since answer `from`.
     let secret_reads = |from: usize| -> Vec<String> {

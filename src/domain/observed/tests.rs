@@ -288,13 +288,18 @@ fn labels_others_add_under_exclude_are_found_and_marked_on_request() {
     );
 }
 
-#[test]
-fn a_secret_unwritten_since_the_bridge_wrote_it_is_known_without_its_body() {
+/// The bridged Secret of `ns/c1` as listed (UID `uid-s`, version 41), and its id.
+fn written_secret() -> (Secret, &'static str) {
     let (_, d) = bridged();
     let mut secret = *d.secret.clone().unwrap();
     secret.metadata.uid = Some("uid-s".into());
     secret.metadata.resource_version = Some("41".into());
-    let id = "ns/c1-sveltos-kubeconfig";
+    (secret, "ns/c1-sveltos-kubeconfig")
+}
+
+#[test]
+fn a_secret_unwritten_since_the_bridge_wrote_it_is_known_without_its_body() {
+    let (secret, id) = written_secret();
     let mut written = crate::domain::desired::written_credential(&secret).unwrap();
     written.resource_version = Some("41".into());
     let mut ledger = Ledger::default();
@@ -354,11 +359,7 @@ fn a_secret_unwritten_since_the_bridge_wrote_it_is_known_without_its_body() {
 
 #[test]
 fn a_version_is_recorded_only_for_the_object_and_the_kubeconfig_it_was_read_with() {
-    let (_, d) = bridged();
-    let mut secret = *d.secret.clone().unwrap();
-    secret.metadata.uid = Some("uid-s".into());
-    secret.metadata.resource_version = Some("41".into());
-    let id = "ns/c1-sveltos-kubeconfig";
+    let (secret, id) = written_secret();
     let recorded = crate::domain::desired::written_credential(&secret).unwrap();
     let mut ledger = Ledger::default();
     ledger.record(Kind::Secret, id, "uid-s");
