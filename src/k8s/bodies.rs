@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Debug;
 
 use futures::{StreamExt, TryStreamExt, stream};
-use k8s_openapi::{NamespaceResourceScope, apimachinery::pkg::apis::meta::v1::ObjectMeta};
+use k8s_openapi::NamespaceResourceScope;
 use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 
@@ -44,16 +44,7 @@ pub const GET_AT_MOST: usize = 16;
 /// How many GETs run at once.
 const CONCURRENCY: usize = 16;
 
-/// `(namespace, name)` of an object.
-pub type ObjectKey = (String, String);
-
-/// The key of `meta`.
-pub fn key_of(meta: &ObjectMeta) -> ObjectKey {
-    (
-        meta.namespace.clone().unwrap_or_default(),
-        meta.name.clone().unwrap_or_default(),
-    )
-}
+pub use crate::domain::observed::{ObjectKey, key_of};
 
 /// How the bodies of the wanted objects are read.
 #[derive(Debug, PartialEq, Eq)]

@@ -35,13 +35,16 @@ pub use observe::{labels_not_written, observe_cluster, observe_secret, observe_s
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Sorted {
     /// Whose bodies are to be read.
-    pub wanted: Vec<(String, String)>,
+    pub wanted: Vec<ObjectKey>,
     /// Known without their bodies (Secrets nobody wrote since the bridge wrote them), already added.
-    pub known: Vec<(String, String)>,
+    pub known: Vec<ObjectKey>,
 }
 
-/// `(namespace, name)` of `meta`.
-fn key_of(meta: &ObjectMeta) -> (String, String) {
+/// `(namespace, name)` of an object.
+pub type ObjectKey = (String, String);
+
+/// The key of `meta`.
+pub fn key_of(meta: &ObjectMeta) -> ObjectKey {
     (
         meta.namespace.clone().unwrap_or_default(),
         meta.name.clone().unwrap_or_default(),
