@@ -79,7 +79,107 @@ async fn capped_text(
 }
 
 /// Builds the client for `config` with kube's own retry layer turned off: [`with_retry`] is the only one.
+///
+/// Without a proxy the client is kube's own stack (the TLS connector of `config`, its timeouts, the cluster URL,
+/// authentication and impersonation headers) on a TCP connector that sets `TCP_NODELAY`, which kube's leaves off.
+/// With Nagle's algorithm on, the first request on each new connection waits for the API server's delayed ACK
+/// of the TLS handshake's last flight (about 40 ms on Linux): measured, two of them were most of a no-change plan
+/// of ten clusters (`docs/benchmarks.md`). Through a proxy (`proxy_url`) the client is kube's as it is.
 pub fn client(mut config: kube::Config) -> Result<Client, kube::Error> {
+    use hyper_util::{client::legacy::connect::HttpConnector, rt::TokioExecutor};
+    use kube::client::ConfigExt;
+    use tower::ServiceBuilder;
+
     config.default_retry = false;
-    Client::try_from(config)
+    if config.proxy_url.is_some() {
+        return Client::try_from(config);
+    }
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Only fails when another thread installed one meanwhile: either is aws-lc.
+        let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+    }
+    let mut tcp = HttpConnector::new();
+    tcp.enforce_http(false);
+    tcp.set_nodelay(true);
+    let mut connector =
+        hyper_timeout::TimeoutConnector::new(config.rustls_https_connector_with_connector(tcp)?);
+    connector.set_connect_timeout(config.connect_timeout);
+    connector.set_read_timeout(config.read_timeout);
+    connector.set_write_timeout(config.write_timeout);
+    connector.set_reset_reader_on_write(config.reset_reader_on_write);
+    let http = hyper_util::client::legacy::Client::builder(TokioExecutor::new()).build(connector);
+    let service = ServiceBuilder::new()
+        .layer(config.base_uri_layer())
+        .option_layer(config.auth_layer()?)
+        .layer(config.extra_headers_layer()?)
+        .map_err(tower::BoxError::from)
+        .service(http);
+    Ok(Client::new(service, config.default_namespace))
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod nodelay_tests {
+    use std::io::{Read, Write};
+
+    /// The peer ports of this process's TCP sockets connected to `port`, with whether each has `TCP_NODELAY`.
+    fn sockets_to(port: u16) -> Vec<bool> {
+        let mut found = Vec::new();
+        for entry in std::fs::read_dir("/proc/self/fd").unwrap().flatten() {
+            let Ok(fd) = entry.file_name().to_string_lossy().parse::<i32>() else {
+                continue;
+            };
+            // SAFETY: getpeername and getsockopt only write into the buffers given, of the sizes given.
+            unsafe {
+                let mut addr: libc::sockaddr_in = std::mem::zeroed();
+                let mut len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+                if libc::getpeername(fd, &mut addr as *mut _ as *mut libc::sockaddr, &mut len) != 0
+                    || addr.sin_family != libc::AF_INET as libc::sa_family_t
+                    || u16::from_be(addr.sin_port) != port
+                {
+                    continue;
+                }
+                let (mut on, mut len): (libc::c_int, libc::socklen_t) = (0, 4);
+                let got = libc::getsockopt(
+                    fd,
+                    libc::IPPROTO_TCP,
+                    libc::TCP_NODELAY,
+                    &mut on as *mut _ as *mut libc::c_void,
+                    &mut len,
+                );
+                assert_eq!(got, 0);
+                found.push(on != 0);
+            }
+        }
+        found
+    }
+
+    #[tokio::test]
+    async fn the_client_connects_with_nagle_off() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let server = std::thread::spawn(move || {
+            let (mut conn, _) = listener.accept().unwrap();
+            let mut buf = [0u8; 4096];
+            let mut got = Vec::new();
+            while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+                let n = conn.read(&mut buf).unwrap();
+                got.extend_from_slice(&buf[..n]);
+            }
+            conn.write_all(
+                b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}",
+            )
+            .unwrap();
+            // Held open until the sockets were looked at.
+            let _ = done_rx.recv();
+        });
+        let config = kube::Config::new(format!("http://127.0.0.1:{port}").parse().unwrap());
+        let client = super::client(config).unwrap();
+        let request = http::Request::get("/version").body(Vec::new()).unwrap();
+        assert_eq!(client.request_text(request).await.unwrap(), "{}");
+        let sockets = sockets_to(port);
+        done_tx.send(()).unwrap();
+        server.join().unwrap();
+        assert_eq!(sockets, vec![true], "one connection, TCP_NODELAY set");
+    }
 }
