@@ -80,11 +80,13 @@ async fn capped_text(
 
 /// Builds the client for `config` with kube's own retry layer turned off: [`with_retry`] is the only one.
 ///
-/// Without a proxy the client is kube's own stack (the TLS connector of `config`, its timeouts, the cluster URL,
-/// authentication and impersonation headers) on a TCP connector that sets `TCP_NODELAY`, which kube's leaves off.
-/// With Nagle's algorithm on, the first request on each new connection waits for the API server's delayed ACK
-/// of the TLS handshake's last flight (about 40 ms on Linux): measured, two of them were most of a no-change plan
-/// of ten clusters (`docs/benchmarks.md`). Through a proxy (`proxy_url`) the client is kube's as it is.
+/// Without a proxy the client is kube's stack as `Client::try_from` builds it (the TLS connector of `config`, its
+/// timeouts, the cluster URL, authentication and impersonation headers, in kube's order) on a TCP connector that
+/// sets `TCP_NODELAY`, which kube's leaves off. With Nagle's algorithm on, the first request on each new
+/// connection waits for the API server's delayed ACK of the TLS handshake's last flight (about 40 ms on Linux):
+/// measured, such waits were about half of a no-change plan of ten clusters (CHANGELOG). Left out of kube's
+/// stack: its tracing layer (whose events `main.rs` turns off anyway) and the client's `valid_until` (nothing
+/// here reads it). Through a proxy (`proxy_url`) the client is kube's as it is.
 pub fn client(mut config: kube::Config) -> Result<Client, kube::Error> {
     use hyper_util::{client::legacy::connect::HttpConnector, rt::TokioExecutor};
     use kube::client::ConfigExt;
@@ -94,6 +96,9 @@ pub fn client(mut config: kube::Config) -> Result<Client, kube::Error> {
     if config.proxy_url.is_some() {
         return Client::try_from(config);
     }
+    // First, as kube does: building the TLS connector may run an exec plugin for a client certificate, and a
+    // failing plugin then fails here, once.
+    let auth = config.auth_layer()?;
     if rustls::crypto::CryptoProvider::get_default().is_none() {
         // Only fails when another thread installed one meanwhile: either is aws-lc.
         let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
@@ -110,7 +115,7 @@ pub fn client(mut config: kube::Config) -> Result<Client, kube::Error> {
     let http = hyper_util::client::legacy::Client::builder(TokioExecutor::new()).build(connector);
     let service = ServiceBuilder::new()
         .layer(config.base_uri_layer())
-        .option_layer(config.auth_layer()?)
+        .option_layer(auth)
         .layer(config.extra_headers_layer()?)
         .map_err(tower::BoxError::from)
         .service(http);
@@ -121,7 +126,7 @@ pub fn client(mut config: kube::Config) -> Result<Client, kube::Error> {
 mod nodelay_tests {
     use std::io::{Read, Write};
 
-    /// The peer ports of this process's TCP sockets connected to `port`, with whether each has `TCP_NODELAY`.
+    /// For each of this process's TCP sockets connected to `port`: whether it has `TCP_NODELAY`.
     fn sockets_to(port: u16) -> Vec<bool> {
         let mut found = Vec::new();
         for entry in std::fs::read_dir("/proc/self/fd").unwrap().flatten() {
@@ -164,6 +169,9 @@ mod nodelay_tests {
             let mut got = Vec::new();
             while !got.windows(4).any(|w| w == b"\r\n\r\n") {
                 let n = conn.read(&mut buf).unwrap();
+                if n == 0 {
+                    break;
+                }
                 got.extend_from_slice(&buf[..n]);
             }
             conn.write_all(
