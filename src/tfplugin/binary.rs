@@ -110,11 +110,19 @@ fn exit_with_parent(_: &str) {}
 /// another: a plan that parses LIST pages on several runtime threads then peaks at about 1.4x its live heap (10,000
 /// profiles: 301 MB resident with the default, 213 MB with one arena, no measurable change in wall time). One
 /// arena, set before any thread starts.
+///
+/// And a fixed mmap threshold of 128 KiB: glibc raises its threshold to the size of each large block freed (up to
+/// 32 MiB), so after the first LIST answer is freed the next ones, and the vectors grown while decoding them, come
+/// from the heap, whose freed holes stay resident. With the threshold fixed every large block is mapped on its
+/// own, returned when freed, and grown in place (`mremap`). Measured at 10,000 clusters (an apply of 1 % changes,
+/// interleaved): 142–146 MB resident against 152–158 MB, with less CPU (2.2–2.3 s against 2.4–2.5 s).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn one_malloc_arena() {
     // SAFETY: mallopt only changes allocator tuning; it is called before the runtime starts any thread.
     unsafe {
         libc::mallopt(libc::M_ARENA_MAX, 1);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 << 10);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 128 << 10);
     }
 }
 

@@ -340,40 +340,6 @@ fn one_percent(n: usize) -> usize {
     (n / 100).max(1)
 }
 
-/// The client as the provider builds it (`k8s::io::client`): kube's stack on a TCP connector with `TCP_NODELAY`
-/// (kube's leaves Nagle on, and the first request of every new connection then waits ~40 ms for a delayed ACK),
-/// so the bounds this program measures carry no wait the provider does not pay.
-fn nodelay_client(config: kube::Config) -> Result<Client> {
-    use hyper_util::{client::legacy::connect::HttpConnector, rt::TokioExecutor};
-    use kube::client::ConfigExt;
-    use tower::ServiceBuilder;
-
-    let auth = config.auth_layer()?;
-    if rustls::crypto::CryptoProvider::get_default().is_none() {
-        let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
-    }
-    let mut tcp = HttpConnector::new();
-    tcp.enforce_http(false);
-    tcp.set_nodelay(true);
-    let mut connector =
-        hyper_timeout::TimeoutConnector::new(config.rustls_https_connector_with_connector(tcp)?);
-    connector.set_connect_timeout(config.connect_timeout);
-    connector.set_read_timeout(config.read_timeout);
-    connector.set_write_timeout(config.write_timeout);
-    let http = hyper_util::client::legacy::Client::builder(TokioExecutor::new()).build(connector);
-    // Unlike the provider, kube's own retry of 429/503 answers stays on, as `Client::try_default` has it (seeding
-    // right after the CRDs are installed meets "storage is (re)initializing").
-    let retry = tower::retry::RetryLayer::new(kube::client::retry::RetryPolicy::server_retry());
-    let service = ServiceBuilder::new()
-        .layer(config.base_uri_layer())
-        .layer(retry)
-        .option_layer(auth)
-        .layer(config.extra_headers_layer()?)
-        .map_err(tower::BoxError::from)
-        .service(http);
-    Ok(Client::new(service, config.default_namespace))
-}
-
 #[tokio::main]
 async fn main() -> Result<()> {
     let argv: Vec<String> = std::env::args().collect();
@@ -381,7 +347,9 @@ async fn main() -> Result<()> {
         bail!("usage: bench-limit seed|mutate|limit|unlimit|clean|wipe --ns NS ...")
     };
     let args = Args::parse(&argv[2..])?;
-    let client = nodelay_client(
+    // The provider's stack, with kube's retry of 429/503 answers left on (`Client::try_default` has it; seeding right
+    // after the CRDs are installed meets "storage is (re)initializing").
+    let client = tfsveltos::k8s::io::client_of(
         kube::Config::infer()
             .await
             .context("connecting (KUBECONFIG)")?,
