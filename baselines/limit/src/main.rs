@@ -347,7 +347,7 @@ async fn main() -> Result<()> {
         bail!("usage: bench-limit seed|mutate|limit|unlimit|clean|wipe --ns NS ...")
     };
     let args = Args::parse(&argv[2..])?;
-    // The provider's stack, with kube's retry of 429/503 answers left on (`Client::try_default` has it; seeding right
+    // The provider's stack, with kube's retry of 429/503/504 answers left on (`Client::try_default` has it; seeding right
     // after the CRDs are installed meets "storage is (re)initializing").
     let client = tfsveltos::k8s::io::client_of(
         kube::Config::infer()

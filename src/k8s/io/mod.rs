@@ -54,7 +54,7 @@ pub use target::api;
 /// read). Without a cap, the whole body. An error answer (4xx, 5xx) is the API server's Status, as
 /// [`Client::request_text`] gives it. Each chunk is appended to one buffer as it arrives, and that buffer becomes
 /// the text: `request_text` collects the chunks, copies them into one buffer and copies that into its text, which
-/// holds two copies of the answer at once (25 MB for the LIST of 10,000 SveltosClusters); `read_to_end` would
+/// holds two copies of the answer at once (2 x 12.6 MB for the LIST of 10,000 SveltosClusters); `read_to_end` would
 /// fill the buffer's spare room with zeros, making all of it resident.
 async fn capped_text(
     client: &Client,
@@ -93,7 +93,7 @@ pub fn client(mut config: kube::Config) -> Result<Client, kube::Error> {
 
 /// Builds kube's client stack for `config` as `Client::try_from` does (the TLS connector of `config`, its
 /// timeouts, an HTTP or HTTPS proxy's tunnel with its basic authentication, the cluster URL, kube's retry of
-/// 429/503 answers when `default_retry`, authentication and impersonation headers, in kube's order), on a TCP
+/// 429/503/504 answers when `default_retry`, authentication and impersonation headers, in kube's order), on a TCP
 /// connector that sets `TCP_NODELAY`, which kube's leaves off. With Nagle's algorithm on, the first request on
 /// each new connection waits for the delayed ACK of the TLS handshake's last flight (about 40 ms on Linux):
 /// measured, such waits were about half of a no-change plan of ten clusters (CHANGELOG). Left out of kube's
