@@ -17,7 +17,7 @@ pub fn run(
     init_logging: impl FnOnce(),
     provider: impl FnOnce() -> Arc<dyn Provider>,
 ) -> ExitCode {
-    one_malloc_arena();
+    tune_malloc();
     builtin_name_services();
     if !opts.debug {
         exit_with_parent(name);
@@ -117,7 +117,7 @@ fn exit_with_parent(_: &str) {}
 /// own, returned when freed, and grown in place (`mremap`). Measured at 10,000 clusters (an apply of 1 % changes,
 /// interleaved): 142–146 MB resident against 152–158 MB, with less CPU (2.2–2.3 s against 2.4–2.5 s).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn one_malloc_arena() {
+fn tune_malloc() {
     // SAFETY: mallopt only changes allocator tuning; it is called before the runtime starts any thread.
     unsafe {
         libc::mallopt(libc::M_ARENA_MAX, 1);
@@ -127,7 +127,7 @@ fn one_malloc_arena() {
 }
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn one_malloc_arena() {}
+fn tune_malloc() {}
 
 /// A statically linked glibc build (`-C target-feature=+crt-static`: the linux_amd64 release) has glibc's `files`
 /// and `dns` name services built in, but would `dlopen` any other service that /etc/nsswitch.conf names

@@ -238,3 +238,52 @@ async fn a_sixty_cluster_relabel_is_shown_per_cluster_and_guarded() {
         assert!(inv.sc(&ns, "c000").await.is_none());
     }
 }
+
+/// A refresh asks for what the bridge owns in one page where it fits (`k8s::io::ReadBudget::first_page`): the API
+/// server answers a LIST's first page from its cache and each page after it about four times slower per item, so
+/// with 600 clusters (1,200 objects, more than a page of 500) the refresh lists the bridge's SveltosClusters and its
+/// Secrets' metadata in one request each, asking for as many objects as its ledger records, and the plan shows no
+/// change. Watched through a proxy that records what the provider asks (`support::fault_proxy`).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refresh_reads_what_the_bridge_owns_in_one_page() {
+    use support::fault_proxy::FaultProxy;
+    const N: usize = 600;
+    let inv = Inv::new().await;
+    let ns = unique_namespace(&inv.client, "onepage").await;
+    inv.numbered_profiles(&ns, 0..N).await;
+    let tf = inv.tf(&Cli::tofu(), &bridge(&ns, &[&ns], ""));
+    apply_ok(&tf);
+
+    let proxy = FaultProxy::start(inv.client.clone()).await;
+    tf.write_main(&format!(
+        "{}\nprovider \"sveltos\" {{\n  host = {}\n}}\n{}",
+        fixtures::required_providers(fixtures::PROVIDER_SOURCE, None),
+        fixtures::hcl_string(&proxy.url()),
+        bridge(&ns, &[&ns], "")
+    ));
+    assert_eq!(tf.plan(), 0, "the plan through the proxy shows a change");
+    let answers = proxy.answers();
+    let owned_lists = |resource: &str| -> Vec<&String> {
+        answers
+            .iter()
+            .filter(|a| {
+                a.starts_with("GET ")
+                    && a.contains(&format!("/namespaces/{ns}/{resource}?"))
+                    && a.contains("labelSelector=sveltos.clusterinventory.io%2Fbridge")
+            })
+            .collect()
+    };
+    for resource in ["sveltosclusters", "secrets"] {
+        let lists = owned_lists(resource);
+        assert_eq!(
+            lists.len(),
+            1,
+            "{resource}: one LIST of what the bridge owns, in one page: {lists:#?}"
+        );
+        assert!(
+            lists[0].contains(&format!("limit={}", 2 * N + 1)) && !lists[0].contains("continue="),
+            "{resource}: {}",
+            lists[0]
+        );
+    }
+}

@@ -34,6 +34,14 @@ pub const RUN_BYTES: u64 = 128 << 20;
 /// fails the run once it passes what the bridge's own size allows; a tenant cannot grow the ledger.
 pub const OWNED_BYTES: u64 = 8 << 10;
 
+/// Most items asked for in the first page of a LIST whose size is known beforehand ([`ReadBudget::first_page`]).
+pub const FIRST_PAGE_ITEMS: u32 = 16 << 10;
+
+/// Longest answer to such a first page, in bytes: room for [`FIRST_PAGE_ITEMS`] honest objects (the bridge's
+/// SveltosClusters are about 1.3 KiB, its Secrets' metadata less). A longer answer is not read to its end, and
+/// the page is asked for again with half as many items, as any page.
+pub const FIRST_ANSWER_BYTES: usize = 32 << 20;
+
 fn scope_label(namespace: Option<&str>) -> String {
     namespace
         .map(|n| format!("in namespace {n}"))
@@ -44,6 +52,7 @@ fn scope_label(namespace: Option<&str>) -> String {
 #[derive(Debug)]
 pub struct ReadBudget {
     limit: u64,
+    first_page: u32,
     spent: Mutex<(u64, BTreeMap<String, u64>)>,
 }
 
@@ -58,8 +67,19 @@ impl ReadBudget {
     pub fn new(limit: u64) -> Self {
         Self {
             limit,
+            first_page: PAGE_SIZE,
             spent: Mutex::new((0, BTreeMap::new())),
         }
+    }
+
+    /// This budget, its LISTs asking for up to `items` (at most [`FIRST_PAGE_ITEMS`]) in their first page, each
+    /// answer of which may be up to [`FIRST_ANSWER_BYTES`] long: for a reader that knows how many objects it will
+    /// find (a refresh, from its ledger). The API server answers a LIST's first page from its cache, and each
+    /// page after it about four times slower per item (measured: 10,000 SveltosClusters read in one page in
+    /// 0.5 s, in pages of 500 in 2.1–2.3 s), so a refresh reads what it owns in one page where it can.
+    pub fn first_page(mut self, items: usize) -> Self {
+        self.first_page = (items.min(FIRST_PAGE_ITEMS as usize) as u32).max(PAGE_SIZE);
+        self
     }
 
     /// The budget of a run of a bridge whose ledger records `owned` objects: [`RUN_BYTES`] and [`OWNED_BYTES`] for
@@ -390,21 +410,28 @@ impl Scope<'_> {
         each: &mut impl FnMut(Vec<T>),
         bad: &mut Vec<Undecodable>,
     ) -> Result<(), IoError> {
-        let (mut limit, mut token) = (PAGE_SIZE, None::<String>);
+        let (mut limit, mut token) = (budget.first_page, None::<String>);
         loop {
             let mut lp = base.clone().limit(limit);
             if let Some(t) = &token {
                 lp = lp.continue_token(t);
             }
-            let Some(body) = self
-                .answer(&lp, keep.cap.is_none(), Some(ANSWER_BYTES))
-                .await?
-            else {
+            // Only a first page may ask for more than a page, and its answer be longer.
+            let cap = if limit > PAGE_SIZE {
+                FIRST_ANSWER_BYTES
+            } else {
+                ANSWER_BYTES
+            };
+            let Some(body) = self.answer(&lp, keep.cap.is_none(), Some(cap)).await? else {
+                if limit > PAGE_SIZE {
+                    // Objects made large: read page by page from here, as without a first page.
+                    limit = PAGE_SIZE;
+                    continue;
+                }
                 if limit == 1 {
-                    return Err(self.refused(format!(
-                        "one object is longer than {} MiB",
-                        ANSWER_BYTES >> 20
-                    )));
+                    return Err(
+                        self.refused(format!("one object is longer than {} MiB", cap >> 20))
+                    );
                 }
                 limit /= 2;
                 continue;
@@ -422,7 +449,10 @@ impl Scope<'_> {
                 .charge(body.len() - meta.oversized_bytes, by_namespace)
                 .map_err(|why| self.refused(why))?;
             match meta.next {
-                Some(next) => token = Some(next),
+                Some(next) => {
+                    token = Some(next);
+                    limit = limit.min(PAGE_SIZE);
+                }
                 None => return Ok(()),
             }
         }
@@ -499,5 +529,13 @@ mod tests {
             .unwrap_err();
         assert!(why.contains("budget of 909 MiB"), "{why}");
         assert_eq!(ReadBudget::for_owned(usize::MAX).limit, u64::MAX);
+        // A first page asks for what is known to be there, within a page and FIRST_PAGE_ITEMS.
+        assert_eq!(ReadBudget::default().first_page, PAGE_SIZE);
+        assert_eq!(ReadBudget::default().first_page(3).first_page, PAGE_SIZE);
+        assert_eq!(ReadBudget::default().first_page(1201).first_page, 1201);
+        assert_eq!(
+            ReadBudget::default().first_page(usize::MAX).first_page,
+            FIRST_PAGE_ITEMS
+        );
     }
 }

@@ -42,8 +42,9 @@ pub use discovery::{DISCOVERY_BYTES, group_versions, preferred_version, serves};
 pub use error::{IoCause, IoError};
 pub use get::{Got, get, get_by_list, get_metadata, get_metadata_opt, get_opt};
 pub use list::{
-    ANSWER_BYTES, OWNED_BYTES, RUN_BYTES, ReadBudget, list, list_bounded, list_bounded_each,
-    list_cluster_scoped, list_each, list_metadata, list_metadata_each,
+    ANSWER_BYTES, FIRST_ANSWER_BYTES, FIRST_PAGE_ITEMS, OWNED_BYTES, RUN_BYTES, ReadBudget, list,
+    list_bounded, list_bounded_each, list_cluster_scoped, list_each, list_metadata,
+    list_metadata_each,
 };
 pub use patch::{Patched, remove_labels};
 pub use retry::{ATTEMPT_TIMEOUT, MAX_ATTEMPTS, OPERATION_BOUND, RETRY_WINDOW, with_retry};
@@ -66,10 +67,7 @@ async fn capped_text(
     let mut bytes = Vec::new();
     loop {
         // A transport failure while reading the body: retried, as the client's own failures are.
-        let chunk = body
-            .fill_buf()
-            .await
-            .map_err(|e| kube::Error::Service(Box::new(e)))?;
+        let chunk = body.fill_buf().await.map_err(body_error)?;
         if chunk.is_empty() {
             break;
         }
@@ -85,6 +83,13 @@ async fn capped_text(
         .map_err(kube::Error::FromUtf8)
 }
 
+/// A failure while reading an answer's body as kube's client had it: kube hands it over wrapped in an
+/// `io::Error`, which is taken off (a transport failure then reads `ServiceError: ...`, once).
+fn body_error(e: std::io::Error) -> kube::Error {
+    e.downcast::<kube::Error>()
+        .unwrap_or_else(|e| kube::Error::Service(Box::new(e)))
+}
+
 /// Builds the client for `config` with kube's own retry layer turned off: [`with_retry`] is the only one.
 pub fn client(mut config: kube::Config) -> Result<Client, kube::Error> {
     config.default_retry = false;
@@ -98,12 +103,19 @@ pub fn client(mut config: kube::Config) -> Result<Client, kube::Error> {
 /// each new connection waits for the delayed ACK of the TLS handshake's last flight (about 40 ms on Linux):
 /// measured, such waits were about half of a no-change plan of ten clusters (CHANGELOG). Left out of kube's
 /// stack: its tracing layer (whose events `main.rs` turns off anyway) and the client's `valid_until` (nothing
-/// here reads it). A proxy of another scheme is kube's error. The provider's clients come from [`client`]; the
-/// benchmark's raw client (`baselines/limit`) comes from here, with kube's retry on.
+/// here reads it). A proxy of another scheme is kube's error, with the proxy URL's user information left out (kube
+/// would print a password). The provider's clients come from [`client`]; the benchmark's raw client
+/// (`baselines/limit`) comes from here, with kube's retry on.
 pub fn client_of(config: kube::Config) -> Result<Client, kube::Error> {
     use hyper_util::client::legacy::connect::{HttpConnector, proxy::Tunnel};
     use kube::client::ConfigExt;
 
+    // Before anything runs (an exec plugin for the TLS connector): a proxy this stack cannot use.
+    if let Some(proxy) = &config.proxy_url
+        && !matches!(proxy.scheme_str(), Some("http" | "https"))
+    {
+        return Err(unusable_proxy(proxy));
+    }
     // First, as kube does: building the TLS connector may run an exec plugin for a client certificate, and a
     // failing plugin then fails here, once.
     let auth = config.auth_layer()?;
@@ -125,8 +137,31 @@ pub fn client_of(config: kube::Config) -> Result<Client, kube::Error> {
             let tunnel = proxy_auth(&proxy, Tunnel::new(proxy.clone(), tls));
             stack(config, auth, tunnel)
         }
-        // socks5 (a feature not built in) or an unknown scheme: kube's own error.
-        Some(_) => Client::try_from(config),
+        Some(proxy) => Err(unusable_proxy(&proxy)),
+    }
+}
+
+/// kube's error for a proxy of a scheme other than `http` and `https` (socks5 is a kube feature not built in),
+/// naming the proxy without its user information.
+fn unusable_proxy(proxy: &http::Uri) -> kube::Error {
+    let mut parts = http::uri::Parts::default();
+    parts.scheme = proxy.scheme().cloned();
+    parts.authority = proxy.authority().and_then(|a| {
+        let host = a
+            .as_str()
+            .rsplit_once('@')
+            .map_or(a.as_str(), |(_, host)| host);
+        host.parse().ok()
+    });
+    parts.path_and_query = Some(http::uri::PathAndQuery::from_static("/"));
+    let proxy_url = Box::new(http::Uri::from_parts(parts).unwrap_or_default());
+    if proxy.scheme_str() == Some("socks5") {
+        kube::Error::ProxyProtocolDisabled {
+            proxy_url,
+            protocol_feature: "kube/socks5",
+        }
+    } else {
+        kube::Error::ProxyProtocolUnsupported { proxy_url }
     }
 }
 
@@ -319,5 +354,56 @@ mod nodelay_tests {
             heads[1].starts_with("GET /version HTTP/1.1\r\n"),
             "{heads:?}"
         );
+    }
+
+    /// A body cut short: the error is kube's own transport error, not that error wrapped twice.
+    #[tokio::test]
+    async fn a_body_cut_short_is_one_transport_error() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            let (mut conn, _) = listener.accept().unwrap();
+            head(&mut conn);
+            conn.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\n{\"a\"")
+                .unwrap();
+        });
+        let config = kube::Config::new(format!("http://127.0.0.1:{port}").parse().unwrap());
+        let client = super::client(config).unwrap();
+        let request = http::Request::get("/api").body(Vec::new()).unwrap();
+        let error = super::capped_text(&client, request, None)
+            .await
+            .unwrap_err();
+        server.join().unwrap();
+        let text = error.to_string();
+        assert!(matches!(error, kube::Error::Service(_)), "{error:?}");
+        assert_eq!(text.matches("ServiceError").count(), 1, "{text}");
+    }
+
+    /// A proxy this client cannot use is refused before anything runs, and the error does not print the
+    /// password of its URL.
+    #[test]
+    fn an_unusable_proxy_is_named_without_its_password() {
+        for (url, feature) in [
+            ("socks5://me:s3cret@127.0.0.1:1080", true),
+            ("ftp://me:s3cret@proxy.example:21/x", false),
+        ] {
+            let mut config = kube::Config::new("https://127.0.0.1:6443".parse().unwrap());
+            config.proxy_url = Some(url.parse().unwrap());
+            let error = super::client(config).err().expect("refused");
+            let text = format!("{error} {error:?}");
+            assert!(!text.contains("s3cret") && !text.contains("me:"), "{text}");
+            assert!(
+                text.contains(if feature {
+                    "kube/socks5"
+                } else {
+                    "unsupported"
+                }),
+                "{text}"
+            );
+            assert!(
+                text.contains(url.split('@').nth(1).unwrap().split('/').next().unwrap()),
+                "{text}"
+            );
+        }
     }
 }
