@@ -263,14 +263,21 @@ async fn list_objects(client: &Client, url: &str, lp: &ListParams) -> Result<Rea
     })
 }
 
-/// A metadata LIST, as the provider makes it: page by page, [`PAGE_SIZE`] items each, each page asked for once
-/// the previous one's continue token is known (src/k8s/io/list.rs, `list_metadata_each`). Of each answer only the
-/// continue token is decoded.
-async fn list_metadata_pages(client: &Client, url: &str, base: &ListParams) -> Result<Read> {
+/// A metadata LIST, as the provider makes it: page by page, `first` items in the first page and [`PAGE_SIZE`] in
+/// each after it, each page asked for once the previous one's continue token is known (src/k8s/io/list.rs,
+/// `list_metadata_each`; a refresh asks for all the bridge owns in its first page, `ReadBudget::first_page`). Of
+/// each answer only the continue token is decoded.
+async fn list_metadata_pages(
+    client: &Client,
+    url: &str,
+    base: &ListParams,
+    first: u32,
+) -> Result<Read> {
     let mut read = Read::default();
     let mut token: Option<String> = None;
     loop {
-        let mut lp = base.clone().limit(PAGE_SIZE);
+        let limit = if token.is_none() { first } else { PAGE_SIZE };
+        let mut lp = base.clone().limit(limit);
         if let Some(t) = &token {
             lp = lp.continue_token(t);
         }
@@ -297,6 +304,7 @@ async fn read_floor(
     ns: &str,
     bridge: &str,
     claim_ns: &str,
+    owned_first: u32,
 ) -> Result<(Read, Read)> {
     use k8s_openapi::api::core::v1::ConfigMap;
     use kube::Resource;
@@ -312,9 +320,9 @@ async fn read_floor(
     let claim = format!("sveltos-bridge-{bridge}");
     let (profiles, credentials, clusters, owned, claim) = futures::try_join!(
         list_objects(client, &profiles_url, &all),
-        list_metadata_pages(client, &secrets_url, &labelled),
+        list_metadata_pages(client, &secrets_url, &labelled, PAGE_SIZE),
         list_objects(client, &clusters_url, &owner),
-        list_metadata_pages(client, &secrets_url, &owner),
+        list_metadata_pages(client, &secrets_url, &owner, owned_first),
         async {
             let body = answer(
                 client,
@@ -462,7 +470,10 @@ async fn main() -> Result<()> {
             let bridge = args.str("bridge")?.to_string();
             let claim_ns = args.str("claim-namespace")?.to_string();
             let start = Instant::now();
-            let (list, get) = read_floor(&client, &ns, &bridge, &claim_ns).await?;
+            // As a refresh of a bridge of `n` clusters asks (its ledger records 2n objects).
+            let owned = (2 * args.num("n")? + 1).min(tfsveltos::k8s::io::FIRST_PAGE_ITEMS as usize);
+            let owned_first = (owned as u32).max(PAGE_SIZE);
+            let (list, get) = read_floor(&client, &ns, &bridge, &claim_ns, owned_first).await?;
             let secs = start.elapsed().as_secs_f64();
             let requests = json!({ "LIST": list.requests, "GET": get.requests });
             println!(
