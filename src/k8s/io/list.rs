@@ -74,18 +74,19 @@ impl ReadBudget {
 
     /// This budget, its LISTs asking for up to `items` (at most [`FIRST_PAGE_ITEMS`]) in their first page, each
     /// answer of which may be up to [`FIRST_ANSWER_BYTES`] long: for a reader that knows how many objects it will
-    /// find (a refresh, from its ledger). The API server answers a LIST's first page from its cache, and each
-    /// page after it about four times slower per item (measured: 10,000 SveltosClusters read in one page in
-    /// 0.5 s, in pages of 500 in 2.1–2.3 s), so a refresh reads what it owns in one page where it can.
+    /// find (a bridge's run, from its ledger). The API server answers a LIST's first page from its cache, and
+    /// each page after it about four times slower per item (measured: 10,000 SveltosClusters read in one page in
+    /// 0.5 s, in pages of 500 in 2.1–2.3 s), so a run reads what the bridge owns in one page where it can.
     pub fn first_page(mut self, items: usize) -> Self {
         self.first_page = (items.min(FIRST_PAGE_ITEMS as usize) as u32).max(PAGE_SIZE);
         self
     }
 
     /// The budget of a run of a bridge whose ledger records `owned` objects: [`RUN_BYTES`] and [`OWNED_BYTES`] for
-    /// each of them.
+    /// each of them, its LISTs asking for as many objects as it owns in their first page ([`Self::first_page`]).
     pub fn for_owned(owned: usize) -> Self {
         Self::new(RUN_BYTES.saturating_add((owned as u64).saturating_mul(OWNED_BYTES)))
+            .first_page(owned.saturating_add(1))
     }
 
     /// The bytes this budget allows in all.
@@ -533,6 +534,7 @@ mod tests {
         assert_eq!(ReadBudget::default().first_page, PAGE_SIZE);
         assert_eq!(ReadBudget::default().first_page(3).first_page, PAGE_SIZE);
         assert_eq!(ReadBudget::default().first_page(1201).first_page, 1201);
+        assert_eq!(ReadBudget::for_owned(1200).first_page, 1201);
         assert_eq!(
             ReadBudget::default().first_page(usize::MAX).first_page,
             FIRST_PAGE_ITEMS
