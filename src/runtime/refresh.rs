@@ -66,7 +66,8 @@ pub async fn refresh(
         }
     };
     let started = std::time::Instant::now();
-    let budget = io::ReadBudget::for_owned(ledger.len());
+    // What the ledger records is read in one page where it fits (see `ReadBudget::first_page`).
+    let budget = io::ReadBudget::for_owned(ledger.len()).first_page(ledger.len() + 1);
     let observed = read_owned(client, of.bridge, &ledger, of.selected, &budget).await?;
     tracing::debug!(bridge = %of.bridge, elapsed_ms = started.elapsed().as_millis() as u64, "read what the bridge owns");
     let recorded = ledger.reads();

@@ -16,7 +16,8 @@ use super::{
 
 /// Longest answer to one page of a metadata LIST, in bytes. A longer answer is not read to its end: the page is
 /// asked for again with half as many items (down to one object, whose metadata the API server's object size limit
-/// keeps far below this), so what is held at once is at most this much text and the items decoded from it.
+/// keeps far below this), so what is held at once is at most this much text and the items decoded from it (a
+/// first page asked for with [`ReadBudget::first_page`]: [`FIRST_ANSWER_BYTES`]).
 pub const ANSWER_BYTES: usize = 8 << 20;
 
 /// Most bytes of metadata LIST answers one run (a plan, an apply, a refresh, a data source's read) reads: past it
@@ -39,7 +40,9 @@ pub const FIRST_PAGE_ITEMS: u32 = 16 << 10;
 
 /// Longest answer to such a first page, in bytes: room for [`FIRST_PAGE_ITEMS`] honest objects (the bridge's
 /// SveltosClusters are about 1.3 KiB, its Secrets' metadata less). A longer answer is not read to its end, and
-/// the page is asked for again with half as many items, as any page.
+/// the LIST goes on from there in pages of [`PAGE_SIZE`] within [`ANSWER_BYTES`] (at most one such read per LIST
+/// and namespace). Only a refresh's budget asks for a first page (`runtime::refresh`): its LISTs are those of what
+/// the bridge owns, two at once, so what is held at once stays within two such answers.
 pub const FIRST_ANSWER_BYTES: usize = 32 << 20;
 
 fn scope_label(namespace: Option<&str>) -> String {
@@ -74,19 +77,18 @@ impl ReadBudget {
 
     /// This budget, its LISTs asking for up to `items` (at most [`FIRST_PAGE_ITEMS`]) in their first page, each
     /// answer of which may be up to [`FIRST_ANSWER_BYTES`] long: for a reader that knows how many objects it will
-    /// find (a bridge's run, from its ledger). The API server answers a LIST's first page from its cache, and
-    /// each page after it about four times slower per item (measured: 10,000 SveltosClusters read in one page in
-    /// 0.5 s, in pages of 500 in 2.1–2.3 s), so a run reads what the bridge owns in one page where it can.
+    /// find (a refresh, from its ledger). The API server answers a LIST's first page from its cache, and each
+    /// page after it about four times slower per item (measured: 10,000 SveltosClusters read in one page in
+    /// 0.5 s, in pages of 500 in 2.1–2.3 s), so a refresh reads what it owns in one page where it can.
     pub fn first_page(mut self, items: usize) -> Self {
         self.first_page = (items.min(FIRST_PAGE_ITEMS as usize) as u32).max(PAGE_SIZE);
         self
     }
 
     /// The budget of a run of a bridge whose ledger records `owned` objects: [`RUN_BYTES`] and [`OWNED_BYTES`] for
-    /// each of them, its LISTs asking for as many objects as it owns in their first page ([`Self::first_page`]).
+    /// each of them.
     pub fn for_owned(owned: usize) -> Self {
         Self::new(RUN_BYTES.saturating_add((owned as u64).saturating_mul(OWNED_BYTES)))
-            .first_page(owned.saturating_add(1))
     }
 
     /// The bytes this budget allows in all.
@@ -534,7 +536,6 @@ mod tests {
         assert_eq!(ReadBudget::default().first_page, PAGE_SIZE);
         assert_eq!(ReadBudget::default().first_page(3).first_page, PAGE_SIZE);
         assert_eq!(ReadBudget::default().first_page(1201).first_page, 1201);
-        assert_eq!(ReadBudget::for_owned(1200).first_page, 1201);
         assert_eq!(
             ReadBudget::default().first_page(usize::MAX).first_page,
             FIRST_PAGE_ITEMS
