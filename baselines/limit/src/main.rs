@@ -233,8 +233,8 @@ impl Args {
     }
 }
 
-/// Items per page of a metadata LIST, as the provider asks for them (`PAGE_SIZE` in src/k8s/io/decode.rs).
-const PAGE_SIZE: u32 = 500;
+/// Items per page of a metadata LIST, as the provider asks for them.
+const PAGE_SIZE: u32 = tfsveltos::k8s::io::PAGE_SIZE;
 /// The label of the credential Secrets the bridge lists by default (`keys::CLUSTER_PROFILE_LABEL` in src/api).
 const CREDENTIAL_LABEL: &str = "x-k8s.io/cluster-profile";
 
@@ -471,8 +471,7 @@ async fn main() -> Result<()> {
             let claim_ns = args.str("claim-namespace")?.to_string();
             let start = Instant::now();
             // As a refresh of a bridge of `n` clusters asks (its ledger records 2n objects).
-            let owned = (2 * args.num("n")? + 1).min(tfsveltos::k8s::io::FIRST_PAGE_ITEMS as usize);
-            let owned_first = (owned as u32).max(PAGE_SIZE);
+            let owned_first = tfsveltos::k8s::io::first_page_items(2 * args.num("n")? + 1);
             let (list, get) = read_floor(&client, &ns, &bridge, &claim_ns, owned_first).await?;
             let secs = start.elapsed().as_secs_f64();
             let requests = json!({ "LIST": list.requests, "GET": get.requests });

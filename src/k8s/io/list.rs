@@ -45,6 +45,12 @@ pub const FIRST_PAGE_ITEMS: u32 = 16 << 10;
 /// the bridge owns, two at once, so what is held at once stays within two such answers.
 pub const FIRST_ANSWER_BYTES: usize = 32 << 20;
 
+/// How many items a first page asks for when `items` are expected: at least [`PAGE_SIZE`], at most
+/// [`FIRST_PAGE_ITEMS`] (the benchmark's read floor asks as the provider does).
+pub fn first_page_items(items: usize) -> u32 {
+    (items.min(FIRST_PAGE_ITEMS as usize) as u32).max(PAGE_SIZE)
+}
+
 fn scope_label(namespace: Option<&str>) -> String {
     namespace
         .map(|n| format!("in namespace {n}"))
@@ -81,7 +87,7 @@ impl ReadBudget {
     /// page after it about four times slower per item (measured: 10,000 SveltosClusters read in one page in
     /// 0.5 s, in pages of 500 in 2.1–2.3 s), so a refresh reads what it owns in one page where it can.
     pub fn first_page(mut self, items: usize) -> Self {
-        self.first_page = (items.min(FIRST_PAGE_ITEMS as usize) as u32).max(PAGE_SIZE);
+        self.first_page = first_page_items(items);
         self
     }
 

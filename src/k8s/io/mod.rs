@@ -42,9 +42,9 @@ pub use discovery::{DISCOVERY_BYTES, group_versions, preferred_version, serves};
 pub use error::{IoCause, IoError};
 pub use get::{Got, get, get_by_list, get_metadata, get_metadata_opt, get_opt};
 pub use list::{
-    ANSWER_BYTES, FIRST_ANSWER_BYTES, FIRST_PAGE_ITEMS, OWNED_BYTES, RUN_BYTES, ReadBudget, list,
-    list_bounded, list_bounded_each, list_cluster_scoped, list_each, list_metadata,
-    list_metadata_each,
+    ANSWER_BYTES, FIRST_ANSWER_BYTES, FIRST_PAGE_ITEMS, OWNED_BYTES, RUN_BYTES, ReadBudget,
+    first_page_items, list, list_bounded, list_bounded_each, list_cluster_scoped, list_each,
+    list_metadata, list_metadata_each,
 };
 pub use patch::{Patched, remove_labels};
 pub use retry::{ATTEMPT_TIMEOUT, MAX_ATTEMPTS, OPERATION_BOUND, RETRY_WINDOW, with_retry};
@@ -132,12 +132,12 @@ pub fn client_of(config: kube::Config) -> Result<Client, kube::Error> {
             let tunnel = proxy_auth(&proxy, Tunnel::new(proxy.clone(), tcp));
             stack(config, auth, tunnel)
         }
-        Some(proxy) if proxy.scheme_str() == Some("https") => {
+        // https: any other scheme was refused above.
+        Some(proxy) => {
             let tls = config.rustls_https_connector_with_connector(tcp)?;
             let tunnel = proxy_auth(&proxy, Tunnel::new(proxy.clone(), tls));
             stack(config, auth, tunnel)
         }
-        Some(proxy) => Err(unusable_proxy(&proxy)),
     }
 }
 
