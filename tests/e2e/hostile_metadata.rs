@@ -637,3 +637,101 @@ output "profiles" {{
         m.provider_peak_rss_kib
     );
 }
+
+/// Clusters of the bridge of [`a_large_bridge_reads_bloated_clusters_page_by_page`].
+const LARGE: usize = 300;
+
+/// Of those, how many the tenant bloats: 30 of about 1.4 MB each as served, a LIST answer over the 32 MiB a first page
+/// may take.
+const LARGE_BLOATED: usize = 30;
+
+/// A refresh of a bridge that owns 500 objects or more asks for what it owns in one first page, whose answer may
+/// be 32 MiB long. Here the tenant bloats [`LARGE_BLOATED`] of the [`LARGE`] SveltosClusters the bridge registered
+/// for it (with `get` and `patch` on them only) so that the answer to that first page is longer: it is dropped
+/// once, the LIST starts over in pages of 500 (each answer within 8 MiB, halved until it fits), each bloated
+/// SveltosCluster is its own cluster's problem (kept as it is, a warning naming it), and the provider's peak RSS
+/// stays under 128 MiB.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_large_bridge_reads_bloated_clusters_page_by_page() {
+    use support::fault_proxy::FaultProxy;
+    let env = TestEnv::get();
+    let inv = Inv::new().await;
+    let ns = unique_namespace(&inv.client, "bloat-large").await;
+    inv.numbered_profiles(&ns, 0..LARGE).await;
+    let cli = Cli::tofu();
+    let tf = inv.tf(&cli, &bridge(&ns, &[&ns], ""));
+    apply_ok(&tf);
+    assert_eq!(state_clusters(&tf).len(), LARGE);
+
+    let rules = json!([{"apiGroups": ["lib.projectsveltos.io"], "resources": ["sveltosclusters"],
+        "verbs": ["get", "patch"]}]);
+    let who = identity(env, tf.dir(), &ns, "tenant", rules);
+    let patch = file(tf.dir(), "bloat.json", &bloat_patch());
+    for i in 0..LARGE_BLOATED {
+        let name = format!("c{i:03}");
+        let args = ["-n", &ns, "patch", "sveltoscluster", &name, "--type=merge"];
+        env.kubectl_at(&who, &[&args[..], &["--patch-file", &patch]].concat());
+    }
+
+    let proxy = FaultProxy::start(inv.client.clone()).await;
+    tf.write_main(&format!(
+        "{}\nprovider \"sveltos\" {{\n  host = {}\n}}\n{}",
+        fixtures::required_providers(fixtures::PROVIDER_SOURCE, None),
+        fixtures::hcl_string(&proxy.url()),
+        bridge(&ns, &[&ns], "")
+    ));
+    let m = measure(
+        &tf,
+        &["plan", "-input=false", "-no-color", "-detailed-exitcode"],
+    );
+    let out = text(&m.output);
+    report(&format!(
+        "{LARGE_BLOATED} of {LARGE} SveltosClusters bloated: plan peak RSS {:.1} MiB, {:.2} s",
+        m.provider_peak_rss_kib as f64 / 1024.0,
+        m.wall.as_secs_f64()
+    ));
+    // Changes: the bloated clusters' problems recorded.
+    assert_eq!(m.output.status.code(), Some(2), "the plan:\n{out}");
+    let warning = flat(
+        diagnostics(&out, "Warning", "an object of this bridge cannot be read")
+            .first()
+            .unwrap_or_else(|| panic!("no warning naming the bloated clusters:\n{out}")),
+    );
+    assert!(
+        warning.contains(&format!("{LARGE_BLOATED} ClusterProfile(s)"))
+            && warning.contains("over the 512 KiB"),
+        "{warning}"
+    );
+    let answers = proxy.answers();
+    let lists: Vec<&String> = answers
+        .iter()
+        .filter(|a| {
+            a.starts_with("GET ")
+                && a.contains(&format!("/namespaces/{ns}/sveltosclusters?"))
+                && a.contains("labelSelector=sveltos.clusterinventory.io%2Fbridge")
+        })
+        .collect();
+    let first = format!("limit={}", 2 * LARGE + 1);
+    assert!(
+        lists.len() > 2
+            && lists[0].contains(&first)
+            && !lists[0].contains("continue=")
+            && lists[1].contains("limit=500")
+            && !lists[1].contains("continue=")
+            && lists[2..].iter().all(|l| !l.contains(&first)),
+        "the first page asked once, then pages of 500 from the start: {lists:#?}"
+    );
+    assert!(
+        m.provider_peak_rss_kib < 128 * 1024,
+        "provider peak RSS {} KiB",
+        m.provider_peak_rss_kib
+    );
+    env.kubectl(&[
+        "delete",
+        "sveltoscluster",
+        "--all",
+        "-n",
+        &ns,
+        "--wait=false",
+    ]);
+}

@@ -181,7 +181,7 @@ where
 }
 
 /// Like [`list_each`], metadata only (no object bodies cross the wire), page by page ([`PAGE_SIZE`] items, each
-/// answer at most [`ANSWER_BYTES`]) within `budget`: for objects whose number and size others choose, read first
+/// answer at most [`ANSWER_BYTES`]; a first page as `budget` asks, [`ReadBudget::first_page`]) within `budget`: for objects whose number and size others choose, read first
 /// as metadata so that only the bodies needed are read (`crate::k8s::bodies`).
 pub async fn list_metadata_each<K>(
     client: &Client,
@@ -205,7 +205,8 @@ where
     .await
 }
 
-/// Like [`list_each`], page by page ([`PAGE_SIZE`] items, each answer at most [`ANSWER_BYTES`]) within `budget`,
+/// Like [`list_each`], page by page ([`PAGE_SIZE`] items, each answer at most [`ANSWER_BYTES`]; a first page as
+/// `budget` asks, [`ReadBudget::first_page`]) within `budget`,
 /// for objects others may make large: an item longer than `cap.bytes` is set aside as an [`Undecodable`] (with
 /// only the labels and annotations `cap.keep` names) and not counted in the budget, so one object made large is
 /// its own problem; what is held at once is one answer and one batch.
@@ -410,7 +411,8 @@ impl Scope<'_> {
         .await
     }
 
-    /// The collection page by page, each answer within [`ANSWER_BYTES`] and all within `budget`: its metadata, or
+    /// The collection page by page, each answer within [`ANSWER_BYTES`] (a first page larger than [`PAGE_SIZE`]
+    /// within [`FIRST_ANSWER_BYTES`]) and all within `budget`: its metadata, or
     /// with a `cap` its whole objects, each within the cap (what is longer is set aside, not charged).
     async fn pages<T: DeserializeOwned + Resource>(
         &self,
