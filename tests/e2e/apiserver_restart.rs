@@ -53,11 +53,9 @@ fn workspace(proxy: &FaultProxy, ns: &str) -> Tf {
 
 /// (Re)writes the configuration of [`workspace`], with `extra` lines in the bridge.
 fn write_workspace(tf: &Tf, proxy: &FaultProxy, ns: &str, extra: &str) {
-    tf.write_main(&format!(
-        "{}\nprovider \"sveltos\" {{\n  host = {}\n}}\n{}",
-        fixtures::required_providers(fixtures::PROVIDER_SOURCE, None),
-        fixtures::hcl_string(&proxy.url()),
-        bridge(ns, &[ns], extra)
+    tf.write_main(&fixtures::main_with_host(
+        &proxy.url(),
+        &bridge(ns, &[ns], extra),
     ));
 }
 

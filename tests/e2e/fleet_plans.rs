@@ -255,11 +255,9 @@ async fn a_refresh_reads_what_the_bridge_owns_in_one_page() {
     apply_ok(&tf);
 
     let proxy = FaultProxy::start(inv.client.clone()).await;
-    tf.write_main(&format!(
-        "{}\nprovider \"sveltos\" {{\n  host = {}\n}}\n{}",
-        fixtures::required_providers(fixtures::PROVIDER_SOURCE, None),
-        fixtures::hcl_string(&proxy.url()),
-        bridge(&ns, &[&ns], "")
+    tf.write_main(&fixtures::main_with_host(
+        &proxy.url(),
+        &bridge(&ns, &[&ns], ""),
     ));
     assert_eq!(tf.plan(), 0, "the plan through the proxy shows a change");
     let answers = proxy.answers();

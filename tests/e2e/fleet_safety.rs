@@ -273,14 +273,7 @@ async fn secret_is_deleted_only_after_the_sveltos_cluster_is_gone() {
     }
     let proxy = FaultProxy::start(inv.client.clone()).await;
     let tf = Tf::new(&Cli::tofu());
-    let body = |extra: &str| {
-        format!(
-            "{}\nprovider \"sveltos\" {{\n  host = {}\n}}\n{}",
-            fixtures::required_providers(fixtures::PROVIDER_SOURCE, None),
-            fixtures::hcl_string(&proxy.url()),
-            bridge(&ns, &[&ns], extra)
-        )
-    };
+    let body = |extra: &str| fixtures::main_with_host(&proxy.url(), &bridge(&ns, &[&ns], extra));
     tf.write_main(&body("  deregistration_timeout = \"2m\""));
     apply_ok(&tf);
     // Registration in the same order the other way round: each Secret is written (answered) before its
@@ -919,11 +912,9 @@ async fn bridged_through_a_proxy(prefix: &str, n: usize) -> (Inv, String, FaultP
     inv.numbered_profiles(&ns, 0..n).await;
     let proxy = FaultProxy::start(inv.client.clone()).await;
     let tf = Tf::new(&Cli::tofu());
-    tf.write_main(&format!(
-        "{}\nprovider \"sveltos\" {{\n  host = {}\n}}\n{}",
-        fixtures::required_providers(fixtures::PROVIDER_SOURCE, None),
-        fixtures::hcl_string(&proxy.url()),
-        bridge(&ns, &[&ns], "")
+    tf.write_main(&fixtures::main_with_host(
+        &proxy.url(),
+        &bridge(&ns, &[&ns], ""),
     ));
     (inv, ns, proxy, tf)
 }

@@ -674,11 +674,9 @@ async fn a_large_bridge_reads_bloated_clusters_page_by_page() {
     }
 
     let proxy = FaultProxy::start(inv.client.clone()).await;
-    tf.write_main(&format!(
-        "{}\nprovider \"sveltos\" {{\n  host = {}\n}}\n{}",
-        fixtures::required_providers(fixtures::PROVIDER_SOURCE, None),
-        fixtures::hcl_string(&proxy.url()),
-        bridge(&ns, &[&ns], "")
+    tf.write_main(&fixtures::main_with_host(
+        &proxy.url(),
+        &bridge(&ns, &[&ns], ""),
     ));
     let m = measure(
         &tf,

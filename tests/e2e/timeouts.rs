@@ -62,11 +62,9 @@ fn workspace(cli: &Cli, proxy: &FaultProxy, ns: &str) -> Tf {
     let limits = format!(
         "  timeouts {{\n    create = \"{LIMIT}\"\n    update = \"{LIMIT}\"\n    delete = \"{LIMIT}\"\n  }}"
     );
-    tf.write_main(&format!(
-        "{}\nprovider \"sveltos\" {{\n  host = {}\n}}\n{}",
-        fixtures::required_providers(fixtures::PROVIDER_SOURCE, None),
-        fixtures::hcl_string(&proxy.url()),
-        bridge(ns, &[ns], &limits)
+    tf.write_main(&fixtures::main_with_host(
+        &proxy.url(),
+        &bridge(ns, &[ns], &limits),
     ));
     tf
 }

@@ -765,11 +765,9 @@ async fn a_flood_of_labelled_secrets_is_never_read() {
 
     let proxy = FaultProxy::start(inv.client.clone()).await;
     let tf = support::Tf::new(&Cli::tofu());
-    tf.write_main(&format!(
-        "{}\nprovider \"sveltos\" {{\n  host = {}\n}}\n{}",
-        fixtures::required_providers(fixtures::PROVIDER_SOURCE, None),
-        fixtures::hcl_string(&proxy.url()),
-        bridge(&ns, &[&ns], "")
+    tf.write_main(&fixtures::main_with_host(
+        &proxy.url(),
+        &bridge(&ns, &[&ns], ""),
     ));
     let out = apply_ok(&tf);
     let clusters = state_clusters(&tf);

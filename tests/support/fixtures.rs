@@ -86,6 +86,16 @@ pub fn hcl_string(s: &str) -> String {
     format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
+/// A `main.tf` of the provider from [`PROVIDER_SOURCE`] configured with `host` only (such as a test proxy's URL,
+/// without credentials), then `resources`.
+pub fn main_with_host(host: &str, resources: &str) -> String {
+    format!(
+        "{}\nprovider \"sveltos\" {{\n  host = {}\n}}\n{resources}",
+        required_providers(PROVIDER_SOURCE, None),
+        hcl_string(host)
+    )
+}
+
 /// A `terraform { required_providers { sveltos = ... } }` block for `source`, with a version constraint
 /// when given.
 pub fn required_providers(source: &str, version: Option<&str>) -> String {

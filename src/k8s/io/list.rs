@@ -181,8 +181,9 @@ where
 }
 
 /// Like [`list_each`], metadata only (no object bodies cross the wire), page by page ([`PAGE_SIZE`] items, each
-/// answer at most [`ANSWER_BYTES`]; a first page as `budget` asks, [`ReadBudget::first_page`]) within `budget`: for objects whose number and size others choose, read first
-/// as metadata so that only the bodies needed are read (`crate::k8s::bodies`).
+/// answer at most [`ANSWER_BYTES`]; a first page as `budget` asks, [`ReadBudget::first_page`]) within `budget`:
+/// for objects whose number and size others choose, read first as metadata so that only the bodies needed are read
+/// (`crate::k8s::bodies`).
 pub async fn list_metadata_each<K>(
     client: &Client,
     namespaces: &[String],
