@@ -1,14 +1,25 @@
-//! The inventory read in the background (the read-ahead): [`read_inventory`] started between a refresh and the
-//! plan that follows it, then the kubeconfigs of the credential Secrets read checked on a blocking thread. It is
-//! started by [`super::refresh::refresh`] when the resource's policy asks for it and the ledger recorded the same
-//! reads; which plan it serves is the resource's policy too (`provider::resources::cluster_inventory_bridge`'s
-//! `read_ahead`, keyed by [`super::inventory::reads_sha256`]); this is only the reading.
+//! What is read in the background for the next refresh or plan (the read-ahead): the inventory
+//! ([`read_inventory`], [`ReadAhead`]) started between a refresh and the plan that follows it, then the kubeconfigs
+//! of the credential Secrets read checked on a blocking thread; and a bridge's SveltosClusters ([`list_clusters`],
+//! [`ClustersAhead`]) listed between the moment Terraform hands its state over and its refresh. The inventory is
+//! read ahead by [`super::refresh::refresh`] when the resource's policy asks for it and the ledger recorded the
+//! same reads; when each is started and which refresh or plan it serves is the resource's policy
+//! (`provider::resources::cluster_inventory_bridge`'s `read_ahead`, keyed by
+//! [`super::inventory::reads_sha256`] and the namespaces listed); this is only the reading.
+
+use std::sync::Arc;
 
 use kube::Client;
 use tokio::task::JoinHandle;
 
-use super::inventory::{InventoryReads, read_inventory, reads_sha256};
-use crate::domain::{BridgeSpec, credentials::CheckedKubeconfigs};
+use super::{
+    inventory::{InventoryReads, read_inventory, reads_sha256},
+    snapshot::{ClusterListing, list_clusters},
+};
+use crate::{
+    domain::{BridgeSpec, credentials::CheckedKubeconfigs},
+    k8s::io::{IoError, ReadBudget},
+};
 
 /// The inventory as read ahead, and what was checked of it.
 pub struct InventoryRead {
@@ -78,5 +89,94 @@ impl std::fmt::Debug for ReadAhead {
         } else {
             "ReadAhead(taken)"
         })
+    }
+}
+
+/// A bridge's SveltosClusters being listed in the background ([`list_clusters`]) for the refresh that follows:
+/// started when Terraform hands the state over (`UpgradeResourceState`), before the refresh hands over the ledger.
+/// The listing is cancelled when this is dropped unused.
+pub struct ClustersAhead {
+    bridge: String,
+    scope: Vec<String>,
+    budget: Arc<ReadBudget>,
+    task: Option<JoinHandle<Result<ClusterListing, IoError>>>,
+}
+
+impl ClustersAhead {
+    /// Starts listing, through `client`, the SveltosClusters labelled for `bridge` in `scope` (empty: all
+    /// namespaces) within `budget`: the budget of the refresh of a bridge that owns `owned` objects.
+    pub fn start(client: Client, bridge: &str, scope: Vec<String>, owned: usize) -> Self {
+        let budget = Arc::new(ReadBudget::for_owned(owned).first_page(owned + 1));
+        let task = {
+            let (bridge, scope, budget) = (bridge.to_string(), scope.clone(), budget.clone());
+            tokio::spawn(async move { list_clusters(&client, &bridge, &scope, &budget).await })
+        };
+        Self {
+            bridge: bridge.to_string(),
+            scope,
+            budget,
+            task: Some(task),
+        }
+    }
+
+    /// The listing and the budget it was read within (the rest of the refresh reads within what is left of it),
+    /// if it is of `bridge` in `scope` and succeeded; `None` otherwise (the caller then lists for itself). If the
+    /// caller stops waiting (its request is cancelled), the listing is cancelled too.
+    pub async fn join(
+        mut self,
+        bridge: &str,
+        scope: &[String],
+    ) -> Option<(ClusterListing, Arc<ReadBudget>)> {
+        if self.bridge != bridge || self.scope != scope {
+            return None;
+        }
+        let listing = self.task.as_mut()?.await;
+        self.task = None;
+        let listing = listing.ok()?.ok()?;
+        Some((listing, self.budget.clone()))
+    }
+}
+
+impl Drop for ClustersAhead {
+    fn drop(&mut self) {
+        if let Some(task) = &self.task {
+            task.abort();
+        }
+    }
+}
+
+impl std::fmt::Debug for ClustersAhead {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClustersAhead")
+            .field("bridge", &self.bridge)
+            .field("scope", &self.scope)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A listing serves only the refresh of its bridge whose ledger gives the namespaces it listed: any other
+    /// refresh lists for itself (and the listing is cancelled).
+    #[tokio::test]
+    async fn a_listing_serves_only_its_bridge_in_the_namespaces_it_listed() {
+        // Nothing is read: the client points nowhere, and a listing that does not serve is not awaited.
+        let config = kube::Config::new("http://127.0.0.1:9".parse().unwrap());
+        let client = crate::k8s::io::client(config).unwrap();
+        let start = || ClustersAhead::start(client.clone(), "b", vec!["a".into()], 2);
+        let scope = |s: &[&str]| s.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        // The ledger names another namespace than the state selects.
+        assert!(start().join("b", &scope(&["a", "old"])).await.is_none());
+        // An import: every namespace.
+        assert!(start().join("b", &[]).await.is_none());
+        // Another bridge.
+        assert!(start().join("c", &scope(&["a"])).await.is_none());
+        // The budget is that of a refresh of a bridge that owns what the state lists.
+        assert_eq!(
+            start().budget.limit(),
+            ReadBudget::for_owned(2).first_page(3).limit()
+        );
     }
 }

@@ -1,11 +1,16 @@
 //! One refresh of a bridge (`ReadResource`), one call down: its claim read once (the run keys of its runs, and,
 //! after an import, the record the state is restored from), then what the bridge owns
-//! ([`super::snapshot::read_owned`]), then the inventory read ahead for the plan that follows
+//! ([`super::snapshot::read_owned`], or its Secrets only, sorted with the SveltosClusters listed since the state
+//! was handed over: [`super::read_ahead::ClustersAhead`]), then the inventory read ahead for the plan that follows
 //! ([`super::read_ahead::ReadAhead`]) when the resource asks for it.
 
 use kube::Client;
 
-use super::{inventory::reads_sha256, read_ahead::ReadAhead, snapshot::read_owned};
+use super::{
+    inventory::reads_sha256,
+    read_ahead::{ClustersAhead, ReadAhead},
+    snapshot::{owned_scope, read_owned, sort_owned},
+};
 use crate::{
     domain::{
         BridgeSpec,
@@ -32,6 +37,9 @@ pub struct RefreshOf<'a> {
     /// read only when the ledger recorded these reads ([`Ledger::reads`], written by an apply): never with settings
     /// that came from the cluster (an import).
     pub ahead: Option<BridgeSpec>,
+    /// The bridge's SveltosClusters, being listed since Terraform handed the state over: used when they are
+    /// listed where the ledger says the bridge's objects may be ([`owned_scope`]), else cancelled.
+    pub listed: Option<ClustersAhead>,
 }
 
 /// What a refresh read.
@@ -47,8 +55,8 @@ pub struct RefreshRead {
     pub inventory: Option<ReadAhead>,
 }
 
-/// Reads the claim of `of.bridge`, then what the bridge owns with `ledger` (and the claim's run keys), then
-/// starts reading the inventory ahead (see [`RefreshOf::ahead`]).
+/// Reads the claim of `of.bridge`, then what the bridge owns with `ledger` (and the claim's run keys; see
+/// [`RefreshOf::listed`]), then starts reading the inventory ahead (see [`RefreshOf::ahead`]).
 pub async fn refresh(
     client: &Client,
     of: RefreshOf<'_>,
@@ -66,10 +74,24 @@ pub async fn refresh(
         }
     };
     let started = std::time::Instant::now();
-    // What the ledger records is read in one page where it fits (see `ReadBudget::first_page`).
-    let budget = io::ReadBudget::for_owned(ledger.len()).first_page(ledger.len() + 1);
-    let observed = read_owned(client, of.bridge, &ledger, of.selected, &budget).await?;
-    tracing::debug!(bridge = %of.bridge, elapsed_ms = started.elapsed().as_millis() as u64, "read what the bridge owns");
+    let scope = owned_scope(of.selected, &ledger);
+    let listed = match of.listed {
+        Some(listed) => listed.join(of.bridge, &scope).await,
+        None => None,
+    };
+    let listed_ahead = listed.is_some();
+    let observed = match listed {
+        Some((clusters, budget)) => {
+            let clusters = std::future::ready(Ok(clusters));
+            sort_owned(client, of.bridge, &ledger, (&scope, &budget), clusters).await?
+        }
+        None => {
+            // What the ledger records is read in one page where it fits (see `ReadBudget::first_page`).
+            let budget = io::ReadBudget::for_owned(ledger.len()).first_page(ledger.len() + 1);
+            read_owned(client, of.bridge, &ledger, of.selected, &budget).await?
+        }
+    };
+    tracing::debug!(bridge = %of.bridge, elapsed_ms = started.elapsed().as_millis() as u64, listed_ahead, "read what the bridge owns");
     let recorded = ledger.reads();
     let inventory = of
         .ahead

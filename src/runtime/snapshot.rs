@@ -19,7 +19,7 @@ use crate::{
         BridgeSpec,
         credentials::CheckedKubeconfigs,
         exec::ProvidersFile,
-        observed::Observed,
+        observed::{ListedClusters, Observed},
         ownership::{Kind, Ledger},
         plan::{CreationTargets, Inputs, Located, Phase, Plan, locate_all, plan},
     },
@@ -105,41 +105,71 @@ pub async fn read_owned(
     budget: &io::ReadBudget,
 ) -> Result<Observed, IoError> {
     let scope = owned_scope(selected, ledger);
+    let clusters = list_clusters(client, bridge, &scope, budget);
+    sort_owned(client, bridge, ledger, (&scope, budget), clusters).await
+}
+
+/// The SveltosClusters labelled for a bridge as [`list_clusters`] listed them, and those that do not decode or
+/// are longer than [`OWNED_CLUSTER_BYTES`].
+pub type ClusterListing = (ListedClusters, Vec<io::Undecodable>);
+
+/// Lists the SveltosClusters labelled for `bridge` in `scope` (empty: all namespaces): a LIST by the label, page
+/// by page within `budget`, each object within [`OWNED_CLUSTER_BYTES`], each page reduced to what is observed of
+/// it as it is decoded. What does not need the ledger: [`sort_owned`] tells the bridge's own from impostors.
+pub async fn list_clusters(
+    client: &Client,
+    bridge: &str,
+    scope: &[String],
+    budget: &io::ReadBudget,
+) -> Result<ClusterListing, IoError> {
+    let cap = io::ItemCap {
+        bytes: OWNED_CLUSTER_BYTES,
+        keep: OWNED_KEYS,
+    };
+    let mut listed = ListedClusters::default();
+    let bad = io::list_bounded_each::<SveltosCluster>(
+        client,
+        scope,
+        Some(&owner_selector(bridge)),
+        (budget, cap),
+        |page| listed.add(bridge, &page),
+    )
+    .await?;
+    Ok((listed, bad))
+}
+
+/// What the bridge owns with `ledger`, from its SveltosClusters as `clusters` lists them (meanwhile, its Secrets
+/// in `scope` within `budget`, as [`read_owned`] says).
+pub async fn sort_owned(
+    client: &Client,
+    bridge: &str,
+    ledger: &Ledger,
+    (scope, budget): (&[String], &io::ReadBudget),
+    clusters: impl std::future::Future<Output = Result<ClusterListing, IoError>>,
+) -> Result<Observed, IoError> {
     let sel = owner_selector(bridge);
     // Each batch of bodies is reduced to what the bridge keeps of it (identities and hashes) as it is decoded:
     // the listed objects, Secrets with their kubeconfig bytes, are never all held at once.
-    let (mut clusters, mut secrets) = (Observed::default(), Observed::default());
-    let unreadable = async {
-        let cap = io::ItemCap {
-            bytes: OWNED_CLUSTER_BYTES,
-            keep: OWNED_KEYS,
-        };
-        let bad = io::list_bounded_each::<SveltosCluster>(
-            client,
-            &scope,
-            Some(&sel),
-            (budget, cap),
-            |page| clusters.add_owned_clusters(bridge, ledger, &page),
-        )
-        .await?;
-        for u in bad {
-            clusters.add_unreadable(ledger, Kind::SveltosCluster, &u.meta, &u.reason);
-        }
-        Ok::<_, IoError>(())
-    };
-    futures::try_join!(
-        unreadable,
+    let mut secrets = Observed::default();
+    let (clusters, ()) = futures::try_join!(
+        clusters,
         read_labelled::<Secret>(
             client,
-            (&sel, &scope),
+            (&sel, scope),
             (bridge, ledger, budget),
             Kind::Secret,
             &mut secrets,
             |w, page| w.add_owned_secrets(bridge, ledger, page),
         ),
     )?;
-    clusters.join(secrets);
-    Ok(clusters)
+    let (listed, bad) = clusters;
+    let mut observed = Observed::default();
+    observed.add_listed_clusters(ledger, listed);
+    for u in bad {
+        observed.add_unreadable(ledger, Kind::SveltosCluster, &u.meta, &u.reason);
+    }
+    observed.join(secrets);
+    Ok(observed)
 }
 
 /// [`read_owned`] for one kind.

@@ -75,6 +75,8 @@ struct Shared {
     answered: AtomicUsize,
     /// Each answer sent: `METHOD uri` and its body's size.
     answers: Mutex<Vec<(String, usize)>>,
+    /// Each request read: `METHOD uri`, in the order they arrived.
+    asked: Mutex<Vec<String>>,
     /// The writes to hold, when armed.
     hold: Mutex<Option<Hold>>,
     /// Writes let through by [`Hold`]s since the proxy started.
@@ -139,6 +141,7 @@ impl FaultProxy {
             authorizations: Mutex::new(Vec::new()),
             answered: AtomicUsize::new(0),
             answers: Mutex::new(Vec::new()),
+            asked: Mutex::new(Vec::new()),
             hold: Mutex::new(None),
             let_through: AtomicUsize::new(0),
             held: AtomicUsize::new(0),
@@ -169,6 +172,11 @@ impl FaultProxy {
     pub fn answers(&self) -> Vec<String> {
         let all = self.shared.answers.lock().unwrap();
         all.iter().map(|(what, _)| what.clone()).collect()
+    }
+
+    /// Every request read so far, as `METHOD uri`, in the order they arrived (answers may come in another order).
+    pub fn asked(&self) -> Vec<String> {
+        self.shared.asked.lock().unwrap().clone()
     }
 
     /// The local port the proxy listens on.
@@ -326,6 +334,7 @@ async fn serve(shared: Arc<Shared>, mut stream: TcpStream) {
     }
     shared.requests.fetch_add(1, Ordering::SeqCst);
     let what = format!("{} {}", request.method(), request.uri());
+    shared.asked.lock().unwrap().push(what.clone());
     if request.method() != http::Method::GET {
         let writes = shared.writes.fetch_add(1, Ordering::SeqCst) + 1;
         let trips = {

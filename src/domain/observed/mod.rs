@@ -51,6 +51,53 @@ pub fn key_of(meta: &ObjectMeta) -> ObjectKey {
     )
 }
 
+/// SveltosClusters carrying a bridge's ownership label, each reduced to what is observed of it as it is listed
+/// ([`observe_cluster`]), before the bridge's ledger tells its own from impostors
+/// ([`Observed::add_listed_clusters`]): what a LIST can find without the ledger, which Terraform hands over later
+/// than the state.
+#[derive(Debug, Default)]
+pub struct ListedClusters(Vec<ListedCluster>);
+
+#[derive(Debug)]
+struct ListedCluster {
+    observed: ObservedCluster,
+    /// Its run mark, if any.
+    mark: Option<String>,
+    /// The bridge-configuration record it carries, if any.
+    record: Option<String>,
+}
+
+impl ListedClusters {
+    /// Adds the SveltosClusters of `page` labelled for `bridge` (those labelled for another bridge are skipped).
+    pub fn add(&mut self, bridge: &str, page: &[SveltosCluster]) {
+        for sc in page.iter().filter(|sc| owner(&sc.metadata) == Some(bridge)) {
+            // Its id (`namespace/name`) is also its profile key: the profile key of a SveltosCluster is its own
+            // namespace and name (see `meta::profile_key`).
+            let observed = observe_cluster(sc);
+            self.0.push(ListedCluster {
+                observed,
+                mark: mark_of(&sc.metadata).map(String::from),
+                record: sc
+                    .metadata
+                    .annotations
+                    .as_ref()
+                    .and_then(|a| a.get(crate::domain::BRIDGE_CONFIG_ANNOTATION))
+                    .cloned(),
+            });
+        }
+    }
+
+    /// How many were listed.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether none was.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 /// Everything relevant that exists, for one bridge.
 #[derive(Debug, Clone, Default)]
 pub struct Observed {
@@ -134,33 +181,33 @@ impl Observed {
         ledger: &Ledger,
         clusters: &[SveltosCluster],
     ) {
-        let w = self;
-        for sc in clusters
-            .iter()
-            .filter(|sc| owner(&sc.metadata) == Some(bridge))
-        {
-            let sc_id = id(&sc.metadata);
+        let mut listed = ListedClusters::default();
+        listed.add(bridge, clusters);
+        self.add_listed_clusters(ledger, listed);
+    }
+
+    /// Adds the SveltosClusters `listed` with the bridge's label: those the `ledger` says it owns are owned, the
+    /// others are impostors.
+    pub fn add_listed_clusters(&mut self, ledger: &Ledger, listed: ListedClusters) {
+        for c in listed.0 {
+            let ListedCluster {
+                observed,
+                mark,
+                record,
+            } = c;
             if !ledger.owns_marked(
                 Kind::SveltosCluster,
-                &sc_id,
-                sc.metadata.uid.as_deref(),
-                mark_of(&sc.metadata),
+                &observed.id,
+                observed.uid.as_deref(),
+                mark.as_deref(),
             ) {
-                w.impostors.insert(format!("SveltosCluster {sc_id}"));
+                self.impostors
+                    .insert(format!("SveltosCluster {}", observed.id));
                 continue;
             }
-            w.owned
-                .entry(profile_key(&sc.metadata, ""))
-                .or_default()
-                .sveltos_cluster = Some(observe_cluster(sc));
-            if let Some(r) = sc
-                .metadata
-                .annotations
-                .as_ref()
-                .and_then(|a| a.get(crate::domain::BRIDGE_CONFIG_ANNOTATION))
-            {
-                w.records.push(r.clone());
-            }
+            let key = observed.id.clone();
+            self.owned.entry(key).or_default().sveltos_cluster = Some(observed);
+            self.records.extend(record);
         }
     }
 

@@ -29,7 +29,8 @@ use crate::{
     provider::state::ProviderState,
     tfplugin::{
         ApplyRequest, ApplyResponse, AttributePath, Diagnostics, ImportRequest, ImportResponse,
-        PlanRequest, PlanResponse, ReadRequest, ReadResponse, Resource, Schema, Value,
+        PlanRequest, PlanResponse, ReadRequest, ReadResponse, Resource, Schema, UpgradeRequest,
+        UpgradeResponse, Value,
     },
 };
 use model::BridgeConfig;
@@ -128,6 +129,15 @@ impl Resource for ClusterInventoryBridge {
             Ok(resp) => resp,
             Err(unread) => unread.respond(req.private),
         }
+    }
+
+    async fn upgrade_state(&self, req: UpgradeRequest) -> UpgradeResponse {
+        let upgraded = UpgradeResponse::decode(&req.raw_state_json, &self.schema());
+        // The refresh that follows needs the bridge's SveltosClusters: listed from now on (see `read_ahead`).
+        if !upgraded.diagnostics.has_errors() {
+            read_ahead::list_ahead(&self.state, &self.memo, &upgraded.upgraded_state);
+        }
+        upgraded
     }
 
     async fn import(&self, req: ImportRequest) -> ImportResponse {

@@ -8,7 +8,7 @@
 
 use std::{collections::HashMap, sync::Mutex};
 
-use crate::{domain::plan::Phase, tfplugin::Value};
+use crate::{domain::plan::Phase, runtime::read_ahead::ClustersAhead, tfplugin::Value};
 
 use super::read_ahead::Pending;
 
@@ -23,6 +23,8 @@ struct Seen {
     seen_instance: Option<String>,
     /// Reads started ahead for the next refresh or plan of this bridge (see `super::read_ahead`).
     pending: Pending,
+    /// Its SveltosClusters, being listed since its state was upgraded, for the next refresh.
+    listed: Option<ClustersAhead>,
 }
 
 /// What this provider process saw of each bridge, by name.
@@ -65,9 +67,23 @@ impl PhaseMemo {
         })
     }
 
-    /// Takes what is pending for `bridge` (nothing is left).
+    /// Takes what is pending for `bridge` (nothing is left; a listing for a refresh that did not come is
+    /// cancelled).
     pub fn take_pending(&self, bridge: &str) -> Pending {
-        self.with(bridge, |m| std::mem::take(&mut m.pending))
+        self.with(bridge, |m| {
+            m.listed = None;
+            std::mem::take(&mut m.pending)
+        })
+    }
+
+    /// Keeps `listed` for the next refresh of `bridge`, cancelling what was listed before.
+    pub fn set_listed(&self, bridge: &str, listed: ClustersAhead) {
+        self.with(bridge, |m| m.listed = Some(listed));
+    }
+
+    /// Takes what is being listed for the refresh of `bridge`.
+    pub fn take_listed(&self, bridge: &str) -> Option<ClustersAhead> {
+        self.with(bridge, |m| m.listed.take())
     }
 
     /// Cancels what was read ahead for the bridge named in `state` (a state or a configuration).

@@ -79,6 +79,7 @@ pub(super) async fn read_bridge(
         selected: &selected,
         // Read ahead only through the provider's connection, with settings an apply recorded (see `read_ahead`).
         ahead: ahead_of(&req.current_state),
+        listed: memo.take_listed(&bridge),
     };
     let ledger = ledger_of(&req.private, &req.current_state)?;
     let read = refresh(&client, of, ledger).await.map_err(io_diags)?;

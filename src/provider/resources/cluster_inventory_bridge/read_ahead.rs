@@ -2,9 +2,15 @@
 //! and which plan may use what was read (the reading itself is `runtime::read_ahead`, started by
 //! `runtime::refresh` with the settings [`ahead_of`] gives).
 //!
-//! Terraform refreshes (`ReadResource`) and then plans (`PlanResourceChange`) in the same provider process, and in
-//! between it processes the refreshed state: seconds, at thousands of clusters, while the provider waits. So:
+//! Terraform hands a bridge's state over (`UpgradeResourceState`), refreshes it (`ReadResource`) and then plans
+//! (`PlanResourceChange`), all in the same provider process, and before each of the last two it spends seconds, at
+//! thousands of clusters, processing the state while the provider waits. So:
 //!
+//! * **The bridge's SveltosClusters** are listed from the moment the state is handed over ([`list_ahead`]), in the
+//!   namespaces the state selects, each page reduced as it is decoded to what is observed of it; the refresh sorts
+//!   them with the ledger (which Terraform hands over only with the refresh) and lists the Secrets. A refresh whose
+//!   ledger names a namespace the state does not select (or after an import, which takes over labelled objects
+//!   wherever they are) cancels that listing and lists for itself.
 //! * **What the bridge owns**, as the refresh read it, is kept for the plan ([`Refreshed`]), which then does not
 //!   list the same objects again. Only a plan whose prior private data is exactly what the refresh returned uses
 //!   it (that data's ledger decides what is owned).
@@ -21,23 +27,49 @@
 //! an apply of the operator's configuration recorded in the private state ([`reads_sha256`]): after an import,
 //! the configuration in the state comes from the cluster, and nothing is read ahead until the next apply.
 //!
-//! Both are used at most once, by the next plan of that bridge in this process; a plan that stops early drops
-//! them (cancelling the inventory read). This relies on Terraform's order of calls: the refresh and the first
-//! plan share a process, and the re-plan before apply runs in another one, without a refresh, so it never sees
-//! what a refresh read. A destroy plan and every apply cancel what is pending: apply always reads afresh, since
-//! what it writes is decided on what it reads. A failed background read is read again by the plan: it is only
-//! ever a head start.
-//!
-//! Reads are not started any earlier (from `UpgradeResourceState`): Terraform is busy on the CPU then, and
-//! measured at 10,000 clusters on two cores, lists made then took four times as long and held their pages
-//! through the refresh, for a slower plan and a higher peak.
+//! Each is used at most once, by the next refresh or plan of that bridge in this process; a plan that stops early
+//! drops them (cancelling the reads). This relies on Terraform's order of calls (docs/design/adr/0003): the
+//! refresh and the first plan share a process, and the re-plan before apply runs in another one, without a
+//! refresh, so it never sees what a refresh read. A plan (`-refresh=false`, or the re-plan) cancels a listing no
+//! refresh took; a destroy plan and every apply cancel what is pending: apply always reads afresh, since what it
+//! writes is decided on what it reads. A failed background read is read again by the one that needs it: it is
+//! only ever a head start.
 
-use super::model::BridgeConfig;
+use super::{model::BridgeConfig, phase::PhaseMemo};
 use crate::{
-    domain::{BridgeSpec, observed::Observed},
-    runtime::{inventory::reads_sha256, read_ahead::ReadAhead},
-    tfplugin::Value,
+    domain::{BridgeSpec, observed::Observed, ownership::Ledger},
+    provider::state::ProviderState,
+    runtime::{
+        inventory::reads_sha256,
+        read_ahead::{ClustersAhead, ReadAhead},
+        snapshot::owned_scope,
+    },
+    tfplugin::{ClientCapabilities, Value},
 };
+
+/// Starts listing the SveltosClusters of the bridge whose state Terraform upgraded (`upgraded`), for the refresh
+/// that follows ([`ClustersAhead`]), when the provider is configured: where the state selects (the refresh uses
+/// the listing only if its ledger names no other namespace), within the budget of a bridge that owns what the
+/// state lists.
+pub fn list_ahead(provider: &ProviderState, memo: &PhaseMemo, upgraded: &Value) {
+    let Some(bridge) = upgraded.get_attr("name").as_str() else {
+        return;
+    };
+    let Ok(client) = provider.client(ClientCapabilities::default()) else {
+        return;
+    };
+    let selected = BridgeConfig::of_state(upgraded)
+        .namespaces
+        .unwrap_or_default();
+    let scope = owned_scope(&selected, &Ledger::default());
+    let clusters = upgraded
+        .get_attr("clusters")
+        .as_map()
+        .map_or(0, |m| m.len());
+    // A SveltosCluster and a Secret for each.
+    let owned = clusters.saturating_mul(2);
+    memo.set_listed(bridge, ClustersAhead::start(client, bridge, scope, owned));
+}
 
 /// Whether `config` (a configuration or a state) reads the inventory through the provider's own connection (no
 /// `inventory` block): the only connection anything is read ahead through.
