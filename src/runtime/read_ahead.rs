@@ -36,6 +36,20 @@ pub struct ReadAhead {
     task: Option<JoinHandle<Option<InventoryRead>>>,
 }
 
+/// Gives the calling thread the lowest scheduling priority (nice 19): on Linux a thread's own, which it never
+/// gets back (an unprivileged thread cannot raise it), so only a thread that ends after its work calls this.
+#[cfg(target_os = "linux")]
+fn lowest_priority() {
+    // SAFETY: setpriority only changes the scheduling priority of the calling thread (Linux applies
+    // PRIO_PROCESS with `who` 0 to the calling thread alone); a failure leaves it as it was.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, 19);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn lowest_priority() {}
+
 impl ReadAhead {
     /// Starts reading, through `client`, the inventory of `spec`, then checking the kubeconfigs read, within the
     /// budget of a bridge that owns nothing yet: the inventory is what a first apply reads too, and a read ahead
@@ -48,14 +62,20 @@ impl ReadAhead {
             let reads = read_inventory(&client, &client, &spec, &budget)
                 .await
                 .ok()?;
-            // Parsing ten thousand kubeconfigs is CPU work: a blocking thread, not a runtime worker, does it. (A
-            // cancelled read-ahead lets it finish; nothing waits for it.)
-            tokio::task::spawn_blocking(move || {
-                let checked = CheckedKubeconfigs::check(&reads.2.labelled, &spec.credentials);
-                InventoryRead { reads, checked }
-            })
-            .await
-            .ok()
+            // Parsing ten thousand kubeconfigs is CPU work: a thread of its own, not a runtime worker, does it, at
+            // the lowest priority, so that it takes only the CPU the CLI leaves (the CLI is processing the
+            // refreshed state meanwhile, and the plan waits for the CLI). (A cancelled read-ahead lets it finish;
+            // nothing waits for it.)
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            std::thread::Builder::new()
+                .name("kubeconfig-check".into())
+                .spawn(move || {
+                    lowest_priority();
+                    let checked = CheckedKubeconfigs::check(&reads.2.labelled, &spec.credentials);
+                    let _ = tx.send(InventoryRead { reads, checked });
+                })
+                .ok()?;
+            rx.await.ok()
         }));
         Self { reads, task }
     }
@@ -157,6 +177,23 @@ impl std::fmt::Debug for ClustersAhead {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The kubeconfig check's thread gives up its priority, and only its own.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_check_thread_alone_runs_at_the_lowest_priority() {
+        // SAFETY: getpriority only reads the calling thread's priority.
+        let own = || unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
+        let before = own();
+        let theirs = std::thread::spawn(move || {
+            lowest_priority();
+            own()
+        })
+        .join()
+        .unwrap();
+        assert_eq!(theirs, 19);
+        assert_eq!(own(), before, "the calling thread keeps its priority");
+    }
 
     /// A listing serves only the refresh of its bridge whose ledger gives the namespaces it listed: any other
     /// refresh lists for itself (and the listing is cancelled).
