@@ -14,8 +14,9 @@ use kube::Client;
 use super::{
     deregister::{DestroyError, Removal, RemoveError, delete_all},
     execute::{Outcome, execute},
+    owned::read_owned,
     readiness::{NotReady, wait_ready},
-    snapshot::{HeadStart, read_owned, snapshot},
+    snapshot::{HeadStart, snapshot},
 };
 use crate::{
     domain::{

@@ -15,8 +15,8 @@ use crate::{
 };
 
 /// Most bytes of one SveltosCluster, as served, that the data source reads: the bridge's own bound
-/// (`super::snapshot::OWNED_CLUSTER_BYTES`).
-pub const LISTED_CLUSTER_BYTES: usize = super::snapshot::OWNED_CLUSTER_BYTES;
+/// (`super::owned::OWNED_CLUSTER_BYTES`).
+pub const LISTED_CLUSTER_BYTES: usize = super::owned::OWNED_CLUSTER_BYTES;
 
 /// What [`read_clusters`] found.
 pub struct ClustersRead {

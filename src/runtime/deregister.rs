@@ -12,7 +12,7 @@ use kube::Client;
 
 use super::{
     CONCURRENCY,
-    snapshot::read_owned,
+    owned::read_owned,
     withdraw::{Withdrawn, withdraw},
 };
 use crate::{

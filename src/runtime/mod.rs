@@ -12,6 +12,7 @@ pub mod deregister;
 pub mod execute;
 pub mod inventory;
 pub mod journal;
+pub mod owned;
 pub mod plan;
 pub mod profiles;
 pub mod read_ahead;

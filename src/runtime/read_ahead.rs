@@ -14,7 +14,7 @@ use tokio::task::JoinHandle;
 
 use super::{
     inventory::{InventoryReads, read_inventory, reads_sha256},
-    snapshot::{ClusterListing, list_clusters},
+    owned::{ClusterListing, list_clusters},
 };
 use crate::{
     domain::{BridgeSpec, credentials::CheckedKubeconfigs},
@@ -25,16 +25,20 @@ use crate::{
 pub struct InventoryRead {
     /// What [`read_inventory`] returned.
     pub reads: InventoryReads,
-    /// The kubeconfigs of its credential Secrets that passed the check under the policy of the spec read for.
-    pub checked: CheckedKubeconfigs,
+    /// The kubeconfigs of its credential Secrets that passed the check under the policy of the spec read for, if
+    /// the check was done when the plan came for the inventory (else the plan checks them itself).
+    pub checked: Option<CheckedKubeconfigs>,
 }
 
 /// The inventory of one bridge being read in the background, with the digest of what it reads
 /// ([`reads_sha256`]); the read is cancelled when this is dropped unused.
 pub struct ReadAhead {
     reads: String,
-    task: Option<JoinHandle<Option<InventoryRead>>>,
+    task: Option<JoinHandle<Option<(InventoryReads, Checking)>>>,
 }
+
+/// The check of the kubeconfigs read ahead, running on a thread of its own.
+type Checking = tokio::sync::oneshot::Receiver<CheckedKubeconfigs>;
 
 /// Gives the calling thread the lowest scheduling priority (nice 19): on Linux a thread's own, which it never
 /// gets back (an unprivileged thread cannot raise it), so only a thread that ends after its work calls this.
@@ -62,20 +66,20 @@ impl ReadAhead {
             let reads = read_inventory(&client, &client, &spec, &budget)
                 .await
                 .ok()?;
-            // Parsing ten thousand kubeconfigs is CPU work: a thread of its own, not a runtime worker, does it, at
-            // the lowest priority, so that it takes only the CPU the CLI leaves (the CLI is processing the
-            // refreshed state meanwhile, and the plan waits for the CLI). (A cancelled read-ahead lets it finish;
-            // nothing waits for it.)
+            // Parsing ten thousand kubeconfigs is CPU work: a thread of its own, not a runtime worker, does it (on
+            // a copy of the Secrets read), at the lowest priority, so that it takes only the CPU the CLI leaves
+            // (the CLI is processing the refreshed state meanwhile, and the plan waits for the CLI). A plan that
+            // comes before it is done does not wait for it: it checks for itself (see `join`).
             let (tx, rx) = tokio::sync::oneshot::channel();
-            std::thread::Builder::new()
+            let (labelled, credentials) = (reads.2.labelled.clone(), spec.credentials.clone());
+            // Not started: the receiver says so, and the plan checks for itself.
+            let _ = std::thread::Builder::new()
                 .name("kubeconfig-check".into())
                 .spawn(move || {
                     lowest_priority();
-                    let checked = CheckedKubeconfigs::check(&reads.2.labelled, &spec.credentials);
-                    let _ = tx.send(InventoryRead { reads, checked });
-                })
-                .ok()?;
-            rx.await.ok()
+                    let _ = tx.send(CheckedKubeconfigs::check(&labelled, &credentials));
+                });
+            Some((reads, rx))
         }));
         Self { reads, task }
     }
@@ -86,11 +90,17 @@ impl ReadAhead {
     }
 
     /// Its result, or `None` when it failed or was cancelled (the caller then reads for itself). If the caller
-    /// stops waiting (its request is cancelled), the read is cancelled too.
+    /// stops waiting (its request is cancelled), the read is cancelled too. The check of the kubeconfigs is not
+    /// waited for: unless it is done, the result carries none (the check, at the lowest priority, may be
+    /// starved by other work; the caller's own check is not).
     pub async fn join(mut self) -> Option<InventoryRead> {
         let result = self.task.as_mut()?.await;
         self.task = None;
-        result.ok().flatten()
+        let (reads, mut checking) = result.ok().flatten()?;
+        Some(InventoryRead {
+            reads,
+            checked: checking.try_recv().ok(),
+        })
     }
 }
 
@@ -139,21 +149,30 @@ impl ClustersAhead {
         }
     }
 
-    /// The listing and the budget it was read within (the rest of the refresh reads within what is left of it),
-    /// if it is of `bridge` in `scope` and succeeded; `None` otherwise (the caller then lists for itself). If the
-    /// caller stops waiting (its request is cancelled), the listing is cancelled too.
-    pub async fn join(
-        mut self,
-        bridge: &str,
-        scope: &[String],
-    ) -> Option<(ClusterListing, Arc<ReadBudget>)> {
-        if self.bridge != bridge || self.scope != scope {
-            return None;
-        }
+    /// Whether it lists what a refresh of `bridge` whose ledger gives `scope` lists (else the refresh lists for
+    /// itself, and this is dropped: cancelled).
+    pub fn serves(&self, bridge: &str, scope: &[String]) -> bool {
+        self.bridge == bridge && self.scope == scope
+    }
+
+    /// The budget it reads within: the rest of the refresh it serves reads within what is left of it.
+    pub fn budget(&self) -> Arc<ReadBudget> {
+        self.budget.clone()
+    }
+
+    /// The listing, or `None` when it failed (the caller then lists for itself). If the caller stops waiting (its
+    /// request is cancelled), the listing is cancelled too.
+    pub async fn join(mut self) -> Option<ClusterListing> {
         let listing = self.task.as_mut()?.await;
         self.task = None;
-        let listing = listing.ok()?.ok()?;
-        Some((listing, self.budget.clone()))
+        match listing {
+            Ok(Ok(listing)) => Some(listing),
+            Ok(Err(e)) => {
+                tracing::debug!(bridge = %self.bridge, error = %e, "the listing ahead failed; listing again");
+                None
+            }
+            Err(_) => None,
+        }
     }
 }
 
@@ -202,17 +221,18 @@ mod tests {
         // Nothing is read: the client points nowhere, and a listing that does not serve is not awaited.
         let config = kube::Config::new("http://127.0.0.1:9".parse().unwrap());
         let client = crate::k8s::io::client(config).unwrap();
-        let start = || ClustersAhead::start(client.clone(), "b", vec!["a".into()], 2);
+        let ahead = ClustersAhead::start(client.clone(), "b", vec!["a".into()], 2);
         let scope = |s: &[&str]| s.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        assert!(ahead.serves("b", &scope(&["a"])));
         // The ledger names another namespace than the state selects.
-        assert!(start().join("b", &scope(&["a", "old"])).await.is_none());
+        assert!(!ahead.serves("b", &scope(&["a", "old"])));
         // An import: every namespace.
-        assert!(start().join("b", &[]).await.is_none());
+        assert!(!ahead.serves("b", &[]));
         // Another bridge.
-        assert!(start().join("c", &scope(&["a"])).await.is_none());
+        assert!(!ahead.serves("c", &scope(&["a"])));
         // The budget is that of a refresh of a bridge that owns what the state lists.
         assert_eq!(
-            start().budget.limit(),
+            ahead.budget().limit(),
             ReadBudget::for_owned(2).first_page(3).limit()
         );
     }

@@ -1,6 +1,6 @@
 //! One refresh of a bridge (`ReadResource`), one call down: its claim read once (the run keys of its runs, and,
 //! after an import, the record the state is restored from), then what the bridge owns
-//! ([`super::snapshot::read_owned`], or its Secrets only, sorted with the SveltosClusters listed since the state
+//! ([`super::owned::read_owned`], or its Secrets only, sorted with the SveltosClusters listed since the state
 //! was handed over: [`super::read_ahead::ClustersAhead`]), then the inventory read ahead for the plan that follows
 //! ([`super::read_ahead::ReadAhead`]) when the resource asks for it.
 
@@ -8,8 +8,8 @@ use kube::Client;
 
 use super::{
     inventory::reads_sha256,
+    owned::{list_clusters, owned_scope, read_owned, sort_owned},
     read_ahead::{ClustersAhead, ReadAhead},
-    snapshot::{owned_scope, read_owned, sort_owned},
 };
 use crate::{
     domain::{
@@ -75,14 +75,19 @@ pub async fn refresh(
     };
     let started = std::time::Instant::now();
     let scope = owned_scope(of.selected, &ledger);
-    let listed = match of.listed {
-        Some(listed) => listed.join(of.bridge, &scope).await,
-        None => None,
-    };
+    let listed = of.listed.filter(|l| l.serves(of.bridge, &scope));
     let listed_ahead = listed.is_some();
     let observed = match listed {
-        Some((clusters, budget)) => {
-            let clusters = std::future::ready(Ok(clusters));
+        Some(listed) => {
+            // The Secrets are listed while the listing ends, within what is left of its budget; a listing that
+            // failed is done again.
+            let budget = listed.budget();
+            let clusters = async {
+                match listed.join().await {
+                    Some(listing) => Ok(listing),
+                    None => list_clusters(client, of.bridge, &scope, &budget).await,
+                }
+            };
             sort_owned(client, of.bridge, &ledger, (&scope, &budget), clusters).await?
         }
         None => {

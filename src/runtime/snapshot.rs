@@ -14,13 +14,13 @@ use super::{
     read_ahead::ReadAhead,
 };
 use crate::{
-    api::{ClusterProfile, SveltosCluster, keys},
+    api::{ClusterProfile, SveltosCluster},
     domain::{
         BridgeSpec,
         credentials::CheckedKubeconfigs,
         exec::ProvidersFile,
-        observed::{ListedClusters, Observed},
-        ownership::{Kind, Ledger},
+        observed::Observed,
+        ownership::Ledger,
         plan::{CreationTargets, Inputs, Located, Phase, Plan, locate_all, plan},
     },
     k8s::{
@@ -53,160 +53,6 @@ pub struct Snapshot {
     /// depends on neither the time nor the phase) and used again by [`Snapshot::plan`]; [`Snapshot::forget_owned`]
     /// works it out anew.
     located: Located,
-}
-
-fn owner_selector(bridge: &str) -> String {
-    format!("{}={bridge}", keys::BRIDGE_LABEL)
-}
-
-/// Above this many namespaces, what the bridge owns is listed in all namespaces at once.
-const OWNED_NAMESPACES: usize = 32;
-
-/// Where the bridge's own objects are listed: the namespaces it selects (`selected`; empty: all) and every
-/// namespace its ledger names (where it wrote before the selection changed); all namespaces after an import
-/// (which takes over labelled objects wherever they are) or past [`OWNED_NAMESPACES`]. Labelled objects anywhere
-/// else are nobody's business: anyone who can create a Secret can label it, and is then not read.
-pub fn owned_scope(selected: &[String], ledger: &Ledger) -> Vec<String> {
-    let Some(mut scope) = ledger.namespaces().filter(|_| !selected.is_empty()) else {
-        return Vec::new();
-    };
-    scope.extend(selected.iter().cloned());
-    if scope.len() > OWNED_NAMESPACES {
-        return Vec::new();
-    }
-    scope.into_iter().collect()
-}
-
-/// Most bytes of one of the bridge's SveltosClusters as served that a run reads: what the bridge writes is a few
-/// KiB (at most 64 copied labels of 16 KiB, the annotations the configuration sets), but a tenant who may patch its
-/// SveltosCluster can make its labels (unbounded by the API server) and `managedFields` over a MiB. A longer one is
-/// its cluster's problem, kept as it is ([`Observed::add_unreadable`]), and not counted in the run's budget.
-pub const OWNED_CLUSTER_BYTES: usize = 512 << 10;
-
-/// What is kept of a SveltosCluster longer than [`OWNED_CLUSTER_BYTES`]: the labels and annotations that tell whose
-/// it is.
-const OWNED_KEYS: &[&str] = &[
-    keys::BRIDGE_LABEL,
-    crate::domain::ownership::MARK_ANNOTATION,
-];
-
-/// What this bridge owns, listed where it may be ([`owned_scope`] of `selected`). Secrets (which anyone who can
-/// create a Secret in a namespace can label): a metadata LIST of those carrying the bridge's label (within
-/// `budget`), then the bodies of those the ledger recognises only (`k8s::bodies`); labelled Secrets it does not
-/// recognise are impostors, known from their metadata. SveltosClusters (which tenants may patch): a LIST by the
-/// label, page by page within `budget`, each object within [`OWNED_CLUSTER_BYTES`], impostors sorted out as it is
-/// decoded. An object of the bridge's that does not decode, or is longer, is kept as it is, its cluster's problem
-/// ([`Observed::add_unreadable`]).
-pub async fn read_owned(
-    client: &Client,
-    bridge: &str,
-    ledger: &Ledger,
-    selected: &[String],
-    budget: &io::ReadBudget,
-) -> Result<Observed, IoError> {
-    let scope = owned_scope(selected, ledger);
-    let clusters = list_clusters(client, bridge, &scope, budget);
-    sort_owned(client, bridge, ledger, (&scope, budget), clusters).await
-}
-
-/// The SveltosClusters labelled for a bridge as [`list_clusters`] listed them, and those that do not decode or
-/// are longer than [`OWNED_CLUSTER_BYTES`].
-pub type ClusterListing = (ListedClusters, Vec<io::Undecodable>);
-
-/// Lists the SveltosClusters labelled for `bridge` in `scope` (empty: all namespaces): a LIST by the label, page
-/// by page within `budget`, each object within [`OWNED_CLUSTER_BYTES`], each page reduced to what is observed of
-/// it as it is decoded. What does not need the ledger: [`sort_owned`] tells the bridge's own from impostors.
-pub async fn list_clusters(
-    client: &Client,
-    bridge: &str,
-    scope: &[String],
-    budget: &io::ReadBudget,
-) -> Result<ClusterListing, IoError> {
-    let cap = io::ItemCap {
-        bytes: OWNED_CLUSTER_BYTES,
-        keep: OWNED_KEYS,
-    };
-    let mut listed = ListedClusters::default();
-    let bad = io::list_bounded_each::<SveltosCluster>(
-        client,
-        scope,
-        Some(&owner_selector(bridge)),
-        (budget, cap),
-        |page| listed.add(bridge, &page),
-    )
-    .await?;
-    Ok((listed, bad))
-}
-
-/// What the bridge owns with `ledger`, from its SveltosClusters as `clusters` lists them (meanwhile, its Secrets
-/// in `scope` within `budget`, as [`read_owned`] says).
-pub async fn sort_owned(
-    client: &Client,
-    bridge: &str,
-    ledger: &Ledger,
-    (scope, budget): (&[String], &io::ReadBudget),
-    clusters: impl std::future::Future<Output = Result<ClusterListing, IoError>>,
-) -> Result<Observed, IoError> {
-    let sel = owner_selector(bridge);
-    // Each batch of bodies is reduced to what the bridge keeps of it (identities and hashes) as it is decoded:
-    // the listed objects, Secrets with their kubeconfig bytes, are never all held at once.
-    let mut secrets = Observed::default();
-    let (clusters, ()) = futures::try_join!(
-        clusters,
-        read_labelled::<Secret>(
-            client,
-            (&sel, scope),
-            (bridge, ledger, budget),
-            Kind::Secret,
-            &mut secrets,
-            |w, page| w.add_owned_secrets(bridge, ledger, page),
-        ),
-    )?;
-    let (listed, bad) = clusters;
-    let mut observed = Observed::default();
-    observed.add_listed_clusters(ledger, listed);
-    for u in bad {
-        observed.add_unreadable(ledger, Kind::SveltosCluster, &u.meta, &u.reason);
-    }
-    observed.join(secrets);
-    Ok(observed)
-}
-
-/// [`read_owned`] for one kind.
-async fn read_labelled<K: Namespaced>(
-    client: &Client,
-    (selector, scope): (&str, &[String]),
-    (bridge, ledger, budget): (&str, &Ledger, &io::ReadBudget),
-    kind: Kind,
-    observed: &mut Observed,
-    add: impl Fn(&mut Observed, &[K]),
-) -> Result<(), IoError> {
-    let (mut listed, mut wanted) = (Vec::new(), BTreeSet::new());
-    let bad = io::list_metadata_each::<K>(client, scope, Some(selector), budget, |metas| {
-        let sorted = observed.sort_labelled(bridge, ledger, kind, &metas);
-        // What is known without its body is no body a read may carry along unwanted: it is the bridge's own, as
-        // the bridge wrote it (so it does not count against the spare room of `bodies::plan_reads`).
-        let known: BTreeSet<_> = sorted.known.into_iter().collect();
-        wanted.extend(sorted.wanted);
-        listed.extend(
-            metas
-                .iter()
-                .map(bodies::key_of)
-                .filter(|k| !known.contains(k)),
-        );
-    })
-    .await?;
-    for u in bad {
-        observed.add_unreadable(ledger, kind, &u.meta, &u.reason);
-    }
-    let bad = bodies::read_bodies::<K>(client, (Some(selector), scope), &listed, &wanted, |page| {
-        add(observed, &page)
-    })
-    .await?;
-    for u in bad {
-        observed.add_unreadable(ledger, kind, &u.meta, &u.reason);
-    }
-    Ok(())
 }
 
 /// What a refresh already read for the plan that follows it: a head start, never needed.
@@ -278,7 +124,7 @@ impl<'a> Reading<'a> {
         if let Some(read) = read_ahead
             && let Some(done) = read.join().await
         {
-            return Ok((done.reads, Some(done.checked)));
+            return Ok((done.reads, done.checked));
         }
         Ok((
             read_inventory(self.inventory, self.client, self.spec, &self.budget).await?,
@@ -296,7 +142,8 @@ impl<'a> Reading<'a> {
             Some(observed) => Ok(observed),
             None => {
                 let (spec, selected) = (self.spec, &self.spec.selection.namespaces);
-                read_owned(self.client, &spec.name, ledger, selected, &self.budget).await
+                super::owned::read_owned(self.client, &spec.name, ledger, selected, &self.budget)
+                    .await
             }
         }
     }
@@ -486,21 +333,7 @@ impl Snapshot {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_bridges_objects_are_listed_where_it_selects_or_wrote() {
-        let mut ledger = Ledger::default();
-        ledger.record(Kind::SveltosCluster, "old/c1", "u1");
-        ledger.record(Kind::Secret, "old/c1-sveltos-kubeconfig", "u2");
-        ledger.trust_name(Kind::Secret, "legacy/c2-sveltos-kubeconfig");
-        let selected = ["b".to_string(), "a".to_string()];
-        assert_eq!(owned_scope(&selected, &ledger), ["a", "b", "legacy", "old"]);
-        // Every namespace selected, or taken over by an import, or too many: all namespaces.
-        assert!(owned_scope(&[], &ledger).is_empty());
-        assert!(owned_scope(&selected, &Ledger::trusting()).is_empty());
-        let many: Vec<String> = (0..=OWNED_NAMESPACES).map(|i| format!("n{i}")).collect();
-        assert!(owned_scope(&many, &ledger).is_empty());
-    }
+    use crate::domain::ownership::Kind;
 
     #[tokio::test]
     async fn a_reading_gets_the_budget_of_what_its_ledger_records() {

@@ -134,8 +134,11 @@ impl Resource for ClusterInventoryBridge {
     async fn upgrade_state(&self, req: UpgradeRequest) -> UpgradeResponse {
         let upgraded = UpgradeResponse::decode(&req.raw_state_json, &self.schema());
         // The refresh that follows needs the bridge's SveltosClusters: listed from now on (see `read_ahead`).
-        if !upgraded.diagnostics.has_errors() {
-            read_ahead::list_ahead(&self.state, &self.memo, &upgraded.upgraded_state);
+        if !upgraded.diagnostics.has_errors()
+            && let Some((bridge, listed)) =
+                read_ahead::list_ahead(&self.state, &upgraded.upgraded_state)
+        {
+            self.memo.set_listed(&bridge, listed);
         }
         upgraded
     }

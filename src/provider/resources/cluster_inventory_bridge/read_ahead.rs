@@ -35,14 +35,14 @@
 //! writes is decided on what it reads. A failed background read is read again by the one that needs it: it is
 //! only ever a head start.
 
-use super::{model::BridgeConfig, phase::PhaseMemo};
+use super::model::BridgeConfig;
 use crate::{
     domain::{BridgeSpec, observed::Observed, ownership::Ledger},
     provider::state::ProviderState,
     runtime::{
         inventory::reads_sha256,
+        owned::owned_scope,
         read_ahead::{ClustersAhead, ReadAhead},
-        snapshot::owned_scope,
     },
     tfplugin::{ClientCapabilities, Value},
 };
@@ -50,14 +50,10 @@ use crate::{
 /// Starts listing the SveltosClusters of the bridge whose state Terraform upgraded (`upgraded`), for the refresh
 /// that follows ([`ClustersAhead`]), when the provider is configured: where the state selects (the refresh uses
 /// the listing only if its ledger names no other namespace), within the budget of a bridge that owns what the
-/// state lists.
-pub fn list_ahead(provider: &ProviderState, memo: &PhaseMemo, upgraded: &Value) {
-    let Some(bridge) = upgraded.get_attr("name").as_str() else {
-        return;
-    };
-    let Ok(client) = provider.client(ClientCapabilities::default()) else {
-        return;
-    };
+/// state lists. Returns the bridge's name with the listing (to keep for its refresh), or `None`.
+pub fn list_ahead(provider: &ProviderState, upgraded: &Value) -> Option<(String, ClustersAhead)> {
+    let bridge = upgraded.get_attr("name").as_str()?;
+    let client = provider.client(ClientCapabilities::default()).ok()?;
     let selected = BridgeConfig::of_state(upgraded)
         .namespaces
         .unwrap_or_default();
@@ -68,7 +64,8 @@ pub fn list_ahead(provider: &ProviderState, memo: &PhaseMemo, upgraded: &Value) 
         .map_or(0, |m| m.len());
     // A SveltosCluster and a Secret for each.
     let owned = clusters.saturating_mul(2);
-    memo.set_listed(bridge, ClustersAhead::start(client, bridge, scope, owned));
+    let listed = ClustersAhead::start(client, bridge, scope, owned);
+    Some((bridge.to_string(), listed))
 }
 
 /// Whether `config` (a configuration or a state) reads the inventory through the provider's own connection (no
