@@ -7,7 +7,10 @@
 //! (`provider::resources::cluster_inventory_bridge`'s `read_ahead`, keyed by
 //! [`super::inventory::reads_sha256`] and the namespaces listed); this is only the reading.
 
-use std::sync::Arc;
+use std::sync::{
+    Arc,
+    atomic::{AtomicBool, Ordering},
+};
 
 use kube::Client;
 use tokio::task::JoinHandle;
@@ -35,10 +38,17 @@ pub struct InventoryRead {
 pub struct ReadAhead {
     reads: String,
     task: Option<JoinHandle<Option<(InventoryReads, Checking)>>>,
+    /// Set when nothing waits for the check any more: it stops.
+    stop: Arc<AtomicBool>,
 }
 
-/// The check of the kubeconfigs read ahead, running on a thread of its own.
-type Checking = tokio::sync::oneshot::Receiver<CheckedKubeconfigs>;
+/// The check of the kubeconfigs read ahead, running on a thread of its own (nothing: it gave up).
+type Checking = tokio::sync::oneshot::Receiver<Option<CheckedKubeconfigs>>;
+
+/// How long a plan waits for the check of the kubeconfigs read ahead once it has the inventory: the check runs at
+/// the lowest priority, and work of the same priority as the plan's anywhere on the machine may starve it; past
+/// this the plan stops it and checks for itself.
+const CHECK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Gives the calling thread the lowest scheduling priority (nice 19): on Linux a thread's own, which it never
 /// gets back (an unprivileged thread cannot raise it), so only a thread that ends after its work calls this.
@@ -60,6 +70,8 @@ impl ReadAhead {
     /// that fails is read again within the plan's own budget.
     pub fn start(client: Client, spec: BridgeSpec) -> Self {
         let reads = reads_sha256(&spec);
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = stop.clone();
         let task = Some(tokio::spawn(async move {
             // Only ever without an `inventory` block: the inventory and the management cluster are one.
             let budget = crate::k8s::io::ReadBudget::default();
@@ -69,7 +81,7 @@ impl ReadAhead {
             // Parsing ten thousand kubeconfigs is CPU work: a thread of its own, not a runtime worker, does it (on
             // a copy of the Secrets read), at the lowest priority, so that it takes only the CPU the CLI leaves
             // (the CLI is processing the refreshed state meanwhile, and the plan waits for the CLI). A plan that
-            // comes before it is done does not wait for it: it checks for itself (see `join`).
+            // comes before it is done waits for it a little, then stops it and checks for itself (see `join`).
             let (tx, rx) = tokio::sync::oneshot::channel();
             let (labelled, credentials) = (reads.2.labelled.clone(), spec.credentials.clone());
             // Not started: the receiver says so, and the plan checks for itself.
@@ -77,11 +89,16 @@ impl ReadAhead {
                 .name("kubeconfig-check".into())
                 .spawn(move || {
                     lowest_priority();
-                    let _ = tx.send(CheckedKubeconfigs::check(&labelled, &credentials));
+                    let go_on = || !stopped.load(Ordering::Relaxed);
+                    let _ = tx.send(CheckedKubeconfigs::check_while(
+                        &labelled,
+                        &credentials,
+                        go_on,
+                    ));
                 });
             Some((reads, rx))
         }));
-        Self { reads, task }
+        Self { reads, task, stop }
     }
 
     /// [`reads_sha256`] of the settings it reads with.
@@ -90,22 +107,22 @@ impl ReadAhead {
     }
 
     /// Its result, or `None` when it failed or was cancelled (the caller then reads for itself). If the caller
-    /// stops waiting (its request is cancelled), the read is cancelled too. The check of the kubeconfigs is not
-    /// waited for: unless it is done, the result carries none (the check, at the lowest priority, may be
-    /// starved by other work; the caller's own check is not).
+    /// stops waiting (its request is cancelled), the read is cancelled too. The check of the kubeconfigs is
+    /// waited for up to [`CHECK_WAIT`]; past that it is stopped and the result carries none (the check, at the
+    /// lowest priority, may be starved by other work; the caller's own check is not).
     pub async fn join(mut self) -> Option<InventoryRead> {
         let result = self.task.as_mut()?.await;
         self.task = None;
-        let (reads, mut checking) = result.ok().flatten()?;
-        Some(InventoryRead {
-            reads,
-            checked: checking.try_recv().ok(),
-        })
+        let (reads, checking) = result.ok().flatten()?;
+        let checked = tokio::time::timeout(CHECK_WAIT, checking).await;
+        let checked = checked.ok().and_then(Result::ok).flatten();
+        Some(InventoryRead { reads, checked })
     }
 }
 
 impl Drop for ReadAhead {
     fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
         if let Some(task) = &self.task {
             task.abort();
         }

@@ -86,12 +86,24 @@ impl CheckedKubeconfigs {
     /// Checks, under `options`' policy, the kubeconfig a plan with `options` takes from each of `secrets` (the
     /// first of `options.kubeconfig_keys` present, as [`kubeconfig_in_secret`] picks it).
     pub fn check(secrets: &[Secret], options: &CredentialOptions) -> Self {
+        Self::check_while(secrets, options, || true).unwrap_or_default()
+    }
+
+    /// [`CheckedKubeconfigs::check`], given up (`None`) as soon as `go_on` says so (asked before each kubeconfig).
+    pub fn check_while(
+        secrets: &[Secret],
+        options: &CredentialOptions,
+        go_on: impl Fn() -> bool,
+    ) -> Option<Self> {
         let policy = policy_of(options);
         let mut passed = std::collections::HashMap::new();
         for (_, bytes) in secrets
             .iter()
             .filter_map(|s| kubeconfig_in_secret(s, &options.kubeconfig_keys).ok())
         {
+            if !go_on() {
+                return None;
+            }
             let sha = digest(bytes);
             if passed.contains_key(&sha) {
                 continue;
@@ -100,7 +112,7 @@ impl CheckedKubeconfigs {
                 passed.insert(sha, written.into());
             }
         }
-        Self { policy, passed }
+        Some(Self { policy, passed })
     }
 
     /// How many distinct kubeconfigs passed.
@@ -534,6 +546,22 @@ mod tests {
             panic!("no source")
         };
         src
+    }
+
+    #[test]
+    fn a_check_told_to_stop_gives_up() {
+        let o = opts();
+        let secrets = [labelled_secret(
+            "a",
+            "good",
+            "c1",
+            None,
+            &[("value", KUBECONFIG)],
+        )];
+        assert!(CheckedKubeconfigs::check_while(&secrets, &o, || false).is_none());
+        let whole = CheckedKubeconfigs::check_while(&secrets, &o, || true).unwrap();
+        assert_eq!(whole.len(), CheckedKubeconfigs::check(&secrets, &o).len());
+        assert_eq!(whole.len(), 1);
     }
 
     #[test]
