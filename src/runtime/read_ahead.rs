@@ -153,7 +153,7 @@ impl ClustersAhead {
     /// Starts listing, through `client`, the SveltosClusters labelled for `bridge` in `scope` (empty: all
     /// namespaces) within `budget`: the budget of the refresh of a bridge that owns `owned` objects.
     pub fn start(client: Client, bridge: &str, scope: Vec<String>, owned: usize) -> Self {
-        let budget = Arc::new(ReadBudget::for_owned(owned).first_page(owned + 1));
+        let budget = Arc::new(ReadBudget::for_refresh(owned));
         let task = {
             let (bridge, scope, budget) = (bridge.to_string(), scope.clone(), budget.clone());
             tokio::spawn(async move { list_clusters(&client, &bridge, &scope, &budget).await })

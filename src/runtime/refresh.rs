@@ -92,7 +92,7 @@ pub async fn refresh(
         }
         None => {
             // What the ledger records is read in one page where it fits (see `ReadBudget::first_page`).
-            let budget = io::ReadBudget::for_owned(ledger.len()).first_page(ledger.len() + 1);
+            let budget = io::ReadBudget::for_refresh(ledger.len());
             read_owned(client, of.bridge, &ledger, of.selected, &budget).await?
         }
     };

@@ -86,16 +86,6 @@ impl ListedClusters {
             });
         }
     }
-
-    /// How many were listed.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    /// Whether none was.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
 }
 
 /// Everything relevant that exists, for one bridge.

@@ -97,6 +97,12 @@ impl ReadBudget {
         Self::new(RUN_BYTES.saturating_add((owned as u64).saturating_mul(OWNED_BYTES)))
     }
 
+    /// The budget of a refresh of a bridge that owns `owned` objects: [`ReadBudget::for_owned`], asking for all of
+    /// them in the first page where they fit ([`ReadBudget::first_page`]).
+    pub fn for_refresh(owned: usize) -> Self {
+        Self::for_owned(owned).first_page(owned + 1)
+    }
+
     /// The bytes this budget allows in all.
     pub fn limit(&self) -> u64 {
         self.limit
