@@ -91,7 +91,7 @@ pub async fn refresh(
             sort_owned(client, of.bridge, &ledger, (&scope, &budget), clusters).await?
         }
         None => {
-            // What the ledger records is read in one page where it fits (see `ReadBudget::first_page`).
+            // What the ledger records is read in one page where it fits (see `ReadBudget::for_refresh`).
             let budget = io::ReadBudget::for_refresh(ledger.len());
             read_owned(client, of.bridge, &ledger, of.selected, &budget).await?
         }
