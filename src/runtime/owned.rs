@@ -1,18 +1,18 @@
 //! What a bridge owns, read where it may be: its SveltosClusters listed by its label and reduced as they are
 //! decoded ([`list_clusters`], which needs no ledger: a refresh starts it before Terraform hands the ledger over,
-//! `super::read_ahead::ClustersAhead`), then sorted with the ledger while its Secrets are listed ([`sort_owned`]);
-//! both at once: [`read_owned`].
+//! `super::read_ahead::ClustersAhead`), then sorted with the ledger while its Secrets are listed ([`sort_owned`]),
+//! or with its Secrets listed ahead as well ([`list_secrets`]); all at once: [`read_owned`].
 
 use std::collections::BTreeSet;
 
-use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::{api::core::v1::Secret, apimachinery::pkg::apis::meta::v1::ObjectMeta};
 use kube::Client;
 
 use super::Namespaced;
 use crate::{
     api::{SveltosCluster, keys},
     domain::{
-        observed::{ListedClusters, Observed},
+        observed::{ListedClusters, Observed, meta_text_bytes, secret_meta_for_sorting},
         ownership::{Kind, Ledger},
     },
     k8s::{
@@ -72,7 +72,7 @@ pub async fn read_owned(
 ) -> Result<Observed, IoError> {
     let scope = owned_scope(selected, ledger);
     let clusters = list_clusters(client, bridge, &scope, budget);
-    sort_owned(client, bridge, ledger, (&scope, budget), clusters).await
+    sort_owned(client, bridge, ledger, (&scope, budget), (clusters, None)).await
 }
 
 /// The SveltosClusters labelled for a bridge as [`list_clusters`] listed them, and those that do not decode or
@@ -104,27 +104,105 @@ pub async fn list_clusters(
     Ok((listed, bad))
 }
 
-/// What the bridge owns with `ledger`, from its SveltosClusters as `clusters` lists them (meanwhile, its Secrets
-/// in `scope` within `budget`, as [`read_owned`] says).
+/// Bytes of reduced metadata ([`secret_meta_for_sorting`]) a listing of a bridge's Secrets made before the ledger
+/// is known holds for each object the bridge owns: what the bridge writes on one of its Secrets is a few hundred
+/// bytes (names, UID, resourceVersion, its label, four annotations of at most 64 characters).
+const HELD_PER_OWNED: usize = 2 << 10;
+
+/// Bytes such a listing holds whatever the bridge owns.
+const HELD_AT_LEAST: usize = 1 << 20;
+
+/// The Secrets labelled for a bridge as [`list_secrets`] listed them: their metadata reduced to what sorting them
+/// reads ([`secret_meta_for_sorting`]), and those that do not decode.
+#[derive(Debug, Default)]
+pub struct SecretListing {
+    metas: Vec<ObjectMeta>,
+    bad: Vec<io::Undecodable>,
+}
+
+/// Lists the metadata of the Secrets labelled for `bridge` in `scope` (empty: all namespaces) within `budget`, as
+/// [`read_owned`] does, but before the ledger that sorts them is known: each is reduced as it is decoded
+/// ([`secret_meta_for_sorting`]), and all of them are held until [`sort_owned`] sorts them. `owned`: how many
+/// objects the bridge's state records. `None` when what is held would pass [`HELD_PER_OWNED`] for each of them
+/// (and [`HELD_AT_LEAST`]): more labelled Secrets, or larger, than the bridge writes (anyone who can create a
+/// Secret in a namespace the bridge reads can label it). The refresh then lists them itself, one page at a time.
+pub async fn list_secrets(
+    client: &Client,
+    bridge: &str,
+    scope: &[String],
+    (budget, owned): (&io::ReadBudget, usize),
+) -> Result<Option<SecretListing>, IoError> {
+    let hold = owned
+        .saturating_mul(HELD_PER_OWNED)
+        .saturating_add(HELD_AT_LEAST);
+    // `None` once what is held passes `hold`: nothing more is kept.
+    let mut listing = Some((SecretListing::default(), 0usize));
+    let keep = |listing: &mut Option<(SecretListing, usize)>, meta: ObjectMeta| {
+        let meta = secret_meta_for_sorting(meta);
+        let (_, held) = listing.as_mut()?;
+        *held = held.saturating_add(meta_text_bytes(&meta));
+        if *held > hold {
+            *listing = None;
+            return None;
+        }
+        Some(meta)
+    };
+    let bad = io::list_metadata_each::<Secret>(
+        client,
+        scope,
+        Some(&owner_selector(bridge)),
+        budget,
+        |metas| {
+            for meta in metas {
+                if let Some(meta) = keep(&mut listing, meta)
+                    && let Some((l, _)) = listing.as_mut()
+                {
+                    l.metas.push(meta);
+                }
+            }
+        },
+    )
+    .await?;
+    for mut u in bad {
+        u.meta = secret_meta_for_sorting(u.meta);
+        if keep(&mut listing, u.meta.clone()).is_some()
+            && let Some((l, _)) = listing.as_mut()
+        {
+            l.bad.push(u);
+        }
+    }
+    let Some((mut listing, _)) = listing else {
+        return Ok(None);
+    };
+    listing.metas.shrink_to_fit();
+    Ok(Some(listing))
+}
+
+/// What the bridge owns with `ledger`, from its SveltosClusters as `clusters` lists them and its Secrets as
+/// `secrets` listed them ahead ([`list_secrets`]; `None`: listed here meanwhile, in `scope` within `budget`, as
+/// [`read_owned`] says); the bodies of those the ledger recognises and cannot vouch for are read here.
 pub async fn sort_owned(
     client: &Client,
     bridge: &str,
     ledger: &Ledger,
     (scope, budget): (&[String], &io::ReadBudget),
-    clusters: impl std::future::Future<Output = Result<ClusterListing, IoError>>,
+    (clusters, secrets): (
+        impl std::future::Future<Output = Result<ClusterListing, IoError>>,
+        Option<SecretListing>,
+    ),
 ) -> Result<Observed, IoError> {
     let sel = owner_selector(bridge);
     // Each batch of bodies is reduced to what the bridge keeps of it (identities and hashes) as it is decoded:
     // the listed objects, Secrets with their kubeconfig bytes, are never all held at once.
-    let mut secrets = Observed::default();
+    let mut owned_secrets = Observed::default();
     let (clusters, ()) = futures::try_join!(
         clusters,
         read_labelled::<Secret>(
             client,
             (&sel, scope),
             (bridge, ledger, budget),
-            Kind::Secret,
-            &mut secrets,
+            (Kind::Secret, secrets),
+            &mut owned_secrets,
             |w, page| w.add_owned_secrets(bridge, ledger, page),
         ),
     )?;
@@ -134,7 +212,7 @@ pub async fn sort_owned(
     for u in bad {
         observed.add_unreadable(ledger, Kind::SveltosCluster, &u.meta, &u.reason);
     }
-    observed.join(secrets);
+    observed.join(owned_secrets);
     Ok(observed)
 }
 
@@ -143,12 +221,12 @@ async fn read_labelled<K: Namespaced>(
     client: &Client,
     (selector, scope): (&str, &[String]),
     (bridge, ledger, budget): (&str, &Ledger, &io::ReadBudget),
-    kind: Kind,
+    (kind, ahead): (Kind, Option<SecretListing>),
     observed: &mut Observed,
     add: impl Fn(&mut Observed, &[K]),
 ) -> Result<(), IoError> {
     let (mut listed, mut wanted) = (Vec::new(), BTreeSet::new());
-    let bad = io::list_metadata_each::<K>(client, scope, Some(selector), budget, |metas| {
+    let mut sort = |metas: Vec<ObjectMeta>| {
         let sorted = observed.sort_labelled(bridge, ledger, kind, &metas);
         // What is known without its body is no body a read may carry along unwanted: it is the bridge's own, as
         // the bridge wrote it (so it does not count against the spare room of `bodies::plan_reads`).
@@ -160,8 +238,14 @@ async fn read_labelled<K: Namespaced>(
                 .map(bodies::key_of)
                 .filter(|k| !known.contains(k)),
         );
-    })
-    .await?;
+    };
+    let bad = match ahead {
+        Some(ahead) => {
+            sort(ahead.metas);
+            ahead.bad
+        }
+        None => io::list_metadata_each::<K>(client, scope, Some(selector), budget, sort).await?,
+    };
     for u in bad {
         observed.add_unreadable(ledger, kind, &u.meta, &u.reason);
     }

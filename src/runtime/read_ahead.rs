@@ -17,7 +17,7 @@ use tokio::task::JoinHandle;
 
 use super::{
     inventory::{InventoryReads, read_inventory, reads_sha256},
-    owned::{ClusterListing, list_clusters},
+    owned::{ClusterListing, SecretListing, list_clusters, list_secrets},
 };
 use crate::{
     domain::{BridgeSpec, credentials::CheckedKubeconfigs},
@@ -139,30 +139,58 @@ impl std::fmt::Debug for ReadAhead {
     }
 }
 
-/// A bridge's SveltosClusters being listed in the background ([`list_clusters`]) for the refresh that follows:
-/// started when Terraform hands the state over (`UpgradeResourceState`), before the refresh hands over the ledger.
-/// The listing is cancelled when this is dropped unused.
+/// A bridge's SveltosClusters and Secrets being listed in the background ([`list_clusters`], [`list_secrets`]) for
+/// the refresh that follows: started when Terraform hands the state over (`UpgradeResourceState`), before the
+/// refresh hands over the ledger that sorts them. The listings are cancelled when this is dropped unused.
 pub struct ClustersAhead {
     bridge: String,
     scope: Vec<String>,
     budget: Arc<ReadBudget>,
     task: Option<JoinHandle<Result<ClusterListing, IoError>>>,
+    secrets: Option<JoinHandle<Result<Option<SecretListing>, IoError>>>,
 }
 
 impl ClustersAhead {
-    /// Starts listing, through `client`, the SveltosClusters labelled for `bridge` in `scope` (empty: all
-    /// namespaces) within `budget`: the budget of the refresh of a bridge that owns `owned` objects.
+    /// Starts listing, through `client`, the SveltosClusters and the Secrets labelled for `bridge` in `scope`
+    /// (empty: all namespaces) within `budget`: the budget of the refresh of a bridge that owns `owned` objects.
     pub fn start(client: Client, bridge: &str, scope: Vec<String>, owned: usize) -> Self {
         let budget = Arc::new(ReadBudget::for_refresh(owned));
         let task = {
-            let (bridge, scope, budget) = (bridge.to_string(), scope.clone(), budget.clone());
+            let (client, bridge, scope, budget) = (
+                client.clone(),
+                bridge.to_string(),
+                scope.clone(),
+                budget.clone(),
+            );
             tokio::spawn(async move { list_clusters(&client, &bridge, &scope, &budget).await })
+        };
+        let secrets = {
+            let (bridge, scope, budget) = (bridge.to_string(), scope.clone(), budget.clone());
+            tokio::spawn(
+                async move { list_secrets(&client, &bridge, &scope, (&budget, owned)).await },
+            )
         };
         Self {
             bridge: bridge.to_string(),
             scope,
             budget,
             task: Some(task),
+            secrets: Some(secrets),
+        }
+    }
+
+    /// The Secrets' listing, or `None` when it failed or held too much ([`list_secrets`]): the caller then lists
+    /// them itself. If the caller stops waiting, the listing is cancelled too (when this is dropped).
+    pub async fn secrets(&mut self) -> Option<SecretListing> {
+        let listing = self.secrets.as_mut()?.await;
+        self.secrets = None;
+        match listing {
+            Ok(Ok(listing)) => listing,
+            Ok(Err(e)) => {
+                tracing::debug!(bridge = %self.bridge, error = %e, "the Secrets' listing ahead failed; listing again");
+                None
+            }
+            Err(_) => None,
         }
     }
 
@@ -196,6 +224,9 @@ impl ClustersAhead {
 impl Drop for ClustersAhead {
     fn drop(&mut self) {
         if let Some(task) = &self.task {
+            task.abort();
+        }
+        if let Some(task) = &self.secrets {
             task.abort();
         }
     }

@@ -1,7 +1,7 @@
 //! One refresh of a bridge (`ReadResource`), one call down: its claim read once (the run keys of its runs, and,
 //! after an import, the record the state is restored from), then what the bridge owns
-//! ([`super::owned::read_owned`], or its Secrets only, sorted with the SveltosClusters listed since the state
-//! was handed over: [`super::read_ahead::ClustersAhead`]), then the inventory read ahead for the plan that follows
+//! ([`super::owned::read_owned`], or what was listed of it since the state was handed over, sorted with the
+//! ledger: [`super::read_ahead::ClustersAhead`]), then the inventory read ahead for the plan that follows
 //! ([`super::read_ahead::ReadAhead`]) when the resource asks for it.
 
 use kube::Client;
@@ -78,17 +78,19 @@ pub async fn refresh(
     let listed = of.listed.filter(|l| l.serves(of.bridge, &scope));
     let listed_ahead = listed.is_some();
     let observed = match listed {
-        Some(listed) => {
-            // The Secrets are listed while the listing ends, within what is left of its budget; a listing that
-            // failed is done again.
+        Some(mut listed) => {
+            // Sorted with the ledger as the listings end; a listing that failed is done again, within what is
+            // left of their budget (the Secrets' too when it held more than the bridge writes).
             let budget = listed.budget();
+            let secrets = listed.secrets().await;
             let clusters = async {
                 match listed.join().await {
                     Some(listing) => Ok(listing),
                     None => list_clusters(client, of.bridge, &scope, &budget).await,
                 }
             };
-            sort_owned(client, of.bridge, &ledger, (&scope, &budget), clusters).await?
+            let listings = (clusters, secrets);
+            sort_owned(client, of.bridge, &ledger, (&scope, &budget), listings).await?
         }
         None => {
             // What the ledger records is read in one page where it fits (see `ReadBudget::for_refresh`).

@@ -7,6 +7,8 @@
 //! - A flood of Secrets whose metadata is over a MiB each (labels have no size limit, `managedFields` repeats their
 //!   keys): in a namespace no bridge reads it costs nothing; in one the operator lists, the plan fails closed within
 //!   the read budget, naming the namespace. The provider's peak RSS stays bounded either way.
+//! - Secrets labelled for the bridge in a namespace it selects, by anyone who may create a Secret there, past what
+//!   the refresh's listing ahead holds: given up and listed again a page at a time.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -732,4 +734,116 @@ async fn a_large_bridge_reads_bloated_clusters_page_by_page() {
         &ns,
         "--wait=false",
     ]);
+}
+
+/// Secrets labelled for the bridge by a tenant in [`labelled_secrets_past_what_is_held_ahead_are_listed_again`]:
+/// each holds about 5.5 KB once reduced to what sorting reads, so these hold more than a bridge of two clusters
+/// holds ahead (1 MiB and 2 KiB for each object it owns: `runtime::owned::list_secrets`).
+const LABELLED: usize = 250;
+
+/// A Secret `tagged-<i>` carrying the label of bridge `bridge` and, 2,000 characters each, every annotation sorting
+/// reads (the run mark, the kubeconfig hash, the expiry, the credential source and token renewal), which a listing
+/// ahead keeps cut to 1,025 characters.
+fn labelled_secret(i: usize, bridge: &str) -> Json {
+    let long = "y".repeat(2_000);
+    let annotations: BTreeMap<&str, &str> = [
+        tfsveltos::domain::ownership::MARK_ANNOTATION,
+        tfsveltos::domain::TOKEN_RENEWAL_ANNOTATION,
+        tfsveltos::domain::CREDENTIAL_SOURCE_ANNOTATION,
+        keys::KUBECONFIG_SHA_ANNOTATION,
+        keys::EXPIRES_ANNOTATION,
+    ]
+    .into_iter()
+    .map(|k| (k, long.as_str()))
+    .collect();
+    json!({
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": format!("tagged-{i:03}"),
+            "labels": { keys::BRIDGE_LABEL: bridge },
+            "annotations": annotations,
+        },
+        "stringData": { "k": "v" },
+    })
+}
+
+/// The refresh's Secrets are listed ahead, when Terraform hands the state over, before the ledger that sorts them
+/// is known; what is held of them until then is bounded by the bridge's size. A tenant who may only create Secrets
+/// in a namespace the bridge selects labels [`LABELLED`] of them for the bridge, with long annotations: the listing
+/// ahead gives them up and the refresh lists them again, a page at a time (two LISTs of the bridge's Secrets, seen
+/// through a proxy), and the plan shows no change. With 100 of them (about 550 KB held) the listing ahead serves the
+/// refresh (one LIST). Either way they are impostors: nothing is written to them.
+#[tokio::test(flavor = "multi_thread")]
+async fn labelled_secrets_past_what_is_held_ahead_are_listed_again() {
+    use support::fault_proxy::FaultProxy;
+    let env = TestEnv::get();
+    let inv = Inv::new().await;
+    let fleet = unique_namespace(&inv.client, "tagged-fleet").await;
+    for name in ["c1", "c2"] {
+        let kc = fixtures::unreachable_kubeconfig(name);
+        inv.profile_with_secret(&fleet, name, &[], Json::Null, &kc)
+            .await;
+    }
+    let cli = Cli::tofu();
+    let tf = inv.tf(&cli, &bridge(&fleet, &[&fleet], ""));
+    apply_ok(&tf);
+
+    // The attack, with the right to create Secrets in the namespace and nothing else.
+    let dir = tf.dir();
+    let rules = json!([{"apiGroups": [""], "resources": ["secrets"], "verbs": ["create"]}]);
+    let who = identity(env, dir, &fleet, "tagger", rules);
+    let items: Vec<Json> = (0..LABELLED).map(|i| labelled_secret(i, &fleet)).collect();
+    let list = file(
+        dir,
+        "tagged.json",
+        &json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string(),
+    );
+    env.kubectl_at(&who, &["-n", &fleet, "create", "-f", &list]);
+
+    let proxy = FaultProxy::start(inv.client.clone()).await;
+    tf.write_main(&fixtures::main_with_host(
+        &proxy.url(),
+        &bridge(&fleet, &[&fleet], ""),
+    ));
+    let secret_lists = || {
+        proxy
+            .asked()
+            .iter()
+            .filter(|a| {
+                a.contains(&format!("/namespaces/{fleet}/secrets?"))
+                    && a.contains("sveltos.clusterinventory.io%2Fbridge")
+            })
+            .count()
+    };
+    assert_eq!(tf.plan(), 0, "the plan shows a change");
+    assert_eq!(
+        secret_lists(),
+        2,
+        "listed ahead, given up, and listed again by the refresh: {:#?}",
+        proxy.asked()
+    );
+
+    // Fewer of them: what is held ahead is within the bound, and serves the refresh.
+    let secrets: Api<Secret> = Api::namespaced(inv.client.clone(), &fleet);
+    for i in 100..LABELLED {
+        secrets
+            .delete(&format!("tagged-{i:03}"), &DeleteParams::default())
+            .await
+            .unwrap_or_else(|e| panic!("deleting tagged-{i:03}: {e}"));
+    }
+    assert_eq!(tf.plan(), 0, "the plan shows a change");
+    assert_eq!(secret_lists(), 3, "one LIST more: {:#?}", proxy.asked());
+    for i in [0, 99] {
+        let s = secrets
+            .get(&format!("tagged-{i:03}"))
+            .await
+            .expect("still there");
+        assert_eq!(
+            s.metadata.annotations.unwrap_or_default()[keys::KUBECONFIG_SHA_ANNOTATION].len(),
+            2_000,
+            "an impostor is never written"
+        );
+    }
+    tf.destroy();
 }

@@ -29,7 +29,10 @@ pub(crate) mod tests;
 pub use managed_fields::{decode_managed_fields, reads_managed_fields};
 use meta::{id, mark_of, owner, profile_key};
 pub use objects::{BridgedObjects, EntryChanges, ObservedCluster, ObservedSecret};
-pub use observe::{labels_not_written, observe_cluster, observe_secret, observe_secret_meta};
+pub use observe::{
+    labels_not_written, meta_text_bytes, observe_cluster, observe_secret, observe_secret_meta,
+    secret_meta_for_sorting,
+};
 
 /// Objects listed with a bridge's label, as [`Observed::sort_labelled`] sorted the bridge's own: `(namespace, name)`.
 #[derive(Debug, Default, PartialEq, Eq)]

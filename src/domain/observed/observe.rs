@@ -118,6 +118,66 @@ pub fn labels_not_written(sc: &SveltosCluster) -> BTreeSet<String> {
 /// object names, a key and a context).
 pub(super) const ANNOTATION_SHOWN: usize = 1024;
 
+/// The annotations of a Secret labelled for a bridge that sorting it reads ([`super::Observed::sort_labelled`]):
+/// the run mark, and what [`observe_secret_meta`] reads.
+const SORTED_SECRET_ANNOTATIONS: [&str; 5] = [
+    crate::domain::ownership::MARK_ANNOTATION,
+    crate::domain::TOKEN_RENEWAL_ANNOTATION,
+    keys::KUBECONFIG_SHA_ANNOTATION,
+    keys::EXPIRES_ANNOTATION,
+    CREDENTIAL_SOURCE_ANNOTATION,
+];
+
+/// The metadata of a Secret listed with a bridge's label reduced to what sorting it reads
+/// ([`super::Observed::sort_labelled`]): its identity (namespace, name, UID, resourceVersion), the bridge label,
+/// and [`SORTED_SECRET_ANNOTATIONS`], each cut to one character more than [`ANNOTATION_SHOWN`]. Sorting the
+/// reduced metadata finds what sorting the whole would: an annotation is read back escaped and cut to
+/// [`ANNOTATION_SHOWN`] characters, and no run mark is that long, so a cut one matches none, as it did whole. For
+/// a reader that holds many of them before the ledger is known (`runtime::read_ahead::ClustersAhead`): what a
+/// tenant adds to its Secrets' metadata is not held.
+pub fn secret_meta_for_sorting(meta: ObjectMeta) -> ObjectMeta {
+    let cut = |v: String| match v.char_indices().nth(ANNOTATION_SHOWN + 1) {
+        Some((at, _)) => v[..at].to_string(),
+        None => v,
+    };
+    let labels = meta.labels.map(|l| {
+        l.into_iter()
+            .filter(|(k, _)| k == keys::BRIDGE_LABEL)
+            .collect()
+    });
+    let annotations = meta.annotations.map(|a| {
+        a.into_iter()
+            .filter(|(k, _)| SORTED_SECRET_ANNOTATIONS.contains(&k.as_str()))
+            .map(|(k, v)| (k, cut(v)))
+            .collect()
+    });
+    ObjectMeta {
+        namespace: meta.namespace,
+        name: meta.name,
+        uid: meta.uid,
+        resource_version: meta.resource_version,
+        labels,
+        annotations,
+        ..Default::default()
+    }
+}
+
+/// The bytes of text `meta` holds (names, UID, resourceVersion, labels and annotations): what holding it costs,
+/// give or take the containers.
+pub fn meta_text_bytes(meta: &ObjectMeta) -> usize {
+    let text = |s: &Option<String>| s.as_ref().map_or(0, String::len);
+    let map = |m: &Option<BTreeMap<String, String>>| {
+        m.as_ref()
+            .map_or(0, |m| m.iter().map(|(k, v)| k.len() + v.len()).sum())
+    };
+    text(&meta.namespace)
+        + text(&meta.name)
+        + text(&meta.uid)
+        + text(&meta.resource_version)
+        + map(&meta.labels)
+        + map(&meta.annotations)
+}
+
 /// Reads a Secret the bridge owns (hashing, never keeping, its kubeconfig). What the ledger records of it is added
 /// by the caller ([`ObservedSecret::written`]).
 pub fn observe_secret(secret: &Secret) -> ObservedSecret {

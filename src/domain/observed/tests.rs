@@ -401,3 +401,80 @@ fn a_version_is_recorded_only_for_the_object_and_the_kubeconfig_it_was_read_with
         Some("41".into())
     );
 }
+
+/// Sorting Secrets' metadata reduced by [`secret_meta_for_sorting`] finds what sorting the whole finds: the same
+/// wanted and known Secrets, the same owned entries (annotations read back escaped and cut alike) and impostors.
+/// Among them a Secret known without its body, one written since, an impostor whose mark is the bridge's own with
+/// more after it, and one whose annotations are long, hostile text with a multi-byte character where the cut falls.
+#[test]
+fn sorting_reduced_metadata_finds_what_sorting_the_whole_finds() {
+    let (secret, id) = written_secret();
+    let mut written = crate::domain::desired::written_credential(&secret).unwrap();
+    written.resource_version = Some("41".into());
+    let run = crate::domain::ownership::RunKey::new([7; 32]);
+    let mut ledger = Ledger::default().with_run_keys(vec![run.clone()]);
+    ledger.record(Kind::Secret, id, "uid-s");
+    ledger.record_written(id, written);
+    let known = secret.metadata.clone();
+    let mut since = known.clone();
+    since.resource_version = Some("42".into());
+    let hostile = |name: &str, uid: &str, value: String| {
+        let mut meta = known.clone();
+        meta.name = Some(name.into());
+        meta.uid = Some(uid.into());
+        let a = meta.annotations.get_or_insert_default();
+        for k in [
+            crate::domain::ownership::MARK_ANNOTATION,
+            crate::domain::TOKEN_RENEWAL_ANNOTATION,
+            CREDENTIAL_SOURCE_ANNOTATION,
+            keys::KUBECONFIG_SHA_ANNOTATION,
+            keys::EXPIRES_ANNOTATION,
+            "bulk",
+        ] {
+            a.insert(k.into(), value.clone());
+        }
+        meta.labels
+            .get_or_insert_default()
+            .insert("x".repeat(60), "y".repeat(63));
+        meta
+    };
+    // The cut (1,025 characters) falls inside the multi-byte characters.
+    let at_cut = format!(
+        "{}\u{1b}[2J{}",
+        "é".repeat(1_020),
+        "\u{2028}".repeat(10_000)
+    );
+    let mark = run.mark(Kind::Secret, "ns/c2-sveltos-kubeconfig");
+    // Known from its metadata, with long text where the bridge wrote a credential source (what no write leaves
+    // at the version recorded, but what is read back from a listing all the same).
+    let mut known_long = known.clone();
+    known_long
+        .annotations
+        .get_or_insert_default()
+        .insert(CREDENTIAL_SOURCE_ANNOTATION.into(), at_cut.clone());
+    let metas = vec![
+        known.clone(),
+        known_long,
+        since,
+        hostile(
+            "c2-sveltos-kubeconfig",
+            "uid-2",
+            format!("{mark}{}", "m".repeat(2_000)),
+        ),
+        hostile("c2-sveltos-kubeconfig", "uid-2", mark.clone()),
+        hostile("c3-sveltos-kubeconfig", "uid-3", at_cut),
+        hostile("c4-sveltos-kubeconfig", "uid-4", "short".into()),
+    ];
+    for meta in metas {
+        let reduced = secret_meta_for_sorting(meta.clone());
+        assert!(meta_text_bytes(&reduced) <= meta_text_bytes(&meta));
+        assert!(meta_text_bytes(&reduced) < 6 * (ANNOTATION_SHOWN + 1) * 4 + 512);
+        let (mut whole, mut cut) = (Observed::default(), Observed::default());
+        let from_whole =
+            whole.sort_labelled("main", &ledger, Kind::Secret, std::slice::from_ref(&meta));
+        let from_cut = cut.sort_labelled("main", &ledger, Kind::Secret, &[reduced]);
+        assert_eq!(from_whole, from_cut, "{:?}", meta.name);
+        assert_eq!(whole.owned, cut.owned, "{:?}", meta.name);
+        assert_eq!(whole.impostors, cut.impostors, "{:?}", meta.name);
+    }
+}

@@ -47,7 +47,7 @@ use crate::{
     tfplugin::{ClientCapabilities, Value},
 };
 
-/// Starts listing the SveltosClusters of the bridge whose state Terraform upgraded (`upgraded`), for the refresh
+/// Starts listing the SveltosClusters and Secrets of the bridge whose state Terraform upgraded (`upgraded`), for the refresh
 /// that follows ([`ClustersAhead`]), when the provider is configured: where the state selects (the refresh uses
 /// the listing only if its ledger names no other namespace), within the budget of a bridge that owns what the
 /// state lists. Returns the bridge's name with the listing (to keep for its refresh), or `None`.
