@@ -238,37 +238,62 @@ pub fn secret_name(profile_name: &str) -> String {
 /// and `tokenRequestRenewalOption` are left out as well: sveltoscluster-manager rewrites them on renewal. The
 /// renewal settings as configured are in that annotation, so changing them still shows.
 pub fn config_sha256(annotations: &BTreeMap<String, String>, spec: &SveltosClusterSpec) -> String {
-    let mut annotations = annotations.clone();
-    annotations.remove(super::BRIDGE_CONFIG_ANNOTATION);
-    // Which run wrote it is not configuration (it changes with every apply that writes the object).
-    annotations.remove(super::ownership::MARK_ANNOTATION);
     let renewed = annotations.contains_key(TOKEN_RENEWAL_ANNOTATION);
-    let mut doc = serde_json::json!({
-        "annotations": annotations,
-        "kubeconfigName": spec.kubeconfig_name,
-        "kubeconfigKeyName": if renewed { None } else { spec.kubeconfig_key_name.as_deref() },
-        "paused": spec.paused,
-        "consecutiveFailureThreshold": spec.consecutive_failure_threshold,
-        "activeWindow": spec.active_window,
-    });
-    // Fields added later count only when set: the hash of a cluster without them is what it always was (no change
-    // in the plan after an upgrade).
-    if let Some(d) = &spec.data {
-        doc["data"] = serde_json::json!(d);
+    let doc = ConfigDoc {
+        annotations: ConfigAnnotations(annotations),
+        kubeconfig_name: spec.kubeconfig_name.as_deref(),
+        kubeconfig_key_name: if renewed {
+            None
+        } else {
+            spec.kubeconfig_key_name.as_deref()
+        },
+        paused: spec.paused,
+        consecutive_failure_threshold: spec.consecutive_failure_threshold,
+        active_window: spec.active_window.as_ref(),
+        data: spec.data.as_ref(),
+        readiness_checks: spec.readiness_checks.as_ref(),
+        liveness_checks: spec.liveness_checks.as_ref(),
+        pull_mode: spec.pull_mode,
+        workload_identity: spec.workload_identity.as_ref(),
+    };
+    sha256_hex(&serde_json::to_vec(&doc).unwrap_or_default())
+}
+
+/// The JSON document [`config_sha256`] hashes, written straight from the objects (no `serde_json::Value` built for
+/// each of ten thousand clusters). States record the hash, so its bytes never change: the fields in this order,
+/// the first six always (`null` when unset), the others only when set, so that the hash of a cluster without them
+/// is what it was before they were added (checked against the document as first written, in this module's tests).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ConfigDoc<'a> {
+    annotations: ConfigAnnotations<'a>,
+    kubeconfig_name: Option<&'a str>,
+    kubeconfig_key_name: Option<&'a str>,
+    paused: Option<bool>,
+    consecutive_failure_threshold: Option<i64>,
+    active_window: Option<&'a crate::api::ActiveWindow>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    data: Option<&'a BTreeMap<String, String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    readiness_checks: Option<&'a Vec<crate::api::ClusterCheck>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    liveness_checks: Option<&'a Vec<crate::api::ClusterCheck>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pull_mode: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    workload_identity: Option<&'a crate::api::WorkloadIdentity>,
+}
+
+/// The annotations [`config_sha256`] hashes: all but the bridge's record of its configuration and the run mark
+/// (which run wrote the object is not configuration: it changes with every apply that writes it).
+struct ConfigAnnotations<'a>(&'a BTreeMap<String, String>);
+
+impl serde::Serialize for ConfigAnnotations<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.iter().filter(|(k, _)| {
+            *k != super::BRIDGE_CONFIG_ANNOTATION && *k != super::ownership::MARK_ANNOTATION
+        }))
     }
-    if let Some(c) = &spec.readiness_checks {
-        doc["readinessChecks"] = serde_json::json!(c);
-    }
-    if let Some(c) = &spec.liveness_checks {
-        doc["livenessChecks"] = serde_json::json!(c);
-    }
-    if let Some(p) = spec.pull_mode {
-        doc["pullMode"] = serde_json::json!(p);
-    }
-    if let Some(w) = &spec.workload_identity {
-        doc["workloadIdentity"] = serde_json::json!(w);
-    }
-    sha256_hex(doc.to_string().as_bytes())
 }
 
 /// Most labels copied from one ClusterProfile (the API server bounds neither their number nor their size; each
@@ -694,6 +719,96 @@ pub fn renewal_of<'s>(spec: &'s BridgeSpec, key: &str) -> Option<&'s crate::doma
 
 #[cfg(test)]
 mod tests {
+
+    /// [`config_sha256`]'s document as it was first written (a `serde_json::Value` built field by field): the
+    /// hash recorded in every state. The hash written straight from the objects is the same for a cluster with
+    /// nothing optional set, with each optional field set, with renewal, and with the record and the mark among its
+    /// annotations (left out of both).
+    #[test]
+    fn the_configuration_hash_is_the_one_states_record() {
+        fn as_first_written(
+            annotations: &BTreeMap<String, String>,
+            spec: &SveltosClusterSpec,
+        ) -> String {
+            let mut annotations = annotations.clone();
+            annotations.remove(crate::domain::BRIDGE_CONFIG_ANNOTATION);
+            annotations.remove(crate::domain::ownership::MARK_ANNOTATION);
+            let renewed = annotations.contains_key(TOKEN_RENEWAL_ANNOTATION);
+            let mut doc = serde_json::json!({
+                "annotations": annotations,
+                "kubeconfigName": spec.kubeconfig_name,
+                "kubeconfigKeyName": if renewed { None } else { spec.kubeconfig_key_name.as_deref() },
+                "paused": spec.paused,
+                "consecutiveFailureThreshold": spec.consecutive_failure_threshold,
+                "activeWindow": spec.active_window,
+            });
+            if let Some(d) = &spec.data {
+                doc["data"] = serde_json::json!(d);
+            }
+            if let Some(c) = &spec.readiness_checks {
+                doc["readinessChecks"] = serde_json::json!(c);
+            }
+            if let Some(c) = &spec.liveness_checks {
+                doc["livenessChecks"] = serde_json::json!(c);
+            }
+            if let Some(p) = spec.pull_mode {
+                doc["pullMode"] = serde_json::json!(p);
+            }
+            if let Some(w) = &spec.workload_identity {
+                doc["workloadIdentity"] = serde_json::json!(w);
+            }
+            sha256_hex(doc.to_string().as_bytes())
+        }
+        let bare = SveltosClusterSpec::default();
+        let set: SveltosClusterSpec = serde_json::from_value(serde_json::json!({
+            "kubeconfigName": "c1-sveltos-kubeconfig",
+            "kubeconfigKeyName": "kubeconfig",
+            "paused": true,
+            "data": {"b": "2", "a": "1"},
+            "activeWindow": {"from": "0 22 * * 5", "to": "0 6 * * 1"},
+            "consecutiveFailureThreshold": 7,
+            "pullMode": false,
+            "readinessChecks": [{"name": "r", "resourceSelectors": [{"group": "", "version": "v1",
+                "kind": "Namespace"}], "condition": "function evaluate() end"}],
+            "livenessChecks": [{"name": "l", "resourceSelectors": [{"group": "apps", "version": "v1",
+                "kind": "Deployment", "namespace": "x"}], "condition": "c"}],
+            "workloadIdentity": {"provider": "aws", "endpoint": "https://e", "caSecretRef": {"name": "ca"},
+                "aws": {"clusterName": "c", "region": "eu-west-1"}},
+        }))
+        .expect("a SveltosCluster spec");
+        let mut each: Vec<SveltosClusterSpec> = vec![bare.clone(), set.clone()];
+        for strip in 0..5 {
+            let mut one = set.clone();
+            match strip {
+                0 => one.data = None,
+                1 => one.readiness_checks = None,
+                2 => one.liveness_checks = None,
+                3 => one.pull_mode = None,
+                _ => one.workload_identity = None,
+            }
+            each.push(one);
+        }
+        let plain = BTreeMap::from([("team".to_string(), "a\u{1b}\"é".to_string())]);
+        let mut recorded = plain.clone();
+        recorded.insert(crate::domain::BRIDGE_CONFIG_ANNOTATION.into(), "{}".into());
+        recorded.insert(crate::domain::ownership::MARK_ANNOTATION.into(), "m".into());
+        let mut renewed = recorded.clone();
+        renewed.insert(TOKEN_RENEWAL_ANNOTATION.into(), "{}".into());
+        for annotations in [BTreeMap::new(), plain, recorded, renewed] {
+            for spec in &each {
+                assert_eq!(
+                    config_sha256(&annotations, spec),
+                    as_first_written(&annotations, spec),
+                    "{annotations:?} {spec:?}"
+                );
+            }
+        }
+        // And one value as recorded, so that a change of both at once shows too.
+        assert_eq!(
+            config_sha256(&BTreeMap::new(), &bare),
+            "e99397b32ecfa68667c35ad7ce211e6925590ab45563b55cd843cacff893be15"
+        );
+    }
     use super::*;
     use crate::domain::{Override, testutil::*};
 
