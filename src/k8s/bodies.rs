@@ -14,7 +14,8 @@
 //!
 //! Each LIST's items are filtered to the wanted ones as they are decoded, so what is held is the wanted bodies,
 //! one LIST answer, and one batch. Between the metadata LIST and the bodies, objects may appear (the body LIST
-//! then carries them once); the next read sees them in the metadata.
+//! then carries them once); the next read sees them in the metadata. That window is longer where the metadata was
+//! listed ahead (a refresh's Secrets, listed when Terraform hands the state over: `runtime::owned::list_secrets`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Debug;

@@ -104,10 +104,20 @@ pub async fn list_clusters(
     Ok((listed, bad))
 }
 
-/// Bytes of reduced metadata ([`secret_meta_for_sorting`]) a listing of a bridge's Secrets made before the ledger
-/// is known holds for each object the bridge owns: what the bridge writes on one of its Secrets is a few hundred
-/// bytes (names, UID, resourceVersion, its label, four annotations of at most 64 characters).
+/// Bytes a listing of a bridge's Secrets made before the ledger is known may hold ([`held_bytes`]) for each object
+/// the bridge owns (a SveltosCluster and a Secret for each cluster): one of the bridge's Secrets reduced to what
+/// sorting reads is about 500 bytes of text (names, UID, resourceVersion, its label, the run mark, the kubeconfig
+/// hash and the credential source) and [`HELD_PER_ITEM`] more, so about 2.2 KiB for the 4 KiB its cluster allows.
 const HELD_PER_OWNED: usize = 2 << 10;
+
+/// What holding one listed item costs beyond its text: its slot in the list (twice: the room a growing list keeps)
+/// and the nodes and allocations of its maps and strings.
+const HELD_PER_ITEM: usize = 2 * std::mem::size_of::<ObjectMeta>() + (1 << 10);
+
+/// What holding `meta` (reduced) costs, counted against a listing ahead's bound.
+fn held_bytes(meta: &ObjectMeta) -> usize {
+    meta_text_bytes(meta).saturating_add(HELD_PER_ITEM)
+}
 
 /// Bytes such a listing holds whatever the bridge owns.
 const HELD_AT_LEAST: usize = 1 << 20;
@@ -120,60 +130,75 @@ pub struct SecretListing {
     bad: Vec<io::Undecodable>,
 }
 
-/// Lists the metadata of the Secrets labelled for `bridge` in `scope` (empty: all namespaces) within `budget`, as
-/// [`read_owned`] does, but before the ledger that sorts them is known: each is reduced as it is decoded
+/// Lists the metadata of the Secrets labelled for `bridge` in `scope` (empty: all namespaces), as [`read_owned`]
+/// does, but before the ledger that sorts them is known: each is reduced as it is decoded
 /// ([`secret_meta_for_sorting`]), and all of them are held until [`sort_owned`] sorts them. `owned`: how many
-/// objects the bridge's state records. `None` when what is held would pass [`HELD_PER_OWNED`] for each of them
-/// (and [`HELD_AT_LEAST`]): more labelled Secrets, or larger, than the bridge writes (anyone who can create a
-/// Secret in a namespace the bridge reads can label it). The refresh then lists them itself, one page at a time.
+/// objects the bridge's state records; the LIST reads within the budget of a refresh of such a bridge, a budget of
+/// its own. `None` as soon as what is held ([`held_bytes`]) would pass [`HELD_PER_OWNED`] for each of them (and
+/// [`HELD_AT_LEAST`]): more labelled Secrets, or larger, than the bridge writes (anyone who can create a Secret in
+/// a namespace the bridge reads can label it). The LIST is then cancelled, what it held dropped, and the refresh
+/// lists them itself, one page at a time, within its own budget.
 pub async fn list_secrets(
     client: &Client,
     bridge: &str,
     scope: &[String],
-    (budget, owned): (&io::ReadBudget, usize),
+    owned: usize,
 ) -> Result<Option<SecretListing>, IoError> {
     let hold = owned
         .saturating_mul(HELD_PER_OWNED)
         .saturating_add(HELD_AT_LEAST);
-    // `None` once what is held passes `hold`: nothing more is kept.
-    let mut listing = Some((SecretListing::default(), 0usize));
-    let keep = |listing: &mut Option<(SecretListing, usize)>, meta: ObjectMeta| {
-        let meta = secret_meta_for_sorting(meta);
-        let (_, held) = listing.as_mut()?;
-        *held = held.saturating_add(meta_text_bytes(&meta));
-        if *held > hold {
-            *listing = None;
-            return None;
-        }
-        Some(meta)
-    };
-    let bad = io::list_metadata_each::<Secret>(
-        client,
-        scope,
-        Some(&owner_selector(bridge)),
-        budget,
-        |metas| {
-            for meta in metas {
-                if let Some(meta) = keep(&mut listing, meta)
-                    && let Some((l, _)) = listing.as_mut()
-                {
-                    l.metas.push(meta);
-                }
+    // Its own budget: what a listing given up read is not charged to the refresh that lists again.
+    let budget = io::ReadBudget::for_refresh(owned);
+    let (mut listing, mut held) = (SecretListing::default(), 0usize);
+    // Told once what is held passes `hold`: the LIST is then dropped (cancelled) at its next page.
+    let (give_up, given_up) = tokio::sync::oneshot::channel::<()>();
+    let mut give_up = Some(give_up);
+    let selector = owner_selector(bridge);
+    let list = io::list_metadata_each::<Secret>(client, scope, Some(&selector), &budget, |metas| {
+        for meta in metas {
+            if give_up.is_none() {
+                return;
             }
-        },
-    )
-    .await?;
-    for mut u in bad {
-        u.meta = secret_meta_for_sorting(u.meta);
-        if keep(&mut listing, u.meta.clone()).is_some()
-            && let Some((l, _)) = listing.as_mut()
-        {
-            l.bad.push(u);
+            let meta = secret_meta_for_sorting(meta);
+            held = held.saturating_add(held_bytes(&meta));
+            if held > hold {
+                give_up.take().map(|g| g.send(()));
+                listing.metas = Vec::new();
+                return;
+            }
+            listing.metas.push(meta);
         }
-    }
-    let Some((mut listing, _)) = listing else {
+    });
+    let bad = tokio::select! {
+        bad = list => Some(bad?),
+        _ = given_up => None,
+    };
+    let Some(bad) = bad.filter(|_| held <= hold) else {
+        tracing::debug!(
+            bridge,
+            held,
+            hold,
+            "the bridge's Secrets hold more than it writes; the refresh lists them itself"
+        );
         return Ok(None);
     };
+    for mut u in bad {
+        u.meta = secret_meta_for_sorting(u.meta);
+        let text = u.namespace.len() + u.name.len() + u.reason.len();
+        held = held
+            .saturating_add(held_bytes(&u.meta))
+            .saturating_add(text);
+        listing.bad.push(u);
+    }
+    if held > hold {
+        tracing::debug!(
+            bridge,
+            held,
+            hold,
+            "the bridge's Secrets hold more than it writes; the refresh lists them itself"
+        );
+        return Ok(None);
+    }
     listing.metas.shrink_to_fit();
     Ok(Some(listing))
 }

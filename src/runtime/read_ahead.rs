@@ -165,10 +165,8 @@ impl ClustersAhead {
             tokio::spawn(async move { list_clusters(&client, &bridge, &scope, &budget).await })
         };
         let secrets = {
-            let (bridge, scope, budget) = (bridge.to_string(), scope.clone(), budget.clone());
-            tokio::spawn(
-                async move { list_secrets(&client, &bridge, &scope, (&budget, owned)).await },
-            )
+            let (bridge, scope) = (bridge.to_string(), scope.clone());
+            tokio::spawn(async move { list_secrets(&client, &bridge, &scope, owned).await })
         };
         Self {
             bridge: bridge.to_string(),

@@ -583,9 +583,10 @@ async fn destroy_with_a_hostile_inventory_removes_exactly_what_the_bridge_owns()
     assert!(diagnostics(&out, "Error", "").is_empty(), "{out}");
 }
 
-/// Issue 15: a plan lists what the bridge owns once, in its refresh, and plans from that reading (as Terraform
-/// plans from the refreshed state); a plan without refresh lists it itself; and drift between two plans is
-/// still seen, since every refresh reads afresh.
+/// Issue 15: a plan lists what the bridge owns once, in its refresh (from a listing started when Terraform hands
+/// the state over), and plans from that reading (as Terraform plans from the refreshed state); a plan without
+/// refresh lists it itself (the listing started ahead then serves nothing); and drift between two plans is still
+/// seen, since every refresh reads afresh.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_plan_lists_owned_objects_once() {
     let inv = Inv::new().await;
@@ -609,13 +610,15 @@ async fn a_plan_lists_owned_objects_once() {
         "the refresh lists the owned Secrets, the plan reuses that reading"
     );
 
+    // Without a refresh the plan lists them itself; the listing started ahead when Terraform handed the state over
+    // serves no refresh and is cancelled by the plan, once it was sent or before (ADR 0003).
     let before = lists();
     let no_refresh = [plan.as_slice(), &["-refresh=false"]].concat();
     assert_eq!(code(&no_refresh), Some(0));
-    assert_eq!(
-        lists() - before,
-        1,
-        "without a refresh, the plan lists the owned Secrets itself"
+    let listed = lists() - before;
+    assert!(
+        matches!(listed, 1 | 2),
+        "without a refresh, the plan lists the owned Secrets itself: {listed} LISTs"
     );
 
     // Someone deletes a bridged Secret: the next plan's refresh sees it and the plan puts it back.

@@ -445,13 +445,19 @@ fn sorting_reduced_metadata_finds_what_sorting_the_whole_finds() {
         "\u{2028}".repeat(10_000)
     );
     let mark = run.mark(Kind::Secret, "ns/c2-sveltos-kubeconfig");
-    // Known from its metadata, with long text where the bridge wrote a credential source (what no write leaves
-    // at the version recorded, but what is read back from a listing all the same).
+    // Known from its metadata, with long text in every annotation read back (what no write leaves at the version
+    // recorded, but what is read back from a listing all the same): the credential source, the expiry, and with
+    // token renewal the hash annotation.
     let mut known_long = known.clone();
-    known_long
-        .annotations
-        .get_or_insert_default()
-        .insert(CREDENTIAL_SOURCE_ANNOTATION.into(), at_cut.clone());
+    let a = known_long.annotations.get_or_insert_default();
+    for k in [
+        CREDENTIAL_SOURCE_ANNOTATION,
+        keys::EXPIRES_ANNOTATION,
+        keys::KUBECONFIG_SHA_ANNOTATION,
+        crate::domain::TOKEN_RENEWAL_ANNOTATION,
+    ] {
+        a.insert(k.into(), at_cut.clone());
+    }
     let metas = vec![
         known.clone(),
         known_long,
