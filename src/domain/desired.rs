@@ -719,6 +719,8 @@ pub fn renewal_of<'s>(spec: &'s BridgeSpec, key: &str) -> Option<&'s crate::doma
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::domain::{Override, testutil::*};
 
     /// [`config_sha256`]'s document as it was first written (a `serde_json::Value` built field by field): the
     /// hash recorded in every state. The hash written straight from the objects is the same for a cluster with
@@ -809,8 +811,6 @@ mod tests {
             "e99397b32ecfa68667c35ad7ce211e6925590ab45563b55cd843cacff893be15"
         );
     }
-    use super::*;
-    use crate::domain::{Override, testutil::*};
 
     fn src() -> CredentialSource {
         CredentialSource::LabelledSecret {

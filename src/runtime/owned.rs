@@ -1,6 +1,6 @@
 //! What a bridge owns, read where it may be: its SveltosClusters listed by its label and reduced as they are
 //! decoded ([`list_clusters`], which needs no ledger: a refresh starts it before Terraform hands the ledger over,
-//! `super::read_ahead::ClustersAhead`), then sorted with the ledger while its Secrets are listed ([`sort_owned`]),
+//! `super::read_ahead::OwnedAhead`), then sorted with the ledger while its Secrets are listed ([`sort_owned`]),
 //! or with its Secrets listed ahead as well ([`list_secrets`]); all at once: [`read_owned`].
 
 use std::collections::BTreeSet;
@@ -110,6 +110,9 @@ pub async fn list_clusters(
 /// hash and the credential source) and [`HELD_PER_ITEM`] more, so about 2.2 KiB for the 4 KiB its cluster allows.
 const HELD_PER_OWNED: usize = 2 << 10;
 
+/// Bytes such a listing holds whatever the bridge owns.
+const HELD_AT_LEAST: usize = 1 << 20;
+
 /// What holding one listed item costs beyond its text: its slot in the list (twice: the room a growing list keeps)
 /// and the nodes and allocations of its maps and strings.
 const HELD_PER_ITEM: usize = 2 * std::mem::size_of::<ObjectMeta>() + (1 << 10);
@@ -118,9 +121,6 @@ const HELD_PER_ITEM: usize = 2 * std::mem::size_of::<ObjectMeta>() + (1 << 10);
 fn held_bytes(meta: &ObjectMeta) -> usize {
     meta_text_bytes(meta).saturating_add(HELD_PER_ITEM)
 }
-
-/// Bytes such a listing holds whatever the bridge owns.
-const HELD_AT_LEAST: usize = 1 << 20;
 
 /// The Secrets labelled for a bridge as [`list_secrets`] listed them: their metadata reduced to what sorting them
 /// reads ([`secret_meta_for_sorting`]), and those that do not decode.

@@ -1,7 +1,7 @@
 //! What is read in the background for the next refresh or plan (the read-ahead): the inventory
 //! ([`read_inventory`], [`ReadAhead`]) started between a refresh and the plan that follows it, then the kubeconfigs
 //! of the credential Secrets read checked on a blocking thread; and a bridge's SveltosClusters ([`list_clusters`],
-//! [`ClustersAhead`]) listed between the moment Terraform hands its state over and its refresh. The inventory is
+//! [`OwnedAhead`]) listed between the moment Terraform hands its state over and its refresh. The inventory is
 //! read ahead by [`super::refresh::refresh`] when the resource's policy asks for it and the ledger recorded the
 //! same reads; when each is started and which refresh or plan it serves is the resource's policy
 //! (`provider::resources::cluster_inventory_bridge`'s `read_ahead`, keyed by
@@ -142,7 +142,7 @@ impl std::fmt::Debug for ReadAhead {
 /// A bridge's SveltosClusters and Secrets being listed in the background ([`list_clusters`], [`list_secrets`]) for
 /// the refresh that follows: started when Terraform hands the state over (`UpgradeResourceState`), before the
 /// refresh hands over the ledger that sorts them. The listings are cancelled when this is dropped unused.
-pub struct ClustersAhead {
+pub struct OwnedAhead {
     bridge: String,
     scope: Vec<String>,
     budget: Arc<ReadBudget>,
@@ -150,9 +150,11 @@ pub struct ClustersAhead {
     secrets: Option<JoinHandle<Result<Option<SecretListing>, IoError>>>,
 }
 
-impl ClustersAhead {
+impl OwnedAhead {
     /// Starts listing, through `client`, the SveltosClusters and the Secrets labelled for `bridge` in `scope`
-    /// (empty: all namespaces) within `budget`: the budget of the refresh of a bridge that owns `owned` objects.
+    /// (empty: all namespaces), each within the budget of the refresh of a bridge that owns `owned` objects: the
+    /// SveltosClusters within the one the refresh goes on with ([`OwnedAhead::budget`]), the Secrets within one of
+    /// their own ([`list_secrets`]).
     pub fn start(client: Client, bridge: &str, scope: Vec<String>, owned: usize) -> Self {
         let budget = Arc::new(ReadBudget::for_refresh(owned));
         let task = {
@@ -219,7 +221,7 @@ impl ClustersAhead {
     }
 }
 
-impl Drop for ClustersAhead {
+impl Drop for OwnedAhead {
     fn drop(&mut self) {
         if let Some(task) = &self.task {
             task.abort();
@@ -230,9 +232,9 @@ impl Drop for ClustersAhead {
     }
 }
 
-impl std::fmt::Debug for ClustersAhead {
+impl std::fmt::Debug for OwnedAhead {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ClustersAhead")
+        f.debug_struct("OwnedAhead")
             .field("bridge", &self.bridge)
             .field("scope", &self.scope)
             .finish()
@@ -267,7 +269,7 @@ mod tests {
         // Nothing is read: the client points nowhere, and a listing that does not serve is not awaited.
         let config = kube::Config::new("http://127.0.0.1:9".parse().unwrap());
         let client = crate::k8s::io::client(config).unwrap();
-        let ahead = ClustersAhead::start(client.clone(), "b", vec!["a".into()], 2);
+        let ahead = OwnedAhead::start(client.clone(), "b", vec!["a".into()], 2);
         let scope = |s: &[&str]| s.iter().map(|n| n.to_string()).collect::<Vec<_>>();
         assert!(ahead.serves("b", &scope(&["a"])));
         // The ledger names another namespace than the state selects.

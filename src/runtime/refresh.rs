@@ -1,7 +1,7 @@
 //! One refresh of a bridge (`ReadResource`), one call down: its claim read once (the run keys of its runs, and,
 //! after an import, the record the state is restored from), then what the bridge owns
 //! ([`super::owned::read_owned`], or what was listed of it since the state was handed over, sorted with the
-//! ledger: [`super::read_ahead::ClustersAhead`]), then the inventory read ahead for the plan that follows
+//! ledger: [`super::read_ahead::OwnedAhead`]), then the inventory read ahead for the plan that follows
 //! ([`super::read_ahead::ReadAhead`]) when the resource asks for it.
 
 use kube::Client;
@@ -9,7 +9,7 @@ use kube::Client;
 use super::{
     inventory::reads_sha256,
     owned::{list_clusters, owned_scope, read_owned, sort_owned},
-    read_ahead::{ClustersAhead, ReadAhead},
+    read_ahead::{OwnedAhead, ReadAhead},
 };
 use crate::{
     domain::{
@@ -39,7 +39,7 @@ pub struct RefreshOf<'a> {
     pub ahead: Option<BridgeSpec>,
     /// The bridge's SveltosClusters, being listed since Terraform handed the state over: used when they are
     /// listed where the ledger says the bridge's objects may be ([`owned_scope`]), else cancelled.
-    pub listed: Option<ClustersAhead>,
+    pub listed: Option<OwnedAhead>,
 }
 
 /// What a refresh read.
@@ -79,8 +79,8 @@ pub async fn refresh(
     let listed_ahead = listed.is_some();
     let observed = match listed {
         Some(mut listed) => {
-            // Sorted with the ledger as the listings end; a listing that failed is done again, within what is
-            // left of their budget (the Secrets' too when it held more than the bridge writes).
+            // Sorted with the ledger as the listings end; a listing that failed is done again (the Secrets' too
+            // when it held more than the bridge writes), within what is left of the SveltosClusters' budget.
             let budget = listed.budget();
             let secrets = listed.secrets().await;
             let clusters = async {

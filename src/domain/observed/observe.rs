@@ -133,7 +133,7 @@ const SORTED_SECRET_ANNOTATIONS: [&str; 5] = [
 /// and [`SORTED_SECRET_ANNOTATIONS`], each cut to one character more than [`ANNOTATION_SHOWN`]. Sorting the
 /// reduced metadata finds what sorting the whole would: an annotation is read back escaped and cut to
 /// [`ANNOTATION_SHOWN`] characters, and no run mark is that long, so a cut one matches none, as it did whole. For
-/// a reader that holds many of them before the ledger is known (`runtime::read_ahead::ClustersAhead`): what a
+/// a reader that holds many of them before the ledger is known (`runtime::read_ahead::OwnedAhead`): what a
 /// tenant adds to its Secrets' metadata is not held.
 pub fn secret_meta_for_sorting(meta: ObjectMeta) -> ObjectMeta {
     let cut = |v: String| match v.char_indices().nth(ANNOTATION_SHOWN + 1) {

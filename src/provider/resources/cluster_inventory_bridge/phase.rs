@@ -8,7 +8,7 @@
 
 use std::{collections::HashMap, sync::Mutex};
 
-use crate::{domain::plan::Phase, runtime::read_ahead::ClustersAhead, tfplugin::Value};
+use crate::{domain::plan::Phase, runtime::read_ahead::OwnedAhead, tfplugin::Value};
 
 use super::read_ahead::Pending;
 
@@ -24,7 +24,7 @@ struct Seen {
     /// Reads started ahead for the next refresh or plan of this bridge (see `super::read_ahead`).
     pending: Pending,
     /// Its SveltosClusters, being listed since its state was upgraded, for the next refresh.
-    listed: Option<ClustersAhead>,
+    listed: Option<OwnedAhead>,
 }
 
 /// What this provider process saw of each bridge, by name.
@@ -77,12 +77,12 @@ impl PhaseMemo {
     }
 
     /// Keeps `listed` for the next refresh of `bridge`, cancelling what was listed before.
-    pub fn set_listed(&self, bridge: &str, listed: ClustersAhead) {
+    pub fn set_listed(&self, bridge: &str, listed: OwnedAhead) {
         self.with(bridge, |m| m.listed = Some(listed));
     }
 
     /// Takes what is being listed for the refresh of `bridge`.
-    pub fn take_listed(&self, bridge: &str) -> Option<ClustersAhead> {
+    pub fn take_listed(&self, bridge: &str) -> Option<OwnedAhead> {
         self.with(bridge, |m| m.listed.take())
     }
 

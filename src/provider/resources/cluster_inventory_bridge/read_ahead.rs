@@ -42,16 +42,16 @@ use crate::{
     runtime::{
         inventory::reads_sha256,
         owned::owned_scope,
-        read_ahead::{ClustersAhead, ReadAhead},
+        read_ahead::{OwnedAhead, ReadAhead},
     },
     tfplugin::{ClientCapabilities, Value},
 };
 
 /// Starts listing the SveltosClusters and Secrets of the bridge whose state Terraform upgraded (`upgraded`), for the refresh
-/// that follows ([`ClustersAhead`]), when the provider is configured: where the state selects (the refresh uses
+/// that follows ([`OwnedAhead`]), when the provider is configured: where the state selects (the refresh uses
 /// the listing only if its ledger names no other namespace), within the budget of a bridge that owns what the
 /// state lists. Returns the bridge's name with the listing (to keep for its refresh), or `None`.
-pub fn list_ahead(provider: &ProviderState, upgraded: &Value) -> Option<(String, ClustersAhead)> {
+pub fn list_ahead(provider: &ProviderState, upgraded: &Value) -> Option<(String, OwnedAhead)> {
     let bridge = upgraded.get_attr("name").as_str()?;
     let client = provider.client(ClientCapabilities::default()).ok()?;
     let selected = BridgeConfig::of_state(upgraded)
@@ -64,7 +64,7 @@ pub fn list_ahead(provider: &ProviderState, upgraded: &Value) -> Option<(String,
         .map_or(0, |m| m.len());
     // A SveltosCluster and a Secret for each.
     let owned = clusters.saturating_mul(2);
-    let listed = ClustersAhead::start(client, bridge, scope, owned);
+    let listed = OwnedAhead::start(client, bridge, scope, owned);
     Some((bridge.to_string(), listed))
 }
 
