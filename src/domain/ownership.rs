@@ -102,6 +102,26 @@ pub struct Ledger {
     /// whose next plan fails (two states never manage one bridge, whichever of them is alive).
     #[serde(default)]
     takes_over: Option<String>,
+    /// How the state's `clusters` was last answered with this private state, or with an earlier one (see
+    /// [`Answered`]). Not about ownership: it rides with the ledger because the ledger is the private state.
+    #[serde(rename = "cl", default)]
+    answered: Option<Answered>,
+}
+
+/// The record of one answer of the state's `clusters` attribute: the SHA-256 of the entries it was built from (as
+/// the mapping layer hashes them) and of the msgpack bytes the provider sent for it. It is a fact about bytes,
+/// true whatever state it is stored with: bytes with that hash hold the value of those entries. A later request
+/// whose `clusters` bytes have that hash, for entries with that hash, answers them as received, without decoding
+/// or encoding them; any other bytes (a state edited by hand, another answer since) are decoded or encoded as
+/// usual.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Answered {
+    /// SHA-256 (hex) of the entries.
+    #[serde(rename = "e")]
+    pub entries_sha256: String,
+    /// SHA-256 (hex) of the msgpack bytes.
+    #[serde(rename = "b")]
+    pub bytes_sha256: String,
 }
 
 /// What the bridge wrote in one of its kubeconfig Secrets, as the ledger keeps it: the only record of it that the
@@ -172,6 +192,17 @@ impl Ledger {
     /// The inventory reads digest an apply recorded.
     pub fn reads(&self) -> Option<&str> {
         self.reads.as_deref()
+    }
+
+    /// This ledger recording how `clusters` was answered with it (see [`Answered`]).
+    pub fn with_answered(mut self, answered: Answered) -> Self {
+        self.answered = Some(answered);
+        self
+    }
+
+    /// How `clusters` was last answered, as recorded.
+    pub fn answered(&self) -> Option<&Answered> {
+        self.answered.as_ref()
     }
 
     /// The private state to store.

@@ -58,14 +58,15 @@ macro_rules! debug_redacting {
     };
 }
 
-debug_redacting!(PlanRequest { type_name, prior_state, proposed_new_state, config, provider_meta, client }
-    redacted { prior_private });
-debug_redacting!(PlanResponse { planned_state, requires_replace, diagnostics, deferred } redacted { planned_private });
+debug_redacting!(PlanRequest { type_name, prior_state, proposed_new_state, config, provider_meta, client,
+    prior_unread } redacted { prior_private });
+debug_redacting!(PlanResponse { planned_state, attribute_bytes, requires_replace, diagnostics, deferred }
+    redacted { planned_private });
 debug_redacting!(ApplyRequest { type_name, prior_state, planned_state, config, provider_meta }
     redacted { planned_private });
-debug_redacting!(ApplyResponse { new_state, diagnostics } redacted { private });
-debug_redacting!(ReadRequest { type_name, current_state, provider_meta, client } redacted { private });
-debug_redacting!(ReadResponse { new_state, diagnostics, deferred } redacted { private });
+debug_redacting!(ApplyResponse { new_state, attribute_bytes, diagnostics } redacted { private });
+debug_redacting!(ReadRequest { type_name, current_state, provider_meta, client, unread } redacted { private });
+debug_redacting!(ReadResponse { new_state, attribute_bytes, diagnostics, deferred } redacted { private });
 debug_redacting!(ImportedResource { type_name, state } redacted { private });
 debug_redacting!(UpgradeRequest { type_name, version } redacted { raw_state_json });
 debug_redacting!(OpenEphemeralRequest { type_name, config, client } redacted {});
@@ -73,6 +74,45 @@ debug_redacting!(OpenEphemeralResponse { result, renew_at, diagnostics, deferred
 debug_redacting!(RenewEphemeralRequest { type_name } redacted { private });
 debug_redacting!(RenewEphemeralResponse { renew_at, diagnostics } redacted { private });
 debug_redacting!(CloseEphemeralRequest { type_name } redacted { private });
+
+/// The SHA-256 (hex) of the msgpack bytes of each top-level attribute a request carried and the plugin layer left
+/// undecoded (see [`Resource::read_unread_attributes`]): what a resource compares with what it recorded when it
+/// answered that attribute, to answer it again exactly as received ([`AttributeBytes::Received`]) without decoding it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UnreadDigests(std::collections::BTreeMap<String, String>);
+
+impl UnreadDigests {
+    /// The digest of the bytes received for the attribute `name`, if the request carried it undecoded.
+    pub fn sha256(&self, name: &str) -> Option<&str> {
+        self.0.get(name).map(String::as_str)
+    }
+
+    /// Records the digest of the attribute `name`.
+    pub fn insert(&mut self, name: impl Into<String>, sha256: impl Into<String>) {
+        self.0.insert(name.into(), sha256.into());
+    }
+}
+
+/// A top-level attribute of an answered state given as msgpack bytes rather than in the state's [`Value`] (which is
+/// null there): a large computed attribute answered without being encoded again. `Debug` shows lengths only.
+#[derive(Clone, PartialEq, Eq)]
+pub enum AttributeBytes {
+    /// The bytes the request carried for the attribute, which the plugin layer left undecoded: the current state's
+    /// for a read, the prior state's for a plan (see [`UnreadDigests`]).
+    Received,
+    /// Bytes the resource encoded with [`encode_attribute`](super::encode_attribute), one msgpack item of the
+    /// attribute's type (to record their digest, say).
+    Encoded(Vec<u8>),
+}
+
+impl fmt::Debug for AttributeBytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Received => f.write_str("Received"),
+            Self::Encoded(bytes) => write!(f, "Encoded({} bytes)", bytes.len()),
+        }
+    }
+}
 
 /// What the Terraform client supports (sent with most requests).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -125,6 +165,8 @@ pub struct PlanRequest {
     pub provider_meta: Value,
     /// Client capabilities.
     pub client: ClientCapabilities,
+    /// The digests of the prior state's attributes left undecoded ([`Resource::plan_unread_attributes`]).
+    pub prior_unread: UnreadDigests,
 }
 
 impl PlanRequest {
@@ -144,6 +186,9 @@ impl PlanRequest {
 pub struct PlanResponse {
     /// The planned state (unknown where apply will decide; null for a destroy).
     pub planned_state: Value,
+    /// Top-level attributes of the planned state given as bytes ([`AttributeBytes::Received`]: the prior
+    /// state's); null in `planned_state`.
+    pub attribute_bytes: Vec<(&'static str, AttributeBytes)>,
     /// Attributes whose change forces replacement.
     pub requires_replace: Vec<AttributePath>,
     /// Private data handed to apply.
@@ -209,6 +254,9 @@ impl ApplyRequest {
 pub struct ApplyResponse {
     /// The new state (wholly known; null after a delete). On error, return what exists now.
     pub new_state: Value,
+    /// Top-level attributes of the new state given as bytes (only [`AttributeBytes::Encoded`]); null in
+    /// `new_state`.
+    pub attribute_bytes: Vec<(&'static str, AttributeBytes)>,
     /// The new state is the prior state (the apply wrote nothing, or cannot tell what exists now): the plugin layer
     /// answers with the prior state exactly as the client sent it (whole, even its attributes left undecoded by
     /// [`Resource::apply_unread_attributes`]) and ignores `new_state`.
@@ -232,6 +280,8 @@ pub struct ReadRequest {
     pub provider_meta: Value,
     /// Client capabilities.
     pub client: ClientCapabilities,
+    /// The digests of the current state's attributes left undecoded ([`Resource::read_unread_attributes`]).
+    pub unread: UnreadDigests,
 }
 
 /// `ReadResource` output.
@@ -239,6 +289,9 @@ pub struct ReadRequest {
 pub struct ReadResponse {
     /// What exists now (null if the object is gone).
     pub new_state: Value,
+    /// Top-level attributes of the new state given as bytes ([`AttributeBytes::Received`]: the current state's);
+    /// null in `new_state`.
+    pub attribute_bytes: Vec<(&'static str, AttributeBytes)>,
     /// The new state is the current state (the read was deferred, or cannot tell what exists now): the plugin layer
     /// answers with the current state exactly as the client sent it (whole, even its attributes left undecoded by
     /// [`Resource::read_unread_attributes`]) and ignores `new_state`.

@@ -300,3 +300,74 @@ async fn a_refresh_reads_what_the_bridge_owns_in_one_page() {
         &asked[..asked.len().min(12)]
     );
 }
+
+/// A refresh and a plan of clusters the state already holds answer `clusters` with the bytes the CLI sent (the
+/// plugin layer's debug log says so for each RPC), with every CLI: its bytes are the ones the provider sent for
+/// those clusters at the apply. A state whose `clusters` was edited by hand is not answered as received: the
+/// refresh answers what exists, and `plan -refresh-only` shows the edit undone.
+#[tokio::test(flavor = "multi_thread")]
+async fn unchanged_clusters_are_answered_with_the_bytes_received() {
+    let inv = Inv::new().await;
+    let kc = fixtures::unreachable_kubeconfig("t");
+    for cli in Cli::all() {
+        let ns = unique_namespace(&inv.client, "as-received").await;
+        for p in ["p0", "p1"] {
+            inv.profile_with_secret(&ns, p, &[("env", "prod")], Json::Null, &kc)
+                .await;
+        }
+        let mut tf = inv.tf(&cli, &bridge(&ns, &[&ns], ""));
+        apply_ok(&tf);
+        tf.env("TF_LOG_PROVIDER", "DEBUG");
+        // The provider's answers of `clusters` in a run of `args`: (RPC, line) of each.
+        let answers = |tf: &mut Tf, label: &str, args: &[&str]| -> (String, Vec<String>) {
+            let log = tf.dir().join(format!("{label}.log"));
+            tf.env("TF_LOG_PATH", &log);
+            let (ok, out) = run(tf, args);
+            assert!(ok, "{} {label} failed:\n{out}", cli.name);
+            let text = std::fs::read_to_string(&log).expect("TF_LOG_PATH written");
+            let lines = text
+                .lines()
+                .filter(|l| l.contains("answered attributes as bytes"))
+                .map(String::from)
+                .collect();
+            (out, lines)
+        };
+        let answered = |lines: &[String], rpc: &str, how: &str| {
+            lines.iter().any(|l| {
+                l.contains(&format!("tf_rpc={rpc}")) && l.contains(&format!("{how}=clusters"))
+            })
+        };
+        let plan = ["plan", "-input=false", "-no-color"];
+        let (out, lines) = answers(&mut tf, "unchanged", &plan);
+        assert!(out.contains("No changes."), "{}:\n{out}", cli.name);
+        for rpc in ["ReadResource", "PlanResourceChange"] {
+            assert!(
+                answered(&lines, rpc, "as_received"),
+                "{}: {rpc} answers the clusters it received: {lines:#?}",
+                cli.name
+            );
+        }
+
+        // The state's record of p0 edited by hand, its private state (the record of the bytes) kept.
+        let path = tf.dir().join("terraform.tfstate");
+        let mut state: Json = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let clusters = &mut state["resources"][0]["instances"][0]["attributes"]["clusters"];
+        let p0 = &mut clusters[format!("{ns}/p0")];
+        let recorded = p0["config_sha256"].as_str().expect("recorded").to_string();
+        p0["config_sha256"] = json!("0".repeat(64));
+        std::fs::write(&path, serde_json::to_vec_pretty(&state).unwrap()).unwrap();
+        let refresh_only = ["plan", "-refresh-only", "-input=false", "-no-color"];
+        let (out, lines) = answers(&mut tf, "edited", &refresh_only);
+        assert!(
+            answered(&lines, "ReadResource", "encoded")
+                && !answered(&lines, "ReadResource", "as_received"),
+            "{}: the edited clusters are answered from what exists: {lines:#?}",
+            cli.name
+        );
+        assert!(
+            out.contains("changed outside of") && out.contains(&recorded),
+            "{}: the refresh undoes the edit:\n{out}",
+            cli.name
+        );
+    }
+}

@@ -4,10 +4,11 @@
 use std::time::SystemTime;
 use tfsveltos::tfplugin::tls::generate_server_identity;
 use tfsveltos::tfplugin::{
-    ApplyRequest, ApplyResponse, ClientCapabilities, CloseEphemeralRequest, ConfigureRequest,
-    DataReadRequest, DataReadResponse, ImportResponse, ImportedResource, OpenEphemeralRequest,
-    OpenEphemeralResponse, PlanRequest, PlanResponse, ReadRequest, ReadResponse, Refinements,
-    RenewEphemeralRequest, RenewEphemeralResponse, UpgradeRequest, UpgradeResponse, Value,
+    ApplyRequest, ApplyResponse, AttributeBytes, ClientCapabilities, CloseEphemeralRequest,
+    ConfigureRequest, DataReadRequest, DataReadResponse, ImportResponse, ImportedResource,
+    OpenEphemeralRequest, OpenEphemeralResponse, PlanRequest, PlanResponse, ReadRequest,
+    ReadResponse, Refinements, RenewEphemeralRequest, RenewEphemeralResponse, UnreadDigests,
+    UpgradeRequest, UpgradeResponse, Value,
 };
 
 const CANARY: &str = "CANARY-s3cr3t";
@@ -73,10 +74,12 @@ fn debug_output_never_shows_secrets() {
             prior_private: bytes(),
             provider_meta: v(),
             client,
+            prior_unread: UnreadDigests::default(),
         },
         PlanResponse {
             planned_state: v(),
             planned_private: bytes(),
+            attribute_bytes: vec![("a", AttributeBytes::Encoded(bytes()))],
             ..Default::default()
         },
         ApplyRequest {
@@ -90,6 +93,7 @@ fn debug_output_never_shows_secrets() {
         ApplyResponse {
             new_state: v(),
             private: bytes(),
+            attribute_bytes: vec![("a", AttributeBytes::Encoded(bytes()))],
             ..Default::default()
         },
         ReadRequest {
@@ -98,10 +102,12 @@ fn debug_output_never_shows_secrets() {
             private: bytes(),
             provider_meta: v(),
             client,
+            unread: UnreadDigests::default(),
         },
         ReadResponse {
             new_state: v(),
             private: bytes(),
+            attribute_bytes: vec![("a", AttributeBytes::Encoded(bytes()))],
             ..Default::default()
         },
         ImportResponse {

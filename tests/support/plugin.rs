@@ -486,7 +486,7 @@ impl Resource for Thing {
             new_state: state,
             private: req.planned_private,
             diagnostics: Diagnostics::new(),
-            keep_prior_state: false,
+            ..ApplyResponse::default()
         }
     }
 

@@ -88,7 +88,7 @@ impl Resource for Echo {
             new_state: req.planned_state,
             private: req.planned_private,
             diagnostics: Diagnostics::new(),
-            keep_prior_state: false,
+            ..ApplyResponse::default()
         }
     }
 

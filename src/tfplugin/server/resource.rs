@@ -1,7 +1,7 @@
 //! The RPCs of managed resources: validate, upgrade, read, plan, apply, import. Every state they answer with goes
 //! through [`Cached::encode_state`](super::Cached::encode_state), which nulls write-only attributes.
 
-use super::rpc::{Failure, Rpc, Target, unsupported};
+use super::rpc::{Failure, Rpc, Target, unread_digests, unsupported};
 use super::{ProviderService, convert};
 use crate::tfplugin::diag::Diagnostics;
 use crate::tfplugin::pb::tfplugin6 as pb;
@@ -97,7 +97,8 @@ impl Rpc for pb::read_resource::Request {
     async fn answer(req: &mut Self, svc: &ProviderService) -> Result<Self::Response, Failure> {
         let entry = svc.resources.get(&req.type_name)?;
         let unread = entry.handler.read_unread_attributes(&req.private);
-        let current_state = (entry.schema).decode(req.current_state.as_ref(), "state", unread)?;
+        let (current_state, received) =
+            (entry.schema).decode_unread(req.current_state.as_ref(), "state", unread)?;
         let mut diags = Diagnostics::new();
         let provider_meta = svc.provider_meta(req.provider_meta.as_ref(), &mut diags);
         let client = convert::client_capabilities(req.client_capabilities.as_ref());
@@ -107,6 +108,7 @@ impl Rpc for pb::read_resource::Request {
             private: req.private.clone(),
             provider_meta,
             client,
+            unread: unread_digests(req.current_state.as_ref(), &received),
         };
         let resp = entry.handler.read(read).await;
         diags.extend(resp.diagnostics);
@@ -114,7 +116,9 @@ impl Rpc for pb::read_resource::Request {
         let new_state = if resp.keep_current_state {
             req.current_state.clone()
         } else {
-            (entry.schema).encode_state(resp.new_state, "state", &mut diags)
+            let received = (req.current_state.as_ref(), received.as_slice());
+            let bytes = &resp.attribute_bytes;
+            (entry.schema).encode_state_with(resp.new_state, bytes, received, "state", &mut diags)
         };
         Ok(Self::Response {
             new_state,
@@ -139,7 +143,8 @@ impl Rpc for pb::plan_resource_change::Request {
         let entry = svc.resources.get(&req.type_name)?;
         let schema = &entry.schema;
         let unread = entry.handler.plan_unread_attributes(&req.prior_private);
-        let prior_state = schema.decode(req.prior_state.as_ref(), "prior state", unread)?;
+        let (prior_state, prior_received) =
+            schema.decode_unread(req.prior_state.as_ref(), "prior state", unread)?;
         let proposed_new_state = schema.decode(
             req.proposed_new_state.as_ref(),
             "proposed new state",
@@ -163,6 +168,7 @@ impl Rpc for pb::plan_resource_change::Request {
             prior_private: std::mem::take(&mut req.prior_private),
             provider_meta,
             client,
+            prior_unread: unread_digests(req.prior_state.as_ref(), &prior_received),
         };
         let resp = entry.handler.plan(plan).await;
         diags.extend(resp.diagnostics);
@@ -172,7 +178,14 @@ impl Rpc for pb::plan_resource_change::Request {
             planned = Value::Null;
         }
         let deferred = convert::deferred(resp.deferred, client, &mut diags);
-        let planned_state = schema.encode_state(planned, "planned state", &mut diags);
+        let received = (req.prior_state.as_ref(), prior_received.as_slice());
+        let bytes = if destroy {
+            &[][..]
+        } else {
+            &resp.attribute_bytes[..]
+        };
+        let planned_state =
+            schema.encode_state_with(planned, bytes, received, "planned state", &mut diags);
         let requires_replace = resp.requires_replace.len();
         debug!(destroy, requires_replace, "planned");
         Ok(Self::Response {
@@ -232,7 +245,8 @@ impl Rpc for pb::apply_resource_change::Request {
         let new_state = if resp.keep_prior_state {
             req.prior_state.clone()
         } else {
-            schema.encode_state(resp.new_state, "new state", &mut diags)
+            let bytes = &resp.attribute_bytes;
+            schema.encode_state_with(resp.new_state, bytes, (None, &[]), "new state", &mut diags)
         };
         let (errors, kept_prior) = (diags.has_errors(), resp.keep_prior_state);
         debug!(errors, kept_prior, "applied");

@@ -9,9 +9,11 @@ use super::{Cached, ProviderService};
 use crate::tfplugin::convert;
 use crate::tfplugin::diag::{Diagnostic, Diagnostics};
 use crate::tfplugin::pb::tfplugin6 as pb;
+use crate::tfplugin::provider::{AttributeBytes, UnreadDigests};
+use crate::tfplugin::value::msgpack::{self, Span as Unread};
 use crate::tfplugin::value::{Value, ValueError};
 use tonic::{Request, Response, Status};
-use tracing::{Instrument, Span, info_span};
+use tracing::{Instrument, Span, debug, info_span};
 
 pub(super) type RpcResult<T> = Result<Response<T>, Status>;
 
@@ -101,6 +103,93 @@ impl Cached {
         convert::decode_skipping(dv, &self.ty, unread).map_err(|e| decode_diag(what, &e).into())
     }
 
+    /// [`Cached::decode`], with where each attribute left undecoded lies in the request's msgpack (none if the
+    /// value came as JSON, which is decoded whole).
+    pub(super) fn decode_unread(
+        &self,
+        dv: Option<&pb::DynamicValue>,
+        what: &str,
+        unread: &[&str],
+    ) -> Result<(Value, Vec<Unread>), Failure> {
+        let decoded = match dv {
+            Some(dv) if !dv.msgpack.is_empty() && !unread.is_empty() => {
+                msgpack::decode_unread(&dv.msgpack, &self.ty, unread)
+            }
+            _ => convert::decode(dv, &self.ty).map(|v| (v, Vec::new())),
+        };
+        decoded.map_err(|e| decode_diag(what, &e).into())
+    }
+
+    /// [`Cached::encode_state`] with the top-level attributes of `bytes` given as bytes (see [`AttributeBytes`]):
+    /// [`AttributeBytes::Received`] are those of `received` where `unread` says they lie. Bytes for a block or an
+    /// attribute holding write-only attributes (they would bypass [`Cached::null_write_only`]), or received bytes of
+    /// an attribute the request did not carry undecoded, are errors.
+    pub(super) fn encode_state_with(
+        &self,
+        v: Value,
+        bytes: &[(&'static str, AttributeBytes)],
+        received: (Option<&pb::DynamicValue>, &[Unread]),
+        what: &str,
+        diags: &mut Diagnostics,
+    ) -> Option<pb::DynamicValue> {
+        if bytes.is_empty() || v.is_null() {
+            return self.encode_state(v, what, diags);
+        }
+        let invalid = |detail: String| {
+            Diagnostic::error(format!("Provider produced an invalid {what}"), detail)
+        };
+        // Bytes bypass `null_write_only`: only attributes without anything write-only in them.
+        let unfit = bytes.iter().find(|(name, _)| {
+            let attribute = self.block().attribute_named(name);
+            attribute.is_none_or(|a| a.has_write_only())
+        });
+        if let Some((name, _)) = unfit {
+            diags.push(invalid(format!(
+                "{name:?} was answered as bytes, but it is not an attribute, or it holds write-only attributes."
+            )));
+            return None;
+        }
+        let mut with = Vec::with_capacity(bytes.len());
+        for (name, given) in bytes {
+            let slice = match given {
+                AttributeBytes::Encoded(b) => Some(b.as_slice()),
+                AttributeBytes::Received => {
+                    let (dv, unread) = received;
+                    let span = unread.iter().find(|u| u.name == *name);
+                    dv.zip(span).map(|(dv, u)| &dv.msgpack[u.range.clone()])
+                }
+            };
+            let Some(slice) = slice else {
+                diags.push(invalid(format!(
+                    "The attribute {name:?} was answered as received, but the request did not carry it undecoded."
+                )));
+                return None;
+            };
+            with.push((*name, slice));
+        }
+        let names = |received: bool| -> Vec<&str> {
+            let of = |b: &AttributeBytes| matches!(b, AttributeBytes::Received) == received;
+            bytes
+                .iter()
+                .filter(|(_, b)| of(b))
+                .map(|(n, _)| *n)
+                .collect()
+        };
+        let (as_received, encoded) = (names(true).join(","), names(false).join(","));
+        debug!(as_received, encoded, "answered attributes as bytes");
+        let dv = self.encode_state(v, what, diags)?;
+        match msgpack::splice_attributes(&dv.msgpack, &with) {
+            Ok(msgpack) => Some(pb::DynamicValue {
+                msgpack,
+                json: Vec::new(),
+            }),
+            Err(e) => {
+                diags.push(e.to_diagnostic(&format!("Provider produced an invalid {what}")));
+                None
+            }
+        }
+    }
+
     /// Encodes a value the provider answered with; a value that does not fit the schema becomes an error
     /// diagnostic and no value.
     pub(super) fn encode(
@@ -129,6 +218,19 @@ impl Cached {
         self.null_write_only(&mut v, what);
         self.encode(&v, what, diags)
     }
+}
+
+/// The digests of the attributes `unread` of `dv` (see [`UnreadDigests`]).
+pub(super) fn unread_digests(dv: Option<&pb::DynamicValue>, unread: &[Unread]) -> UnreadDigests {
+    use sha2::Digest;
+    let mut digests = UnreadDigests::default();
+    if let Some(dv) = dv {
+        for u in unread {
+            let sha = sha2::Sha256::digest(&dv.msgpack[u.range.clone()]);
+            digests.insert(u.name.clone(), hex::encode(sha));
+        }
+    }
+    digests
 }
 
 /// Turns a codec error on a request into an error diagnostic.

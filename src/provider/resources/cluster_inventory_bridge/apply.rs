@@ -27,7 +27,7 @@ use crate::{
 
 use super::{
     claim::{RunEnd, claim_for_apply, claim_namespace, finish_run, ledger_of},
-    clusters::{clusters_value, entries_from_value},
+    clusters::{ClustersAnswer, Earlier, Recording, clusters_value, entries_from_value},
     gate,
     model::BridgeConfig,
     schema::{null_state, skipped_of, skipped_value, with_clusters},
@@ -212,14 +212,19 @@ fn written(
     ledger: Ledger,
     diagnostics: Diagnostics,
 ) -> ApplyResponse {
+    // Encoded here, its digest recorded: the next refresh of the same entries answers with the bytes it receives.
+    let answer = ClustersAnswer::of(entries, Earlier::default(), Recording::Recorded);
+    // The inventory reads of the configuration just applied: the next refresh may read ahead with them.
+    let mut ledger = ledger.with_reads(Some(reads_sha256(spec)));
+    if let Some(record) = answer.record.clone() {
+        ledger = ledger.with_answered(record);
+    }
+    let (new_state, attribute_bytes) =
+        answer.into_state(std::mem::take(&mut req.planned_state), &spec.name);
     ApplyResponse {
-        new_state: with_clusters(
-            std::mem::take(&mut req.planned_state),
-            &spec.name,
-            clusters_value(entries),
-        ),
-        // The inventory reads of the configuration just applied: the next refresh may read ahead with them.
-        private: ledger.with_reads(Some(reads_sha256(spec))).to_private(),
+        new_state,
+        attribute_bytes,
+        private: ledger.to_private(),
         diagnostics,
         keep_prior_state: false,
     }
@@ -292,6 +297,7 @@ fn read_back_state(
             };
             return ApplyResponse {
                 new_state,
+                attribute_bytes: Vec::new(),
                 keep_prior_state,
                 private: ledger.to_private(),
                 diagnostics,
@@ -312,6 +318,7 @@ fn read_back_state(
     };
     ApplyResponse {
         new_state,
+        attribute_bytes: Vec::new(),
         keep_prior_state: false,
         private: observed.ledger(&ledger).to_private(),
         diagnostics,

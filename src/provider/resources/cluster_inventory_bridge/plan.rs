@@ -27,12 +27,12 @@ use crate::{
 
 use super::{
     claim::ledger_of,
-    clusters::clusters_value,
+    clusters::{ClustersAnswer, Earlier, Recording},
     gate::{self, AtPlan},
     model::BridgeConfig,
     phase::PhaseMemo,
     read_ahead::{self, Pending},
-    schema::{skipped_value, with_clusters},
+    schema::skipped_value,
 };
 
 /// Why a plan stops without planning `clusters`: its diagnostics, and the attributes whose change forces a
@@ -88,6 +88,7 @@ pub(super) async fn plan_bridge(
         None => Pending::default(),
     };
     let ledger = ledger_of(&req.prior_private, &req.prior_state)?;
+    let earlier = ledger.answered().cloned();
     // The plan is computed from what the cluster holds, never from the prior or proposed `clusters` (tens of
     // megabytes for ten thousand clusters): free them before reading the inventory.
     req.prior_state.set_attr("clusters", Value::Null);
@@ -129,10 +130,17 @@ pub(super) async fn plan_bridge(
     let (entries, skipped, mut diagnostics) = planned_entries(run, phase).await.map_err(failed)?;
     let skipped = gated_skipped(&spec, existing, &skipped, &mut diagnostics).map_err(failed)?;
     planned.set_attr("skipped", skipped);
-    let planned_state = with_clusters(planned, &spec.name, clusters_value(entries));
+    // Entries the prior state holds already are planned with its bytes (see `ClustersAnswer`).
+    let earlier = Earlier {
+        record: earlier.as_ref(),
+        received_sha256: req.prior_unread.sha256("clusters"),
+    };
+    let answer = ClustersAnswer::of(entries, earlier, Recording::Unrecorded);
+    let (planned_state, attribute_bytes) = answer.into_state(planned, &spec.name);
     Ok(PlanResponse {
         requires_replace,
         diagnostics: diagnostics.into(),
+        attribute_bytes,
         ..PlanResponse::planned(req, planned_state)
     })
 }

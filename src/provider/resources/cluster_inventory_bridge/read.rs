@@ -14,12 +14,11 @@ use crate::{
 
 use super::{
     claim::{claim_namespace, ledger_of},
-    clusters::clusters_value,
+    clusters::{ClustersAnswer, Earlier, Recording},
     import::restore_imported,
     model::BridgeConfig,
     phase::PhaseMemo,
     read_ahead::{Pending, Refreshed, ahead_of},
-    schema::with_clusters,
 };
 
 /// Why a refresh answers with the current state as it came.
@@ -82,6 +81,7 @@ pub(super) async fn read_bridge(
         listed: memo.take_listed(&bridge),
     };
     let ledger = ledger_of(&req.private, &req.current_state)?;
+    let earlier = ledger.answered().cloned();
     let read = refresh(&client, of, ledger).await.map_err(io_diags)?;
     let RefreshRead {
         ledger,
@@ -103,17 +103,27 @@ pub(super) async fn read_bridge(
     } else {
         (Diagnostics::new(), ledger)
     };
-    let mut private = std::mem::take(&mut req.private);
-    if !ledger.is_empty() || imported || !observed.owned.is_empty() {
-        let reads = ledger.reads().map(String::from);
-        private = observed.ledger(&ledger).with_reads(reads).to_private();
-    }
     let config = BridgeConfig::of_state(&state);
     // Labels others added that the state's configuration removes show as a change of their cluster.
     if let Ok(spec) = config.to_spec() {
         observed.mark_removable_labels(&spec.copy_labels);
     }
     let entries = observed.entries(|k| config.renews(k));
+    // Entries the state holds already are answered with the bytes received (see `ClustersAnswer`).
+    let earlier = Earlier {
+        record: earlier.as_ref(),
+        received_sha256: req.unread.sha256("clusters"),
+    };
+    let answer = ClustersAnswer::of(entries, earlier, Recording::Recorded);
+    let mut private = std::mem::take(&mut req.private);
+    if !ledger.is_empty() || imported || !observed.owned.is_empty() {
+        let reads = ledger.reads().map(String::from);
+        let mut next = observed.ledger(&ledger).with_reads(reads);
+        if let Some(record) = answer.record.clone() {
+            next = next.with_answered(record);
+        }
+        private = next.to_private();
+    }
     let private_sha256 = sha256_hex(&private);
     let refreshed = Some(Refreshed {
         private_sha256,
@@ -124,8 +134,10 @@ pub(super) async fn read_bridge(
         inventory,
     };
     memo.set_pending(&bridge, pending);
+    let (new_state, attribute_bytes) = answer.into_state(state, &bridge);
     Ok(ReadResponse {
-        new_state: with_clusters(state, &bridge, clusters_value(entries)),
+        new_state,
+        attribute_bytes,
         private,
         diagnostics,
         ..Default::default()

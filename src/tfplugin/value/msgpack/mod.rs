@@ -15,15 +15,18 @@
 //! `MAX_REFINEMENT_LEN` bytes; a claimed length never allocates more than the input could hold.
 //!
 //! [`decode`] lives in `decode/` (the type-directed reader in `mod.rs`; `error.rs`, `number.rs` and
-//! `refinement.rs` beside it), [`encode`] in `encode.rs`; this file holds the entry points, the limits both share,
+//! `refinement.rs` beside it), [`encode`] in `encode.rs`, [`splice_attributes`] (an object's msgpack with some of its
+//! attributes given as bytes) in `splice.rs`; this file holds the entry points, the limits both share,
 //! and the type inference `dynamic` values need.
 
 mod decode;
 mod encode;
+mod splice;
 
 pub(crate) use decode::parse_decimal;
-pub use decode::{decode, decode_skipping};
+pub use decode::{Span, attribute_spans, decode, decode_skipping, decode_unread};
 pub use encode::encode;
+pub use splice::splice_attributes;
 
 use super::{Type, Value};
 

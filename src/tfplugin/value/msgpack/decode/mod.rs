@@ -31,31 +31,68 @@ pub fn decode(bytes: &[u8], ty: &Type) -> Result<Value, ValueError> {
 
 /// Decodes `bytes` as a value of type `ty`, keeping the kind of failure (see [`decode`]).
 pub(crate) fn decode_detailed(bytes: &[u8], ty: &Type) -> Result<Value, DecodeFailure> {
-    decode_skipping_detailed(bytes, ty, &[])
+    decode_skipping_detailed(bytes, ty, &[]).map(|(v, _)| v)
 }
 
 /// Decodes msgpack `bytes` as a value of object type `ty`, leaving the top-level attributes named in `unread`
 /// undecoded: their msgpack is checked to be well-formed and skipped without being typed or copied, and they are
 /// null in the result. For requests whose receiver never reads those attributes (large computed ones).
 pub fn decode_skipping(bytes: &[u8], ty: &Type, unread: &[&str]) -> Result<Value, ValueError> {
+    decode_unread(bytes, ty, unread).map(|(v, _)| v)
+}
+
+/// [`decode_skipping`], with where each attribute left undecoded lies in `bytes` (in the order they came).
+pub fn decode_unread(
+    bytes: &[u8],
+    ty: &Type,
+    unread: &[&str],
+) -> Result<(Value, Vec<Span>), ValueError> {
     decode_skipping_detailed(bytes, ty, unread).map_err(ValueError::from)
+}
+
+/// Where a top-level attribute's value lies in an object's msgpack.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Span {
+    /// The attribute's name.
+    pub name: String,
+    /// Its value's bytes.
+    pub range: std::ops::Range<usize>,
+}
+
+/// Where each top-level attribute's value lies in `bytes`, the msgpack of an object (any msgpack map with text
+/// keys), in the order they come; every value is checked to be well-formed, none is typed.
+pub fn attribute_spans(bytes: &[u8]) -> Result<Vec<Span>, ValueError> {
+    let mut d = Decoder {
+        rd: Bytes::new(bytes),
+        len: bytes.len(),
+        depth: 0,
+        unread: &[],
+        spans: Vec::new(),
+    };
+    let spans = d.spans().map_err(|f| ValueError::from(f.located()))?;
+    if !d.rd.remaining_slice().is_empty() {
+        return Err(d.fail(DecodeError::TrailingBytes).located().into());
+    }
+    Ok(spans)
 }
 
 fn decode_skipping_detailed(
     bytes: &[u8],
     ty: &Type,
     unread: &[&str],
-) -> Result<Value, DecodeFailure> {
+) -> Result<(Value, Vec<Span>), DecodeFailure> {
     let mut d = Decoder {
         rd: Bytes::new(bytes),
+        len: bytes.len(),
         depth: 0,
         unread,
+        spans: Vec::new(),
     };
     let v = d.value(ty).map_err(Fault::located)?;
     if !d.rd.remaining_slice().is_empty() {
         return Err(d.fail(DecodeError::TrailingBytes).located());
     }
-    Ok(v)
+    Ok((v, d.spans))
 }
 
 /// A type-directed reader over msgpack bytes. The `rmp::decode` functions read markers, lengths and scalars from
@@ -66,9 +103,13 @@ fn decode_skipping_detailed(
 /// collects the steps of the collections it leaves on its way up ([`Fault::within`]).
 struct Decoder<'a> {
     rd: Bytes<'a>,
+    /// The length of the whole input (positions are `len` less what remains).
+    len: usize,
     depth: usize,
     /// Top-level attributes to skip (see [`decode_skipping`]).
     unread: &'a [&'a str],
+    /// Where the attributes skipped so far lie (see [`decode_unread`]).
+    spans: Vec<Span>,
 }
 
 impl<'a> Decoder<'a> {
@@ -258,7 +299,7 @@ impl<'a> Decoder<'a> {
             let key = self.text("map key")?.to_owned();
             let item = match attributes.get(&key) {
                 Some(_) if self.depth == 1 && self.unread.contains(&key.as_str()) => {
-                    self.skip().map(|()| Value::Null)
+                    self.skipped(&key).map(|()| Value::Null)
                 }
                 Some(t) => self.value(t),
                 None => Err(self.fail(DecodeError::UnsupportedAttribute)),
@@ -303,6 +344,33 @@ impl<'a> Decoder<'a> {
     fn text(&mut self, what: &'static str) -> Result<&'a str, Fault> {
         let b = self.bytes_or_str()?;
         std::str::from_utf8(b).map_err(|source| self.fail(DecodeError::Utf8 { what, source }))
+    }
+
+    /// The position of the next byte in the input.
+    fn position(&self) -> usize {
+        self.len - self.rd.remaining_slice().len()
+    }
+
+    /// Skips the value of the top-level attribute `name`, recording where it lies.
+    fn skipped(&mut self, name: &str) -> Result<(), Fault> {
+        let start = self.position();
+        self.skip()?;
+        self.spans.push(Span {
+            name: name.to_owned(),
+            range: start..self.position(),
+        });
+        Ok(())
+    }
+
+    /// The attributes of the map that comes next, each skipped where it lies (see [`attribute_spans`]).
+    fn spans(&mut self) -> Result<Vec<Span>, Fault> {
+        let n = self.map_len()?;
+        for _ in 0..n {
+            let key = self.text("map key")?.to_owned();
+            self.skipped(&key)
+                .map_err(|f| f.within(PathStep::Attribute(key.clone())))?;
+        }
+        Ok(std::mem::take(&mut self.spans))
     }
 
     /// Skips one msgpack item of any kind (bounded by the same nesting limit as values).

@@ -36,8 +36,10 @@ impl<'a> Decoder<'a> {
         }
         let mut d = Decoder {
             rd: Bytes::new(payload),
+            len: payload.len(),
             depth: self.depth,
             unread: &[],
+            spans: Vec::new(),
         };
         let n = d.map_len()?;
         if *ty == Type::Dynamic {
