@@ -93,24 +93,54 @@ impl UnreadDigests {
     }
 }
 
-/// A top-level attribute of an answered state given as msgpack bytes rather than in the state's [`Value`] (which is
-/// null there): a large computed attribute answered without being encoded again. `Debug` shows lengths only.
-#[derive(Clone, PartialEq, Eq)]
+/// A top-level attribute of an answered state given as msgpack bytes rather than in the state's [`Value`] (whatever
+/// the state holds there is not encoded): a large computed attribute answered without being encoded again.
+/// Ignored where the state is null, in a destroy's plan, and when the whole state is kept
+/// ([`ReadResponse::keep_current_state`], [`ApplyResponse::keep_prior_state`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AttributeBytes {
     /// The bytes the request carried for the attribute, which the plugin layer left undecoded: the current state's
     /// for a read, the prior state's for a plan (see [`UnreadDigests`]).
     Received,
-    /// Bytes the resource encoded with [`encode_attribute`](super::encode_attribute), one msgpack item of the
-    /// attribute's type (to record their digest, say).
-    Encoded(Vec<u8>),
+    /// Bytes the resource encoded with [`Schema::encode_attribute`] (to record their digest, say).
+    Encoded(EncodedAttribute),
 }
 
-impl fmt::Debug for AttributeBytes {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Received => f.write_str("Received"),
-            Self::Encoded(bytes) => write!(f, "Encoded({} bytes)", bytes.len()),
+/// One top-level attribute's value encoded by [`Schema::encode_attribute`]: one msgpack item of the attribute's
+/// type, which only that function makes. `Debug` shows the attribute and the length.
+#[derive(Clone, PartialEq, Eq)]
+pub struct EncodedAttribute {
+    name: String,
+    bytes: Vec<u8>,
+}
+
+impl EncodedAttribute {
+    pub(crate) fn new(name: &str, bytes: Vec<u8>) -> Self {
+        Self {
+            name: name.to_owned(),
+            bytes,
         }
+    }
+
+    /// The attribute these bytes are the value of.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The msgpack bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+impl fmt::Debug for EncodedAttribute {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "EncodedAttribute({}, {} bytes)",
+            self.name,
+            self.bytes.len()
+        )
     }
 }
 

@@ -4,11 +4,11 @@
 use std::time::SystemTime;
 use tfsveltos::tfplugin::tls::generate_server_identity;
 use tfsveltos::tfplugin::{
-    ApplyRequest, ApplyResponse, AttributeBytes, ClientCapabilities, CloseEphemeralRequest,
-    ConfigureRequest, DataReadRequest, DataReadResponse, ImportResponse, ImportedResource,
-    OpenEphemeralRequest, OpenEphemeralResponse, PlanRequest, PlanResponse, ReadRequest,
-    ReadResponse, Refinements, RenewEphemeralRequest, RenewEphemeralResponse, UnreadDigests,
-    UpgradeRequest, UpgradeResponse, Value,
+    ApplyRequest, ApplyResponse, Attribute, AttributeBytes, ClientCapabilities,
+    CloseEphemeralRequest, ConfigureRequest, DataReadRequest, DataReadResponse, EncodedAttribute,
+    ImportResponse, ImportedResource, OpenEphemeralRequest, OpenEphemeralResponse, PlanRequest,
+    PlanResponse, ReadRequest, ReadResponse, Refinements, RenewEphemeralRequest,
+    RenewEphemeralResponse, Schema, UnreadDigests, UpgradeRequest, UpgradeResponse, Value,
 };
 
 const CANARY: &str = "CANARY-s3cr3t";
@@ -36,6 +36,14 @@ fn secret_value() -> Value {
 
 fn bytes() -> Vec<u8> {
     CANARY.as_bytes().to_vec()
+}
+
+/// The canary encoded as an attribute's value, as a resource answers an attribute as bytes.
+fn encoded() -> EncodedAttribute {
+    let schema = Schema::new(0).attribute(Attribute::string("a").computed());
+    schema
+        .encode_attribute("a", &Value::string(CANARY))
+        .unwrap()
 }
 
 fn assert_redacted(what: &str, shown: String) {
@@ -79,7 +87,7 @@ fn debug_output_never_shows_secrets() {
         PlanResponse {
             planned_state: v(),
             planned_private: bytes(),
-            attribute_bytes: vec![("a", AttributeBytes::Encoded(bytes()))],
+            attribute_bytes: vec![("a", AttributeBytes::Encoded(encoded()))],
             ..Default::default()
         },
         ApplyRequest {
@@ -93,7 +101,7 @@ fn debug_output_never_shows_secrets() {
         ApplyResponse {
             new_state: v(),
             private: bytes(),
-            attribute_bytes: vec![("a", AttributeBytes::Encoded(bytes()))],
+            attribute_bytes: vec![("a", AttributeBytes::Encoded(encoded()))],
             ..Default::default()
         },
         ReadRequest {
@@ -107,7 +115,7 @@ fn debug_output_never_shows_secrets() {
         ReadResponse {
             new_state: v(),
             private: bytes(),
-            attribute_bytes: vec![("a", AttributeBytes::Encoded(bytes()))],
+            attribute_bytes: vec![("a", AttributeBytes::Encoded(encoded()))],
             ..Default::default()
         },
         ImportResponse {

@@ -233,16 +233,21 @@ impl Schema {
     /// `value` encoded as the top-level attribute `name` of this schema's states: bytes a resource answers with
     /// there ([`AttributeBytes::Encoded`](crate::tfplugin::AttributeBytes::Encoded)). Only attributes, not
     /// blocks; a value that does not fit the attribute's type is an error naming its path.
-    pub fn encode_attribute(&self, name: &str, value: &Value) -> Result<Vec<u8>, ValueError> {
+    pub fn encode_attribute(
+        &self,
+        name: &str,
+        value: &Value,
+    ) -> Result<crate::tfplugin::EncodedAttribute, ValueError> {
         let Some(attribute) = self.block.attribute_named(name) else {
             let path = AttributePath::attr(name);
             return Err(ValueError::new(&path, "the schema has no such attribute"));
         };
-        super::value::msgpack::encode(value, &attribute.value_type()).map_err(|e| {
+        let bytes = super::value::msgpack::encode(value, &attribute.value_type()).map_err(|e| {
             let mut path = AttributePath::attr(name);
             e.path.steps().iter().for_each(|s| path.push(s.clone()));
             ValueError::new(&path, e.message)
-        })
+        })?;
+        Ok(crate::tfplugin::EncodedAttribute::new(name, bytes))
     }
 }
 

@@ -7,6 +7,8 @@
 //! carries values goes through the one prologue of `rpc.rs` to its body in `provider.rs`, `resource.rs`,
 //! `data_source.rs` or `ephemeral.rs`; the RPCs of features not offered are answered here, in one line each.
 
+#[cfg(test)]
+mod bytes_tests;
 mod data_source;
 mod ephemeral;
 mod provider;

@@ -126,7 +126,7 @@ impl Cached {
     /// an attribute the request did not carry undecoded, are errors.
     pub(super) fn encode_state_with(
         &self,
-        v: Value,
+        mut v: Value,
         bytes: &[(&'static str, AttributeBytes)],
         received: (Option<&pb::DynamicValue>, &[Unread]),
         what: &str,
@@ -138,21 +138,25 @@ impl Cached {
         let invalid = |detail: String| {
             Diagnostic::error(format!("Provider produced an invalid {what}"), detail)
         };
-        // Bytes bypass `null_write_only`: only attributes without anything write-only in them.
-        let unfit = bytes.iter().find(|(name, _)| {
-            let attribute = self.block().attribute_named(name);
-            attribute.is_none_or(|a| a.has_write_only())
-        });
-        if let Some((name, _)) = unfit {
-            diags.push(invalid(format!(
-                "{name:?} was answered as bytes, but it is not an attribute, or it holds write-only attributes."
-            )));
-            return None;
-        }
         let mut with = Vec::with_capacity(bytes.len());
         for (name, given) in bytes {
+            // Bytes bypass `null_write_only`: only attributes without anything write-only in them.
+            let attribute = self.block().attribute_named(name);
+            if attribute.is_none_or(|a| a.has_write_only()) {
+                diags.push(invalid(format!(
+                    "{name:?} was answered as bytes, but it is not an attribute, or it holds write-only attributes."
+                )));
+                return None;
+            }
             let slice = match given {
-                AttributeBytes::Encoded(b) => Some(b.as_slice()),
+                AttributeBytes::Encoded(e) if e.name() == *name => Some(e.bytes()),
+                AttributeBytes::Encoded(e) => {
+                    let other = e.name();
+                    diags.push(invalid(format!(
+                        "{name:?} was answered with the bytes of the attribute {other:?}."
+                    )));
+                    return None;
+                }
                 AttributeBytes::Received => {
                     let (dv, unread) = received;
                     let span = unread.iter().find(|u| u.name == *name);
@@ -161,10 +165,12 @@ impl Cached {
             };
             let Some(slice) = slice else {
                 diags.push(invalid(format!(
-                    "The attribute {name:?} was answered as received, but the request did not carry it undecoded."
+                    "{name:?} was answered as received, but the request did not carry it undecoded."
                 )));
                 return None;
             };
+            // What the value holds there is not encoded.
+            v.set_attr(*name, Value::Null);
             with.push((*name, slice));
         }
         let names = |received: bool| -> Vec<&str> {

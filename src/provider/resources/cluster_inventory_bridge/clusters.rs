@@ -85,7 +85,7 @@ impl ClustersAnswer {
         };
         let record = Answered {
             entries_sha256,
-            bytes_sha256: sha256_hex(&bytes),
+            bytes_sha256: sha256_hex(bytes.bytes()),
         };
         Self {
             value: Value::Null,
@@ -429,7 +429,7 @@ mod tests {
             bytes,
             &schema().encode_attribute("clusters", &value).unwrap()
         );
-        assert_eq!(record.bytes_sha256, sha256_hex(bytes));
+        assert_eq!(record.bytes_sha256, sha256_hex(bytes.bytes()));
         assert_eq!(record.entries_sha256, clusters_digest(&entries));
         let (state, given) = first.into_state(Value::object([("name", Value::string("b"))]), "b");
         assert!(state.get_attr("clusters").is_null());
@@ -461,5 +461,55 @@ mod tests {
             assert!(given.is_empty());
             assert_eq!(state.get_attr("clusters"), &expected);
         }
+    }
+
+    /// The bytes of fixed entries, pinned with the format: a change of the mapping from entries to the attribute's
+    /// bytes fails here and must come with a new `CLUSTERS_FORMAT`, or a record of the old mapping would answer
+    /// bytes the new one does not write.
+    #[test]
+    fn the_mapping_is_pinned_with_its_format() {
+        let pending = ClusterEntry {
+            sveltos_cluster: Some("ns/c2".into()),
+            credential_pending: true,
+            ..Default::default()
+        };
+        let entries = BTreeMap::from([
+            ("ns/c1".to_string(), full_entry()),
+            ("ns/c2".to_string(), pending),
+        ]);
+        let bytes = schema()
+            .encode_attribute("clusters", &clusters_value(entries))
+            .unwrap();
+        let pinned = (
+            std::str::from_utf8(CLUSTERS_FORMAT).unwrap(),
+            sha256_hex(bytes.bytes()),
+        );
+        assert_eq!(
+            pinned,
+            (
+                "sveltos_cluster_inventory_bridge.clusters v1",
+                "b5a59a57de5d6997f144a99c310657f9313871fe9ffc4122c831535f2d3768f5".to_string()
+            )
+        );
+    }
+
+    #[test]
+    fn an_answer_recorded_for_other_entries_records_its_own() {
+        let entries = BTreeMap::from([("ns/c1".to_string(), full_entry())]);
+        let first = ClustersAnswer::of(entries, Earlier::default(), Recording::Recorded);
+        let record = first.record.expect("recorded");
+        let changed = BTreeMap::from([("ns/c2".to_string(), full_entry())]);
+        let earlier = Earlier {
+            record: Some(&record),
+            received_sha256: Some(&record.bytes_sha256),
+        };
+        let next = ClustersAnswer::of(changed.clone(), earlier, Recording::Recorded);
+        let Some(AttributeBytes::Encoded(bytes)) = &next.bytes else {
+            panic!("encoded")
+        };
+        let new = next.record.as_ref().expect("recorded");
+        assert_eq!(new.entries_sha256, clusters_digest(&changed));
+        assert_eq!(new.bytes_sha256, sha256_hex(bytes.bytes()));
+        assert_ne!(new, &record);
     }
 }
