@@ -44,14 +44,18 @@ fn dv(v: &Value, ty: &Type) -> pb::DynamicValue {
     }
 }
 
+/// The layer's schema, a request holding `big` with `n` entries, and that request read with `big` left undecoded.
+fn received(n: usize) -> (Cached, pb::DynamicValue, Value, Vec<msgpack::Span>) {
+    let cached = Cached::new(schema());
+    let request = dv(&state("a", big(n)), &cached.ty);
+    let decoded = cached.decode_unread(Some(&request), "state", &["big"]);
+    let (read, unread) = decoded.ok().expect("decoded");
+    (cached, request, read, unread)
+}
+
 #[test]
 fn received_and_encoded_bytes_are_spliced_in() {
-    let cached = Cached::new(schema());
-    let request = dv(&state("a", big(50)), &cached.ty);
-    let (read, unread) = cached
-        .decode_unread(Some(&request), "state", &["big"])
-        .ok()
-        .unwrap();
+    let (cached, request, read, unread) = received(50);
     assert!(read.get_attr("big").is_null());
     // The digest a resource is given is that of the bytes where the attribute lies.
     let digests = unread_digests(Some(&request), &unread);
@@ -105,12 +109,7 @@ type Case<'a> = (
 
 #[test]
 fn bytes_that_bypass_write_only_or_were_not_received_are_refused() {
-    let cached = Cached::new(schema());
-    let request = dv(&state("a", big(2)), &cached.ty);
-    let (_, unread) = cached
-        .decode_unread(Some(&request), "state", &["big"])
-        .ok()
-        .unwrap();
+    let (cached, request, _, unread) = received(2);
     let json = pb::DynamicValue {
         msgpack: Vec::new(),
         json: br#"{"name":"a","big":{"k":"v"},"password_wo":null,"conn":null}"#.to_vec(),
