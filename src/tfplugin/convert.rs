@@ -195,20 +195,6 @@ pub(crate) fn decode(dv: Option<&pb::DynamicValue>, ty: &Type) -> Result<Value, 
     }
 }
 
-/// [`decode`], leaving the top-level attributes `unread` undecoded (null; see [`msgpack::decode_skipping`]).
-pub(crate) fn decode_skipping(
-    dv: Option<&pb::DynamicValue>,
-    ty: &Type,
-    unread: &[&str],
-) -> Result<Value, ValueError> {
-    match dv {
-        Some(dv) if !dv.msgpack.is_empty() && !unread.is_empty() => {
-            msgpack::decode_skipping(&dv.msgpack, ty, unread)
-        }
-        _ => decode(dv, ty),
-    }
-}
-
 /// Encodes a value of a schema's block as a `DynamicValue`, normalizing nested blocks first.
 pub(crate) fn encode(v: &Value, b: &Block, ty: &Type) -> Result<pb::DynamicValue, ValueError> {
     // Normalizing copies the value: only when there is something to fix (a state of ten thousand map entries is

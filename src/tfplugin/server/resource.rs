@@ -178,12 +178,9 @@ impl Rpc for pb::plan_resource_change::Request {
             planned = Value::Null;
         }
         let deferred = convert::deferred(resp.deferred, client, &mut diags);
+        // A destroy's planned state is null: bytes given with it are ignored.
         let received = (req.prior_state.as_ref(), prior_received.as_slice());
-        let bytes = if destroy {
-            &[][..]
-        } else {
-            &resp.attribute_bytes[..]
-        };
+        let bytes = &resp.attribute_bytes;
         let planned_state =
             schema.encode_state_with(planned, bytes, received, "planned state", &mut diags);
         let requires_replace = resp.requires_replace.len();

@@ -100,7 +100,7 @@ impl Cached {
         what: &str,
         unread: &[&str],
     ) -> Result<Value, Failure> {
-        convert::decode_skipping(dv, &self.ty, unread).map_err(|e| decode_diag(what, &e).into())
+        self.decode_unread(dv, what, unread).map(|(v, _)| v)
     }
 
     /// [`Cached::decode`], with where each attribute left undecoded lies in the request's msgpack (none if the

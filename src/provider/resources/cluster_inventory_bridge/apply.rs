@@ -215,10 +215,7 @@ fn written(
     // Encoded here, its digest recorded: the next refresh of the same entries answers with the bytes it receives.
     let answer = ClustersAnswer::of(entries, Earlier::default(), Recording::Recorded);
     // The inventory reads of the configuration just applied: the next refresh may read ahead with them.
-    let mut ledger = ledger.with_reads(Some(reads_sha256(spec)));
-    if let Some(record) = answer.record.clone() {
-        ledger = ledger.with_answered(record);
-    }
+    let ledger = answer.recorded_in(ledger.with_reads(Some(reads_sha256(spec))));
     let (new_state, attribute_bytes) =
         answer.into_state(std::mem::take(&mut req.planned_state), &spec.name);
     ApplyResponse {

@@ -10,7 +10,12 @@ use std::collections::BTreeMap;
 use sha2::{Digest, Sha256};
 
 use crate::{
-    domain::{desired::ClusterEntry, managed_view::ManagedView, ownership::Answered, sha256_hex},
+    domain::{
+        desired::ClusterEntry,
+        managed_view::ManagedView,
+        ownership::{Answered, Ledger},
+        sha256_hex,
+    },
     tfplugin::{AttributeBytes, Value},
 };
 
@@ -27,8 +32,8 @@ pub struct ClustersAnswer {
     value: Value,
     /// The attribute as bytes.
     bytes: Option<AttributeBytes>,
-    /// The record of this answer, for the private state.
-    pub record: Option<Answered>,
+    /// The record of this answer, for the private state ([`ClustersAnswer::recorded_in`]).
+    record: Option<Answered>,
 }
 
 /// What an earlier answer of `clusters` left: its record in the private state, and the SHA-256 of the bytes the
@@ -91,6 +96,14 @@ impl ClustersAnswer {
             value: Value::Null,
             bytes: Some(AttributeBytes::Encoded(bytes)),
             record: Some(record),
+        }
+    }
+
+    /// `ledger` recording this answer, when it has a record.
+    pub fn recorded_in(&self, ledger: Ledger) -> Ledger {
+        match &self.record {
+            Some(record) => ledger.with_answered(record.clone()),
+            None => ledger,
         }
     }
 

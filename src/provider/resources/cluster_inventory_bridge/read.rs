@@ -118,11 +118,8 @@ pub(super) async fn read_bridge(
     let mut private = std::mem::take(&mut req.private);
     if !ledger.is_empty() || imported || !observed.owned.is_empty() {
         let reads = ledger.reads().map(String::from);
-        let mut next = observed.ledger(&ledger).with_reads(reads);
-        if let Some(record) = answer.record.clone() {
-            next = next.with_answered(record);
-        }
-        private = next.to_private();
+        let next = observed.ledger(&ledger).with_reads(reads);
+        private = answer.recorded_in(next).to_private();
     }
     let private_sha256 = sha256_hex(&private);
     let refreshed = Some(Refreshed {

@@ -24,7 +24,7 @@ mod encode;
 mod splice;
 
 pub(crate) use decode::parse_decimal;
-pub use decode::{Span, attribute_spans, decode, decode_skipping, decode_unread};
+pub use decode::{Span, attribute_spans, decode, decode_unread};
 pub use encode::encode;
 pub use splice::splice_attributes;
 
@@ -312,18 +312,24 @@ mod tests {
             ("name", Value::string("n")),
         ]);
         let bytes = encode(&v, &ty).unwrap();
-        let got = decode_skipping(&bytes, &ty, &["big"]).unwrap();
+        let (got, spans) = decode_unread(&bytes, &ty, &["big"]).unwrap();
+        assert_eq!(
+            spans.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
+            ["big"]
+        );
         assert!(got.get_attr("big").is_null());
         assert_eq!(got.get_attr("name"), &Value::string("n"));
         // A nested attribute of the same name is decoded.
         let nested = Type::object([("outer", ty.clone())]);
         let wrapped = Value::object([("outer", v.clone())]);
-        let got = decode_skipping(&encode(&wrapped, &nested).unwrap(), &nested, &["big"]).unwrap();
+        let (got, spans) =
+            decode_unread(&encode(&wrapped, &nested).unwrap(), &nested, &["big"]).unwrap();
+        assert!(spans.is_empty());
         assert_eq!(got, wrapped);
         // Skipped bytes must still be well-formed msgpack.
         let mut truncated = bytes.clone();
         truncated.truncate(bytes.len() - 4);
-        assert!(decode_skipping(&truncated, &ty, &["big"]).is_err());
-        assert_eq!(decode_skipping(&bytes, &ty, &[]).unwrap(), v);
+        assert!(decode_unread(&truncated, &ty, &["big"]).is_err());
+        assert_eq!(decode_unread(&bytes, &ty, &[]).unwrap(), (v, Vec::new()));
     }
 }

@@ -31,23 +31,19 @@ pub fn decode(bytes: &[u8], ty: &Type) -> Result<Value, ValueError> {
 
 /// Decodes `bytes` as a value of type `ty`, keeping the kind of failure (see [`decode`]).
 pub(crate) fn decode_detailed(bytes: &[u8], ty: &Type) -> Result<Value, DecodeFailure> {
-    decode_skipping_detailed(bytes, ty, &[]).map(|(v, _)| v)
+    decode_unread_detailed(bytes, ty, &[]).map(|(v, _)| v)
 }
 
 /// Decodes msgpack `bytes` as a value of object type `ty`, leaving the top-level attributes named in `unread`
 /// undecoded: their msgpack is checked to be well-formed and skipped without being typed or copied, and they are
-/// null in the result. For requests whose receiver never reads those attributes (large computed ones).
-pub fn decode_skipping(bytes: &[u8], ty: &Type, unread: &[&str]) -> Result<Value, ValueError> {
-    decode_unread(bytes, ty, unread).map(|(v, _)| v)
-}
-
-/// [`decode_skipping`], with where each attribute left undecoded lies in `bytes` (in the order they came).
+/// null in the result, which comes with where each of them lies in `bytes` (in the order they came). For requests
+/// whose receiver never reads those attributes (large computed ones).
 pub fn decode_unread(
     bytes: &[u8],
     ty: &Type,
     unread: &[&str],
 ) -> Result<(Value, Vec<Span>), ValueError> {
-    decode_skipping_detailed(bytes, ty, unread).map_err(ValueError::from)
+    decode_unread_detailed(bytes, ty, unread).map_err(ValueError::from)
 }
 
 /// Where a top-level attribute's value lies in an object's msgpack.
@@ -62,13 +58,7 @@ pub struct Span {
 /// Where each top-level attribute's value lies in `bytes`, the msgpack of an object (any msgpack map with text
 /// keys), in the order they come; every value is checked to be well-formed, none is typed.
 pub fn attribute_spans(bytes: &[u8]) -> Result<Vec<Span>, ValueError> {
-    let mut d = Decoder {
-        rd: Bytes::new(bytes),
-        len: bytes.len(),
-        depth: 0,
-        unread: &[],
-        spans: Vec::new(),
-    };
+    let mut d = Decoder::new(bytes, 0, &[]);
     let spans = d.spans().map_err(|f| ValueError::from(f.located()))?;
     if !d.rd.remaining_slice().is_empty() {
         return Err(d.fail(DecodeError::TrailingBytes).located().into());
@@ -76,18 +66,12 @@ pub fn attribute_spans(bytes: &[u8]) -> Result<Vec<Span>, ValueError> {
     Ok(spans)
 }
 
-fn decode_skipping_detailed(
+fn decode_unread_detailed(
     bytes: &[u8],
     ty: &Type,
     unread: &[&str],
 ) -> Result<(Value, Vec<Span>), DecodeFailure> {
-    let mut d = Decoder {
-        rd: Bytes::new(bytes),
-        len: bytes.len(),
-        depth: 0,
-        unread,
-        spans: Vec::new(),
-    };
+    let mut d = Decoder::new(bytes, 0, unread);
     let v = d.value(ty).map_err(Fault::located)?;
     if !d.rd.remaining_slice().is_empty() {
         return Err(d.fail(DecodeError::TrailingBytes).located());
@@ -106,13 +90,24 @@ struct Decoder<'a> {
     /// The length of the whole input (positions are `len` less what remains).
     len: usize,
     depth: usize,
-    /// Top-level attributes to skip (see [`decode_skipping`]).
+    /// Top-level attributes to skip (see [`decode_unread`]).
     unread: &'a [&'a str],
     /// Where the attributes skipped so far lie (see [`decode_unread`]).
     spans: Vec<Span>,
 }
 
 impl<'a> Decoder<'a> {
+    /// A reader of `bytes`, nested `depth` deep already, skipping the top-level attributes `unread`.
+    fn new(bytes: &'a [u8], depth: usize, unread: &'a [&'a str]) -> Self {
+        Self {
+            rd: Bytes::new(bytes),
+            len: bytes.len(),
+            depth,
+            unread,
+            spans: Vec::new(),
+        }
+    }
+
     #[cold]
     fn fail(&self, error: DecodeError) -> Fault {
         Fault {

@@ -7,7 +7,6 @@ use super::number::compare_numbers;
 use super::{DecodeError, Decoder, Fault};
 use crate::tfplugin::value::msgpack::{EXT_UNKNOWN_REFINED, MAX_REFINEMENT_LEN};
 use crate::tfplugin::value::{Number, Refinements, Type, Value};
-use rmp::decode::Bytes;
 
 const MALFORMED: fn(&'static str) -> DecodeError = DecodeError::MalformedRefinement;
 
@@ -34,13 +33,7 @@ impl<'a> Decoder<'a> {
         if payload.len() > MAX_REFINEMENT_LEN {
             return Err(self.fail(DecodeError::OversizeRefinement));
         }
-        let mut d = Decoder {
-            rd: Bytes::new(payload),
-            len: payload.len(),
-            depth: self.depth,
-            unread: &[],
-            spans: Vec::new(),
-        };
+        let mut d = Decoder::new(payload, self.depth, &[]);
         let n = d.map_len()?;
         if *ty == Type::Dynamic {
             return Ok(Value::unknown());
