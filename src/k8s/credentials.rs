@@ -139,11 +139,12 @@ pub async fn read_sources(
     let namespaces = credential_namespaces(options, profile_keys, &namespace_labels);
     if namespaces.as_ref().is_none_or(|n| !n.is_empty()) {
         let label = &options.secret_label;
-        let bad = io::list_metadata_each::<Secret>(
+        // One labelled Secret per profile is what an inventory usually holds: asked for in the first page.
+        let bad = io::list_metadata_expecting::<Secret>(
             client,
-            namespaces.as_deref().unwrap_or_default(),
-            Some(label),
+            (namespaces.as_deref().unwrap_or_default(), Some(label)),
             budget,
+            profile_keys.len() + 1,
             |metas| labelled.extend(metas.into_iter().map(|m| slim(m, label))),
         )
         .await?;

@@ -946,6 +946,26 @@ async fn a_no_change_plan_makes_the_same_requests_for_20_and_60_clusters() {
     tf.destroy();
 }
 
+/// The credential Secrets of more profiles than a page of 500 holds are listed in one request: their metadata LIST
+/// asks for one per profile in its first page (`io::list_metadata_expecting`), which the API server answers from its
+/// cache, where each page after the first would be read from etcd (docs/benchmarks.md has what that costs it).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_credential_secrets_of_more_profiles_than_a_page_are_listed_in_one_request() {
+    let (_inv, ns, proxy, tf) = bridged_through_a_proxy("cred-page", 520).await;
+    assert_eq!(tf.plan(), 2, "a plan of a new bridge of 520 clusters");
+    let listed: Vec<String> = proxy
+        .answers()
+        .into_iter()
+        .filter(|a| {
+            a.contains(&format!("/namespaces/{ns}/secrets?"))
+                && a.contains("labelSelector=x-k8s.io%2Fcluster-profile")
+                && a.contains("limit=")
+        })
+        .collect();
+    assert_eq!(listed.len(), 1, "one metadata LIST: {listed:#?}");
+    assert!(listed[0].contains("limit=521"), "{listed:#?}");
+}
+
 /// The bridge's own Secrets in a plan: listed as metadata, and the body of one read only when it was written since
 /// the bridge wrote it (its `resourceVersion` is no longer the one the bridge's write was answered with). Nothing
 /// is read twice in a no-change plan; kubeconfigs a tenant swapped are read (20 of 60 in one namespace: one LIST of

@@ -304,7 +304,7 @@ async fn read_floor(
     ns: &str,
     bridge: &str,
     claim_ns: &str,
-    owned_first: u32,
+    (owned_first, labelled_first): (u32, u32),
 ) -> Result<(Read, Read)> {
     use k8s_openapi::api::core::v1::ConfigMap;
     use kube::Resource;
@@ -320,7 +320,7 @@ async fn read_floor(
     let claim = format!("sveltos-bridge-{bridge}");
     let (profiles, credentials, clusters, owned, claim) = futures::try_join!(
         list_objects(client, &profiles_url, &all),
-        list_metadata_pages(client, &secrets_url, &labelled, PAGE_SIZE),
+        list_metadata_pages(client, &secrets_url, &labelled, labelled_first),
         list_objects(client, &clusters_url, &owner),
         list_metadata_pages(client, &secrets_url, &owner, owned_first),
         async {
@@ -471,8 +471,12 @@ async fn main() -> Result<()> {
             let claim_ns = args.str("claim-namespace")?.to_string();
             let start = Instant::now();
             // As a refresh of a bridge of `n` clusters asks (its ledger records 2n objects).
-            let owned_first = tfsveltos::k8s::io::first_page_items(2 * args.num("n")? + 1);
-            let (list, get) = read_floor(&client, &ns, &bridge, &claim_ns, owned_first).await?;
+            let n = args.num("n")?;
+            let owned_first = tfsveltos::k8s::io::first_page_items(2 * n + 1);
+            // As the credential read asks, expecting one labelled Secret per profile (`list_metadata_expecting`).
+            let labelled_first = tfsveltos::k8s::io::first_page_items(n + 1);
+            let first = (owned_first, labelled_first);
+            let (list, get) = read_floor(&client, &ns, &bridge, &claim_ns, first).await?;
             let secs = start.elapsed().as_secs_f64();
             let requests = json!({ "LIST": list.requests, "GET": get.requests });
             println!(

@@ -5,7 +5,7 @@
 //! |---|---|
 //! | `retry.rs` | The one retry policy ([`with_retry`]) and its bounds |
 //! | `error.rs` | [`IoError`]: the verb, the object, the HTTP code and the cause |
-//! | `list.rs` | LISTs: of objects, one request per namespace ([`list_each`]); of metadata, paginated within a [`ReadBudget`] ([`list_metadata_each`]); of objects others may bloat, paginated within a budget, each within a cap ([`list_bounded_each`], [`list_bounded`]) |
+//! | `list.rs` | LISTs: of objects, one request per namespace ([`list_each`]); of metadata, paginated within a [`ReadBudget`] ([`list_metadata_each`], its first page sized to what the caller expects with [`list_metadata_expecting`]); of objects others may bloat, paginated within a budget, each within a cap ([`list_bounded_each`], [`list_bounded`]) |
 //! | `decode.rs` | Every answer decoded depth-safe ([`decode_object`]), a LIST's item by item; the items that do not decode ([`Undecodable`]) |
 //! | `get.rs` | Reads of one object by name |
 //! | `discovery.rs` | Discovery: the versions of a group the server serves (and the one it prefers), the resources of one version |
@@ -44,7 +44,7 @@ pub use get::{Got, get, get_by_list, get_metadata, get_metadata_opt, get_opt};
 pub use list::{
     ANSWER_BYTES, FIRST_ANSWER_BYTES, FIRST_PAGE_ITEMS, OWNED_BYTES, RUN_BYTES, ReadBudget,
     first_page_items, list, list_bounded, list_bounded_each, list_cluster_scoped, list_each,
-    list_metadata, list_metadata_each,
+    list_metadata, list_metadata_each, list_metadata_expecting,
 };
 pub use patch::{Patched, remove_labels};
 pub use retry::{ATTEMPT_TIMEOUT, MAX_ATTEMPTS, OPERATION_BOUND, RETRY_WINDOW, with_retry};
