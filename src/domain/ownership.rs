@@ -60,8 +60,8 @@ pub struct LedgerError(#[source] serde_json::Error);
 #[skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Ledger {
-    /// Format version.
-    #[serde(default)]
+    /// Format version: read as stored, always written as [`FORMAT`].
+    #[serde(default, serialize_with = "format_version")]
     v: u32,
     /// `"<Kind> namespace/name"` to UID.
     #[serde(default)]
@@ -156,6 +156,13 @@ pub struct WrittenCredential {
 /// The private-state marker `import` leaves for the read that follows it.
 pub const IMPORTED: &[u8] = b"imported";
 
+/// The format version of the ledger this build writes.
+const FORMAT: u32 = 1;
+
+fn format_version<S: serde::Serializer>(_: &u32, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u32(FORMAT)
+}
+
 fn slot(kind: Kind, id: &str) -> String {
     format!("{} {id}", kind.prefix())
 }
@@ -205,11 +212,22 @@ impl Ledger {
         self.answered.as_ref()
     }
 
-    /// The private state to store.
+    /// The private state to store (what is not stored, see [`Ledger::into_stored`], is left out).
     pub fn to_private(&self) -> Vec<u8> {
-        let mut out = self.clone();
-        out.v = 1;
-        serde_json::to_vec(&out).unwrap_or_default()
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+
+    /// This ledger as [`Ledger::from_private`] reads back what [`Ledger::to_private`] writes of it: without the
+    /// run keys and journals (they stay in the claim), names trusted for a legacy state, or an import's take-over.
+    pub fn into_stored(self) -> Self {
+        Self {
+            v: FORMAT,
+            trusted_names: BTreeSet::new(),
+            take_over_labelled: false,
+            run_keys: Vec::new(),
+            journals: Journals::default(),
+            ..self
+        }
     }
 
     /// This ledger recognising the marks of `keys` (the run keys of the bridge's claim).
@@ -265,13 +283,18 @@ impl Ledger {
     /// Records an object the bridge created, adopted or imported (a mark at its name now counts only from a
     /// later run).
     pub fn record(&mut self, kind: Kind, id: &str, uid: &str) {
-        let key = slot(kind, id);
+        let newest = self.newest_key();
+        self.record_since(slot(kind, id), uid.to_string(), newest.as_deref());
+    }
+
+    /// [`Ledger::record`] of the object at `key`, the newest run key's fingerprint being `newest`.
+    fn record_since(&mut self, key: String, uid: String, newest: Option<&str>) {
         self.trusted_names.remove(&key);
         self.tombstones.remove(&key);
-        if let Some(newest) = self.newest_key() {
-            self.since.insert(key.clone(), newest);
+        if let Some(newest) = newest {
+            self.since.insert(key.clone(), newest.to_string());
         }
-        self.objects.insert(key, uid.to_string());
+        self.objects.insert(key, uid);
     }
 
     /// Records what the bridge wrote in its kubeconfig Secret `id` (replacing what was recorded there).
@@ -314,8 +337,10 @@ impl Ledger {
             since: self.since.clone(),
             ..Ledger::default()
         };
+        // One fingerprint for them all (a hash each, ten thousands of times, was a share of a refresh).
+        let newest = next.newest_key();
         for (kind, id, uid) in owned {
-            next.record(kind, &id, &uid);
+            next.record_since(slot(kind, &id), uid, newest.as_deref());
         }
         for key in self.objects.keys() {
             if !next.objects.contains_key(key) {
@@ -738,6 +763,48 @@ mod tests {
             failed: None,
         };
         assert!(!serde_json::to_string(&run).unwrap().contains("failed"));
+    }
+
+    /// What a refresh hands to the plan after it in memory is what the plan would read from the private state it
+    /// returned: every stored field kept, nothing that is not stored (run keys, journals, legacy names, an
+    /// import's take-over), and the format version written whatever was read.
+    #[test]
+    fn a_stored_ledger_is_what_its_private_state_reads_back() {
+        let mut l = Ledger::from_private(b"", || vec![(Kind::Secret, "a/legacy".into())]).unwrap();
+        l.v = 0;
+        l = l.with_run_keys(vec![RunKey::new([1; 32]), RunKey::new([2; 32])]);
+        l.record(Kind::SveltosCluster, "a/c1", "u1");
+        l.record(Kind::Secret, "a/c1-sveltos-kubeconfig", "u2");
+        l.bury(slot(Kind::SveltosCluster, "a/gone"));
+        l.record_written(
+            "a/c1-sveltos-kubeconfig",
+            WrittenCredential {
+                kubeconfig_sha256: "h".into(),
+                expires_at: Some("e".into()),
+                config_sha256: Some("c".into()),
+                renewal: true,
+                resource_version: Some("7".into()),
+            },
+        );
+        l.take_over_labelled = true;
+        let l = l
+            .with_reads(Some("r".into()))
+            .taking_over(Some("i-0".into()))
+            .with_answered(Answered {
+                entries_sha256: "e".into(),
+                bytes_sha256: "b".into(),
+            });
+        let read_back = Ledger::from_private(&l.to_private(), Vec::new).unwrap();
+        let stored = l.clone().into_stored();
+        assert_eq!(read_back, stored);
+        assert_eq!(stored.to_private(), l.to_private());
+        assert_eq!((stored.v, stored.run_keys.len()), (FORMAT, 0));
+        assert!(stored.trusted_names.is_empty() && !stored.take_over_labelled);
+        assert_eq!(
+            stored.since_of(Kind::SveltosCluster, "a/c1"),
+            l.since_of(Kind::SveltosCluster, "a/c1")
+        );
+        assert!(stored.since_of(Kind::SveltosCluster, "a/c1").is_some());
     }
 
     #[test]

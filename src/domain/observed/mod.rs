@@ -342,7 +342,7 @@ impl Observed {
         // What was recorded of each Secret still owned, with the version it was last found holding it at.
         for s in self.owned.values().filter_map(|o| o.secret.as_ref()) {
             if let Some(w) = &s.written
-                && next.written(&s.id).is_some()
+                && next.written(&s.id).is_some_and(|recorded| recorded != w)
                 && next.recorded(Kind::Secret, &s.id, s.uid.as_deref())
             {
                 next.record_written(&s.id, w.clone());

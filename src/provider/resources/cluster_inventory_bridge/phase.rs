@@ -148,6 +148,7 @@ mod tests {
             Pending {
                 refreshed: Some(super::super::read_ahead::Refreshed {
                     private_sha256: "x".into(),
+                    ledger: None,
                     observed: Default::default(),
                 }),
                 inventory: None,

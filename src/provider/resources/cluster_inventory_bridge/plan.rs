@@ -83,11 +83,19 @@ pub(super) async fn plan_bridge(
     }
     // What was read ahead for this plan (see `read_ahead`): taken now, so that a plan that stops early drops
     // it and cancels its reads.
-    let pending = match req.prior_state.get_attr("name").as_str() {
+    let mut pending = match req.prior_state.get_attr("name").as_str() {
         Some(name) => memo.take_pending(name),
         None => Pending::default(),
     };
-    let ledger = ledger_of(&req.prior_private, &req.prior_state)?;
+    // The refresh's reading serves this plan only if its prior private data is what that refresh returned; then
+    // its ledger is that data's, already decoded.
+    pending.refreshed = pending
+        .refreshed
+        .and_then(|r| r.for_plan(&req.prior_private));
+    let ledger = match pending.refreshed.as_mut().and_then(|r| r.ledger.take()) {
+        Some(ledger) => ledger,
+        None => ledger_of(&req.prior_private, &req.prior_state)?,
+    };
     let earlier = ledger.answered().cloned();
     // The plan is computed from what the cluster holds, never from the prior or proposed `clusters` (tens of
     // megabytes for ten thousand clusters): free them before reading the inventory.
@@ -281,9 +289,8 @@ fn head_start(pending: Pending, spec: &BridgeSpec, req: &PlanRequest) -> HeadSta
         return HeadStart::default();
     }
     HeadStart {
-        owned: pending
-            .refreshed
-            .and_then(|r| r.for_plan(&req.prior_private)),
+        // Checked against the prior private data when it was taken (`plan_bridge`).
+        owned: pending.refreshed.map(|r| r.observed),
         inventory: pending
             .inventory
             .and_then(|i| read_ahead::for_plan(i, spec, &req.config)),

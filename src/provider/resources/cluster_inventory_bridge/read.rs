@@ -116,14 +116,18 @@ pub(super) async fn read_bridge(
     };
     let answer = ClustersAnswer::of(entries, earlier, Recording::Recorded);
     let mut private = std::mem::take(&mut req.private);
+    let mut stored = None;
     if !ledger.is_empty() || imported || !observed.owned.is_empty() {
         let reads = ledger.reads().map(String::from);
         let next = observed.ledger(&ledger).with_reads(reads);
-        private = answer.recorded_in(next).to_private();
+        let next = answer.recorded_in(next).into_stored();
+        private = next.to_private();
+        stored = Some(next);
     }
     let private_sha256 = sha256_hex(&private);
     let refreshed = Some(Refreshed {
         private_sha256,
+        ledger: stored,
         observed,
     });
     let pending = Pending {
