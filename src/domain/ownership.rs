@@ -220,13 +220,34 @@ impl Ledger {
     /// This ledger as [`Ledger::from_private`] reads back what [`Ledger::to_private`] writes of it: without the
     /// run keys and journals (they stay in the claim), names trusted for a legacy state, or an import's take-over.
     pub fn into_stored(self) -> Self {
+        // Every field named: one added later must be sorted into stored or not here.
+        let Self {
+            v: _,
+            objects,
+            since,
+            tombstones,
+            trusted_names: _,
+            take_over_labelled: _,
+            run_keys: _,
+            journals: _,
+            reads,
+            written,
+            takes_over,
+            answered,
+        } = self;
         Self {
             v: FORMAT,
+            objects,
+            since,
+            tombstones,
             trusted_names: BTreeSet::new(),
             take_over_labelled: false,
             run_keys: Vec::new(),
             journals: Journals::default(),
-            ..self
+            reads,
+            written,
+            takes_over,
+            answered,
         }
     }
 

@@ -44,8 +44,10 @@ pub const FIRST_PAGE_ITEMS: u32 = 16 << 10;
 /// the LIST goes on from there in pages of [`PAGE_SIZE`] within [`ANSWER_BYTES`] (at most one such read per LIST
 /// and namespace). A first page is asked for by a refresh's budget (`runtime::refresh`), whose LISTs are those of
 /// what the bridge owns, two at once, and by the metadata LIST of labelled credential Secrets
-/// ([`list_metadata_expecting`]), which may run beside them (a refresh starts reading the inventory ahead): what is
-/// held at once stays within three such answers.
+/// ([`list_metadata_expecting`]), one namespace at a time, which a refresh starts only once its own LISTs are
+/// done: one run holds at most two such answers at once. Terraform may run several resources and data sources at
+/// once, each within its own. The bytes of an answer dropped at this cap are read, not held, and not charged to
+/// the run's [`ReadBudget`] (nor are those of a page asked again with fewer items below).
 pub const FIRST_ANSWER_BYTES: usize = 32 << 20;
 
 /// How many items a first page asks for when `items` are expected: at least [`PAGE_SIZE`], at most
@@ -215,6 +217,10 @@ where
 /// (measured at 10,000 credential Secrets: 21 pages of 500 cost it 0.4–1.2 s of CPU, etcd 0.2 s and 140 MB of
 /// allocations; one page 0.1 s, no etcd, 28 MB), so a LIST asked for in one page is the cheaper read for both.
 /// More items than expected, or an answer longer than [`FIRST_ANSWER_BYTES`], are read on in pages as usual.
+///
+/// The cost: where the items' metadata averages more than [`FIRST_ANSWER_BYTES`] divided by the items asked for
+/// (3.3 KiB at 10,000; `kubectl apply` leaves a whole Secret, data included, in an annotation), the first answer
+/// is dropped at that cap and the LIST read in pages as before: one request more than pages alone would make.
 pub async fn list_metadata_expecting<K>(
     client: &Client,
     (namespaces, label_selector): (&[String], Option<&str>),
@@ -226,8 +232,13 @@ where
     K: Resource + Debug,
     <K as Resource>::DynamicType: Default,
 {
-    let first = budget.first_page.max(first_page_items(expected));
+    let first = expecting(budget, expected);
     metadata_pages::<K>(client, (namespaces, label_selector), (budget, first), each).await
+}
+
+/// The first page of a metadata LIST within `budget` whose caller expects `expected` items.
+fn expecting(budget: &ReadBudget, expected: usize) -> u32 {
+    budget.first_page.max(first_page_items(expected))
 }
 
 async fn metadata_pages<K>(
@@ -484,6 +495,7 @@ impl Scope<'_> {
             };
             let Some(body) = self.answer(&lp, keep.cap.is_none(), Some(cap)).await? else {
                 if limit > PAGE_SIZE {
+                    tracing::debug!(kind = %self.kind, scope = %self.label, items = limit, "a first page was longer than its cap; reading on in pages");
                     // Objects made large: read page by page from here, as without a first page.
                     limit = PAGE_SIZE;
                     continue;
@@ -593,6 +605,14 @@ mod tests {
         assert_eq!(ReadBudget::default().first_page, PAGE_SIZE);
         assert_eq!(ReadBudget::default().first_page(3).first_page, PAGE_SIZE);
         assert_eq!(ReadBudget::default().first_page(1201).first_page, 1201);
+        // A caller that expects items asks for them in the first page: one per profile and one more (from 500
+        // profiles on a first page is larger than a page), up to FIRST_PAGE_ITEMS, never less than its budget's.
+        let plain = ReadBudget::default();
+        assert_eq!(expecting(&plain, 499 + 1), PAGE_SIZE);
+        assert_eq!(expecting(&plain, 500 + 1), 501);
+        assert_eq!(expecting(&plain, 10_000 + 1), 10_001);
+        assert_eq!(expecting(&plain, 50_000 + 1), FIRST_PAGE_ITEMS);
+        assert_eq!(expecting(&ReadBudget::for_refresh(2000), 10), 2001);
         assert_eq!(
             ReadBudget::default().first_page(usize::MAX).first_page,
             FIRST_PAGE_ITEMS
