@@ -736,6 +736,79 @@ async fn a_large_bridge_reads_bloated_clusters_page_by_page() {
     ]);
 }
 
+/// Profiles enough for the credential Secrets' metadata LIST to ask for more than a page in its first page.
+const MANY: usize = 520;
+
+/// The credential Secrets' metadata LIST asks for one per profile in its first page (500 profiles or more), whose
+/// answer may be 32 MiB long. A tenant who can patch the labelled Secrets of its namespace bloats
+/// [`LARGE_BLOATED`] of them (about 1.4 MB of labels and annotations each) so that this answer is longer: it is
+/// dropped once, the LIST starts over in pages of 500, every cluster is still planned (a bloated Secret's data is
+/// read like any other), and the provider's peak RSS stays under 128 MiB.
+#[tokio::test(flavor = "multi_thread")]
+async fn bloated_credential_secrets_send_their_list_back_to_pages() {
+    use support::fault_proxy::FaultProxy;
+    let env = TestEnv::get();
+    let inv = Inv::new().await;
+    let ns = unique_namespace(&inv.client, "bloat-creds").await;
+    inv.numbered_profiles(&ns, 0..MANY).await;
+    let proxy = FaultProxy::start(inv.client.clone()).await;
+    let tf = inv.tf(&Cli::tofu(), &bridge(&ns, &[&ns], ""));
+    let rules = json!([{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "patch"]}]);
+    let who = identity(env, tf.dir(), &ns, "tenant", rules);
+    let patch = file(tf.dir(), "bloat.json", &bloat_patch());
+    for i in 0..LARGE_BLOATED {
+        let name = format!("c{i:03}-src");
+        let args = ["-n", &ns, "patch", "secret", &name, "--type=merge"];
+        env.kubectl_at(&who, &[&args[..], &["--patch-file", &patch]].concat());
+    }
+    tf.write_main(&fixtures::main_with_host(
+        &proxy.url(),
+        &bridge(&ns, &[&ns], ""),
+    ));
+    let m = measure(
+        &tf,
+        &["plan", "-input=false", "-no-color", "-detailed-exitcode"],
+    );
+    let out = text(&m.output);
+    report(&format!(
+        "{LARGE_BLOATED} of {MANY} credential Secrets bloated: plan peak RSS {:.1} MiB, {:.2} s",
+        m.provider_peak_rss_kib as f64 / 1024.0,
+        m.wall.as_secs_f64()
+    ));
+    assert_eq!(m.output.status.code(), Some(2), "the plan:\n{out}");
+    assert!(!out.contains("Error"), "{out}");
+    // The clusters of a bloated Secret and of an untouched one are both planned.
+    for planned in ["c000", "c519"] {
+        assert!(
+            out.contains(&format!("{ns}/{planned}")),
+            "{planned} is not planned:\n{out}"
+        );
+    }
+    let lists: Vec<String> = proxy
+        .answers()
+        .into_iter()
+        .filter(|a| {
+            a.contains(&format!("/namespaces/{ns}/secrets?"))
+                && a.contains("labelSelector=x-k8s.io%2Fcluster-profile")
+                && a.contains("limit=")
+        })
+        .collect();
+    let first = format!("limit={}", MANY + 1);
+    assert!(
+        lists.len() > 2
+            && lists[0].contains(&first)
+            && lists[1].contains("limit=500")
+            && !lists[1].contains("continue=")
+            && lists[2..].iter().all(|l| !l.contains(&first)),
+        "the first page asked once, then pages of 500 from the start: {lists:#?}"
+    );
+    assert!(
+        m.provider_peak_rss_kib < 128 * 1024,
+        "provider peak RSS {} KiB",
+        m.provider_peak_rss_kib
+    );
+}
+
 /// Secrets labelled for the bridge by a tenant in [`labelled_secrets_past_what_is_held_ahead_are_listed_again`]:
 /// each holds about 5.5 KB once reduced to what sorting reads, so these hold more than a bridge of two clusters
 /// holds ahead (1 MiB and 2 KiB for each object it owns: `runtime::owned::list_secrets`).
