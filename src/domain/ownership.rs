@@ -257,17 +257,6 @@ impl Ledger {
         self
     }
 
-    /// This ledger with the run keys and journals of `claim`, the bridge's claim once checked for this state
-    /// (none: no run key).
-    pub fn with_claim(self, claim: Option<&Claim>) -> Self {
-        match claim {
-            Some(c) => self
-                .with_run_keys(c.keys.clone())
-                .with_journals(c.journals.clone()),
-            None => self.with_run_keys(Vec::new()),
-        }
-    }
-
     /// This ledger checking marks against the journals of the claim's runs (see [`super::journal`]).
     pub fn with_journals(mut self, journals: Journals) -> Self {
         self.journals = journals;

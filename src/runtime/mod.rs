@@ -1,6 +1,6 @@
 //! The bridge's Kubernetes IO, as one plan or apply of `sveltos_cluster_inventory_bridge` orchestrates it: read
 //! the inventory ([`inventory`]) and what exists ([`snapshot`]), a refresh ([`refresh`]) and the reads of a plan
-//! with its claim ([`plan`]), the inventory read ahead in the background ([`read_ahead`]) and the plan made ahead of it ([`plan_ahead`]), apply's writes with minting ([`execute`], journaled in the claim as they return: [`journal`]) and removals in Sveltos' order ([`deregister`], their
+//! with its claim ([`plan`]), the inventory read ahead in the background ([`read_ahead`]), apply's writes with minting ([`execute`], journaled in the claim as they return: [`journal`]) and removals in Sveltos' order ([`deregister`], their
 //! add-ons withdrawn first by `withdraw.rs`), the wait for Sveltos to report the clusters Ready ([`readiness`]), and one apply or destroy from its reads to the read back after a failure ([`apply`]).
 //! Every call goes through [`crate::k8s::io`]; every failure is a typed error naming the cluster and object,
 //! which the mapping layer turns into diagnostics (`provider::diag`).
@@ -14,7 +14,6 @@ pub mod inventory;
 pub mod journal;
 pub mod owned;
 pub mod plan;
-pub mod plan_ahead;
 pub mod profiles;
 pub mod read_ahead;
 pub mod readiness;

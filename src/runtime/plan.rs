@@ -5,10 +5,7 @@
 
 use kube::Client;
 
-use super::{
-    plan_ahead,
-    snapshot::{HeadStart, Reading, Snapshot},
-};
+use super::snapshot::{HeadStart, Reading, Snapshot};
 use crate::{
     domain::{
         BridgeSpec,
@@ -52,10 +49,8 @@ pub enum PlanStop {
 
 /// Reads everything the plan of `run.spec` needs: the claim, checked before anything the bridge owns is read (its
 /// run keys decide what is owned), while the inventory is read (or taken from the read-ahead); then what the bridge
-/// owns and the rest of the [`Snapshot`]. With a plan made ahead ([`HeadStart::planned`]), the claim is read and
-/// checked while it ends, and the snapshot it made serves as far as it may ([`plan_ahead::snapshot_from`]). When
-/// the plan replaces this state's own bridge (`-replace`: what it owns is destroyed before the replacement is
-/// created), the snapshot is that of a bridge that owns nothing.
+/// owns and the rest of the [`Snapshot`]. When the plan replaces this state's own bridge (`-replace`: what it owns
+/// is destroyed before the replacement is created), the snapshot is that of a bridge that owns nothing.
 pub async fn read_for_plan(run: PlanRun<'_>) -> Result<Snapshot, PlanStop> {
     let PlanRun {
         client,
@@ -64,43 +59,26 @@ pub async fn read_for_plan(run: PlanRun<'_>) -> Result<Snapshot, PlanStop> {
         ledger,
         who,
         providers,
-        mut ahead,
+        ahead,
     } = run;
-    let planning = ahead.planned.take();
     let (reading, refreshed, read_ahead) =
         Reading::start((client, inventory), spec, &ledger, ahead);
-    let checked = async {
+    let owned = async {
         let name = claim_name(&spec.name);
         let claim = k8s_claim::read(client, &spec.claim_namespace, &name).await?;
         let claim_id = format!("{}/{name}", spec.claim_namespace);
         let at = (jiff::Timestamp::now(), k8s_claim::holder_alive);
-        check(&spec.name, &claim_id, claim, &who, at).map_err(PlanStop::Claim)
+        let checked = check(&spec.name, &claim_id, claim, &who, at).map_err(PlanStop::Claim)?;
+        let ledger = match checked.claim {
+            Some(c) => ledger.with_run_keys(c.keys).with_journals(c.journals),
+            None => ledger.with_run_keys(Vec::new()),
+        };
+        let observed = reading.owned(&ledger, refreshed).await?;
+        Ok::<_, PlanStop>((ledger, observed, checked.replaces_own))
     };
-    let (mut snap, replaces_own) = match planning {
-        Some(planning) => {
-            let checked = checked.await?;
-            let ledger = ledger.with_claim(checked.claim.as_ref());
-            let found = plan_ahead::Found {
-                claim: &checked.claim,
-                providers,
-                replaces_own: checked.replaces_own,
-            };
-            let snap = plan_ahead::snapshot_from(&reading, &ledger, planning, found).await?;
-            (snap, checked.replaces_own)
-        }
-        None => {
-            let owned = async {
-                let checked = checked.await?;
-                let ledger = ledger.with_claim(checked.claim.as_ref());
-                let observed = reading.owned(&ledger, refreshed).await?;
-                Ok::<_, PlanStop>((ledger, observed, checked.replaces_own))
-            };
-            let read = async { reading.inventory(read_ahead).await.map_err(PlanStop::from) };
-            let (read, (ledger, observed, replaces_own)) = futures::try_join!(read, owned)?;
-            let snap = Snapshot::of(read, observed, providers);
-            (reading.finish(&ledger, snap).await?, replaces_own)
-        }
-    };
+    let read = async { reading.inventory(read_ahead).await.map_err(PlanStop::from) };
+    let (read, (ledger, observed, replaces_own)) = futures::try_join!(read, owned)?;
+    let mut snap = reading.complete(&ledger, providers, read, observed).await?;
     if replaces_own {
         // The destroy that comes first removes every object the bridge owns.
         snap.forget_owned(spec);

@@ -49,23 +49,11 @@ pub struct Snapshot {
     pub undecodable: BTreeMap<String, String>,
     /// The keys of the Cluster API Clusters in scope (`skip_cluster_api_clusters`; empty without it).
     pub cluster_api: BTreeSet<String>,
-    /// The core's first phase ([`locate_all`]) of this snapshot, worked out once by [`Reading::finish`] (it
+    /// The core's first phase ([`locate_all`]) of this snapshot, worked out once by [`Reading::complete`] (it
     /// depends on neither the time nor the phase) and used again by [`Snapshot::plan`]; [`Snapshot::forget_owned`]
     /// works it out anew.
     located: Located,
-    /// What [`Reading::finish`] found where the plan may create, kept apart so that [`Snapshot::reopen`] can take
-    /// it back out: the foreign objects `observed` held before.
-    foreign_before: Foreign,
-    /// The plan of phase [`Phase::Plan`] made of this snapshot ahead of the request for it
-    /// ([`super::plan_ahead`]), until taken ([`Snapshot::planned_ahead`]).
-    planned: Option<Plan>,
 }
-
-/// The objects not owned by the bridge at names it may create: SveltosClusters and Secrets, by `namespace/name`.
-type Foreign = (
-    BTreeMap<String, Option<String>>,
-    BTreeMap<String, Option<String>>,
-);
 
 /// What a refresh already read for the plan that follows it: a head start, never needed.
 #[derive(Debug, Default)]
@@ -74,9 +62,6 @@ pub struct HeadStart {
     pub owned: Option<Observed>,
     /// The inventory read ahead ([`read_inventory`] started earlier for this same inventory and selection).
     pub inventory: Option<ReadAhead>,
-    /// The plan made ahead of what the refresh read and of the inventory read ahead (then `owned` and
-    /// `inventory` are none: it took them), and how much of it serves ([`super::plan_ahead`]).
-    pub planned: Option<super::plan_ahead::Planning>,
 }
 
 /// Reads the inventory and what exists: four LISTs (profiles, labelled credential Secrets, and the
@@ -100,9 +85,7 @@ pub async fn snapshot(
     let (reading, owned, read_ahead) = Reading::start((client, inventory), spec, ledger, ahead);
     let (read, observed) =
         futures::try_join!(reading.inventory(read_ahead), reading.owned(ledger, owned),)?;
-    reading
-        .finish(ledger, Snapshot::of(read, observed, providers))
-        .await
+    reading.complete(ledger, providers, read, observed).await
 }
 
 /// The inventory as [`read_inventory`] returned it, with the kubeconfigs checked while it was read ahead.
@@ -165,10 +148,32 @@ impl<'a> Reading<'a> {
         }
     }
 
-    /// `snap` completed: the core's first phase (`locate_all`), the Secrets named by `kubeconfig-secretreader`
-    /// providers, and the objects at the names the plan may create ([`existing_at`]), read within this reading's
-    /// budget (`ledger`: the one the bridge's objects were sorted with).
-    pub async fn finish(&self, ledger: &Ledger, mut snap: Snapshot) -> Result<Snapshot, IoError> {
+    /// The snapshot of what was `read` and `observed`: the core's first phase (`locate_all`), the Secrets named by
+    /// `kubeconfig-secretreader` providers, and the objects at the names the plan may create ([`existing_at`]).
+    pub async fn complete(
+        &self,
+        ledger: &Ledger,
+        providers: Option<ProvidersFile>,
+        read: InventoryPart,
+        observed: Observed,
+    ) -> Result<Snapshot, IoError> {
+        let ((profiles, undecodable, reads, cluster_api), checked) = read;
+        let credentials::CredentialReads {
+            labelled: credential_secrets,
+            namespace_labels,
+        } = reads;
+        let mut snap = Snapshot {
+            profiles,
+            credential_secrets,
+            namespace_labels,
+            providers,
+            observed,
+            fetched: BTreeMap::new(),
+            checked,
+            undecodable: io::Undecodable::by_key(undecodable),
+            cluster_api,
+            located: Located::default(),
+        };
         let (spec, budget) = (self.spec, &self.budget);
         snap.observed.mark_removable_labels(&spec.copy_labels);
         snap.locate(spec);
@@ -178,11 +183,6 @@ impl<'a> Reading<'a> {
                 .await?;
         let targets = located.creation_targets(&snap.profiles, &snap.observed);
         let (clusters, secrets) = existing_at(self.client, &targets, budget).await?;
-        let observed = &snap.observed;
-        snap.foreign_before = (
-            observed.foreign_clusters.clone(),
-            observed.foreign_secrets.clone(),
-        );
         snap.observed.add_foreign(ledger, &clusters, &secrets);
         Ok(snap)
     }
@@ -265,66 +265,6 @@ async fn metadata_of<K: Namespaced>(
 const COLLISION_NAMESPACES: usize = 16;
 
 impl Snapshot {
-    /// The snapshot of what was `read` and `observed`, not finished yet ([`Reading::finish`]).
-    pub(super) fn of(
-        read: InventoryPart,
-        observed: Observed,
-        providers: Option<ProvidersFile>,
-    ) -> Self {
-        let ((profiles, undecodable, reads, cluster_api), checked) = read;
-        let credentials::CredentialReads {
-            labelled: credential_secrets,
-            namespace_labels,
-        } = reads;
-        Snapshot {
-            profiles,
-            credential_secrets,
-            namespace_labels,
-            providers,
-            observed,
-            fetched: BTreeMap::new(),
-            checked,
-            undecodable: io::Undecodable::by_key(undecodable),
-            cluster_api,
-            located: Located::default(),
-            foreign_before: Foreign::default(),
-            planned: None,
-        }
-    }
-
-    /// This snapshot as it was before [`Reading::finish`] (to be finished for other settings): what it found at
-    /// the names to create, the Secrets it fetched for them and the plan made ahead are dropped.
-    pub(super) fn reopen(mut self, providers: Option<ProvidersFile>) -> Self {
-        (
-            self.observed.foreign_clusters,
-            self.observed.foreign_secrets,
-        ) = std::mem::take(&mut self.foreign_before);
-        self.fetched = BTreeMap::new();
-        self.located = Located::default();
-        self.planned = None;
-        self.providers = providers;
-        self
-    }
-
-    /// What the bridge owns, as this snapshot holds it (after [`Snapshot::reopen`]: as it was read).
-    pub(super) fn into_observed(self) -> Observed {
-        self.observed
-    }
-
-    /// Keeps `plan`, made of this snapshot in phase [`Phase::Plan`], for [`Snapshot::planned_ahead`].
-    pub(super) fn keep_planned(&mut self, plan: Plan) {
-        self.planned = Some(plan);
-    }
-
-    /// The plan made of this snapshot ahead of the request for it, for a plan in `phase` ([`Phase::Plan`] only;
-    /// the re-plan before apply is never made ahead): taken once.
-    pub fn planned_ahead(&mut self, phase: Phase) -> Option<Plan> {
-        if phase != Phase::Plan {
-            return None;
-        }
-        self.planned.take()
-    }
-
     /// The pure core's view of this snapshot.
     pub fn inputs<'a>(
         &'a self,
@@ -359,7 +299,6 @@ impl Snapshot {
     /// Forgets what the bridge owns (a plan whose destroy comes first: it removes every object the bridge owns),
     /// and locates again without it.
     pub fn forget_owned(&mut self, spec: &BridgeSpec) {
-        self.planned = None;
         self.observed.owned.clear();
         self.observed.records.clear();
         self.locate(spec);
@@ -373,7 +312,6 @@ impl Snapshot {
         self.fetched = BTreeMap::new();
         self.checked = None;
         self.located = Located::default();
-        self.planned = None;
         if !keep_profiles {
             self.profiles = Vec::new();
         }

@@ -149,7 +149,7 @@ mod tests {
                 refreshed: Some(super::super::read_ahead::Refreshed {
                     private_sha256: "x".into(),
                     ledger: None,
-                    kept: super::super::read_ahead::Kept::Observed(Default::default()),
+                    observed: Default::default(),
                 }),
                 inventory: None,
             },

@@ -18,7 +18,6 @@ use crate::{
     },
     runtime::{
         plan::{PlanRun, read_for_plan},
-        plan_ahead::Planning,
         snapshot::HeadStart,
     },
     tfplugin::{
@@ -32,7 +31,7 @@ use super::{
     gate::{self, AtPlan},
     model::BridgeConfig,
     phase::PhaseMemo,
-    read_ahead::{self, Kept, Pending},
+    read_ahead::{self, Pending},
     schema::skipped_value,
 };
 
@@ -289,18 +288,12 @@ fn head_start(pending: Pending, spec: &BridgeSpec, req: &PlanRequest) -> HeadSta
     if req.prior_state.get_attr("name").as_str() != Some(spec.name.as_str()) {
         return HeadStart::default();
     }
-    // Checked against the prior private data when it was taken (`plan_bridge`).
-    let (owned, planned) = match pending.refreshed.map(|r| r.kept) {
-        Some(Kept::Observed(observed)) => (Some(observed), None),
-        Some(Kept::Planning(ahead)) => (None, Some(read_ahead::planning(ahead, spec, &req.config))),
-        None => (None, None),
-    };
     HeadStart {
-        owned,
+        // Checked against the prior private data when it was taken (`plan_bridge`).
+        owned: pending.refreshed.map(|r| r.observed),
         inventory: pending
             .inventory
             .and_then(|i| read_ahead::for_plan(i, spec, &req.config)),
-        planned,
     }
 }
 
@@ -313,11 +306,8 @@ async fn planned_entries(
 ) -> Result<PlannedEntries, Diagnostics> {
     let spec = run.spec;
     let started = std::time::Instant::now();
-    let ahead = &run.ahead;
-    let reused = ahead.owned.is_some() || ahead.planned.is_some();
-    let read_ahead = ahead.inventory.is_some()
-        || matches!(ahead.planned, Some(Planning::Whole(_) | Planning::Reads(_)));
-    let mut snap = read_for_plan(run).await.map_err(plan_stop_diags)?;
+    let (reused, read_ahead) = (run.ahead.owned.is_some(), run.ahead.inventory.is_some());
+    let snap = read_for_plan(run).await.map_err(plan_stop_diags)?;
     tracing::debug!(
         bridge = %spec.name,
         elapsed_ms = started.elapsed().as_millis() as u64,
@@ -325,12 +315,9 @@ async fn planned_entries(
         read_ahead,
         "read the claim, the inventory and what exists"
     );
-    let phase = phase(spec);
-    let ahead = snap.planned_ahead(phase);
-    let planned_ahead = ahead.is_some();
-    let plan = ahead.unwrap_or_else(|| snap.plan(spec, jiff::Timestamp::now(), phase, None));
+    let plan = snap.plan(spec, jiff::Timestamp::now(), phase(spec), None);
     let diagnostics = plan.problems.iter().map(problem_diag).collect();
-    tracing::debug!(bridge = %spec.name, clusters = plan.desired.len() + plan.kept.len(), profiles = snap.profiles.len(), planned_ahead, "planned bridge");
+    tracing::debug!(bridge = %spec.name, clusters = plan.desired.len() + plan.kept.len(), profiles = snap.profiles.len(), "planned bridge");
     // The inventory (tens of megabytes at ten thousand clusters) is done with before the planned value is built.
     drop(snap);
     let skipped = plan.skipped();

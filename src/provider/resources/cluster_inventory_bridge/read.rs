@@ -18,7 +18,7 @@ use super::{
     import::restore_imported,
     model::BridgeConfig,
     phase::PhaseMemo,
-    read_ahead::{ForPlan, Pending, Refreshed, ahead_of, kept},
+    read_ahead::{Pending, Refreshed, ahead_of},
 };
 
 /// Why a refresh answers with the current state as it came.
@@ -97,15 +97,11 @@ pub(super) async fn read_bridge(
     // A freshly imported bridge carries the import marker (the CLI keeps private data through import): it
     // takes over every object carrying its label, and restores its configuration.
     let imported = req.private == IMPORTED;
-    let (diagnostics, ledger, claim) = if imported {
+    let (diagnostics, ledger) = if imported {
         let restored = restore_imported(claim, &mut state, &bridge)?;
-        (
-            restored.warnings,
-            ledger.taking_over(restored.takes_over),
-            None,
-        )
+        (restored.warnings, ledger.taking_over(restored.takes_over))
     } else {
-        (Diagnostics::new(), ledger, claim.ok())
+        (Diagnostics::new(), ledger)
     };
     let config = BridgeConfig::of_state(&state);
     // Labels others added that the state's configuration removes show as a change of their cluster.
@@ -129,19 +125,10 @@ pub(super) async fn read_bridge(
         stored = Some(next);
     }
     let private_sha256 = sha256_hex(&private);
-    // The plan that follows is made ahead when the inventory is read ahead for it (see `read_ahead`).
-    let of = ForPlan {
-        client: &client,
-        state: &state,
-        stored: stored.as_ref(),
-        claim: claim.as_ref(),
-        instance: state.get_attr("instance_id").as_str(),
-    };
-    let (kept, inventory) = kept(of, observed, inventory);
     let refreshed = Some(Refreshed {
         private_sha256,
         ledger: stored,
-        kept,
+        observed,
     });
     let pending = Pending {
         refreshed,

@@ -37,16 +37,11 @@
 
 use super::model::BridgeConfig;
 use crate::{
-    domain::{
-        BridgeSpec,
-        observed::Observed,
-        ownership::{Claim, Ledger},
-    },
+    domain::{BridgeSpec, observed::Observed, ownership::Ledger},
     provider::state::ProviderState,
     runtime::{
         inventory::reads_sha256,
         owned::owned_scope,
-        plan_ahead::{AheadOf, PlanAhead, Planning},
         read_ahead::{OwnedAhead, ReadAhead},
     },
     tfplugin::{ClientCapabilities, Value},
@@ -110,28 +105,16 @@ pub struct Refreshed {
     /// The ledger that private data holds, as it reads back (`Ledger::into_stored`), when the refresh wrote it:
     /// the plan takes it instead of decoding the private data again (megabytes at ten thousand clusters).
     pub ledger: Option<Ledger>,
-    /// What it found the bridge owns, or the plan being made of it ahead ([`plan_ahead`]).
-    pub kept: Kept,
-}
-
-/// What a refresh keeps of what the bridge owns for the plan that follows.
-pub enum Kept {
-    /// What it found.
-    Observed(Observed),
-    /// The plan being made ahead of it, which took it.
-    Planning(PlanAhead),
+    /// What it found the bridge owns.
+    pub observed: Observed,
 }
 
 impl std::fmt::Debug for Refreshed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let kept = match &self.kept {
-            Kept::Observed(o) => format!("owned {}", o.owned.len()),
-            Kept::Planning(p) => format!("{p:?}"),
-        };
         f.debug_struct("Refreshed")
             .field("private_sha256", &self.private_sha256)
             .field("ledger", &self.ledger.as_ref().map(Ledger::len))
-            .field("kept", &kept)
+            .field("owned", &self.observed.owned.len())
             .finish()
     }
 }
@@ -141,70 +124,6 @@ impl Refreshed {
     /// returned.
     pub fn for_plan(self, private: &[u8]) -> Option<Self> {
         (self.private_sha256 == crate::domain::sha256_hex(private)).then_some(self)
-    }
-}
-
-/// What a refresh read for the plan that follows it, when it read the inventory ahead.
-pub struct ForPlan<'a> {
-    /// The provider's connection.
-    pub client: &'a kube::Client,
-    /// The refreshed state.
-    pub state: &'a Value,
-    /// The ledger it returned, as stored.
-    pub stored: Option<&'a Ledger>,
-    /// The claim as it read it (`None`: it could not be read, or the state was imported; `Some(None)`: there is
-    /// none).
-    pub claim: Option<&'a Option<Claim>>,
-    /// The state's instance id.
-    pub instance: Option<&'a str>,
-}
-
-/// What a refresh keeps for the plan that follows it ([`Kept`]), and the inventory read ahead if it is not taken:
-/// the plan made ahead ([`plan_ahead`]) when the inventory is read ahead, the ledger stored, the claim is this
-/// state's or there is none, and the exec providers file of the settings last applied reads; else what it
-/// observed.
-pub fn kept(
-    of: ForPlan<'_>,
-    observed: Observed,
-    inventory: Option<ReadAhead>,
-) -> (Kept, Option<ReadAhead>) {
-    let claim = match of.claim {
-        Some(Some(c)) if Some(c.instance.as_str()) == of.instance => Some(c),
-        Some(None) => None,
-        // Unread, or another state's: the plan reads it and stops or reads for itself.
-        _ => return (Kept::Observed(observed), inventory),
-    };
-    let spec = ahead_of(of.state);
-    let providers = spec
-        .as_ref()
-        .and_then(|s| crate::provider::blocks::credentials::providers(&s.credentials).ok());
-    match (inventory, spec, providers, of.stored) {
-        (Some(inventory), Some(spec), Some(providers), Some(ledger)) => {
-            let of = AheadOf {
-                client: of.client.clone(),
-                spec,
-                ledger: ledger.clone(),
-                claim: claim.cloned(),
-                providers,
-                observed,
-                inventory,
-            };
-            (Kept::Planning(PlanAhead::start(of)), None)
-        }
-        (inventory, ..) => (Kept::Observed(observed), inventory),
-    }
-}
-
-/// How much of the plan `ahead` made a plan of `spec` configured by `config` may use: all of it when it was made
-/// with the same settings, read through the provider's connection; what it read when that is what the plan reads
-/// ([`serves`]); what it read of the bridge's objects otherwise.
-pub fn planning(ahead: PlanAhead, spec: &BridgeSpec, config: &Value) -> Planning {
-    if !serves(ahead.reads(), spec, config) {
-        Planning::Owned(ahead)
-    } else if ahead.spec() == spec {
-        Planning::Whole(ahead)
-    } else {
-        Planning::Reads(ahead)
     }
 }
 
@@ -228,7 +147,7 @@ mod tests {
         let refreshed = || Refreshed {
             private_sha256: sha256_hex(b"ledger-1"),
             ledger: Some(ledger.clone()),
-            kept: Kept::Observed(Observed::default()),
+            observed: Observed::default(),
         };
         // The plan takes the ledger decoded with the reading, and only with it.
         let served = refreshed()
