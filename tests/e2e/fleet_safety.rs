@@ -953,15 +953,12 @@ async fn a_no_change_plan_makes_the_same_requests_for_20_and_60_clusters() {
 async fn the_credential_secrets_of_more_profiles_than_a_page_are_listed_in_one_request() {
     let (_inv, ns, proxy, tf) = bridged_through_a_proxy("cred-page", 520).await;
     assert_eq!(tf.plan(), 2, "a plan of a new bridge of 520 clusters");
-    let listed: Vec<String> = proxy
-        .answers()
-        .into_iter()
-        .filter(|a| {
-            a.contains(&format!("/namespaces/{ns}/secrets?"))
-                && a.contains("labelSelector=x-k8s.io%2Fcluster-profile")
-                && a.contains("limit=")
-        })
-        .collect();
+    let secrets = format!("/namespaces/{ns}/secrets?");
+    let listed = proxy.answers_with(&[
+        &secrets,
+        "labelSelector=x-k8s.io%2Fcluster-profile",
+        "limit=",
+    ]);
     assert_eq!(listed.len(), 1, "one metadata LIST: {listed:#?}");
     assert!(listed[0].contains("limit=521"), "{listed:#?}");
 }

@@ -18,9 +18,9 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, PostParams};
 use serde_json::{Value as Json, json};
 use support::inventory::{
-    Inv, apply_ok, bridge, diagnostics, flat, measure, report, run, state_clusters, text,
+    Inv, Measured, apply_ok, bridge, diagnostics, flat, measure, report, run, state_clusters, text,
 };
-use support::{Cli, TestEnv, fixtures, unique_namespace};
+use support::{Cli, TestEnv, Tf, fixtures, unique_namespace};
 use tfsveltos::api::keys;
 
 /// Nesting of the hostile `fieldsV1`: past `serde_json`'s default recursion limit (128), as in the review.
@@ -378,13 +378,9 @@ async fn a_metadata_flood_costs_bounded_memory() {
 
     let cli = Cli::tofu();
     let tf = inv.tf(&cli, &bridge(&fleet, &[&fleet], ""));
-    let m = measure(&tf, &["plan", "-input=false", "-no-color"]);
-    let out = text(&m.output);
-    report(&format!(
-        "metadata flood ({FLOOD} Secrets of {served} bytes, unselected namespace): plan peak RSS {:.1} MiB, {:.2} s",
-        m.provider_peak_rss_kib as f64 / 1024.0,
-        m.wall.as_secs_f64()
-    ));
+    let what =
+        format!("metadata flood ({FLOOD} Secrets of {served} bytes, unselected namespace): plan");
+    let (m, out) = measured(&tf, &["plan", "-input=false", "-no-color"], &what);
     assert!(m.output.status.success(), "plan failed:\n{out}");
     assert!(
         out.contains("2 to add") || out.contains("will be created"),
@@ -400,13 +396,8 @@ async fn a_metadata_flood_costs_bounded_memory() {
     // The operator lists the flooded namespace: the credential LIST reads it, up to the run's budget.
     let listed = format!("  credentials {{\n    secret_namespaces = [\"{flood}\"]\n  }}");
     inv.rewrite(&tf, &bridge(&fleet, &[&fleet], &listed));
-    let m = measure(&tf, &["plan", "-input=false", "-no-color"]);
-    let out = text(&m.output);
-    report(&format!(
-        "metadata flood, namespace listed: plan failed closed, peak RSS {:.1} MiB, {:.2} s",
-        m.provider_peak_rss_kib as f64 / 1024.0,
-        m.wall.as_secs_f64()
-    ));
+    let what = "metadata flood, namespace listed: plan failed closed,";
+    let (m, out) = measured(&tf, &["plan", "-input=false", "-no-color"], what);
     assert!(!m.output.status.success(), "plan succeeded:\n{out}");
     assert!(
         flat(&out).contains("budget") && flat(&out).contains(&format!("namespace {flood}:")),
@@ -443,6 +434,58 @@ fn bloat_patch() -> String {
         .to_string()
 }
 
+/// The SveltosClusters, for [`tenant_bloats`].
+const SVELTOS_CLUSTERS: (&str, &str, &str) =
+    ("lib.projectsveltos.io", "sveltosclusters", "sveltoscluster");
+
+/// A plan whose exit code says whether it has changes.
+const PLAN_EXITCODE: &[&str] = &["plan", "-input=false", "-no-color", "-detailed-exitcode"];
+
+/// A tenant with only `get` and `patch` on `resource` (of API group `group`) in `ns` patches each of `names`
+/// (objects of kind `kind`) with [`bloat_patch`].
+fn tenant_bloats(
+    env: &TestEnv,
+    dir: &Path,
+    ns: &str,
+    (group, resource, kind): (&str, &str, &str),
+    names: impl IntoIterator<Item = String>,
+) {
+    let rules = json!([{"apiGroups": [group], "resources": [resource], "verbs": ["get", "patch"]}]);
+    let who = identity(env, dir, ns, "tenant", rules);
+    let patch = file(dir, "bloat.json", &bloat_patch());
+    for name in names {
+        let args = ["-n", ns, "patch", kind, &name, "--type=merge"];
+        env.kubectl_at(&who, &[&args[..], &["--patch-file", &patch]].concat());
+    }
+}
+
+/// Runs `args` in `tf`, measured, and reports `what` with the provider's peak RSS and the wall time; returns the
+/// measure and its output as text.
+fn measured(tf: &Tf, args: &[&str], what: &str) -> (Measured, String) {
+    let m = measure(tf, args);
+    let out = text(&m.output);
+    report(&format!(
+        "{what} peak RSS {:.1} MiB, {:.2} s",
+        m.provider_peak_rss_kib as f64 / 1024.0,
+        m.wall.as_secs_f64()
+    ));
+    (m, out)
+}
+
+/// Asserts that the LISTs `lists` (in the order answered) asked for their first page (`first`, such as
+/// `limit=521`) once, then started over in pages of 500.
+fn assert_paged_from_the_start(lists: &[String], first: &str) {
+    assert!(
+        lists.len() > 2
+            && lists[0].contains(first)
+            && !lists[0].contains("continue=")
+            && lists[1].contains("limit=500")
+            && !lists[1].contains("continue=")
+            && lists[2..].iter().all(|l| !l.contains(first)),
+        "the first page asked once, then pages of 500 from the start: {lists:#?}"
+    );
+}
+
 /// M1's remainder: a tenant with only `get` and `patch` on the SveltosClusters of its namespace bloats the
 /// [`BLOATED`] the bridge registered for its profiles to about 1.2 MB each (the review measured such metadata at
 /// 492 MiB of provider RSS for 180 objects). The LIST of what the bridge owns is paginated within the run's
@@ -465,23 +508,8 @@ async fn bloated_sveltos_clusters_are_their_own_problem() {
     assert_eq!(state_clusters(&tf).len(), BLOATED + 1);
 
     // The attack, with the tenant's rights only.
-    let dir = tf.dir();
-    let rules = json!([{"apiGroups": ["lib.projectsveltos.io"], "resources": ["sveltosclusters"],
-        "verbs": ["get", "patch"]}]);
-    let who = identity(env, dir, &tenant, "tenant", rules);
-    let patch = file(dir, "bloat.json", &bloat_patch());
-    for i in 0..BLOATED {
-        let name = format!("c{i:03}");
-        let args = [
-            "-n",
-            &tenant,
-            "patch",
-            "sveltoscluster",
-            &name,
-            "--type=merge",
-        ];
-        env.kubectl_at(&who, &[&args[..], &["--patch-file", &patch]].concat());
-    }
+    let names = (0..BLOATED).map(|i| format!("c{i:03}"));
+    tenant_bloats(env, tf.dir(), &tenant, SVELTOS_CLUSTERS, names);
     let served = env
         .kubectl(&[
             "get",
@@ -502,13 +530,8 @@ async fn bloated_sveltos_clusters_are_their_own_problem() {
     inv.profile_with_secret(&fleet, "f2", &[], Json::Null, &kc)
         .await;
 
-    let m = measure(&tf, &["plan", "-input=false", "-no-color"]);
-    let out = text(&m.output);
-    report(&format!(
-        "{BLOATED} tenant SveltosClusters of {served} bytes: plan peak RSS {:.1} MiB, {:.2} s",
-        m.provider_peak_rss_kib as f64 / 1024.0,
-        m.wall.as_secs_f64()
-    ));
+    let what = format!("{BLOATED} tenant SveltosClusters of {served} bytes: plan");
+    let (m, out) = measured(&tf, &["plan", "-input=false", "-no-color"], &what);
     assert!(m.output.status.success(), "plan failed:\n{out}");
     let warning = flat(
         diagnostics(&out, "Warning", "an object of this bridge cannot be read")
@@ -594,17 +617,11 @@ output "profiles" {{
 "#
         ),
     );
-    let m = measure(
-        &ds,
-        &["apply", "-input=false", "-no-color", "-auto-approve"],
+    let what = format!(
+        "data sources over {BLOATED} bloated SveltosClusters and {BLOATED_PROFILES} bloated ClusterProfiles:"
     );
-    let out = text(&m.output);
-    report(&format!(
-        "data sources over {BLOATED} bloated SveltosClusters and {BLOATED_PROFILES} bloated ClusterProfiles: \
-         peak RSS {:.1} MiB, {:.2} s",
-        m.provider_peak_rss_kib as f64 / 1024.0,
-        m.wall.as_secs_f64()
-    ));
+    let apply = ["apply", "-input=false", "-no-color", "-auto-approve"];
+    let (m, out) = measured(&ds, &apply, &what);
     assert!(m.output.status.success(), "{out}");
     for (what, n) in [
         ("SveltosCluster", BLOATED),
@@ -665,31 +682,16 @@ async fn a_large_bridge_reads_bloated_clusters_page_by_page() {
     apply_ok(&tf);
     assert_eq!(state_clusters(&tf).len(), LARGE);
 
-    let rules = json!([{"apiGroups": ["lib.projectsveltos.io"], "resources": ["sveltosclusters"],
-        "verbs": ["get", "patch"]}]);
-    let who = identity(env, tf.dir(), &ns, "tenant", rules);
-    let patch = file(tf.dir(), "bloat.json", &bloat_patch());
-    for i in 0..LARGE_BLOATED {
-        let name = format!("c{i:03}");
-        let args = ["-n", &ns, "patch", "sveltoscluster", &name, "--type=merge"];
-        env.kubectl_at(&who, &[&args[..], &["--patch-file", &patch]].concat());
-    }
+    let names = (0..LARGE_BLOATED).map(|i| format!("c{i:03}"));
+    tenant_bloats(env, tf.dir(), &ns, SVELTOS_CLUSTERS, names);
 
     let proxy = FaultProxy::start(inv.client.clone()).await;
     tf.write_main(&fixtures::main_with_host(
         &proxy.url(),
         &bridge(&ns, &[&ns], ""),
     ));
-    let m = measure(
-        &tf,
-        &["plan", "-input=false", "-no-color", "-detailed-exitcode"],
-    );
-    let out = text(&m.output);
-    report(&format!(
-        "{LARGE_BLOATED} of {LARGE} SveltosClusters bloated: plan peak RSS {:.1} MiB, {:.2} s",
-        m.provider_peak_rss_kib as f64 / 1024.0,
-        m.wall.as_secs_f64()
-    ));
+    let what = format!("{LARGE_BLOATED} of {LARGE} SveltosClusters bloated: plan");
+    let (m, out) = measured(&tf, PLAN_EXITCODE, &what);
     // Changes: the bloated clusters' problems recorded.
     assert_eq!(m.output.status.code(), Some(2), "the plan:\n{out}");
     let warning = flat(
@@ -702,25 +704,13 @@ async fn a_large_bridge_reads_bloated_clusters_page_by_page() {
             && warning.contains("over the 512 KiB"),
         "{warning}"
     );
-    let answers = proxy.answers();
-    let lists: Vec<&String> = answers
-        .iter()
-        .filter(|a| {
-            a.starts_with("GET ")
-                && a.contains(&format!("/namespaces/{ns}/sveltosclusters?"))
-                && a.contains("labelSelector=sveltos.clusterinventory.io%2Fbridge")
-        })
-        .collect();
-    let first = format!("limit={}", 2 * LARGE + 1);
-    assert!(
-        lists.len() > 2
-            && lists[0].contains(&first)
-            && !lists[0].contains("continue=")
-            && lists[1].contains("limit=500")
-            && !lists[1].contains("continue=")
-            && lists[2..].iter().all(|l| !l.contains(&first)),
-        "the first page asked once, then pages of 500 from the start: {lists:#?}"
-    );
+    let clusters = format!("/namespaces/{ns}/sveltosclusters?");
+    let lists = proxy.answers_with(&[
+        "GET ",
+        &clusters,
+        "labelSelector=sveltos.clusterinventory.io%2Fbridge",
+    ]);
+    assert_paged_from_the_start(&lists, &format!("limit={}", 2 * LARGE + 1));
     assert!(
         m.provider_peak_rss_kib < 128 * 1024,
         "provider peak RSS {} KiB",
@@ -753,28 +743,14 @@ async fn bloated_credential_secrets_send_their_list_back_to_pages() {
     inv.numbered_profiles(&ns, 0..MANY).await;
     let proxy = FaultProxy::start(inv.client.clone()).await;
     let tf = inv.tf(&Cli::tofu(), &bridge(&ns, &[&ns], ""));
-    let rules = json!([{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "patch"]}]);
-    let who = identity(env, tf.dir(), &ns, "tenant", rules);
-    let patch = file(tf.dir(), "bloat.json", &bloat_patch());
-    for i in 0..LARGE_BLOATED {
-        let name = format!("c{i:03}-src");
-        let args = ["-n", &ns, "patch", "secret", &name, "--type=merge"];
-        env.kubectl_at(&who, &[&args[..], &["--patch-file", &patch]].concat());
-    }
+    let names = (0..LARGE_BLOATED).map(|i| format!("c{i:03}-src"));
+    tenant_bloats(env, tf.dir(), &ns, ("", "secrets", "secret"), names);
     tf.write_main(&fixtures::main_with_host(
         &proxy.url(),
         &bridge(&ns, &[&ns], ""),
     ));
-    let m = measure(
-        &tf,
-        &["plan", "-input=false", "-no-color", "-detailed-exitcode"],
-    );
-    let out = text(&m.output);
-    report(&format!(
-        "{LARGE_BLOATED} of {MANY} credential Secrets bloated: plan peak RSS {:.1} MiB, {:.2} s",
-        m.provider_peak_rss_kib as f64 / 1024.0,
-        m.wall.as_secs_f64()
-    ));
+    let what = format!("{LARGE_BLOATED} of {MANY} credential Secrets bloated: plan");
+    let (m, out) = measured(&tf, PLAN_EXITCODE, &what);
     assert_eq!(m.output.status.code(), Some(2), "the plan:\n{out}");
     assert!(!out.contains("Error"), "{out}");
     // The clusters of a bloated Secret and of an untouched one are both planned.
@@ -784,24 +760,13 @@ async fn bloated_credential_secrets_send_their_list_back_to_pages() {
             "{planned} is not planned:\n{out}"
         );
     }
-    let lists: Vec<String> = proxy
-        .answers()
-        .into_iter()
-        .filter(|a| {
-            a.contains(&format!("/namespaces/{ns}/secrets?"))
-                && a.contains("labelSelector=x-k8s.io%2Fcluster-profile")
-                && a.contains("limit=")
-        })
-        .collect();
-    let first = format!("limit={}", MANY + 1);
-    assert!(
-        lists.len() > 2
-            && lists[0].contains(&first)
-            && lists[1].contains("limit=500")
-            && !lists[1].contains("continue=")
-            && lists[2..].iter().all(|l| !l.contains(&first)),
-        "the first page asked once, then pages of 500 from the start: {lists:#?}"
-    );
+    let secrets = format!("/namespaces/{ns}/secrets?");
+    let lists = proxy.answers_with(&[
+        &secrets,
+        "labelSelector=x-k8s.io%2Fcluster-profile",
+        "limit=",
+    ]);
+    assert_paged_from_the_start(&lists, &format!("limit={}", MANY + 1));
     assert!(
         m.provider_peak_rss_kib < 128 * 1024,
         "provider peak RSS {} KiB",

@@ -174,6 +174,14 @@ impl FaultProxy {
         all.iter().map(|(what, _)| what.clone()).collect()
     }
 
+    /// The answers sent so far (as [`FaultProxy::answers`]) whose `METHOD uri` contains every one of `parts`.
+    pub fn answers_with(&self, parts: &[&str]) -> Vec<String> {
+        self.answers()
+            .into_iter()
+            .filter(|a| parts.iter().all(|p| a.contains(p)))
+            .collect()
+    }
+
     /// Every request read so far, as `METHOD uri`, in the order they arrived (answers may come in another order).
     pub fn asked(&self) -> Vec<String> {
         self.shared.asked.lock().unwrap().clone()
