@@ -66,6 +66,13 @@ pub enum Material {
     },
     /// Mint at apply (exec plugin).
     Pending,
+    /// At a plan only: copy the kubeconfig the last apply checked and wrote, known by the hash of what it wrote
+    /// (the source has the same bytes under the same build and policy: see
+    /// [`WrittenCredential::source_sha256`]). Apply always checks the source and copies [`Material::Bytes`].
+    Recorded {
+        /// The hash of what apply writes.
+        kubeconfig_sha256: String,
+    },
 }
 
 impl Material {
@@ -73,7 +80,7 @@ impl Material {
     pub fn bytes(&self) -> Option<&[u8]> {
         match self {
             Self::Bytes { bytes, .. } => Some(bytes),
-            Self::Reuse { .. } | Self::Pending => None,
+            Self::Reuse { .. } | Self::Pending | Self::Recorded { .. } => None,
         }
     }
 }
@@ -100,6 +107,10 @@ impl std::fmt::Debug for Material {
                 .field("expires_at", expires_at)
                 .finish(),
             Self::Pending => f.write_str("Pending"),
+            Self::Recorded { kubeconfig_sha256 } => f
+                .debug_struct("Recorded")
+                .field("kubeconfig_sha256", kubeconfig_sha256)
+                .finish(),
         }
     }
 }
@@ -523,6 +534,12 @@ impl SecretPart {
                 expires_at: None,
                 pending: true,
             },
+            Material::Recorded { kubeconfig_sha256 } => Self {
+                secret: None,
+                kubeconfig_sha256: Some(kubeconfig_sha256.clone()),
+                expires_at: None,
+                pending: false,
+            },
         }
     }
 }
@@ -706,6 +723,7 @@ pub fn written_credential(secret: &Secret) -> Option<WrittenCredential> {
         config_sha256: ann(CREDENTIAL_CONFIG_ANNOTATION),
         renewal: ann(TOKEN_RENEWAL_ANNOTATION).is_some(),
         resource_version: None,
+        source_sha256: None,
     })
 }
 

@@ -151,6 +151,13 @@ pub struct WrittenCredential {
     /// ([`crate::domain::observed::Observed::sort_labelled`]). `None`: read it.
     #[serde(rename = "rv", default)]
     pub resource_version: Option<String>,
+    /// The kubeconfig copied here, as the apply that last wrote or kept it checked it: the
+    /// [`source_sha256`](crate::domain::credentials::source_sha256) of the source's bytes (keyed by this build and
+    /// the kubeconfig policy) whose checked, rewritten form has the hash recorded above. A plan that finds the same
+    /// bytes under the same build and policy takes that hash without parsing them again; apply always checks.
+    /// `None`: not copied (an exec credential), or not recorded.
+    #[serde(rename = "src", default)]
+    pub source_sha256: Option<String>,
 }
 
 /// The private-state marker `import` leaves for the read that follows it.
@@ -321,6 +328,24 @@ impl Ledger {
     /// Records what the bridge wrote in its kubeconfig Secret `id` (replacing what was recorded there).
     pub fn record_written(&mut self, id: &str, credential: WrittenCredential) {
         self.written.insert(id.to_string(), credential);
+    }
+
+    /// Records that the kubeconfig in Secret `id` is the checked form of the source whose
+    /// [`WrittenCredential::source_sha256`] is `source`, when what is recorded there has the hash `written` (what
+    /// the apply that checked the source would write); anything else recorded there is left as it is.
+    pub fn record_source(&mut self, id: &str, written: &str, source: String) {
+        if let Some(w) = self.written.get_mut(id)
+            && w.kubeconfig_sha256 == written
+        {
+            w.source_sha256 = Some(source);
+        }
+    }
+
+    /// The [`WrittenCredential::source_sha256`] recorded of every Secret.
+    pub fn checked_sources(&self) -> impl Iterator<Item = &str> {
+        self.written
+            .values()
+            .filter_map(|w| w.source_sha256.as_deref())
     }
 
     /// What the bridge last wrote in its kubeconfig Secret `id`, if recorded.
@@ -773,6 +798,7 @@ mod tests {
             config_sha256: None,
             renewal: false,
             resource_version: None,
+            source_sha256: None,
         };
         assert_eq!(serde_json::to_string(&written).unwrap(), r#"{"sha":"h"}"#);
         let run = Run {
@@ -805,6 +831,7 @@ mod tests {
                 config_sha256: Some("c".into()),
                 renewal: true,
                 resource_version: Some("7".into()),
+                source_sha256: None,
             },
         );
         l.take_over_labelled = true;

@@ -174,7 +174,8 @@ pub async fn apply(
             not_ready: Vec::new(),
         });
     };
-    let ledger = outcome.ledger(&snap.observed, &ledger);
+    let mut ledger = outcome.ledger(&snap.observed, &ledger);
+    plan.record_sources(&mut ledger);
     let touched = outcome.touched();
     // The inventory is done with before the new state is built.
     drop(snap);

@@ -65,10 +65,16 @@ fn lowest_priority() {
 fn lowest_priority() {}
 
 impl ReadAhead {
-    /// Starts reading, through `client`, the inventory of `spec`, then checking the kubeconfigs read, within the
-    /// budget of a bridge that owns nothing yet: the inventory is what a first apply reads too, and a read ahead
-    /// that fails is read again within the plan's own budget.
-    pub fn start(client: Client, spec: BridgeSpec) -> Self {
+    /// Starts reading, through `client`, the inventory of `spec`, then checking the kubeconfigs read but those the
+    /// ledger records the last apply checked (`recorded`: their
+    /// [`source_sha256`](crate::domain::credentials::source_sha256); the plan takes what was written for them from
+    /// the ledger), within the budget of a bridge that owns nothing yet: the inventory is what a first apply reads
+    /// too, and a read ahead that fails is read again within the plan's own budget.
+    pub fn start(
+        client: Client,
+        spec: BridgeSpec,
+        recorded: std::collections::HashSet<String>,
+    ) -> Self {
         let reads = reads_sha256(&spec);
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = stop.clone();
@@ -93,6 +99,7 @@ impl ReadAhead {
                     let _ = tx.send(CheckedKubeconfigs::check_while(
                         &labelled,
                         &credentials,
+                        &recorded,
                         go_on,
                     ));
                 });

@@ -103,7 +103,10 @@ pub async fn refresh(
     let inventory = of
         .ahead
         .filter(|spec| recorded == Some(reads_sha256(spec).as_str()))
-        .map(|spec| ReadAhead::start(client.clone(), spec));
+        .map(|spec| {
+            let checked = ledger.checked_sources().map(str::to_string).collect();
+            ReadAhead::start(client.clone(), spec, checked)
+        });
     Ok(RefreshRead {
         ledger,
         observed,

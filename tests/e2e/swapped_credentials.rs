@@ -13,10 +13,10 @@ use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject
 use kube::api::{Api, ObjectMeta, PostParams};
 use serde_json::{Value as Json, json};
 use support::inventory::{
-    Inv, Plugin, apply_ok, bridge, exec_status, plan_clusters, state_clusters,
+    Inv, Plugin, apply_ok, bridge, exec_status, flat, plan_clusters, state_clusters, text,
 };
 use support::{
-    Cli, TestEnv, bin_dir, client_go_view, fixtures, unique_namespace, write_executable,
+    Cli, TestEnv, Tf, bin_dir, client_go_view, fixtures, unique_namespace, write_executable,
 };
 use tfsveltos::api::keys;
 use tfsveltos::domain::sha256_hex;
@@ -88,14 +88,18 @@ fn as_tenant(user: &str, ns: &str, args: &[&str]) -> Output {
 /// The tenant merge-patches its bridged Secret of cluster `name` with `patch`, which must succeed; and is refused
 /// what its Role does not grant (so the patch was made with the tenant's rights, not the admin's).
 fn tenant_patches(user: &str, ns: &str, name: &str, patch: &Json) {
-    let secret = format!("{name}-sveltos-kubeconfig");
+    tenant_patches_secret(user, ns, &format!("{name}-sveltos-kubeconfig"), patch);
+}
+
+/// [`tenant_patches`] of any Secret in `ns`.
+fn tenant_patches_secret(user: &str, ns: &str, secret: &str, patch: &Json) {
     let out = as_tenant(
         user,
         ns,
         &[
             "patch",
             "secret",
-            &secret,
+            secret,
             "--type",
             "merge",
             "-p",
@@ -364,4 +368,68 @@ async fn a_renewal_annotation_copied_onto_a_withheld_cluster_hides_no_swap() {
     assert_eq!(state_clusters(&tf)[&wk], before[&wk]);
     assert_eq!(tf.plan(), 0, "the plan after the repair");
     tf.destroy();
+}
+
+/// `plan -detailed-exitcode` with the provider's debug log in `label.log`: its exit code, its output, and the log's
+/// line on the plan made (how many kubeconfigs were checked ahead, and how many taken from the last apply's check).
+fn logged_plan(tf: &mut Tf, label: &str) -> (Option<i32>, String, String) {
+    let log = tf.dir().join(format!("{label}.log"));
+    tf.env("TF_LOG_PROVIDER", "DEBUG");
+    tf.env("TF_LOG_PATH", &log);
+    let out = tf.run(&["plan", "-input=false", "-no-color", "-detailed-exitcode"]);
+    let logged = std::fs::read_to_string(&log).expect("TF_LOG_PATH written");
+    let line = logged
+        .lines()
+        .find(|l| l.contains("planned bridge"))
+        .unwrap_or_else(|| panic!("the plan is not logged:\n{}", text(&out)))
+        .to_string();
+    (out.status.code(), text(&out), line)
+}
+
+/// A plan does not parse again a source kubeconfig the last apply checked and copied, when its bytes, the
+/// kubeconfig policy and the provider's build are the same: the plan after apply takes both clusters' checks from
+/// the private state and checks nothing ahead. Then a tenant who may patch its credential Secret swaps its
+/// kubeconfig for a `tokenFile` one: the next plan checks it, keeps the cluster as it is and says why, naming the
+/// cluster and the field; apply leaves its bridged Secret untouched, and once the tenant puts the bytes back the
+/// plan takes the recorded check again.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_source_kubeconfig_swapped_after_the_apply_is_checked_again() {
+    let inv = Inv::new().await;
+    let ns = unique_namespace(&inv.client, "src-swap").await;
+    let kc = fixtures::unreachable_kubeconfig("t");
+    for p in ["p1", "p2"] {
+        inv.profile_with_secret(&ns, p, &[], Json::Null, &kc).await;
+    }
+    let user = tenant_of(&inv, &ns).await;
+    let mut tf = inv.tf(&Cli::tofu(), &bridge(&ns, &[&ns], ""));
+    apply_ok(&tf);
+    let written = inv.secret_version(&ns, "p1-sveltos-kubeconfig").await;
+
+    let (code, out, line) = logged_plan(&mut tf, "unchanged");
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        line.contains("recorded_checks=2") && line.contains("checked_ahead=0"),
+        "the plan after apply parsed kubeconfigs again: {line}"
+    );
+
+    let swap = |bytes: &str| json!({"stringData": {"Config": bytes}});
+    tenant_patches_secret(&user, &ns, "p1-src", &swap(TOKEN_FILE_KUBECONFIG));
+    let (_, out, line) = logged_plan(&mut tf, "swapped");
+    assert!(line.contains("recorded_checks=1"), "{line}\n{out}");
+    let said = flat(&out);
+    assert!(
+        said.contains(&format!("{ns}/p1 (kept as it is)")) && said.contains("tokenFile"),
+        "the swapped kubeconfig is not refused by name:\n{out}"
+    );
+    apply_ok(&tf);
+    assert_eq!(
+        inv.secret_version(&ns, "p1-sveltos-kubeconfig").await,
+        written,
+        "apply wrote the swapped cluster's Secret"
+    );
+
+    tenant_patches_secret(&user, &ns, "p1-src", &swap(&kc));
+    let (_, out, line) = logged_plan(&mut tf, "restored");
+    assert!(line.contains("recorded_checks=2"), "{line}\n{out}");
+    assert!(!flat(&out).contains("tokenFile"), "{out}");
 }

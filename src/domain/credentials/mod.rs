@@ -24,7 +24,9 @@ pub use locate::{CredentialSource, Lookup, SecretIndex, access_providers, exec_e
 pub use options::{
     CredentialOptions, CredentialsConfig, SecretReaderMode, default_kubeconfig_keys,
 };
-pub use resolve::{CheckedKubeconfigs, CredentialSecrets, Resolved, resolve};
+#[cfg(test)]
+pub(crate) use resolve::source_sha256_under;
+pub use resolve::{CheckedKubeconfigs, CredentialSecrets, Resolved, resolve, source_sha256};
 
 /// The annotation `crate::k8s` puts on its own copy of a credential Secret that exists but does not decode (its
 /// value: why). Never read from the cluster: the copies a lookup indexes carry no annotation of the Secret's own.

@@ -86,13 +86,16 @@ impl CheckedKubeconfigs {
     /// Checks, under `options`' policy, the kubeconfig a plan with `options` takes from each of `secrets` (the
     /// first of `options.kubeconfig_keys` present, as [`kubeconfig_in_secret`] picks it).
     pub fn check(secrets: &[Secret], options: &CredentialOptions) -> Self {
-        Self::check_while(secrets, options, || true).unwrap_or_default()
+        Self::check_while(secrets, options, &Default::default(), || true).unwrap_or_default()
     }
 
-    /// [`CheckedKubeconfigs::check`], given up (`None`) as soon as `go_on` says so (asked before each kubeconfig).
+    /// [`CheckedKubeconfigs::check`], leaving out the kubeconfigs whose [`source_sha256`] is in `recorded` (the
+    /// ledger records that the last apply checked them: the plan takes what it wrote from the ledger), given up
+    /// (`None`) as soon as `go_on` says so (asked before each kubeconfig).
     pub fn check_while(
         secrets: &[Secret],
         options: &CredentialOptions,
+        recorded: &std::collections::HashSet<String>,
         go_on: impl Fn() -> bool,
     ) -> Option<Self> {
         let policy = policy_of(options);
@@ -104,8 +107,10 @@ impl CheckedKubeconfigs {
             if !go_on() {
                 return None;
             }
-            let sha = digest(bytes);
-            if passed.contains_key(&sha) {
+            let sha = source_digest(&policy, bytes);
+            if passed.contains_key(&sha)
+                || (!recorded.is_empty() && recorded.contains(&hex::encode(sha)))
+            {
                 continue;
             }
             if let Ok(written) = canonical(bytes, &policy, None) {
@@ -116,9 +121,13 @@ impl CheckedKubeconfigs {
     }
 
     /// How many distinct kubeconfigs passed.
-    #[cfg(test)]
-    fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.passed.len()
+    }
+
+    /// Whether none passed (or none was checked).
+    pub fn is_empty(&self) -> bool {
+        self.passed.is_empty()
     }
 
     /// Whether `bytes` passed under `policy`.
@@ -130,15 +139,92 @@ impl CheckedKubeconfigs {
     /// What the bridge writes for `bytes`, when they passed under `policy`.
     fn written(&self, bytes: &[u8], policy: &KubeconfigPolicy) -> Option<Vec<u8>> {
         (self.policy == *policy)
-            .then(|| self.passed.get(&digest(bytes)))
+            .then(|| self.passed.get(&source_digest(policy, bytes)))
             .flatten()
             .map(|w| w.to_vec())
     }
 }
 
-fn digest(bytes: &[u8]) -> [u8; 32] {
+/// What the check of a kubeconfig depends on besides its bytes and the policy, named so that a plan never takes a
+/// check made by another build for its own: the version, and a revision to bump with any change to what the check
+/// accepts, refuses or writes that the version does not already mark (a development build between two releases).
+const CHECK_BUILD: &str = concat!(env!("CARGO_PKG_VERSION"), " check revision 1");
+
+/// SHA-256 of a kubeconfig's bytes as checked under `policy` by this build: the same digest means the same
+/// verdict and the same rewritten form ([`canonical`] is a function of the bytes, the policy and the build).
+fn source_digest(policy: &KubeconfigPolicy, bytes: &[u8]) -> [u8; 32] {
+    digest_under(CHECK_BUILD, policy, bytes)
+}
+
+/// [`source_digest`] as the build `build` computes it.
+fn digest_under(build: &str, policy: &KubeconfigPolicy, bytes: &[u8]) -> [u8; 32] {
     use sha2::Digest;
-    sha2::Sha256::digest(bytes).into()
+    // Every field of the policy: one added later must be hashed too.
+    let KubeconfigPolicy { allow_exec } = policy;
+    let mut h = sha2::Sha256::new();
+    h.update(b"terraform-provider-sveltos kubeconfig check\0");
+    h.update(build.as_bytes());
+    h.update([0, u8::from(*allow_exec)]);
+    h.update(bytes);
+    h.finalize().into()
+}
+
+/// The [`source_sha256`] of `bytes` as build `build` records it (for tests of a record made by another build).
+#[cfg(test)]
+pub(crate) fn source_sha256_under(
+    build: &str,
+    options: &CredentialOptions,
+    bytes: &[u8],
+) -> String {
+    hex::encode(digest_under(build, &policy_of(options), bytes))
+}
+
+/// The digest a plan compares with the ledger's record of the last apply's check
+/// ([`WrittenCredential::source_sha256`](crate::domain::ownership::WrittenCredential::source_sha256)): of the
+/// kubeconfig `source` gives to copy whole (a labelled Secret's, or with `secret_reader_mode = "whole_kubeconfig"`
+/// a `kubeconfig-secretreader` Secret's without a context), under this build and `options`' policy. `None` for
+/// any other source, and for one [`resolve`] would refuse before checking the kubeconfig (missing, unreadable, no
+/// key): those are resolved as usual.
+pub fn source_sha256(
+    source: &CredentialSource,
+    options: &CredentialOptions,
+    secrets: &CredentialSecrets<'_>,
+) -> Option<String> {
+    let (secret, keys) = match source {
+        CredentialSource::LabelledSecret {
+            namespace,
+            name,
+            key,
+        } => (
+            *secrets.by_id.get(&(namespace.as_str(), name.as_str()))?,
+            std::slice::from_ref(key),
+        ),
+        CredentialSource::SecretReader {
+            namespace,
+            name,
+            key,
+            context: None,
+        } if options.secret_reader_mode == SecretReaderMode::WholeKubeconfig => (
+            secrets
+                .fetched
+                .get(&(namespace.clone(), name.clone()))?
+                .as_ref()?,
+            match key {
+                Some(k) => std::slice::from_ref(k),
+                None => &options.kubeconfig_keys[..],
+            },
+        ),
+        _ => return None,
+    };
+    let unreadable = secret
+        .metadata
+        .annotations
+        .as_ref()
+        .is_some_and(|a| a.contains_key(super::UNREADABLE_MARK));
+    let (_, bytes) = kubeconfig_in_secret(secret, keys)
+        .ok()
+        .filter(|_| !unreadable)?;
+    Some(hex::encode(source_digest(&policy_of(options), bytes)))
 }
 
 fn policy_of(options: &CredentialOptions) -> KubeconfigPolicy {
@@ -558,10 +644,46 @@ mod tests {
             None,
             &[("value", KUBECONFIG)],
         )];
-        assert!(CheckedKubeconfigs::check_while(&secrets, &o, || false).is_none());
-        let whole = CheckedKubeconfigs::check_while(&secrets, &o, || true).unwrap();
+        assert!(
+            CheckedKubeconfigs::check_while(&secrets, &o, &Default::default(), || false).is_none()
+        );
+        let whole =
+            CheckedKubeconfigs::check_while(&secrets, &o, &Default::default(), || true).unwrap();
         assert_eq!(whole.len(), CheckedKubeconfigs::check(&secrets, &o).len());
         assert_eq!(whole.len(), 1);
+    }
+
+    /// The check ahead leaves out the kubeconfigs the ledger records the last apply checked (by
+    /// [`source_sha256`]), and only those: under another policy the same bytes are checked.
+    #[test]
+    fn a_check_ahead_leaves_out_the_sources_the_last_apply_checked() {
+        let o = opts();
+        let secrets = [labelled_secret(
+            "a",
+            "good",
+            "c1",
+            None,
+            &[("value", KUBECONFIG)],
+        )];
+        let p = profile("a", "c1", &[]);
+        let none = BTreeMap::new();
+        let src = lookup(&secrets, &p, &o);
+        let index = CredentialSecrets::new(&secrets, &none);
+        let recorded = [source_sha256(&src, &o, &index).unwrap()].into();
+        let ahead = CheckedKubeconfigs::check_while(&secrets, &o, &recorded, || true).unwrap();
+        assert_eq!(ahead.len(), 0);
+        let lenient = lenient();
+        assert_ne!(
+            source_sha256(&src, &lenient, &index),
+            source_sha256(&src, &o, &index)
+        );
+        let ahead = CheckedKubeconfigs::check_while(&secrets, &lenient, &recorded, || true);
+        assert_eq!(ahead.unwrap().len(), 1);
+        // An exec source has none.
+        let exec = CredentialSource::Exec {
+            provider: "tok".into(),
+        };
+        assert_eq!(source_sha256(&exec, &o, &index), None);
     }
 
     #[test]
@@ -650,7 +772,7 @@ mod tests {
         let recorded = CheckedKubeconfigs {
             policy: policy_of(&strict),
             passed: [(
-                digest(EXEC_KUBECONFIG.as_bytes()),
+                source_digest(&policy_of(&strict), EXEC_KUBECONFIG.as_bytes()),
                 std::sync::Arc::from(&b"recorded"[..]),
             )]
             .into(),

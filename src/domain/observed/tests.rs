@@ -344,6 +344,7 @@ fn a_secret_unwritten_since_the_bridge_wrote_it_is_known_without_its_body() {
                 id,
                 WrittenCredential {
                     resource_version: None,
+                    source_sha256: None,
                     ..written.clone()
                 },
             );
@@ -390,6 +391,7 @@ fn a_version_is_recorded_only_for_the_object_and_the_kubeconfig_it_was_read_with
         id,
         WrittenCredential {
             resource_version: Some("41".into()),
+            source_sha256: None,
             ..recorded
         },
     );

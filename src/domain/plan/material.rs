@@ -4,7 +4,9 @@
 use super::{Inputs, Phase};
 use crate::api::ClusterProfile;
 use crate::domain::{
-    credentials::{CredentialProblem, CredentialSecrets, CredentialSource, Resolved, resolve},
+    credentials::{
+        CredentialProblem, CredentialSecrets, CredentialSource, Resolved, resolve, source_sha256,
+    },
     desired::{Material, renewal_of},
     exec::ExecInvocation,
     ownership::WrittenCredential,
@@ -41,6 +43,9 @@ pub(super) fn material_for(
     source: &CredentialSource,
 ) -> Result<MaterialAndRun, CredentialProblem> {
     let opts = &inputs.spec.credentials;
+    if let Some(kubeconfig_sha256) = recorded_check(inputs, secrets, profile, source) {
+        return Ok((Material::Recorded { kubeconfig_sha256 }, None, None));
+    }
     let inv = match resolve(profile, source, opts, inputs.providers, secrets)? {
         Resolved::Kubeconfig { bytes, notice } => {
             return Ok((
@@ -66,6 +71,34 @@ pub(super) fn material_for(
         )),
         None => Ok((Material::Pending, Some(inv), None)),
     }
+}
+
+/// At a plan (never at apply, which checks every kubeconfig it copies): what the bridge writes for a source whose
+/// kubeconfig the last apply checked and copied to this cluster's Secret, as the ledger records it
+/// ([`WrittenCredential::source_sha256`]), when the source has the same bytes under the same build and policy
+/// ([`source_sha256`]): the check would find what it found then, so the kubeconfig is not parsed again. Not for a
+/// cluster whose credentials Sveltos renews (the plan judges the renewal on the kubeconfig itself).
+fn recorded_check(
+    inputs: &Inputs<'_>,
+    secrets: &CredentialSecrets<'_>,
+    profile: &ClusterProfile,
+    source: &CredentialSource,
+) -> Option<String> {
+    let key = profile.key();
+    if inputs.phase == Phase::Apply || renewal_of(inputs.spec, &key).is_some() {
+        return None;
+    }
+    let written = inputs
+        .observed
+        .owned
+        .get(&key)?
+        .secret
+        .as_ref()?
+        .written
+        .as_ref()?;
+    let recorded = written.source_sha256.as_deref()?;
+    (source_sha256(source, &inputs.spec.credentials, secrets)?.as_str() == recorded)
+        .then(|| written.kubeconfig_sha256.clone())
 }
 
 /// The exec credential in place that may be kept instead of minting one, judged by what the bridge's ledger
@@ -174,6 +207,7 @@ mod tests {
             config_sha256: Some(invocation_sha256(inv)),
             renewal: false,
             resource_version: None,
+            source_sha256: None,
         };
         ObservedSecret {
             id: "a/c1-sveltos-kubeconfig".into(),
@@ -385,5 +419,157 @@ mod tests {
         renewed.written.as_mut().unwrap().expires_at = Some(at_mins(60));
         observe(&mut f, renewed);
         assert!(mints(&mut f, Phase::Plan));
+    }
+
+    /// A kubeconfig with an exec plugin, which the default policy refuses.
+    const EXEC_KUBECONFIG: &str = "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\nusers:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: /bin/true\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\n";
+
+    /// `f` after its plan for apply was applied, with the ledger's record of `a/c1`'s Secret saying it holds
+    /// `recorded` and that the apply checked its source with digest `src` (`None`: the plan's own).
+    fn applied_with_record(f: &mut Fixture, recorded: &str, src: Option<&str>) -> String {
+        f.phase = Phase::Apply;
+        f.observed = Observed::default();
+        let applied = f.run();
+        let entry = &applied.desired["a/c1"].entry;
+        let id = entry.secret.clone().unwrap();
+        let checked = applied.checked_sources["a/c1"].clone();
+        let mut ledger = crate::domain::ownership::Ledger::default();
+        ledger.record_written(
+            &id,
+            WrittenCredential {
+                kubeconfig_sha256: entry.kubeconfig_sha256.clone().unwrap(),
+                expires_at: None,
+                config_sha256: None,
+                renewal: false,
+                resource_version: None,
+                source_sha256: None,
+            },
+        );
+        applied.record_sources(&mut ledger);
+        let mut written = ledger.written(&id).unwrap().clone();
+        assert_eq!(written.source_sha256.as_deref(), Some(checked.as_str()));
+        written.kubeconfig_sha256 = recorded.into();
+        if let Some(src) = src {
+            written.source_sha256 = Some(src.into());
+        }
+        f.observed = crate::domain::plan::fixture::observed_after(&applied, "main");
+        let secret = f.observed.owned.get_mut("a/c1").unwrap().secret.as_mut();
+        secret.unwrap().written = Some(written);
+        checked
+    }
+
+    /// What the plan of `f` in `phase` plans for `a/c1`'s kubeconfig (`None`: it is left out, with an issue).
+    fn planned(f: &mut Fixture, phase: Phase) -> Option<String> {
+        f.phase = phase;
+        let p = f.run();
+        p.desired
+            .get("a/c1")
+            .map(|d| d.entry.kubeconfig_sha256.clone().unwrap())
+    }
+
+    /// A plan takes what the last apply wrote for a source without parsing it only where the check would find the
+    /// same: the same bytes, build and policy, at a plan. Shown with a record the check would not produce
+    /// ("recorded"): where it is taken, the kubeconfig was not checked.
+    #[test]
+    fn a_plan_takes_the_last_applys_check_only_for_the_same_bytes_policy_and_build() {
+        let mut f = Fixture::new();
+        let real = planned(&mut f, Phase::Apply).unwrap();
+        let src = applied_with_record(&mut f, "recorded", None);
+        // Keyed by the build and the policy: not the plain hash of the bytes.
+        assert_ne!(src, crate::domain::sha256_hex(KUBECONFIG.as_bytes()));
+        assert_eq!(planned(&mut f, Phase::Plan).as_deref(), Some("recorded"));
+        assert_eq!(planned(&mut f, Phase::Replan).as_deref(), Some("recorded"));
+        // Apply checks and writes what it checks, whatever the ledger says.
+        assert_eq!(planned(&mut f, Phase::Apply), Some(real.clone()));
+        // Another policy: checked again.
+        f.spec.credentials.allow_exec_kubeconfigs = true;
+        assert_eq!(planned(&mut f, Phase::Plan), Some(real.clone()));
+        f.spec.credentials.allow_exec_kubeconfigs = false;
+        // A cluster whose renewal is judged on its kubeconfig: checked again.
+        f.spec.token_renewal = Some(crate::domain::TokenRenewal {
+            interval: "1h".into(),
+            token_duration: None,
+            sa_namespace: None,
+            sa_name: None,
+        });
+        assert_ne!(planned(&mut f, Phase::Plan).as_deref(), Some("recorded"));
+        f.spec.token_renewal = None;
+        // A record made by another build (its check may differ): checked again.
+        let options = f.spec.credentials.clone();
+        let this = crate::domain::credentials::source_sha256_under(
+            concat!(env!("CARGO_PKG_VERSION"), " check revision 1"),
+            &options,
+            KUBECONFIG.as_bytes(),
+        );
+        assert_eq!(this, src, "the digest is not the one this build records");
+        for other in [
+            "0.0.1 check revision 1",
+            concat!(env!("CARGO_PKG_VERSION"), " check revision 2"),
+        ] {
+            let theirs = crate::domain::credentials::source_sha256_under(
+                other,
+                &options,
+                KUBECONFIG.as_bytes(),
+            );
+            applied_with_record(&mut f, "recorded", Some(&theirs));
+            assert_eq!(planned(&mut f, Phase::Plan), Some(real.clone()), "{other}");
+        }
+        // A record of another source (or of none): checked again.
+        applied_with_record(&mut f, "recorded", Some(&"0".repeat(64)));
+        assert_eq!(planned(&mut f, Phase::Plan), Some(real.clone()));
+        applied_with_record(&mut f, "recorded", None);
+        let record = f.observed.owned.get_mut("a/c1").unwrap().secret.as_mut();
+        record.unwrap().written.as_mut().unwrap().source_sha256 = None;
+        assert_eq!(planned(&mut f, Phase::Plan), Some(real));
+    }
+
+    /// The attack: after an apply, a tenant swaps the source kubeconfig for one the policy refuses, or marks it
+    /// unreadable. The record is of other bytes, so the plan checks them and leaves the cluster out, as it would
+    /// without a record.
+    #[test]
+    fn a_source_swapped_after_the_apply_is_checked_again() {
+        let mut f = Fixture::new();
+        applied_with_record(&mut f, "recorded", None);
+        f.secrets[0] = labelled_secret("a", "s1", "c1", None, &[("Config", EXEC_KUBECONFIG)]);
+        assert_eq!(planned(&mut f, Phase::Plan), None);
+        let p = f.run();
+        let issue = p.issues.iter().find(|i| i.key == "a/c1").unwrap();
+        assert!(issue.kept, "{issue:?}");
+        assert!(issue.detail.contains("exec"), "{}", issue.detail);
+        // The bytes recorded, with the mark a Secret that does not decode gets: refused as unreadable.
+        f.secrets[0] = labelled_secret("a", "s1", "c1", None, &[("Config", KUBECONFIG)]);
+        f.secrets[0]
+            .metadata
+            .annotations
+            .get_or_insert_with(Default::default)
+            .insert(
+                crate::domain::credentials::UNREADABLE_MARK.into(),
+                "too big".into(),
+            );
+        assert_eq!(planned(&mut f, Phase::Plan), None);
+    }
+
+    /// Apply records a source only with what its Secret holds: a record of other contents gets none.
+    #[test]
+    fn apply_records_a_checked_source_only_with_what_the_secret_holds() {
+        let f = Fixture::new();
+        let applied = f.run();
+        let id = applied.desired["a/c1"].entry.secret.clone().unwrap();
+        let mut ledger = crate::domain::ownership::Ledger::default();
+        let other = WrittenCredential {
+            kubeconfig_sha256: "someone else's".into(),
+            expires_at: None,
+            config_sha256: None,
+            renewal: false,
+            resource_version: None,
+            source_sha256: None,
+        };
+        ledger.record_written(&id, other.clone());
+        applied.record_sources(&mut ledger);
+        assert_eq!(ledger.written(&id), Some(&other));
+        // Nothing recorded: nothing to attach it to.
+        let mut empty = crate::domain::ownership::Ledger::default();
+        applied.record_sources(&mut empty);
+        assert_eq!(empty.checked_sources().count(), 0);
     }
 }

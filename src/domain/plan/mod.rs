@@ -26,7 +26,7 @@ use k8s_openapi::api::core::v1::Secret;
 
 use super::{
     BridgeSpec,
-    credentials::{CheckedKubeconfigs, CredentialSecrets, CredentialSource, Lookup},
+    credentials::{CheckedKubeconfigs, CredentialSecrets, CredentialSource, Lookup, source_sha256},
     desired::{
         ClusterEntry, DesiredCluster, Material, Packed, copied_labels_out_of_bounds, desired,
         desired_entry, renewal_of, secret_name,
@@ -146,6 +146,13 @@ pub struct Plan {
     pub renew_all: bool,
     /// Clusters whose override asks Sveltos to renew their credentials.
     pub renew_keys: BTreeSet<String>,
+    /// Made for apply: for each cluster whose kubeconfig is copied whole from its source, the source's
+    /// [`source_sha256`](crate::domain::credentials::source_sha256), by key. Apply records it with what it wrote
+    /// ([`Plan::record_sources`]), so that a later plan of the same bytes does not check them again.
+    pub checked_sources: BTreeMap<String, String>,
+    /// How many clusters' kubeconfigs this plan took from the ledger's record of the last apply's check instead of
+    /// checking them ([`Material::Recorded`]).
+    pub recorded_checks: usize,
 }
 
 /// A cluster the plan leaves out or keeps as it is, as the `skipped` attribute shows it: its cause (the same
@@ -173,6 +180,19 @@ impl Skipped {
 }
 
 impl Plan {
+    /// Records in `ledger`, for each cluster whose kubeconfig this plan (made for apply) copies whole, that what the
+    /// cluster's Secret holds is the checked form of its source ([`Plan::checked_sources`]), when the ledger
+    /// records that Secret holding what this plan writes there (written by this apply, or found so).
+    pub fn record_sources(&self, ledger: &mut crate::domain::ownership::Ledger) {
+        for (key, src) in &self.checked_sources {
+            if let Some(d) = self.desired.get(key)
+                && let (Some(id), Some(sha)) = (&d.entry.secret, &d.entry.kubeconfig_sha256)
+            {
+                ledger.record_source(id, sha, src.clone());
+            }
+        }
+    }
+
     /// The planned `skipped` attribute: every cluster with an issue, by key.
     pub fn skipped(&self) -> BTreeMap<String, Skipped> {
         self.issues
@@ -389,6 +409,15 @@ fn plan_cluster(
             } else {
                 desired_entry
             };
+            if inputs.phase == Phase::Apply
+                && let Material::Bytes { .. } = material
+                && let Some(src) = source_sha256(source, &inputs.spec.credentials, secrets)
+            {
+                plan.checked_sources.insert(key.clone(), src);
+            }
+            if let Material::Recorded { .. } = material {
+                plan.recorded_checks += 1;
+            }
             let d = build(inputs.spec, profile, source, &material, pause);
             let mint = material == Material::Pending && inv.is_some();
             if mint && let Some(inv) = inv {

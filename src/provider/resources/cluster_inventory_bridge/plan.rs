@@ -317,7 +317,8 @@ async fn planned_entries(
     );
     let plan = snap.plan(spec, jiff::Timestamp::now(), phase(spec), None);
     let diagnostics = plan.problems.iter().map(problem_diag).collect();
-    tracing::debug!(bridge = %spec.name, clusters = plan.desired.len() + plan.kept.len(), profiles = snap.profiles.len(), "planned bridge");
+    let checked_ahead = snap.checked.as_ref().map_or(0, |c| c.len());
+    tracing::debug!(bridge = %spec.name, clusters = plan.desired.len() + plan.kept.len(), profiles = snap.profiles.len(), checked_ahead, recorded_checks = plan.recorded_checks, "planned bridge");
     // The inventory (tens of megabytes at ten thousand clusters) is done with before the planned value is built.
     drop(snap);
     let skipped = plan.skipped();
