@@ -25,7 +25,7 @@ pub use options::{
     CredentialOptions, CredentialsConfig, SecretReaderMode, default_kubeconfig_keys,
 };
 #[cfg(test)]
-pub(crate) use resolve::source_sha256_under;
+pub(crate) use resolve::{CHECK_BUILD, source_sha256_under};
 pub use resolve::{CheckedKubeconfigs, CredentialSecrets, Resolved, resolve, source_sha256};
 
 /// The annotation `crate::k8s` puts on its own copy of a credential Secret that exists but does not decode (its

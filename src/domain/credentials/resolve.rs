@@ -146,9 +146,14 @@ impl CheckedKubeconfigs {
 }
 
 /// What the check of a kubeconfig depends on besides its bytes and the policy, named so that a plan never takes a
-/// check made by another build for its own: the version, and a revision to bump with any change to what the check
-/// accepts, refuses or writes that the version does not already mark (a development build between two releases).
-const CHECK_BUILD: &str = concat!(env!("CARGO_PKG_VERSION"), " check revision 1");
+/// check made by another build for its own: the version, and the digest `build.rs` takes of the checking code and
+/// of `Cargo.lock` (the parser's version), so that any change to what the check accepts, refuses or writes makes
+/// another build, whatever the version number says.
+pub(crate) const CHECK_BUILD: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " ",
+    env!("KUBECONFIG_CHECK_BUILD")
+);
 
 /// SHA-256 of a kubeconfig's bytes as checked under `policy` by this build: the same digest means the same
 /// verdict and the same rewritten form ([`canonical`] is a function of the bytes, the policy and the build).

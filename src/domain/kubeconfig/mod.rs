@@ -39,7 +39,9 @@ pub const MAX_DEPTH: usize = 64;
 pub const MAX_NODES: usize = 20_000;
 
 /// What the operator allows in a kubeconfig beyond inline data. Everything [`inspect`]'s verdict depends on besides
-/// the bytes is here: `crate::domain::credentials::CheckedKubeconfigs` reuses a verdict only under an equal policy.
+/// the bytes is here (and the code of this module, with the crates it uses): `crate::domain::credentials` reuses a
+/// verdict (`CheckedKubeconfigs`, and the ledger's record of an apply's check, `source_sha256`) only under an equal
+/// policy and a build with the same checking code (`build.rs`, `KUBECONFIG_CHECK_BUILD`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct KubeconfigPolicy {
     /// Accept `users[].user.exec` (`credentials.allow_exec_kubeconfigs = true`): for Sveltos images that ship

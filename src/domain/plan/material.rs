@@ -496,18 +496,19 @@ mod tests {
         f.spec.token_renewal = None;
         // A record made by another build (its check may differ): checked again.
         let options = f.spec.credentials.clone();
-        let this = crate::domain::credentials::source_sha256_under(
-            concat!(env!("CARGO_PKG_VERSION"), " check revision 1"),
-            &options,
-            KUBECONFIG.as_bytes(),
-        );
+        let build = crate::domain::credentials::CHECK_BUILD;
+        let this =
+            crate::domain::credentials::source_sha256_under(build, &options, KUBECONFIG.as_bytes());
         assert_eq!(this, src, "the digest is not the one this build records");
+        // Another version, or the same version with other checking code or another parser (`build.rs`).
+        let (version, code) = build.split_once(' ').unwrap();
+        assert_eq!(code.len(), 64, "{build}");
         for other in [
-            "0.0.1 check revision 1",
-            concat!(env!("CARGO_PKG_VERSION"), " check revision 2"),
+            format!("0.0.1 {code}"),
+            format!("{version} {}", "0".repeat(64)),
         ] {
             let theirs = crate::domain::credentials::source_sha256_under(
-                other,
+                &other,
                 &options,
                 KUBECONFIG.as_bytes(),
             );
@@ -571,5 +572,22 @@ mod tests {
         let mut empty = crate::domain::ownership::Ledger::default();
         applied.record_sources(&mut empty);
         assert_eq!(empty.checked_sources().count(), 0);
+        // A cluster whose renewal is judged on its kubeconfig gets no record (a plan checks it in full, so the
+        // check ahead must not leave it out).
+        let mut renewing = Fixture::new();
+        renewing.spec.overrides.insert(
+            "a/c1".into(),
+            crate::domain::Override {
+                token_renewal: Some(crate::domain::TokenRenewal {
+                    interval: "1h".into(),
+                    token_duration: None,
+                    sa_namespace: None,
+                    sa_name: None,
+                }),
+                ..Default::default()
+            },
+        );
+        let sources = renewing.run().checked_sources;
+        assert_eq!(sources.keys().collect::<Vec<_>>(), ["b/c1"]);
     }
 }

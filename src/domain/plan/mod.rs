@@ -409,8 +409,10 @@ fn plan_cluster(
             } else {
                 desired_entry
             };
+            // Not for a cluster whose renewal is judged on its kubeconfig: a plan checks it in full.
             if inputs.phase == Phase::Apply
                 && let Material::Bytes { .. } = material
+                && renewal_of(inputs.spec, &key).is_none()
                 && let Some(src) = source_sha256(source, &inputs.spec.credentials, secrets)
             {
                 plan.checked_sources.insert(key.clone(), src);
