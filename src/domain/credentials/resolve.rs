@@ -639,16 +639,21 @@ mod tests {
         src
     }
 
-    #[test]
-    fn a_check_told_to_stop_gives_up() {
-        let o = opts();
-        let secrets = [labelled_secret(
+    /// One labelled Secret `a/good` for profile `c1`, holding a kubeconfig the check passes.
+    fn one_good_secret() -> [Secret; 1] {
+        [labelled_secret(
             "a",
             "good",
             "c1",
             None,
             &[("value", KUBECONFIG)],
-        )];
+        )]
+    }
+
+    #[test]
+    fn a_check_told_to_stop_gives_up() {
+        let o = opts();
+        let secrets = one_good_secret();
         assert!(
             CheckedKubeconfigs::check_while(&secrets, &o, &Default::default(), || false).is_none()
         );
@@ -663,13 +668,7 @@ mod tests {
     #[test]
     fn a_check_ahead_leaves_out_the_sources_the_last_apply_checked() {
         let o = opts();
-        let secrets = [labelled_secret(
-            "a",
-            "good",
-            "c1",
-            None,
-            &[("value", KUBECONFIG)],
-        )];
+        let secrets = one_good_secret();
         let p = profile("a", "c1", &[]);
         let none = BTreeMap::new();
         let src = lookup(&secrets, &p, &o);
