@@ -195,40 +195,17 @@ pub fn source_sha256(
     options: &CredentialOptions,
     secrets: &CredentialSecrets<'_>,
 ) -> Option<String> {
-    let (secret, keys) = match source {
-        CredentialSource::LabelledSecret {
-            namespace,
-            name,
-            key,
-        } => (
-            *secrets.by_id.get(&(namespace.as_str(), name.as_str()))?,
-            std::slice::from_ref(key),
-        ),
-        CredentialSource::SecretReader {
-            namespace,
-            name,
-            key,
-            context: None,
-        } if options.secret_reader_mode == SecretReaderMode::WholeKubeconfig => (
-            secrets
-                .fetched
-                .get(&(namespace.clone(), name.clone()))?
-                .as_ref()?,
-            match key {
-                Some(k) => std::slice::from_ref(k),
-                None => &options.kubeconfig_keys[..],
-            },
-        ),
-        _ => return None,
+    let whole = match source {
+        CredentialSource::LabelledSecret { .. } => true,
+        CredentialSource::SecretReader { context, .. } => {
+            context.is_none() && options.secret_reader_mode == SecretReaderMode::WholeKubeconfig
+        }
+        CredentialSource::Exec { .. } => false,
     };
-    let unreadable = secret
-        .metadata
-        .annotations
-        .as_ref()
-        .is_some_and(|a| a.contains_key(super::UNREADABLE_MARK));
-    let (_, bytes) = kubeconfig_in_secret(secret, keys)
-        .ok()
-        .filter(|_| !unreadable)?;
+    let (secret, keys) = secret_of(source, options, secrets)
+        .filter(|_| whole)?
+        .ok()?;
+    let bytes = kubeconfig_bytes(secret, keys).ok()?;
     Some(hex::encode(source_digest(&policy_of(options), bytes)))
 }
 
@@ -338,18 +315,7 @@ fn from_secret(
     checked: Option<&CheckedKubeconfigs>,
     usage: Use<'_>,
 ) -> Result<Resolved, CredentialProblem> {
-    if let Some(reason) = secret
-        .metadata
-        .annotations
-        .as_ref()
-        .and_then(|a| a.get(super::UNREADABLE_MARK))
-    {
-        return Err(CredentialProblem::Unreadable {
-            secret: object_id(&secret.metadata),
-            reason: reason.clone(),
-        });
-    }
-    let (_, bytes) = kubeconfig_in_secret(secret, keys)?;
+    let bytes = kubeconfig_bytes(secret, keys)?;
     if let Use::CredentialFor { cluster, foreign } = usage {
         let id = object_id(&secret.metadata);
         let (bytes, notice) =
@@ -408,55 +374,86 @@ pub fn resolve(
     providers: Option<&ProvidersFile>,
     secrets: &CredentialSecrets<'_>,
 ) -> Result<Resolved, CredentialProblem> {
+    let (secret, keys) = match secret_of(source, options, secrets) {
+        Some(found) => found?,
+        None => {
+            let CredentialSource::Exec { provider } = source else {
+                unreachable!("every Secret source names a Secret")
+            };
+            return resolve_exec(profile, provider, options, providers);
+        }
+    };
+    let (context, usage) = match source {
+        CredentialSource::SecretReader {
+            namespace, context, ..
+        } => (
+            context.as_deref(),
+            secret_reader_use(profile, namespace, options)?,
+        ),
+        _ => (None, Use::Whole),
+    };
+    from_secret(secret, keys, options, context, secrets.checked, usage)
+}
+
+/// The Secret `source` names and the keys its kubeconfig is taken from (the located key, or for a
+/// `kubeconfig-secretreader` Secret without one, `kubeconfig_keys`), or why it is missing; `None` for an exec
+/// source. The one reading of a source that [`resolve`] and [`source_sha256`] share.
+fn secret_of<'a, 's>(
+    source: &'a CredentialSource,
+    options: &'a CredentialOptions,
+    secrets: &CredentialSecrets<'s>,
+) -> Option<Result<(&'s Secret, &'a [String]), CredentialProblem>> {
     let missing = |namespace: &str, name: &str| CredentialProblem::SecretMissing {
         secret: format!("{namespace}/{name}"),
     };
-    match source {
+    Some(match source {
         CredentialSource::LabelledSecret {
             namespace,
             name,
             key,
-        } => {
-            let secret = secrets
-                .by_id
-                .get(&(namespace.as_str(), name.as_str()))
-                .ok_or_else(|| missing(namespace, name))?;
-            from_secret(
-                secret,
-                std::slice::from_ref(key),
-                options,
-                None,
-                secrets.checked,
-                Use::Whole,
-            )
-        }
+        } => secrets
+            .by_id
+            .get(&(namespace.as_str(), name.as_str()))
+            .map(|s| (*s, std::slice::from_ref(key)))
+            .ok_or_else(|| missing(namespace, name)),
         CredentialSource::SecretReader {
             namespace,
             name,
             key,
-            context,
+            ..
         } => {
-            let secret = secrets
-                .fetched
-                .get(&(namespace.clone(), name.clone()))
-                .and_then(Option::as_ref)
-                .ok_or_else(|| missing(namespace, name))?;
             let keys = match key {
                 Some(k) => std::slice::from_ref(k),
                 None => &options.kubeconfig_keys[..],
             };
-            let usage = secret_reader_use(profile, namespace, options)?;
-            from_secret(
-                secret,
-                keys,
-                options,
-                context.as_deref(),
-                secrets.checked,
-                usage,
-            )
+            let fetched: &'s BTreeMap<(String, String), Option<Secret>> = secrets.fetched;
+            fetched
+                .get(&(namespace.clone(), name.clone()))
+                .and_then(Option::as_ref)
+                .map(|s| (s, keys))
+                .ok_or_else(|| missing(namespace, name))
         }
-        CredentialSource::Exec { provider } => resolve_exec(profile, provider, options, providers),
+        CredentialSource::Exec { .. } => return None,
+    })
+}
+
+/// The kubeconfig bytes `secret` holds under the first of `keys` present, unless it is marked unreadable.
+fn kubeconfig_bytes<'s>(
+    secret: &'s Secret,
+    keys: &[String],
+) -> Result<&'s [u8], CredentialProblem> {
+    if let Some(reason) = secret
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(super::UNREADABLE_MARK))
+    {
+        return Err(CredentialProblem::Unreadable {
+            secret: object_id(&secret.metadata),
+            reason: reason.clone(),
+        });
     }
+    kubeconfig_in_secret(secret, keys).map(|(_, bytes)| bytes)
 }
 
 /// Why exec provider `provider` cannot be used.
