@@ -202,9 +202,12 @@ pub fn source_sha256(
         }
         CredentialSource::Exec { .. } => false,
     };
-    let (secret, keys) = secret_of(source, options, secrets)
-        .filter(|_| whole)?
-        .ok()?;
+    if !whole {
+        return None;
+    }
+    let Ok(Named::Secret(secret, keys)) = secret_of(source, options, secrets) else {
+        return None;
+    };
     let bytes = kubeconfig_bytes(secret, keys).ok()?;
     Some(hex::encode(source_digest(&policy_of(options), bytes)))
 }
@@ -374,14 +377,9 @@ pub fn resolve(
     providers: Option<&ProvidersFile>,
     secrets: &CredentialSecrets<'_>,
 ) -> Result<Resolved, CredentialProblem> {
-    let (secret, keys) = match secret_of(source, options, secrets) {
-        Some(found) => found?,
-        None => {
-            let CredentialSource::Exec { provider } = source else {
-                unreachable!("every Secret source names a Secret")
-            };
-            return resolve_exec(profile, provider, options, providers);
-        }
+    let (secret, keys) = match secret_of(source, options, secrets)? {
+        Named::Secret(secret, keys) => (secret, keys),
+        Named::Exec(provider) => return resolve_exec(profile, provider, options, providers),
     };
     let (context, usage) = match source {
         CredentialSource::SecretReader {
@@ -395,18 +393,24 @@ pub fn resolve(
     from_secret(secret, keys, options, context, secrets.checked, usage)
 }
 
+/// What a source names: a Secret with the keys its kubeconfig is taken from, or an exec provider.
+enum Named<'a, 's> {
+    Secret(&'s Secret, &'a [String]),
+    Exec(&'a str),
+}
+
 /// The Secret `source` names and the keys its kubeconfig is taken from (the located key, or for a
-/// `kubeconfig-secretreader` Secret without one, `kubeconfig_keys`), or why it is missing; `None` for an exec
-/// source. The one reading of a source that [`resolve`] and [`source_sha256`] share.
+/// `kubeconfig-secretreader` Secret without one, `kubeconfig_keys`), or why it is missing; for an exec source, its
+/// provider. The one reading of a source that [`resolve`] and [`source_sha256`] share.
 fn secret_of<'a, 's>(
     source: &'a CredentialSource,
     options: &'a CredentialOptions,
     secrets: &CredentialSecrets<'s>,
-) -> Option<Result<(&'s Secret, &'a [String]), CredentialProblem>> {
+) -> Result<Named<'a, 's>, CredentialProblem> {
     let missing = |namespace: &str, name: &str| CredentialProblem::SecretMissing {
         secret: format!("{namespace}/{name}"),
     };
-    Some(match source {
+    match source {
         CredentialSource::LabelledSecret {
             namespace,
             name,
@@ -414,7 +418,7 @@ fn secret_of<'a, 's>(
         } => secrets
             .by_id
             .get(&(namespace.as_str(), name.as_str()))
-            .map(|s| (*s, std::slice::from_ref(key)))
+            .map(|s| Named::Secret(s, std::slice::from_ref(key)))
             .ok_or_else(|| missing(namespace, name)),
         CredentialSource::SecretReader {
             namespace,
@@ -430,11 +434,11 @@ fn secret_of<'a, 's>(
             fetched
                 .get(&(namespace.clone(), name.clone()))
                 .and_then(Option::as_ref)
-                .map(|s| (s, keys))
+                .map(|s| Named::Secret(s, keys))
                 .ok_or_else(|| missing(namespace, name))
         }
-        CredentialSource::Exec { .. } => return None,
-    })
+        CredentialSource::Exec { provider } => Ok(Named::Exec(provider)),
+    }
 }
 
 /// The kubeconfig bytes `secret` holds under the first of `keys` present, unless it is marked unreadable.
